@@ -1,0 +1,3 @@
+from analyse.cli import main
+
+main()

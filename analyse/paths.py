@@ -1,0 +1,32 @@
+"""Where the shipped data and templates live.
+
+In a wheel, ``data/`` and ``templates/`` are packaged as ``analyse/_data`` and
+``analyse/_templates``; in a source checkout (or editable install) they are the
+top-level folders next to the package.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+_PKG = Path(__file__).resolve().parent
+
+
+@lru_cache(maxsize=None)
+def _locate(packaged: str, toplevel: str) -> Path:
+    inside = _PKG / packaged
+    if inside.is_dir():
+        return inside
+    beside = _PKG.parent / toplevel
+    if beside.is_dir():
+        return beside
+    raise FileNotFoundError(f"npu-analyse installation is incomplete: neither {inside} nor {beside} exists")
+
+
+def data_dir() -> Path:
+    return _locate("_data", "data")
+
+
+def templates_dir() -> Path:
+    return _locate("_templates", "templates")

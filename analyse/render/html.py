@@ -1,0 +1,218 @@
+"""Single-file HTML report: inline CSS and vanilla JS, no network access.
+
+The findings and library-function tables are rendered in the browser from a
+JSON blob embedded in a ``<script type="application/json">`` tag (so the page
+stays small and fast with thousands of rows); everything else is rendered
+server-side by the Jinja template ``templates/report.html.j2`` with
+autoescaping on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, Dict, List
+
+import jinja2
+
+from ..paths import templates_dir
+
+SEVERITY_ORDER = ("blocker", "manual", "auto", "advice", "info")
+SEVERITY_LABELS = {
+    "blocker": "Blocker",
+    "manual": "Manual change",
+    "auto": "Automatic",
+    "advice": "Advice",
+    "info": "Info",
+}
+SEVERITY_HELP = {
+    "blocker": "will not run on NPU without new work",
+    "manual": "needs a code change",
+    "auto": "transfer_to_npu handles it",
+    "advice": "runs; precision or performance can improve",
+    "info": "worth knowing",
+}
+EFFORT_LABELS = {
+    "none": "No migration effort",
+    "low": "Low migration effort",
+    "medium": "Medium migration effort",
+    "high": "High migration effort",
+    "blocked": "Blocked",
+}
+STATUS_ORDER = ("unsupported", "needs-migration", "unknown")
+
+_KNOWN_SUMMARY_KEYS = {
+    "files_analysed", "files_failed", "lines_analysed", "duration_s",
+    "by_category", "by_severity", "verdict", "unknown_apis",
+}
+
+_LABELS = {
+    "functions_total": "Library functions",
+    "affected": "Affected functions",
+    "public_entry_points": "Public entry points",
+    "public_affected": "Affected public entry points",
+    "call_graph": "Call graph",
+    "nodes": "Nodes",
+    "edges": "Edges",
+}
+
+
+def label(key: Any) -> str:
+    """A human label for a machine key (``public_affected`` -> ``Public affected``)."""
+    key = str(key)
+    if key in _LABELS:
+        return _LABELS[key]
+    text = key.replace("_", " ").replace("-", " ").strip()
+    return text[:1].upper() + text[1:]
+
+
+def fmt_number(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        text = f"{value:,.2f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    return str(value)
+
+
+def _embed_json(data: Any) -> str:
+    """JSON safe to put inside a <script> element (no ``</``, ``<!--`` or ``]]>``)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.ChainableUndefined,
+    )
+    env.filters["label"] = label
+    env.filters["num"] = fmt_number
+    env.tests["mapping"] = lambda v: isinstance(v, dict)
+    env.tests["seq"] = lambda v: isinstance(v, (list, tuple))
+    env.tests["scalar"] = lambda v: not isinstance(v, (dict, list, tuple))
+    return env
+
+
+def _ordered_counts(counts: Dict[str, int], order) -> List[tuple]:
+    keys = [k for k in order] + sorted(k for k in counts if k not in order)
+    return [(k, int(counts.get(k, 0) or 0)) for k in keys]
+
+
+def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
+    findings = list(report.get("findings") or [])
+    errors = list(report.get("errors") or [])
+    summary = dict(report.get("summary") or {})
+    verdict = dict(summary.get("verdict") or {})
+    effort = verdict.get("effort") or ("none" if not findings else "medium")
+
+    by_severity = summary.get("by_severity") or Counter(f.get("severity", "info") for f in findings)
+    by_category = summary.get("by_category") or Counter(f.get("category", "") for f in findings)
+    severity_cards = [
+        {"key": k, "count": n, "label": SEVERITY_LABELS.get(k, label(k)), "help": SEVERITY_HELP.get(k, "")}
+        for k, n in _ordered_counts(by_severity, SEVERITY_ORDER)
+    ]
+    category_cards = sorted(
+        ({"key": k, "count": int(n or 0)} for k, n in by_category.items() if n),
+        key=lambda c: (-c["count"], c["key"]),
+    )
+
+    # Rule docs: every documented rule, plus a stub for any code used but undocumented,
+    # so that every #rule-NPUxxx link in the page has a target.
+    code_counts = Counter(f.get("code") for f in findings if f.get("code"))
+    rule_list = []
+    seen = set()
+    for r in sorted(rules or [], key=lambda r: str(r.get("code", ""))):
+        code = str(r.get("code", ""))
+        if not code or code in seen:
+            continue
+        seen.add(code)
+        rule_list.append({**r, "count": code_counts.get(code, 0), "documented": True})
+    for code in sorted(c for c in code_counts if c not in seen):
+        sample = next(f for f in findings if f.get("code") == code)
+        rule_list.append({
+            "code": code, "name": "", "category": sample.get("category", ""),
+            "severity": sample.get("severity", ""), "summary": "", "why": "", "example": "", "fix": "",
+            "count": code_counts[code], "documented": False,
+        })
+
+    thirdparty = report.get("thirdparty")
+    if report.get("mode") == "thirdparty" and not isinstance(thirdparty, dict):
+        thirdparty = {}
+    tp_ctx = None
+    functions: List[dict] = []
+    if isinstance(thirdparty, dict):
+        functions = list(thirdparty.get("functions") or [])
+        status_counts = Counter(fn.get("status", "unknown") for fn in functions)
+        tp_ctx = {
+            "total": len(functions),
+            "status_cards": [{"key": k, "count": n} for k, n in _ordered_counts(status_counts, STATUS_ORDER)],
+            "summary": thirdparty.get("summary") if isinstance(thirdparty.get("summary"), dict) else {},
+            "extra": {k: v for k, v in thirdparty.items() if k not in ("functions", "summary")},
+        }
+
+    unknown_apis = summary.get("unknown_apis")
+    if isinstance(unknown_apis, list):
+        norm = []
+        for item in unknown_apis:
+            if isinstance(item, dict):
+                norm.append({"api": str(item.get("api", "")), "count": item.get("count"),
+                             "extra": {k: v for k, v in item.items() if k not in ("api", "count")}})
+            else:
+                norm.append({"api": str(item), "count": None, "extra": {}})
+        unknown_apis = norm
+    else:
+        unknown_apis = []
+
+    extra_summary = {k: v for k, v in summary.items() if k not in _KNOWN_SUMMARY_KEYS}
+    extra_verdict = {k: v for k, v in verdict.items()
+                     if k not in ("effort", "blockers", "manual_changes", "auto_migratable", "explanation")}
+
+    data = {
+        "findings": findings,
+        "functions": functions,
+        "rules": {r["code"]: r.get("name", "") for r in rule_list},
+        "severities": list(SEVERITY_ORDER),
+        "statuses": list(STATUS_ORDER),
+    }
+    tool = report.get("tool") or {}
+    return {
+        "report": report,
+        "tool": tool,
+        "mode": report.get("mode", "script"),
+        "target": report.get("target") or {},
+        "inputs": report.get("inputs") or [],
+        "summary": summary,
+        "verdict": verdict,
+        "effort": effort,
+        "effort_label": EFFORT_LABELS.get(effort, label(effort)),
+        "extra_verdict": extra_verdict,
+        "severity_cards": severity_cards,
+        "category_cards": category_cards,
+        "findings_total": len(findings),
+        "files_with_findings": len({f.get("path") for f in findings}),
+        "errors": errors,
+        "rules": rule_list,
+        "thirdparty": tp_ctx,
+        "unknown_apis": unknown_apis,
+        "extra_summary": extra_summary,
+        "data_json": _embed_json(data),
+        "severity_labels": SEVERITY_LABELS,
+    }
+
+
+def render_html(report: dict, rules: List[dict]) -> str:
+    """The whole report as one self-contained HTML page."""
+    template = _env().get_template("report.html.j2")
+    return template.render(**build_context(report, rules or []))

@@ -1,0 +1,151 @@
+"""The short summary printed to the terminal after a run."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from collections import Counter
+from pathlib import Path
+from typing import Dict, List, Optional
+
+SEVERITY_ORDER = ("blocker", "manual", "auto", "advice", "info")
+_SEV_RANK = {s: i for i, s in enumerate(SEVERITY_ORDER)}
+
+_RESET = "\033[0m"
+_BOLD = "\033[1m"
+_DIM = "\033[2m"
+_SEV_COLOR = {
+    "blocker": "\033[1;31m",
+    "manual": "\033[33m",
+    "auto": "\033[32m",
+    "advice": "\033[35m",
+    "info": "\033[36m",
+}
+_EFFORT_COLOR = {
+    "none": "\033[1;32m",
+    "low": "\033[1;32m",
+    "medium": "\033[1;33m",
+    "high": "\033[1;31m",
+    "blocked": "\033[1;41;97m",
+}
+_STATUS_COLOR = {"unsupported": "\033[31m", "needs-migration": "\033[33m", "unknown": "\033[36m"}
+
+
+def _width(width: Optional[int]) -> int:
+    if width is None:
+        width = shutil.get_terminal_size((100, 24)).columns
+    return max(40, min(int(width), 100))
+
+
+def _truncate(text: str, room: int) -> str:
+    text = " ".join(str(text).split())
+    if room <= 1:
+        return "…" if text else ""
+    return text if len(text) <= room else text[: room - 1] + "…"
+
+
+def _counts_line(counts: Dict[str, int], order, paint) -> str:
+    keys = [k for k in order if counts.get(k)] + sorted(k for k in counts if k not in order and counts.get(k))
+    if not keys:
+        return "none"
+    return ", ".join(f"{paint(k, k)} {counts[k]}" for k in keys)
+
+
+def render_terminal(report: dict, written: Dict[str, Path], color: bool = False, top: int = 10,
+                    width: Optional[int] = None) -> str:
+    """A few lines for the terminal: verdict, counts, top findings, errors, report paths."""
+    width = _width(width)
+
+    def c(code: str, text: str) -> str:
+        return f"{code}{text}{_RESET}" if color and code else text
+
+    def sev(name: str, text: str) -> str:
+        return c(_SEV_COLOR.get(name, ""), text)
+
+    findings: List[dict] = list(report.get("findings") or [])
+    errors = list(report.get("errors") or [])
+    summary = report.get("summary") or {}
+    verdict = summary.get("verdict") or {}
+    effort = str(verdict.get("effort") or ("none" if not findings else "unknown"))
+    by_sev = dict(summary.get("by_severity") or Counter(f.get("severity", "info") for f in findings))
+    by_cat = dict(summary.get("by_category") or Counter(f.get("category", "") for f in findings))
+
+    out: List[str] = []
+    mode = report.get("mode", "script")
+    tool = report.get("tool") or {}
+    head = f"{tool.get('name', 'npu-analyse')} {tool.get('version', '')}".strip()
+    stats = (f"{mode} mode · {summary.get('files_analysed', 0):,} files, {summary.get('lines_analysed', 0):,} lines"
+             f" in {float(summary.get('duration_s', 0) or 0):.1f}s")
+    target = report.get("target") or {}
+    if target.get("torch_version"):
+        stats += f" · torch {target['torch_version']}"
+    out.append(c(_BOLD, head) + c(_DIM, " — " + stats))
+
+    label = f"Verdict: {effort.upper()} effort" if effort not in ("none", "blocked") else (
+        "Verdict: NO migration effort" if effort == "none" else "Verdict: BLOCKED")
+    counts = (f" ({verdict.get('blockers', 0)} blockers, {verdict.get('manual_changes', 0)} manual,"
+              f" {verdict.get('auto_migratable', 0)} automatic)")
+    out.append(c(_EFFORT_COLOR.get(effort, _BOLD), label) + counts)
+    explanation = str(verdict.get("explanation") or "").strip()
+    if explanation:
+        out.extend(textwrap.wrap(explanation, width=width, initial_indent="  ", subsequent_indent="  "))
+
+    out.append(f"Findings: {len(findings):,}" + (" — nothing to migrate" if not findings else ""))
+    if findings or by_sev:
+        out.append("  by severity: " + _counts_line(by_sev, SEVERITY_ORDER, sev))
+        out.append("  by category: " + _counts_line(by_cat, (), lambda k, t: t))
+
+    tp = report.get("thirdparty")
+    if isinstance(tp, dict):
+        fns = tp.get("functions") or []
+        st = Counter(fn.get("status", "unknown") for fn in fns)
+        line = f"Library functions not plainly supported: {len(fns):,}"
+        if st:
+            line += " (" + _counts_line(st, ("unsupported", "needs-migration", "unknown"),
+                                        lambda k, t: c(_STATUS_COLOR.get(k, ""), t)) + ")"
+        out.append(line)
+        extra = tp.get("summary")
+        if isinstance(extra, dict) and extra:
+            parts = []
+            for k, v in extra.items():
+                if isinstance(v, dict):
+                    v = ", ".join(f"{kk} {vv}" for kk, vv in v.items())
+                elif isinstance(v, (list, tuple)):
+                    v = len(v)
+                parts.append(f"{str(k).replace('_', ' ')} {v}")
+            out.extend(textwrap.wrap("; ".join(parts), width=width, initial_indent="  ", subsequent_indent="  "))
+
+    unknown = summary.get("unknown_apis")
+    if isinstance(unknown, list) and unknown:
+        out.append(f"APIs the docs do not list (hand to the probe): {len(unknown):,} — see the report")
+
+    if findings and top > 0:
+        ranked = sorted(findings, key=lambda f: (_SEV_RANK.get(f.get("severity"), 99), str(f.get("path", "")),
+                                                 f.get("line", 0), f.get("column", 0) or 0))
+        shown = ranked[:top]
+        out.append(f"Top {len(shown)} of {len(findings):,}:" if len(findings) > len(shown) else "Findings:")
+        for f in shown:
+            loc = f"{f.get('path', '?')}:{f.get('line', '?')}"
+            code = str(f.get("code", ""))
+            api = str(f.get("api", ""))
+            s = str(f.get("severity", ""))
+            plain_prefix = f"  {s:<7} {loc} {code} {api} — "
+            msg = _truncate(f.get("message", ""), width - len(plain_prefix))
+            if len(plain_prefix) > width:  # very long path/api: cut the whole line
+                line = _truncate(plain_prefix + msg, width)
+                out.append(sev(s, line[:9]) + line[9:] if color else line)
+                continue
+            out.append(f"  {sev(s, f'{s:<7}')} {loc} {c(_BOLD, code)} {api} — {msg}")
+
+    if errors:
+        kinds = Counter(e.get("kind", "?") for e in errors)
+        out.append(c("\033[31m", f"Errors: {len(errors):,}") + " (" + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+                   + ") — inputs that could not be fully analysed")
+    else:
+        out.append("Errors: 0")
+
+    if written:
+        out.append("Reports written:")
+        for fmt, path in written.items():
+            out.append(f"  {fmt:<5} {path}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,789 @@
+#!/usr/bin/env python3
+"""Build the versioned npu-analyse knowledge base under ``data/``.
+
+Reads the public facts collected in ``shared/upstream`` (default
+``../shared/upstream`` relative to the repository root, override with
+``--upstream``) and writes, deterministically (same input -> same bytes):
+
+* ``data/op_support/torch_<V>.json``  native-API support per torch version V
+  (from the newest official Ascend/pytorch "PyTorch 原生API支持清单" doc for V)
+* ``data/op_support/aten_kernels.json`` aten ops with an NPU kernel
+  (op-plugin master op_plugin_functions.yaml + torch_npu npu_native_functions.yaml)
+* ``data/transfer_to_npu.json``  what ``torch_npu.contrib.transfer_to_npu``
+  rewrites, per torch_npu branch, and which branch applies to which torch version
+* ``data/cuda_only.yaml``  CUDA-only facts transfer_to_npu does NOT handle
+* ``data/knowledge_index.json``  versions, files and provenance
+
+The product never reads shared/upstream at run time; only this script does.
+Only the standard library and PyYAML are used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+GENERATOR = "tools/build_knowledge.py"
+KB_FORMAT = 1
+
+TORCH_VERSIONS = ["2.1.0", "2.6.0", "2.7.1", "2.8.0", "2.9.0", "2.10.0", "2.11.0", "2.12.0", "2.13.0"]
+DEFAULT_TORCH_VERSION = "2.13.0"
+
+# The newest official native-API doc per torch version (README "best" column).
+BEST_DOC = {
+    "2.1.0": "pytorch_2.1.0__v2.1.0.json",
+    "2.6.0": "pytorch_2.6.0__v2.7.1-26.0.0.json",
+    "2.7.1": "pytorch_2.7.1__master.json",
+    "2.8.0": "pytorch_2.8.0__v2.7.1-26.0.0.json",
+    "2.9.0": "pytorch_2.9.0__v2.7.1-26.1.0.json",
+    "2.10.0": "pytorch_2.10.0__v2.7.1-26.1.0.json",
+    "2.11.0": "pytorch_2.11.0__master.json",
+    "2.12.0": "pytorch_2.12.0__master.json",
+    "2.13.0": "pytorch_2.13.0__master.json",
+}
+
+# torch version -> torch_npu branch whose transfer_to_npu facts apply.
+# There is no v2.13.0 branch of Ascend/pytorch in the snapshot: master is the 2.13 line.
+TRANSFER_BRANCH = {
+    "2.1.0": "v2.1.0",
+    "2.6.0": "v2.6.0",
+    "2.7.1": "v2.7.1",
+    "2.8.0": "v2.8.0",
+    "2.9.0": "v2.9.0",
+    "2.10.0": "v2.10.0",
+    "2.11.0": "v2.11.0",
+    "2.12.0": "v2.12.0",
+    "2.13.0": "master",
+}
+
+# msfmktransplt tables (older derived snapshots of the same docs), used only to fill
+# doc rows that carry no verdict. Never for 2.1.0, whose blank cells mean "not tested".
+MSFMK_TABLE = {"2.6.0": "2_6", "2.7.1": "2_7", "2.8.0": "2_8"}
+
+LICENCE_DOCS = "CC-BY-4.0 (docs/LICENSE of Ascend/pytorch)"
+LICENCE_TORCH_NPU_CODE = "BSD-3-Clause style (Ascend/pytorch LICENSE)"
+LICENCE_OP_PLUGIN = "BSD-3-Clause style (Ascend/op-plugin LICENSE)"
+LICENCE_MSTT = "Mulan PSL v2 (Ascend/mstt LICENSE)"
+
+REPO_PYTORCH = "Ascend/pytorch"
+REPO_OP_PLUGIN = "Ascend/op-plugin"
+REPO_MSTT = "xiaobingling93-pixel/Ascend-mstt (GitHub copy of Ascend/mstt)"
+REPO_DOCS = "xiaobingling93-pixel/Ascend-docs (GitHub copy of Ascend docs)"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _read_json(path: Path):
+    with path.open(encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _read_yaml(path: Path):
+    with path.open(encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def _dump_json(obj, path: Path, *, compact: bool) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if compact:
+        text = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    else:
+        text = json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=1)
+    path.write_text(text + "\n", encoding="utf-8")
+
+
+def _dump_yaml(obj, path: Path, header: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(obj, allow_unicode=True, sort_keys=False, width=120, default_flow_style=False)
+    path.write_text(header + text, encoding="utf-8")
+
+
+def _short(commit: str | None) -> str:
+    return (commit or "unknown")[:12]
+
+
+def _build_date(upstream: Path) -> str:
+    """Deterministic build date: the collection date of the upstream snapshot."""
+    readme = upstream / "README.md"
+    if readme.is_file():
+        m = re.search(r"Collected (\d{4}-\d{2}-\d{2})", readme.read_text(encoding="utf-8"))
+        if m:
+            return m.group(1)
+    return "unknown"
+
+
+# --------------------------------------------------------------------------- native API support
+
+
+def _row_rank(row: dict) -> tuple:
+    """Which of several doc rows for the same API name is the primary one."""
+    written = row.get("api_as_written")
+    return (
+        row.get("supported") is not None,
+        row.get("section") != "Named Tensors" and row.get("file") != "Named-Tensors.md",
+        written is None or "." in written,
+        bool(row.get("limitations")),
+    )
+
+
+def _status(supported, limitations) -> str:
+    if supported is True:
+        return "limited" if limitations else "supported"
+    return "unsupported"
+
+
+def build_api_table(upstream: Path, version: str, date: str, commits: dict) -> dict:
+    src = upstream / "torch_npu" / "native_api_support" / BEST_DOC[version]
+    doc = _read_json(src)
+    dmeta = doc["meta"]
+    if dmeta.get("torch_version") != version:
+        raise SystemExit(f"{src}: torch_version {dmeta.get('torch_version')} != {version}")
+
+    rows: dict[str, dict] = {}
+    for row in doc["apis"]:
+        name = row["api"]
+        cur = rows.get(name)
+        if cur is None or _row_rank(row) > _row_rank(cur):
+            rows[name] = row
+
+    fill = {}
+    fill_source = None
+    if version in MSFMK_TABLE:
+        suffix = MSFMK_TABLE[version]
+        res = upstream / "mstt_msfmktransplt" / "resource"
+        sup = _read_json(res / f"supported_op_{suffix}.json")["op_list"]
+        uns = _read_json(res / f"op_list_{suffix}.json")["op_list"]
+        for k, v in sup.items():
+            fill[k] = (True, "" if v in ("-", None) else v)
+        for k in uns:
+            fill.setdefault(k, (False, ""))
+        fill_source = f"mstt_msfmktransplt/resource/supported_op_{suffix}.json + op_list_{suffix}.json"
+
+    apis: dict[str, dict] = {}
+    no_verdict: list[str] = []
+    filled: list[str] = []
+    for name in sorted(rows):
+        row = rows[name]
+        supported = row.get("supported")
+        limitations = (row.get("limitations") or "").strip() or None
+        entry: dict = {}
+        if supported is None:
+            if name in fill:
+                supported, flim = fill[name]
+                limitations = limitations or (flim.strip() or None)
+                entry["from"] = "msfmktransplt"
+                filled.append(name)
+            else:
+                no_verdict.append(name)
+                continue  # listed without a verdict ("not tested" for 2.1.0) -> unverified
+        entry["status"] = _status(supported, limitations)
+        if limitations:
+            entry["limitations"] = limitations
+        if row.get("hardware"):
+            entry["hardware"] = {k: bool(v) for k, v in sorted(row["hardware"].items())}
+        if row.get("file"):
+            entry["file"] = row["file"]
+        elif row.get("section"):
+            entry["section"] = row["section"]
+        if row.get("npu_name"):
+            entry["npu_name"] = row["npu_name"]
+        if row.get("api_note"):
+            entry["note"] = row["api_note"].strip()
+        apis[name] = entry
+
+    counts = {"supported": 0, "limited": 0, "unsupported": 0}
+    for e in apis.values():
+        counts[e["status"]] += 1
+    branch = dmeta["branch"]
+    meta = {
+        "kind": "native_api_support",
+        "kb_format": KB_FORMAT,
+        "generator": GENERATOR,
+        "date": date,
+        "torch_version": version,
+        "torch_npu_version": _torch_npu_version(version),
+        "source": f"{REPO_PYTORCH}@{branch} {dmeta['path']}",
+        "source_repo": REPO_PYTORCH,
+        "branch": branch,
+        "commit": dmeta.get("branch_head_commit"),
+        "path": dmeta["path"],
+        "path_last_commit": dmeta.get("last_commit_touching_path"),
+        "path_last_commit_date": dmeta.get("last_commit_date"),
+        "doc_format": dmeta.get("format"),
+        "language": dmeta.get("language"),
+        "licence": LICENCE_DOCS,
+        "derived_from": f"shared/upstream/torch_npu/native_api_support/{BEST_DOC[version]} (newest official doc for this torch version)",
+        "status_rules": (
+            "supported: 是/✔/Y with no 限制与说明 text; limited: supported with a non-empty 限制与说明 text (kept verbatim); "
+            "unsupported: 否/✘; rows listed without a verdict are left out (unverified)"
+            + ("; a blank 2.1.0 Compatibility cell means 'not tested' -> unverified" if version == "2.1.0" else "")
+            + (f"; rows without a verdict were filled from {fill_source} (marked from=msfmktransplt)" if fill_source else "")
+        ),
+        "fill_source": fill_source,
+        "filled_from_msfmktransplt": filled,
+        "listed_without_verdict": len(no_verdict),
+        "counts": counts,
+    }
+    commits["docs"] = f"{branch}@{_short(dmeta.get('branch_head_commit'))}"
+    return {"meta": meta, "apis": apis}
+
+
+# --------------------------------------------------------------------------- aten kernels
+
+
+def _parse_versions(spec: str, all_version: list[str]) -> list[str]:
+    out: list[str] = []
+    for part in str(spec).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if ".." in part:
+            a, b = part.split("..")
+            ia, ib = all_version.index(a.strip()), all_version.index(b.strip())
+            out.extend(all_version[ia : ib + 1])
+        else:
+            out.append(part)
+    return out
+
+
+def _torch_key(version: str) -> str:
+    major, minor = version.split(".")[:2]
+    return f"v{major}.{minor}"
+
+
+def build_aten(upstream: Path, date: str) -> dict:
+    src = upstream / "op-plugin" / "op_plugin_ops_by_torch_version.json"
+    d = _read_json(src)
+    master = d["branches"]["master"]
+    all_version = master["all_version"]
+    by_version: dict[str, list[str]] = {}
+    for v in TORCH_VERSIONS:
+        key = _torch_key(v)
+        ops = sorted(op for op, info in master["ops"].items() if key in _parse_versions(info["versions"], all_version))
+        by_version[v] = ops
+    # torch_npu's own kernels (all versions)
+    nf = _read_yaml(upstream / "torch_npu" / "npu_native_functions.yaml")
+    native: set[str] = set()
+    for section in ("supported", "custom", "symint"):
+        for item in nf.get(section) or []:
+            if isinstance(item, str):
+                native.add(item.strip())
+            elif isinstance(item, dict) and "func" in item:
+                native.add(str(item["func"]).split("(")[0].strip())
+    meta = {
+        "kind": "aten_kernels",
+        "kb_format": KB_FORMAT,
+        "generator": GENERATOR,
+        "date": date,
+        "torch_version": "all (see by_torch_version)",
+        "torch_npu_version": "op-plugin master (torch v2.1..v2.15)",
+        "source": f"{REPO_OP_PLUGIN}@master op_plugin/config/op_plugin_functions.yaml + {REPO_PYTORCH}@master torch_npu/csrc/aten/npu_native_functions.yaml",
+        "source_repo": f"{REPO_OP_PLUGIN}; {REPO_PYTORCH}",
+        "branch": "master",
+        "commit": master["branch_head_commit"],
+        "path": "op_plugin/config/op_plugin_functions.yaml",
+        "path_last_commit": master["file_last_commit"],
+        "path_last_commit_date": master["file_last_commit_date"],
+        "licence": f"{LICENCE_OP_PLUGIN}; {LICENCE_TORCH_NPU_CODE}",
+        "derived_from": "shared/upstream/op-plugin/op_plugin_ops_by_torch_version.json (branches.master.ops) and shared/upstream/torch_npu/npu_native_functions.yaml",
+        "semantics": (
+            "an aten overload name (e.g. 'add.Tensor') is listed for torch version V when op-plugin master registers an acl_op/op_api/sparse "
+            "kernel for V; torch_npu_native lists the kernels implemented in torch_npu itself (all versions). Ops missing here fall back to CPU "
+            "with a warning in torch>=2.1 (error if TORCH_NPU_FALLBACK_CPU_DISABLE=1)."
+        ),
+    }
+    return {"meta": meta, "by_torch_version": by_version, "torch_npu_native": sorted(native)}
+
+
+# --------------------------------------------------------------------------- transfer_to_npu
+
+_WRAP_DEVICE = re.compile(r"^(WRAPPED: .*device arg|WRAPPED: positional/keyword device|PATCHED: .*device \"cuda\"->\"npu\")")
+
+# Public aliases of wrapped objects (PyTorch re-exports; the wrapped object is the same).
+_ALIASES = {
+    "torch.amp.autocast_mode.autocast": ["torch.autocast", "torch.amp.autocast"],
+    "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel": ["torch.distributed.fsdp.FullyShardedDataParallel"],
+    "torch.distributed.distributed_c10d._new_group_with_tag": [],
+    "torch.nn.parallel.DistributedDataParallel": ["torch.nn.parallel.distributed.DistributedDataParallel"],
+}
+
+
+def _npu_version_of_branch(branch: str) -> str:
+    return "master" if branch == "master" else branch.lstrip("v")
+
+
+def _torch_npu_version(torch_version: str) -> str:
+    return _npu_version_of_branch(TRANSFER_BRANCH[torch_version])
+
+
+def _add_with_aliases(target: set[str], qualname: str) -> None:
+    target.add(qualname)
+    base = qualname
+    for suffix in (".__init__", ".__new__"):
+        if qualname.endswith(suffix):
+            base = qualname[: -len(suffix)]
+            target.add(base)
+    for alias in _ALIASES.get(base, []):
+        target.add(alias)
+
+
+def build_transfer(upstream: Path, date: str) -> dict:
+    src = upstream / "torch_npu" / "transfer_to_npu_facts.yaml"
+    facts = _read_yaml(src)
+    per = facts["per_version"]
+    branches: dict[str, dict] = {}
+    for branch in sorted(set(TRANSFER_BRANCH.values())):
+        e = per[branch]
+        replaced = sorted(e["torch_cuda_attrs_replaced (= torch_npu.npu.__all__)"])
+        amp = sorted(e["torch_cuda_amp_attrs_replaced (= torch_npu.npu.amp.__all__)"])
+        aliases = {}
+        for group, pairs in sorted((e.get("module_alias_patches") or {}).items()):
+            for frm, to in pairs:
+                aliases[f"torch.{frm}"] = to
+        patches = e.get("attribute_patches") or {}
+        rewrite: set[str] = set()
+        for module, names in (e.get("functions_wrapped_for_device_args") or {}).items():
+            for n in names:
+                _add_with_aliases(rewrite, f"{module}.{n}")
+        replaced_by: dict[str, str] = {}
+        disabled: dict[str, str] = {}
+        for target, what in patches.items():
+            what = str(what)
+            if _WRAP_DEVICE.match(what):
+                _add_with_aliases(rewrite, target)
+            if what.startswith("REPLACED BY:"):
+                replaced_by[target] = what.split(":", 1)[1].strip()
+            if what.startswith("DISABLED") or "always returns False" in what:
+                disabled[target] = what
+        init_pg = str(patches.get("torch.distributed.init_process_group", ""))
+        cuda_attrs_patched = sorted(
+            {t.split(".")[2] for t in replaced_by if t.startswith("torch.cuda.") and t.count(".") == 2}
+        )
+        branches[branch] = {
+            "branch": branch,
+            "torch_npu_version": _npu_version_of_branch(branch),
+            "branch_head_commit": e["branch_head_commit"],
+            "file": "torch_npu/contrib/transfer_to_npu.py",
+            "file_last_commit": e["file_last_commit"],
+            "file_last_commit_date": e["file_last_commit_date"],
+            "torch_cuda_attrs_replaced": replaced,
+            "torch_cuda_amp_attrs_replaced": amp,
+            "module_aliases": aliases,
+            "torch_cuda_attrs_patched": cuda_attrs_patched,
+            "replaced_by": dict(sorted(replaced_by.items())),
+            "device_rewrite_functions": sorted(rewrite),
+            "device_kwargs": sorted(e["device_arg_rewrite_lists"].get("device_kwargs_list") or []),
+            "int_device_rewrite_functions": ["torch.Tensor.to", "torch.nn.Module.to", "torch.nn.Module.to_empty"],
+            "rewrites_nccl_backend": "nccl" in init_pg and "hccl" in init_pg,
+            "tensor_cuda_to_npu": replaced_by.get("torch.Tensor.cuda") == "torch.Tensor.npu",
+            "module_cuda_to_npu": replaced_by.get("torch.nn.Module.cuda") == "torch.nn.Module.npu",
+            "double_tensor_to_float": replaced_by.get("torch.cuda.DoubleTensor") == "torch.npu.FloatTensor",
+            "disabled": dict(sorted(disabled.items())),
+            "uses_apis_config_json": bool(e.get("uses_apis_config_json")),
+        }
+    sm = facts["summary_master"]
+    not_handled_key = next(k for k in sm if k.startswith("not_handled_by_transfer_to_npu"))
+    meta = {
+        "kind": "transfer_to_npu",
+        "kb_format": KB_FORMAT,
+        "generator": GENERATOR,
+        "date": date,
+        "torch_version": "all (see torch_to_branch)",
+        "torch_npu_version": "per branch (see branches)",
+        "source": f"{REPO_PYTORCH} torch_npu/contrib/transfer_to_npu.py (per branch, see branches.*.branch_head_commit)",
+        "source_repo": REPO_PYTORCH,
+        "branch": ", ".join(sorted(branches)),
+        "commit": {b: v["branch_head_commit"] for b, v in sorted(branches.items())},
+        "path": "torch_npu/contrib/transfer_to_npu.py; torch_npu/npu/__init__.py (__all__)",
+        "licence": LICENCE_TORCH_NPU_CODE,
+        "derived_from": "shared/upstream/torch_npu/transfer_to_npu_facts.yaml (facts restated from the code, no code copied)",
+        "how_it_is_enabled": facts["meta"].get("how_it_is_enabled"),
+        "semantics": (
+            "torch.cuda.X is remapped to torch.npu.X only when X is in torch_cuda_attrs_replaced (= torch_npu.npu.__all__) or X is a "
+            "module alias (amp, random) or an explicitly patched attribute; any other torch.cuda.X keeps the CUDA implementation."
+        ),
+    }
+    return {
+        "meta": meta,
+        "torch_to_branch": dict(TRANSFER_BRANCH),
+        "branches": branches,
+        "summary_master": {
+            "string_rewrites": sm.get("string_rewrites"),
+            "identity_replacements": sm.get("identity_replacements"),
+            "dtype_downgrade": sm.get("dtype_downgrade"),
+            "disabled_features": sm.get("disabled_features"),
+            "not_handled": sm.get(not_handled_key),
+        },
+    }
+
+
+# --------------------------------------------------------------------------- CUDA-only facts
+
+S_TRANSFER = "shared/upstream/torch_npu/transfer_to_npu_facts.yaml"
+S_MIGR = "shared/upstream/ascend_docs/migration_facts.yaml"
+S_DOCS = "shared/upstream/torch_npu/native_api_support"
+S_OPP = "shared/upstream/op-plugin/master/custom_api_product_support.json"
+
+STATIC_FACTS = [
+    {
+        "id": "cuda-nvtx",
+        "apis": ["torch.cuda.nvtx", "torch.autograd.profiler.emit_nvtx"],
+        "reason": "torch.cuda.nvtx is not in torch_npu.npu.__all__, so transfer_to_npu leaves it on the CUDA implementation "
+        "(it fails or is a no-op on an NPU host); torch.autograd.profiler.emit_nvtx is documented as not supported on NPU.",
+        "replacement": "Use MindStudio Tools Extension ranges instead: torch_npu.npu.mstx.range_push('name') / torch_npu.npu.mstx.range_pop(), "
+        "torch_npu.npu.mstx.mark('msg'), or `with torch_npu.npu.mstx.mstx_range('name'):`; profile with torch_npu.profiler.profile. "
+        "Or simply drop the NVTX annotations.",
+        "severity": "manual",
+        "source": f"{S_TRANSFER} summary_master.module_aliases (nvtx named as not replaced); {S_DOCS} torch.autograd.profiler.emit_nvtx (否); {S_OPP} torch_npu.npu.mstx.*",
+    },
+    {
+        "id": "cuda-get-device-capability-none",
+        "apis": ["torch.cuda.get_device_capability", "torch.npu.get_device_capability", "torch_npu.npu.get_device_capability"],
+        "reason": "On NPU get_device_capability() returns None unless the environment variable TORCH_NPU_DEVICE_CAPABILITY='major.minor' is set; "
+        "code such as `torch.cuda.get_device_capability()[0] >= 8` raises TypeError (None is not subscriptable). The value only exists for "
+        "compatibility and does not describe the NPU hardware.",
+        "replacement": "cap = torch.cuda.get_device_capability()\nif cap is not None and cap >= (8, 0):\n    ...\n"
+        "# or export TORCH_NPU_DEVICE_CAPABILITY=8.0 before starting, or branch on the device type (torch.npu.is_available()) instead of SM versions",
+        "severity": "manual",
+        "source": f"{S_MIGR} device_capability_fact; {S_DOCS} torch.cuda.get_device_capability (限制与说明)",
+    },
+    {
+        "id": "jit-script-disabled",
+        "apis": ["torch.jit.script", "torch.jit.script_method"],
+        "reason": "transfer_to_npu disables TorchScript: torch.jit.script returns its argument unchanged (torch.jit.script_method is the identity) "
+        "unless torch_npu.utils._dynamo.use_jit_script is set, so code that relies on a ScriptModule (torch.jit.save of the scripted "
+        "object, .graph, .code) breaks or silently runs eagerly.",
+        "replacement": "Run the model eagerly (remove torch.jit.script), or use torch.compile, or migrate with the msfmktransplt GPU2Ascend tool "
+        "instead of transfer_to_npu when TorchScript is required.",
+        "severity": "manual",
+        "source": f"{S_TRANSFER} summary_master.disabled_features; {S_MIGR} auto_migration_restrictions",
+    },
+    {
+        "id": "channels-last",
+        "apis": ["torch.channels_last", "torch.channels_last_3d"],
+        "reason": "Automatic migration does not support the channels_last memory format (当前自动迁移暂不支持channel_last特性，建议用户使用contiguous代替); "
+        "the native-API docs say NPU tensors only accept memory_format=torch.contiguous_format or torch.preserve_format.",
+        "replacement": "Drop memory_format=torch.channels_last (use x = x.contiguous() / model.to(device) without memory_format, "
+        "or memory_format=torch.contiguous_format).",
+        "severity": "manual",
+        "source": f"{S_TRANSFER} summary_master.not_handled; {S_MIGR} auto_migration_restrictions; {S_DOCS} torch.Tensor.to (限制与说明)",
+    },
+    {
+        "id": "cuda-double-tensor",
+        "apis": ["torch.cuda.DoubleTensor"],
+        "reason": "transfer_to_npu replaces torch.cuda.DoubleTensor by torch.npu.FloatTensor ('the double type is not supported now'): "
+        "float64 tensors created this way silently become float32.",
+        "replacement": "Create the tensor explicitly: torch.tensor(data, dtype=torch.float32, device='npu'); keep float64 work on the CPU if the "
+        "precision is required.",
+        "severity": "manual",
+        "source": f"{S_TRANSFER} summary_master.dtype_downgrade; {S_MIGR} dtype_facts",
+    },
+    {
+        "id": "float64-dtype",
+        "apis": ["torch.float64", "torch.double", "torch.Tensor.double", "torch.DoubleTensor"],
+        "reason": "Many NPU operators do not support float64 (当前NPU上部分接口暂不支持double类型): some return float32 for compatibility, "
+        "others fall back to the CPU; per-API dtype support is listed in the native-API docs (限制与说明).",
+        "replacement": "Use torch.float32 (or bfloat16/float16 with autocast) on the NPU; move float64-critical parts to the CPU explicitly.",
+        "severity": "info",
+        "source": f"{S_MIGR} dtype_facts; {S_DOCS} torch.Tensor.double",
+    },
+    {
+        "id": "cuda-comm",
+        "apis": ["torch.cuda.comm"],
+        "reason": "torch.cuda.comm (broadcast/scatter/gather/reduce_add across GPUs) is not replaced by transfer_to_npu and "
+        "torch.cuda.comm.scatter/gather are documented as not supported on NPU.",
+        "replacement": "Use torch.distributed collectives with the hccl backend (dist.broadcast / dist.scatter / dist.all_gather / dist.all_reduce), "
+        "or move tensors explicitly with tensor.to('npu:N').",
+        "severity": "blocker",
+        "source": f"{S_TRANSFER} summary_master.module_aliases; {S_DOCS} torch.cuda.comm.scatter/gather (否)",
+    },
+    {
+        "id": "cuda-jiterator",
+        "apis": ["torch.cuda.jiterator"],
+        "reason": "torch.cuda.jiterator JIT-compiles CUDA C++ element-wise kernels with NVRTC; it is not replaced by transfer_to_npu and cannot run on NPU.",
+        "replacement": "Write the element-wise function with regular torch operations (optionally wrapped in torch.compile).",
+        "severity": "blocker",
+        "source": f"{S_TRANSFER} summary_master.module_aliases (jiterator named as not replaced)",
+    },
+    {
+        "id": "cuda-arch-list",
+        "apis": ["torch.cuda.get_arch_list", "torch.cuda.get_gencode_flags"],
+        "reason": "get_arch_list/get_gencode_flags are not in torch_npu.npu.__all__; they keep the CUDA implementation and describe CUDA "
+        "sm_XX architectures, which have no meaning on an NPU.",
+        "replacement": "Remove the architecture check, or test the device instead: torch.npu.is_available() / torch.npu.get_device_name(0).",
+        "severity": "manual",
+        "source": f"{S_TRANSFER} summary_master.module_aliases (get_arch_list named as not replaced)",
+    },
+    {
+        "id": "cuda-graphs",
+        "apis": ["torch.cuda.graphs", "torch.cuda.CUDAGraph", "torch.cuda.graph", "torch.cuda.make_graphed_callables", "torch.cuda.graph_pool_handle"],
+        "reason": "transfer_to_npu maps torch.cuda.CUDAGraph to torch.npu.NPUGraph (torch_npu >= 2.1, except 2.2), but NPU graph capture currently "
+        "supports inference only, not training (当前仅支持推理场景，不支持训练场景); the torch.cuda.graphs module itself is not remapped.",
+        "replacement": "Use torch.npu.NPUGraph / torch.npu.graph only for inference; for training run eagerly or use torch.compile.",
+        "severity": "manual",
+        "source": f"{S_TRANSFER} per_version.*.attribute_patches torch.cuda.CUDAGraph; {S_DOCS} torch.cuda.CUDAGraph (限制与说明)",
+    },
+    {
+        "id": "cudnn-flags",
+        "apis": ["torch.backends.cudnn"],
+        "reason": "torch.backends.cudnn.benchmark/deterministic/enabled/allow_tf32 configure cuDNN; NPU kernels do not use cuDNN, so the flags are "
+        "accepted (the docs list them as callable) but do not make NPU operators deterministic or auto-tuned.",
+        "replacement": "For determinism call torch.use_deterministic_algorithms(True) (the NPU-supported switch; list in "
+        "deterministic_computing_apis.md) and set HCCL_DETERMINISTIC for collectives; drop cudnn.benchmark (no NPU equivalent needed).",
+        "severity": "info",
+        "source": f"{S_DOCS} torch.backends.cudnn.* and torch.use_deterministic_algorithms (限制与说明); "
+        "shared/upstream/torch_npu/native_api_docs/v2.7.1-26.0.0/zh/deterministic_computing_apis.md",
+    },
+    {
+        "id": "cuda-tf32",
+        "apis": ["torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32", "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+                 "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction"],
+        "reason": "TF32 is an NVIDIA tensor-core mode; on NPU the corresponding reduced-precision switch is HF32, controlled by torch_npu.",
+        "replacement": "torch.npu.matmul.allow_hf32 = True  # and torch.npu.conv.allow_hf32 = True (torch_npu.npu.matmul/conv.allow_hf32)",
+        "severity": "info",
+        "source": f"{S_DOCS} torch.backends.cuda.matmul.allow_tf32; {S_OPP} torch_npu.npu.matmul.allow_hf32, torch_npu.npu.conv.allow_hf32",
+    },
+    {
+        "id": "cuda-sdp-kernel-selection",
+        "apis": ["torch.backends.cuda.sdp_kernel", "torch.backends.cuda.enable_flash_sdp", "torch.backends.cuda.enable_mem_efficient_sdp",
+                 "torch.backends.cuda.enable_math_sdp", "torch.backends.cuda.enable_cudnn_sdp", "torch.backends.cuda.flash_sdp_enabled",
+                 "torch.backends.cuda.mem_efficient_sdp_enabled", "torch.backends.cuda.math_sdp_enabled", "torch.backends.cuda.cudnn_sdp_enabled",
+                 "torch.backends.cuda.preferred_linalg_library", "torch.nn.attention.sdpa_kernel"],
+        "reason": "Selecting CUDA SDPA back-ends (flash / memory-efficient / math / cuDNN) is documented as not supported on NPU; "
+        "scaled_dot_product_attention dispatches to the NPU fused attention kernel by itself.",
+        "replacement": "Remove the kernel-selection context/flags and call torch.nn.functional.scaled_dot_product_attention directly, or call "
+        "torch_npu.npu_fusion_attention(q, k, v, head_num, input_layout='BNSD', scale=..., keep_prob=1-dropout_p)[0].",
+        "severity": "manual",
+        "source": f"{S_DOCS} torch.backends.cuda.sdp_kernel/enable_*_sdp (否); {S_MIGR} flash_attention_mapping",
+    },
+    {
+        "id": "env-cuda-visible-devices",
+        "apis": ["env:CUDA_VISIBLE_DEVICES"],
+        "reason": "CUDA_VISIBLE_DEVICES is read by the CUDA runtime only; it does not restrict which NPUs a process sees.",
+        "replacement": "export ASCEND_RT_VISIBLE_DEVICES=0,1  # instead of CUDA_VISIBLE_DEVICES",
+        "severity": "manual",
+        "source": "Ascend CANN environment-variable reference (ASCEND_RT_VISIBLE_DEVICES); not present in shared/upstream",
+    },
+    {
+        "id": "env-nccl",
+        "apis": ["env:NCCL_*"],
+        "reason": "NCCL_* environment variables configure NVIDIA NCCL; on NPU the collective library is HCCL, which ignores them.",
+        "replacement": "Use the HCCL_* equivalents where one exists (e.g. HCCL_CONNECT_TIMEOUT, HCCL_BUFFSIZE, HCCL_DETERMINISTIC, "
+        "HCCL_IF_IP / HCCL_SOCKET_IFNAME) or drop the setting.",
+        "severity": "manual",
+        "source": f"{S_DOCS} torch.use_deterministic_algorithms (HCCL_DETERMINISTIC); other HCCL_* names from the Ascend HCCL environment-variable reference (not in shared/upstream)",
+    },
+    {
+        "id": "nccl-backend-string-check",
+        "apis": ["torch.distributed.get_backend", "torch.distributed.is_nccl_available"],
+        "reason": "transfer_to_npu rewrites backend 'nccl' to 'hccl' inside init_process_group; code that later compares the backend string with "
+        "'nccl' (assert backend in ['gloo', 'nccl'], if backend == 'nccl') takes the wrong branch.",
+        "replacement": "Compare with 'hccl' (or accept both): if dist.get_backend() in ('nccl', 'hccl'): ...",
+        "severity": "manual",
+        "source": f"{S_TRANSFER} summary_master.not_handled; {S_MIGR} auto_migration_restrictions",
+    },
+    {
+        "id": "data-parallel",
+        "apis": ["torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel"],
+        "reason": "torch.nn.DataParallel is not supported on NPU (不兼容torch.nn.parallel.DataParallel接口) and is documented as ✘ for every torch version.",
+        "replacement": "Use torch.nn.parallel.DistributedDataParallel with one process per NPU (backend 'hccl'), launched with torchrun.",
+        "severity": "blocker",
+        "source": f"{S_MIGR} unsupported_scenarios; {S_TRANSFER} summary_master.not_handled",
+    },
+    {
+        "id": "triton-disabled",
+        "apis": ["triton", "torch.utils._triton.has_triton"],
+        "reason": "transfer_to_npu reports Triton as unavailable (has_triton() -> False); CUDA Triton kernels do not run on NPU.",
+        "replacement": "Replace custom Triton kernels with torch operations or torch_npu fused operators.",
+        "severity": "blocker",
+        "source": f"{S_TRANSFER} summary_master.disabled_features / not_handled",
+    },
+    {
+        "id": "cpp-cuda-extension",
+        "apis": ["torch.utils.cpp_extension.CUDAExtension", "torch.utils.cpp_extension.load_inline", "amp_C"],
+        "reason": "Custom CUDA C++ extensions (and apex's amp_C) cannot be built or run on NPU; transfer_to_npu does not handle them.",
+        "replacement": "Replace with torch / torch_npu operators, or port the kernel to Ascend C (op-plugin custom operator).",
+        "severity": "blocker",
+        "source": f"{S_TRANSFER} summary_master.not_handled; {S_MIGR} tool_migration_notes",
+    },
+    {
+        "id": "cuda-default-generators",
+        "apis": ["torch.cuda.default_generators"],
+        "reason": "Older guides say torch.cuda.default_generators is not supported; newer transfer_to_npu (2.7.1 and later) patches it lazily to "
+        "torch_npu.npu.default_generators.",
+        "replacement": "torch_npu.npu.default_generators",
+        "severity": "info",
+        "source": f"{S_MIGR} auto_migration_restrictions; {S_TRANSFER} per_version.*.attribute_patches",
+    },
+]
+
+# torch.cuda memory / device-monitoring names; those absent from torch_npu.npu.__all__ are CUDA-only.
+_MEMORY_RE = re.compile(r"(memory|mem_|cache|cached|allocat|gpu_processes|utilization|temperature|power_draw|clock_rate)", re.I)
+_EXTRA_MEMORY_NAMES = ["memory_usage", "list_gpu_processes", "temperature", "power_draw", "clock_rate"]
+
+
+def build_cuda_only(upstream: Path, date: str, transfer: dict, api_tables: dict) -> dict:
+    derived: dict[str, list[str]] = {}
+    for v in TORCH_VERSIONS:
+        b = transfer["branches"][TRANSFER_BRANCH[v]]
+        have = set(b["torch_cuda_attrs_replaced"])
+        names = set(_EXTRA_MEMORY_NAMES)
+        for api in api_tables[v]["apis"]:
+            parts = api.split(".")
+            if len(parts) >= 3 and parts[:2] == ["torch", "cuda"] and _MEMORY_RE.search(parts[2]) and parts[2] != "memory":
+                names.add(parts[2])
+        derived[v] = sorted(f"torch.cuda.{n}" for n in names if n not in have)
+    facts = [dict(f) for f in STATIC_FACTS]
+    union = sorted({n for v in TORCH_VERSIONS for n in derived[v]})
+    facts.append({
+        "id": "cuda-memory-stats",
+        "apis": union,
+        "apis_by_torch_version": {v: derived[v] for v in TORCH_VERSIONS},
+        "reason": "These torch.cuda memory/device-monitoring names are not in torch_npu.npu.__all__ for the torch_npu line of this torch "
+        "version, so transfer_to_npu leaves them on the CUDA implementation (they fail or report nothing on NPU).",
+        "replacement": "Use the torch.npu memory API instead: torch.npu.memory_allocated(), torch.npu.max_memory_allocated(), "
+        "torch.npu.memory_reserved(), torch.npu.memory_stats(), torch.npu.mem_get_info(); torch.npu.NPUPluggableAllocator for a custom "
+        "allocator; for device monitoring (temperature, power, clock, processes) use the `npu-smi info` command.",
+        "severity": "manual",
+        "source": f"derived: torch.cuda memory names from {S_DOCS} (+ PyTorch names memory_usage, list_gpu_processes, temperature, power_draw, "
+        f"clock_rate) minus {S_TRANSFER} per_version.<branch>.torch_cuda_attrs_replaced",
+    })
+    # torch.cuda.memory module (not remapped; only a few private helpers are)
+    facts.append({
+        "id": "cuda-memory-module",
+        "apis": ["torch.cuda.memory"],
+        "excludes": ["torch.cuda.memory._record_memory_history", "torch.cuda.memory._snapshot", "torch.cuda.memory._dump_snapshot"],
+        "reason": "The torch.cuda.memory submodule is not remapped by transfer_to_npu (only _record_memory_history/_snapshot/_dump_snapshot are "
+        "patched); torch.cuda.memory.<fn> calls still reach the CUDA allocator.",
+        "replacement": "Call the top-level torch.npu functions instead, e.g. torch.npu.memory_allocated() for torch.cuda.memory.memory_allocated().",
+        "severity": "manual",
+        "source": f"{S_TRANSFER} summary_master.module_aliases / identity_replacements",
+    })
+    meta = {
+        "kind": "cuda_only",
+        "kb_format": KB_FORMAT,
+        "generator": GENERATOR,
+        "date": date,
+        "torch_version": "all (facts with torch_versions apply to those versions only)",
+        "torch_npu_version": "all supported lines (" + ", ".join(sorted(set(TRANSFER_BRANCH.values()))) + ")",
+        "source": f"{REPO_PYTORCH} transfer_to_npu.py + native API docs; {REPO_DOCS} FrameworkPTAdapter/26.0.0 migration guide; {REPO_OP_PLUGIN} custom API docs",
+        "source_repo": f"{REPO_PYTORCH}; {REPO_DOCS}; {REPO_OP_PLUGIN}",
+        "branch": "master (transfer_to_npu summary), per-version branches for derived lists",
+        "commit": {
+            "Ascend/pytorch master": transfer["branches"]["master"]["branch_head_commit"],
+            "Ascend-docs": _read_yaml(upstream / "ascend_docs" / "migration_facts.yaml")["meta"]["primary_source"]["commit"],
+        },
+        "path": f"{S_TRANSFER}; {S_MIGR}",
+        "licence": f"{LICENCE_TORCH_NPU_CODE}; {LICENCE_DOCS}; Ascend docs facts only (no prose copied)",
+        "matching": "an entry of apis matches the same name or any dotted descendant (torch.cuda.nvtx matches torch.cuda.nvtx.range_push); "
+        "an entry ending in '*' matches any name starting with the text before it (env:NCCL_*). Longest entry wins. "
+        "Names listed in excludes never match. Environment variables are written env:<NAME>. "
+        "apis_by_torch_version, when present, replaces apis for that torch version.",
+        "severity_values": {
+            "blocker": "cannot run on NPU as written",
+            "manual": "runs or imports but needs a manual change for correct NPU behaviour",
+            "info": "behaviour/performance difference worth knowing",
+        },
+    }
+    return {"meta": meta, "facts": facts}
+
+
+# --------------------------------------------------------------------------- main
+
+
+def build(upstream: Path, out: Path) -> list[Path]:
+    upstream = upstream.resolve()
+    if not (upstream / "torch_npu" / "transfer_to_npu_facts.yaml").is_file():
+        raise SystemExit(f"{upstream} does not look like shared/upstream (transfer_to_npu_facts.yaml missing)")
+    date = _build_date(upstream)
+    written: list[Path] = []
+
+    api_tables = {}
+    doc_commits = {}
+    for v in TORCH_VERSIONS:
+        c: dict = {}
+        api_tables[v] = build_api_table(upstream, v, date, c)
+        doc_commits[v] = c["docs"]
+        p = out / "op_support" / f"torch_{v}.json"
+        _dump_json(api_tables[v], p, compact=True)
+        written.append(p)
+
+    aten = build_aten(upstream, date)
+    p = out / "op_support" / "aten_kernels.json"
+    _dump_json(aten, p, compact=True)
+    written.append(p)
+
+    transfer = build_transfer(upstream, date)
+    p = out / "transfer_to_npu.json"
+    _dump_json(transfer, p, compact=False)
+    written.append(p)
+
+    cuda_only = build_cuda_only(upstream, date, transfer, api_tables)
+    p = out / "cuda_only.yaml"
+    _dump_yaml(cuda_only, p, "# GENERATED by tools/build_knowledge.py from shared/upstream - do not edit by hand.\n")
+    written.append(p)
+
+    versions = {}
+    for v in TORCH_VERSIONS:
+        m = api_tables[v]["meta"]
+        b = transfer["branches"][TRANSFER_BRANCH[v]]
+        versions[v] = {
+            "torch_npu_version": _torch_npu_version(v),
+            "api_table": f"op_support/torch_{v}.json",
+            "docs": {"repo": REPO_PYTORCH, "branch": m["branch"], "commit": m["commit"], "path": m["path"], "date": m["path_last_commit_date"]},
+            "transfer_to_npu": {"repo": REPO_PYTORCH, "branch": b["branch"], "commit": b["branch_head_commit"], "date": b["file_last_commit_date"]},
+            "op_plugin": {"repo": REPO_OP_PLUGIN, "branch": "master", "commit": aten["meta"]["commit"], "torch_key": _torch_key(v)},
+            "counts": m["counts"],
+        }
+    index = {
+        "meta": {
+            "kind": "knowledge_index",
+            "kb_format": KB_FORMAT,
+            "generator": GENERATOR,
+            "date": date,
+            "torch_version": ", ".join(TORCH_VERSIONS),
+            "torch_npu_version": "per torch version (see versions)",
+            "source": "shared/upstream snapshot (Ascend/pytorch, Ascend/op-plugin, Ascend/mstt, Ascend docs), collected " + date,
+            "source_repo": f"{REPO_PYTORCH}; {REPO_OP_PLUGIN}; {REPO_MSTT}; {REPO_DOCS}",
+            "branch": "per file",
+            "commit": "per file",
+            "path": "shared/upstream",
+            "licence": f"{LICENCE_DOCS} (API tables); {LICENCE_TORCH_NPU_CODE}; {LICENCE_OP_PLUGIN}; {LICENCE_MSTT}",
+        },
+        "torch_versions": list(TORCH_VERSIONS),
+        "default_torch_version": DEFAULT_TORCH_VERSION,
+        "files": {
+            "transfer_to_npu": "transfer_to_npu.json",
+            "cuda_only": "cuda_only.yaml",
+            "aten_kernels": "op_support/aten_kernels.json",
+        },
+        "versions": versions,
+    }
+    p = out / "knowledge_index.json"
+    _dump_json(index, p, compact=False)
+    written.append(p)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    repo = Path(__file__).resolve().parent.parent
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--upstream", type=Path, default=repo.parent / "shared" / "upstream", help="shared/upstream folder")
+    ap.add_argument("--out", type=Path, default=repo / "data", help="output data folder (default: data/)")
+    args = ap.parse_args(argv)
+    written = build(args.upstream, args.out)
+    total = sum(p.stat().st_size for p in written)
+    for p in written:
+        print(f"{p.stat().st_size:>9}  {p}")
+    print(f"{total:>9}  total")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -379,3 +379,40 @@ def test_browser_check_detects_script_errors(tmp_path):
     path.write_text("<!DOCTYPE html><html><body><script>nonexistent_fn();</script></body></html>", encoding="utf-8")
     _, _, err = _chromium_dom(path, tmp_path / "profile")
     assert _console_errors(err)
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="chromium not installed")
+def test_browser_filters_and_sorting(tmp_path):
+    """Clicking a severity card, typing in the search box and sorting change the rendered rows."""
+    html = render_html(script_report(), RULES)
+    probe = """<script>
+(function () {
+  var out = {};
+  function rows() { return document.querySelectorAll('#findings-body tr.row').length; }
+  out.all = rows();
+  document.querySelector('.card[data-filter="sev"][data-value="blocker"]').click();
+  out.blocker = rows();
+  document.querySelector('.card[data-filter="sev"][data-value="blocker"]').click();
+  out.cleared = rows();
+  document.querySelector('#findings-table th[data-key="api"]').click();
+  out.firstApi = document.querySelector('#findings-body tr.row td.api').textContent;
+  document.querySelector('#findings-body tr.row').click();
+  out.details = document.querySelectorAll('#findings-body tr.detail').length;
+  var s = document.getElementById('f-search');
+  s.value = 'nccl';
+  s.dispatchEvent(new Event('input'));
+  setTimeout(function () {
+    out.search = rows();
+    document.body.setAttribute('data-probe', JSON.stringify(out));
+  }, 300);
+})();
+</script></body>"""
+    path = tmp_path / "report.html"
+    path.write_text(html.replace("</body>", probe), encoding="utf-8")
+    rc, dom, err = _chromium_dom(path, tmp_path / "profile")
+    assert not _console_errors(err), _console_errors(err)
+    m = re.search(r'data-probe="([^"]*)"', dom)
+    assert m, "probe did not run"
+    import html as htmllib
+    out = json.loads(htmllib.unescape(m.group(1)))
+    assert out == {"all": 4, "blocker": 1, "cleared": 4, "firstApi": "bool-mask-index", "details": 1, "search": 1}

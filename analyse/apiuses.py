@@ -1,0 +1,65 @@
+"""Enumerate the torch API uses of a module, once, for every pass that needs them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List
+
+from astroid import nodes
+
+from analyse.passes import ModuleContext, walk
+
+
+@dataclass(frozen=True)
+class ApiUse:
+    node: object         # the astroid node (Call for calls, the Name/Attribute otherwise)
+    api: str             # fully qualified, e.g. torch.Tensor.nonzero
+    kind: str            # "call" | "method" | "reference"
+    confidence: str      # "high" | "medium"
+
+
+def _is_private(api: str) -> bool:
+    return any(p.startswith("_") and not (p.startswith("__") and p.endswith("__")) for p in api.split("."))
+
+
+def api_uses(ctx: ModuleContext, prefix: str = "torch.") -> List[ApiUse]:
+    """Calls, method calls on typed receivers and references of ``torch.*`` names."""
+    key = f"api_uses:{prefix}"
+    cached = ctx.cache.get(key)
+    if cached is not None:
+        return cached
+    r = ctx.resolver
+    out: List[ApiUse] = []
+    call_funcs = set()
+    for node in walk(ctx.tree):
+        if isinstance(node, nodes.Call):
+            func = node.func
+            call_funcs.add(id(func))
+            q = r.qualname(func)
+            if q is not None:
+                if q.startswith(prefix) and not _is_private(q):
+                    out.append(ApiUse(node, q, "call", "high"))
+                continue
+            if isinstance(func, nodes.Attribute):
+                cands = r.method_candidates(func)
+                for cand in cands:
+                    if cand.startswith(prefix):
+                        # a method inherited from torch (e.g. Net().cuda()) only when torch documents it:
+                        # attributes of project classes (self.fc(x)) are not torch APIs
+                        if cand is not cands[0] and ctx.kb.api_status(cand) == "unverified":
+                            break
+                        out.append(ApiUse(node, cand, "method", "high"))
+                        break
+        elif isinstance(node, (nodes.Attribute, nodes.Name, nodes.AssignAttr)):
+            if id(node) in call_funcs:
+                continue
+            parent = node.parent
+            if isinstance(parent, (nodes.Attribute, nodes.AssignAttr)) and parent.expr is node:
+                continue
+            if isinstance(node, nodes.Name) and isinstance(parent, (nodes.Import, nodes.ImportFrom)):
+                continue
+            q = r.qualname(node)
+            if q and q.startswith(prefix) and q.count(".") >= 1 and not _is_private(q):
+                out.append(ApiUse(node, q, "reference", "high"))
+    ctx.cache[key] = out
+    return out

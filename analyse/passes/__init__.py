@@ -1,0 +1,198 @@
+"""Detector passes. One module = one pass; nothing to register.
+
+A pass module defines one subclass of :class:`Pass` with
+
+* ``name``: the pass name (also its category unless the rules say otherwise),
+* ``rules``: the :class:`~analyse.findings.Rule` docs of the codes it emits,
+* ``VALID`` / ``INVALID``: Fixit-style examples that run as tests
+  (``tests/test_pass_examples.py``): code in ``VALID`` must yield no finding
+  of this pass; each line of an ``INVALID`` example that ends with
+  ``# expect: NPU001[,NPU002]`` must yield exactly those codes on that line,
+* ``check_module(ctx)``: yields findings for one parsed module,
+* optionally ``check_file(ctx)`` for non-Python files whose suffix is listed in
+  ``file_suffixes`` and ``finish(project)`` for project-level findings.
+
+:func:`discover_passes` imports every module of this package and collects the
+subclasses, so adding a pass touches only its module, its knowledge file and
+its tests.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+from astroid import nodes
+
+from analyse.findings import Finding, Rule
+
+if TYPE_CHECKING:  # pragma: no cover
+    from analyse.knowledge import KnowledgeBase
+    from analyse.project import SourceFile
+    from analyse.resolve import ProjectIndex, Resolver
+
+
+@dataclass
+class ModuleContext:
+    """Everything a pass may look at for one module."""
+
+    source: "SourceFile"
+    resolver: "Resolver"
+    kb: "KnowledgeBase"
+    project: "ProjectContext"
+    # per-module memo shared by passes (e.g. the list of API uses)
+    cache: Dict[str, object] = field(default_factory=dict)
+
+    @property
+    def path(self) -> str:
+        return self.source.relpath
+
+    @property
+    def tree(self) -> nodes.Module:
+        return self.source.tree
+
+    def snippet(self, lineno: int, end: Optional[int] = None) -> str:
+        end = end if end and end >= lineno else lineno
+        end = min(end, lineno + 4)
+        return "\n".join(self.source.line(i) for i in range(lineno, end + 1)).rstrip()
+
+    def finding(self, rule: Rule, node, api: str, message: str, *, replacement: Optional[str] = None,
+                severity: Optional[str] = None, confidence: str = "high", evidence: str = "syntax",
+                category: Optional[str] = None, line: Optional[int] = None) -> Finding:
+        lineno = line or getattr(node, "lineno", None) or 1
+        end = getattr(node, "end_lineno", None) if line is None else line
+        return Finding(
+            code=rule.code,
+            category=category or rule.category,
+            severity=severity or rule.severity,
+            path=self.path,
+            line=lineno,
+            end_line=end if end and end >= lineno else None,
+            column=(getattr(node, "col_offset", 0) or 0) if line is None else 0,
+            api=api,
+            message=message,
+            replacement=replacement,
+            confidence=confidence,
+            evidence=evidence,
+            snippet=self.snippet(lineno),
+        )
+
+
+@dataclass
+class ProjectContext:
+    """Project-wide state shared by the passes of one run."""
+
+    kb: "KnowledgeBase"
+    index: "ProjectIndex"
+    mode: str = "script"
+    root_names: Tuple[str, ...] = ()
+    # free-form per-pass storage for project-level results (keyed by pass name)
+    store: Dict[str, object] = field(default_factory=dict)
+    # overlay of probe results (analyse.probe.overlay.ProbeOverlay) when given
+    probe: object = None
+    # files of the project: relpath -> SourceFile (script mode keeps them)
+    files: Dict[str, "SourceFile"] = field(default_factory=dict)
+    # relpaths of every non-Python file seen (setup.cfg, .cu ...)
+    other_files: List[str] = field(default_factory=list)
+
+
+class Pass:
+    name: str = ""
+    rules: Tuple[Rule, ...] = ()
+    file_suffixes: Tuple[str, ...] = ()
+    VALID: Tuple[str, ...] = ()
+    INVALID: Tuple[str, ...] = ()
+
+    def rule(self, code: str) -> Rule:
+        for r in self.rules:
+            if r.code == code:
+                return r
+        raise KeyError(code)
+
+    def check_module(self, ctx: ModuleContext) -> Iterable[Finding]:
+        return ()
+
+    def check_file(self, path, relpath: str, project: ProjectContext):
+        """Non-Python files. Returns (findings, errors)."""
+        return (), ()
+
+    def finish(self, project: ProjectContext) -> Iterable[Finding]:
+        return ()
+
+
+@lru_cache(maxsize=None)
+def _pass_classes() -> Tuple[type, ...]:
+    found = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        for obj in vars(mod).values():
+            if isinstance(obj, type) and issubclass(obj, Pass) and obj is not Pass and obj.__module__ == mod.__name__:
+                found.append(obj)
+    return tuple(found)
+
+
+def discover_passes() -> List[Pass]:
+    """A fresh instance of every pass in this package."""
+    return [cls() for cls in _pass_classes()]
+
+
+def all_rules() -> List[Rule]:
+    rules: Dict[str, Rule] = {}
+    for p in discover_passes():
+        for r in p.rules:
+            if r.code in rules and rules[r.code] != r:
+                raise ValueError(f"rule code {r.code} defined twice")
+            rules[r.code] = r
+    return [rules[c] for c in sorted(rules)]
+
+
+def walk(node) -> Iterator:
+    """Pre-order walk of an astroid tree (faster than nodes_of_class for many classes)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        children = list(n.get_children())
+        children.reverse()
+        stack.extend(children)
+
+
+# Calls whose string arguments are log / display text, never device values.
+LOG_CALLS = {
+    "print", "logging.info", "logging.debug", "logging.warning", "logging.error", "logging.critical",
+    "logging.exception", "warnings.warn",
+}
+LOG_METHODS = {"info", "debug", "warning", "warn", "error", "critical", "exception", "log", "write", "print",
+               "set_description", "set_postfix", "add_text", "echo"}
+
+
+def in_log_or_docstring(node) -> bool:
+    """True when *node* sits inside a print/logging call, an exception message,
+    an assert message or is a docstring."""
+    cur = node
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, nodes.Call):
+            f = parent.func
+            if isinstance(f, nodes.Name) and f.name in ("print",):
+                return True
+            if isinstance(f, nodes.Attribute) and f.attrname in LOG_METHODS:
+                return True
+        if isinstance(parent, nodes.Raise):
+            return True
+        if isinstance(parent, nodes.Assert) and cur is parent.fail:
+            return True
+        if isinstance(parent, nodes.Expr) and isinstance(cur, nodes.Const):
+            return True  # docstring or bare string statement
+        if isinstance(parent, (nodes.FunctionDef, nodes.ClassDef, nodes.Module)):
+            return False
+        if isinstance(parent, nodes.Call):
+            return False
+        cur = parent
+        parent = parent.parent
+    return False

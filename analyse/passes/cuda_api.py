@@ -1,0 +1,424 @@
+"""cuda-api: every use of CUDA-specific PyTorch API.
+
+Detects ``torch.cuda.*`` (calls, attributes, imports), ``.cuda()`` / ``.is_cuda``
+on tensors and modules, ``'cuda'`` / ``'cuda:N'`` / ``f'cuda:{rank}'`` device
+strings used as devices (also through variables, argparse defaults and
+``torch.device``), device-type comparisons (``x.device.type == 'cuda'``),
+``torch.backends.cudnn.*`` / ``torch.backends.cuda.*``, CUDA-only features
+transfer_to_npu does not cover (nvtx, jit.script, channels_last ...),
+``CUDA_VISIBLE_DEVICES`` and ``nvidia-smi``.
+
+Severity is ``auto`` when ``from torch_npu.contrib import transfer_to_npu``
+rewrites the use for the target torch_npu version (knowledge:
+``transfer_to_npu`` facts), else ``manual`` with the replacement. Comments,
+docstrings and log/exception strings are never findings.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator, Optional, Set
+
+from astroid import nodes
+
+from analyse.findings import Finding, Rule
+from analyse.passes import ModuleContext, Pass, in_log_or_docstring, walk
+from analyse.resolve import is_cuda_device_string
+
+TRANSFER = "from torch_npu.contrib import transfer_to_npu"
+
+R_TORCH_CUDA = Rule(
+    code="NPU001", name="torch-cuda-api", category="cuda-api", severity="manual",
+    summary="A `torch.cuda.*` function, class, attribute or module is used.",
+    why="`torch.cuda` talks to the CUDA runtime, which does not exist on an Ascend host. transfer_to_npu "
+        "copies the names of `torch_npu.npu.__all__` onto `torch.cuda` (auto); any other `torch.cuda.X` keeps "
+        "its CUDA implementation and fails or reports no device.",
+    example="torch.cuda.set_device(local_rank)\nwith torch.cuda.nvtx.range('fwd'):\n    y = model(x)",
+    fix="torch.npu.set_device(local_rank)   # or keep it and use transfer_to_npu\n# nvtx: use torch_npu.npu.mstx ranges or drop the range",
+)
+R_DOT_CUDA = Rule(
+    code="NPU002", name="tensor-module-cuda", category="cuda-api", severity="auto",
+    summary="`.cuda()` / `.is_cuda` on a tensor or module.",
+    why="`Tensor.cuda()` and `Module.cuda()` move data to a CUDA device. transfer_to_npu replaces them with "
+        "`.npu()`; without it they raise because no CUDA device exists.",
+    example="model = model.cuda()\nimages = images.cuda(non_blocking=True)",
+    fix="model = model.npu()            # or model.to(device) with device = 'npu:0'\nimages = images.npu(non_blocking=True)",
+)
+R_DEVICE_STR = Rule(
+    code="NPU003", name="cuda-device-string", category="cuda-api", severity="auto",
+    summary="A 'cuda' / 'cuda:N' device string used as a device.",
+    why="Device strings select the backend. transfer_to_npu rewrites 'cuda' to 'npu' only in the device "
+        "arguments of the functions it wraps (factories, .to, autocast, torch.load map_location ...); strings "
+        "passed anywhere else keep meaning CUDA.",
+    example="device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nx = torch.zeros(3, device=f'cuda:{rank}')",
+    fix="device = torch.device('npu' if torch.npu.is_available() else 'cpu')\nx = torch.zeros(3, device=f'npu:{rank}')",
+)
+R_DEVICE_CMP = Rule(
+    code="NPU004", name="cuda-device-check", category="cuda-api", severity="manual",
+    summary="Logic that tests whether a device is CUDA (`device.type == 'cuda'`, `'cuda' in str(device)`).",
+    why="On an NPU the device type is 'npu', so the CUDA branch is silently skipped (or the CPU branch is "
+        "taken). transfer_to_npu does not rewrite comparisons.",
+    example="if x.device.type == 'cuda':\n    torch.cuda.synchronize()",
+    fix="if x.device.type == 'npu':\n    torch.npu.synchronize()",
+)
+R_BACKENDS = Rule(
+    code="NPU005", name="cuda-backends-flag", category="cuda-api", severity="manual",
+    summary="`torch.backends.cudnn.*` / `torch.backends.cuda.*` settings.",
+    why="cuDNN and CUDA backend switches have no effect on an NPU: the intent (determinism, TF32, SDPA kernel "
+        "choice, autotuning) must be expressed with the NPU equivalent, or it is silently lost.",
+    example="torch.backends.cudnn.benchmark = True\ntorch.backends.cuda.matmul.allow_tf32 = True",
+    fix="# determinism: torch.use_deterministic_algorithms(True)\n# TF32-like matmul: torch.npu.matmul.allow_hf32 = True\n# autotuning: not needed; drop the line",
+)
+R_CUDA_ONLY = Rule(
+    code="NPU006", name="cuda-only-feature", category="cuda-api", severity="manual",
+    summary="A CUDA-only feature that transfer_to_npu does not handle (or disables).",
+    why="Some features exist only for CUDA or are switched off by transfer_to_npu: NVTX ranges, "
+        "`torch.jit.script` (becomes a no-op), the channels_last memory format, CUDA graphs, CUDA-capability "
+        "checks (`get_device_capability()` returns None), float64 CUDA tensor types (downgraded to float32).",
+    example="model = model.to(memory_format=torch.channels_last)\nscripted = torch.jit.script(model)",
+    fix="model = model.contiguous()   # channels_last is not supported by automatic migration\n# keep eager mode (or torch.compile) instead of TorchScript",
+)
+R_ENV = Rule(
+    code="NPU007", name="cuda-env-or-tool", category="cuda-api", severity="manual",
+    summary="`CUDA_VISIBLE_DEVICES` (and other CUDA environment variables) or `nvidia-smi`.",
+    why="The Ascend runtime reads `ASCEND_RT_VISIBLE_DEVICES`, not `CUDA_VISIBLE_DEVICES`; `nvidia-smi` does "
+        "not exist on an Ascend host (`npu-smi` does).",
+    example="os.environ['CUDA_VISIBLE_DEVICES'] = '0,1'\nsubprocess.run(['nvidia-smi'])",
+    fix="os.environ['ASCEND_RT_VISIBLE_DEVICES'] = '0,1'\nsubprocess.run(['npu-smi', 'info'])",
+)
+
+CUDA_ENV_VARS = {
+    "CUDA_VISIBLE_DEVICES": "ASCEND_RT_VISIBLE_DEVICES",
+    "CUDA_LAUNCH_BLOCKING": "ASCEND_LAUNCH_BLOCKING",
+    "CUDA_DEVICE_ORDER": None,
+    "PYTORCH_CUDA_ALLOC_CONF": "PYTORCH_NPU_ALLOC_CONF",
+    "CUDA_HOME": "ASCEND_TOOLKIT_HOME",
+    "CUDA_PATH": "ASCEND_TOOLKIT_HOME",
+}
+
+# device-argument keyword names (transfer_to_npu's device_kwargs_list plus common ones)
+DEVICE_KWARGS = {"device", "device_type", "map_location", "device_id", "device_ids", "output_device"}
+# calls that are device-taking even when not in the rewrite lists
+DEVICE_CALLS = {"torch.device", "torch.cuda.device"}
+# names reported by the distributed pass
+OTHER_PASSES = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.distributed")
+_COMPARE_METHODS = {"startswith", "endswith", "__eq__", "find", "index", "count"}
+
+
+def _rewritten(kb, target: Optional[str]) -> bool:
+    if not target:
+        return False
+    fns = kb.device_rewrite_functions
+    if target in fns:
+        return True
+    aliases = {
+        "torch.autocast": "torch.amp.autocast_mode.autocast",
+        "torch.amp.autocast": "torch.amp.autocast_mode.autocast",
+        "torch.cuda.amp.autocast": "torch.amp.autocast_mode.autocast",
+    }
+    alias = aliases.get(target)
+    if alias and (alias in fns or f"{alias}.__init__" in fns):
+        return True
+    return f"{target}.__init__" in fns
+
+
+class CudaApiPass(Pass):
+    name = "cuda-api"
+    rules = (R_TORCH_CUDA, R_DOT_CUDA, R_DEVICE_STR, R_DEVICE_CMP, R_BACKENDS, R_CUDA_ONLY, R_ENV)
+
+    VALID = (
+        "import torch\nx = torch.zeros(3, device='npu')\nprint('running on cuda')\n",
+        "import torch\n\ndef f():\n    '''Moves the model to cuda.'''\n    return torch.npu.device_count()\n",
+        "import logging\nlogging.info('cuda is %s', 'cuda')\nraise RuntimeError('cuda device not found')\n",
+        "import torch\nif x.device.type == 'npu':\n    pass\n",
+    )
+    INVALID = (
+        "import torch\ntorch.cuda.synchronize()  # expect: NPU001\n",
+        "import torch\nmodel = torch.nn.Linear(2, 2).cuda()  # expect: NPU002\n",
+        "import torch\ndevice = 'cuda'  # expect: NPU003\nx = torch.zeros(2).to(device)\n",
+        "import torch\nif x.device.type == 'cuda':  # expect: NPU004\n    pass\n",
+        "import torch\ntorch.backends.cudnn.benchmark = True  # expect: NPU005\n",
+        "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'  # expect: NPU007\n",
+        "import torch\nwith torch.cuda.nvtx.range('x'):  # expect: NPU001\n    pass\n",
+        "from torch.cuda import amp\nscaler = amp.GradScaler()  # expect: NPU001\n",
+    )
+
+    def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
+        r = ctx.resolver
+        kb = ctx.kb
+        reported_lines: Set[tuple] = set()
+        for node in walk(ctx.tree):
+            if isinstance(node, (nodes.Attribute, nodes.Name, nodes.AssignAttr)):
+                f = self._name_use(ctx, node)
+                if f is not None:
+                    yield f
+            elif isinstance(node, nodes.ImportFrom):
+                yield from self._import_from(ctx, node)
+            elif isinstance(node, nodes.Import):
+                for mod, _as in node.names:
+                    if mod == "torch.cuda" or mod.startswith("torch.cuda."):
+                        yield self._torch_cuda_finding(ctx, node, mod)
+            elif isinstance(node, nodes.Call):
+                yield from self._call(ctx, node)
+            elif isinstance(node, nodes.Compare):
+                f = self._compare(ctx, node)
+                if f is not None:
+                    yield f
+            elif isinstance(node, (nodes.Const, nodes.JoinedStr)):
+                yield from self._string(ctx, node)
+
+    # --------------------------------------------------------------- names
+    def _name_use(self, ctx: ModuleContext, node) -> Optional[Finding]:
+        parent = node.parent
+        # only the outermost name of an attribute chain
+        if isinstance(parent, (nodes.Attribute, nodes.AssignAttr, nodes.DelAttr)) and parent.expr is node:
+            return None
+        if isinstance(node, nodes.Attribute) and node.attrname == "is_cuda":
+            return ctx.finding(self.rule("NPU002"), node, "torch.Tensor.is_cuda",
+                               "`.is_cuda` is False for NPU tensors; transfer_to_npu maps it to `.is_npu`.",
+                               replacement="x.is_npu", severity="auto" if self._transfer_maps(ctx, "torch.Tensor.is_cuda") else "manual",
+                               confidence="medium" if not ctx.resolver.is_tensor(node.expr) else "high")
+        q = ctx.resolver.qualname(node)
+        if not q:
+            return None
+        if q == "torch.cuda" or q.startswith("torch.cuda."):
+            if isinstance(node, nodes.Name) and isinstance(parent, (nodes.Import, nodes.ImportFrom)):
+                return None
+            return self._torch_cuda_finding(ctx, node, q)
+        if q.startswith("torch.backends.cudnn") or q.startswith("torch.backends.cuda"):
+            return self._backends_finding(ctx, node, q)
+        if q.startswith(OTHER_PASSES):
+            return None
+        fact = ctx.kb.cuda_only(q)
+        if fact is not None and not q.startswith("torch.cuda"):
+            return ctx.finding(self.rule("NPU006"), node, q, f"`{q}`: {fact.reason}", replacement=fact.replacement,
+                               severity=fact.severity, evidence="knowledge")
+        return None
+
+    def _transfer_maps(self, ctx, name: str) -> bool:
+        fact = ctx.kb.cuda_only(name)
+        return fact is None
+
+    def _torch_cuda_finding(self, ctx: ModuleContext, node, q: str) -> Finding:
+        kb = ctx.kb
+        rule = self.rule("NPU001")
+        parts = q.split(".")
+        attr = parts[2] if len(parts) > 2 else None
+        fact = kb.cuda_only(q)
+        npu = kb.npu_equivalent(q) if attr else "torch.npu"
+        if fact is not None:
+            return ctx.finding(rule, node, q, f"`{q}`: {fact.reason}", replacement=fact.replacement,
+                               severity=fact.severity, evidence="knowledge")
+        if attr is None:
+            return ctx.finding(rule, node, q, "The `torch.cuda` module is used; transfer_to_npu aliases it to `torch.npu`.",
+                               replacement="torch.npu", severity="auto", evidence="knowledge")
+        handled = kb.cuda_attr_handled(attr)
+        if handled:
+            msg = (f"`{q}` is CUDA-specific; {TRANSFER} maps it to `{npu or 'torch.npu.' + '.'.join(parts[2:])}` "
+                   f"for torch_npu {kb.torch_npu_version}.")
+            return ctx.finding(rule, node, q, msg, replacement=npu or "torch.npu." + ".".join(parts[2:]),
+                               severity="auto", evidence="knowledge")
+        msg = (f"`{q}` has no NPU counterpart that transfer_to_npu maps for torch_npu {kb.torch_npu_version}: "
+               "it keeps calling the CUDA runtime and fails or reports no device on an Ascend host.")
+        return ctx.finding(rule, node, q, msg,
+                           replacement=npu or "remove it, or guard it with `if torch.cuda.is_available():` and add the NPU path",
+                           severity="manual", evidence="knowledge")
+
+    def _backends_finding(self, ctx: ModuleContext, node, q: str) -> Finding:
+        fact = ctx.kb.cuda_only(q)
+        if fact is not None:
+            return ctx.finding(self.rule("NPU005"), node, q, f"`{q}`: {fact.reason}", replacement=fact.replacement,
+                               severity=fact.severity, evidence="knowledge")
+        return ctx.finding(self.rule("NPU005"), node, q,
+                           f"`{q}` configures cuDNN/CUDA kernels and has no effect on an NPU.",
+                           replacement="remove it, or express the intent with the NPU equivalent", severity="info")
+
+    def _import_from(self, ctx: ModuleContext, node: nodes.ImportFrom) -> Iterator[Finding]:
+        base = ctx.resolver.absolute_import(node.modname, node.level)
+        if base == "torch" :
+            for name, _as in node.names:
+                if name == "cuda":
+                    yield self._torch_cuda_finding(ctx, node, "torch.cuda")
+            return
+        if base == "torch.cuda" or base.startswith("torch.cuda."):
+            names = [n for n, _ in node.names]
+            q = f"{base}.{names[0]}" if len(names) == 1 and names[0] != "*" else base
+            yield self._torch_cuda_finding(ctx, node, q)
+
+    # --------------------------------------------------------------- calls
+    def _call(self, ctx: ModuleContext, call: nodes.Call) -> Iterator[Finding]:
+        func = call.func
+        r = ctx.resolver
+        if isinstance(func, nodes.Attribute) and func.attrname == "cuda":
+            q = r.qualname(func)
+            if q and (q.startswith("torch.") or "." not in q):
+                # torch.cuda (the module) is not a .cuda() method call
+                if q == "torch.cuda" or q.startswith("torch.cuda"):
+                    return
+            t = r.type_of(func.expr)
+            if t == "torch.Tensor":
+                api, conf = "torch.Tensor.cuda", "high"
+            elif t and r.is_module_type(t):
+                api, conf = "torch.nn.Module.cuda", "high"
+            else:
+                api, conf = "torch.Tensor.cuda", "medium"
+            yield ctx.finding(self.rule("NPU002"), call, api,
+                              f"`.cuda()` moves data to a CUDA device; {TRANSFER} replaces it with `.npu()`.",
+                              replacement=".npu()  (or .to(device) with device = 'npu:<N>')", confidence=conf,
+                              evidence="inferred" if conf == "high" and t else "syntax")
+            return
+        # nvidia-smi via subprocess / os.system
+        q = r.qualname(func)
+        if q in ("os.system", "os.popen", "subprocess.run", "subprocess.call", "subprocess.check_output",
+                 "subprocess.check_call", "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput"):
+            for a in call.args:
+                if _mentions(a, "nvidia-smi"):
+                    yield ctx.finding(self.rule("NPU007"), call, "nvidia-smi",
+                                      "`nvidia-smi` does not exist on an Ascend host.", replacement="npu-smi info")
+                    break
+        # env vars: os.environ.get / os.getenv / os.putenv / os.environ.setdefault
+        if q in ("os.environ.get", "os.getenv", "os.putenv", "os.environ.setdefault", "os.environ.pop", "os.unsetenv") and call.args:
+            yield from self._env(ctx, call.args[0])
+
+    def _env(self, ctx: ModuleContext, node) -> Iterator[Finding]:
+        vals = ctx.resolver.strings(node)
+        if not vals:
+            return
+        for v in vals:
+            if v in CUDA_ENV_VARS:
+                repl = CUDA_ENV_VARS[v]
+                yield ctx.finding(self.rule("NPU007"), node, v,
+                                  f"`{v}` is read by the CUDA runtime only; the Ascend runtime ignores it.",
+                                  replacement=repl or "no NPU equivalent: drop it")
+                return
+
+    # --------------------------------------------------------------- compares
+    def _compare(self, ctx: ModuleContext, node: nodes.Compare) -> Optional[Finding]:
+        operands = [node.left] + [o for _op, o in node.ops]
+        ops = [op for op, _o in node.ops]
+        if not any(op in ("==", "!=", "in", "not in", "is", "is not") for op in ops):
+            return None
+        r = ctx.resolver
+        cuda_side = None
+        for o in operands:
+            vals = r.strings(o) if isinstance(o, (nodes.Const, nodes.JoinedStr)) else None
+            if vals and any(is_cuda_device_string(v) for v in vals):
+                cuda_side = o
+            elif isinstance(o, (nodes.List, nodes.Tuple, nodes.Set)):
+                for e in o.elts:
+                    s = r.strings(e) if isinstance(e, nodes.Const) else None
+                    if s and any(is_cuda_device_string(v) for v in s):
+                        cuda_side = o
+        if cuda_side is None:
+            return None
+        if in_log_or_docstring(node):
+            return None
+        return ctx.finding(self.rule("NPU004"), node, "device-type-check",
+                           "This comparison tests for a CUDA device; on an Ascend NPU the device type is 'npu', "
+                           "so the check silently takes the non-CUDA branch (transfer_to_npu does not rewrite it).",
+                           replacement=_swap(ctx.snippet(node.lineno)))
+
+    # --------------------------------------------------------------- strings
+    def _string(self, ctx: ModuleContext, node) -> Iterator[Finding]:
+        if isinstance(node, nodes.Const):
+            if not isinstance(node.value, str):
+                return
+            if isinstance(node.parent, nodes.JoinedStr):
+                return
+            text = node.value
+            if text in CUDA_ENV_VARS and isinstance(node.parent, nodes.Subscript) and node.parent.slice is node:
+                q = ctx.resolver.qualname(node.parent.value)
+                if q == "os.environ":
+                    repl = CUDA_ENV_VARS[text]
+                    yield ctx.finding(self.rule("NPU007"), node, text,
+                                      f"`{text}` is read by the CUDA runtime only; the Ascend runtime ignores it.",
+                                      replacement=f"os.environ['{repl}']" if repl else "no NPU equivalent: drop it")
+                return
+            if not is_cuda_device_string(text):
+                return
+        else:
+            vals = ctx.resolver.strings(node)
+            if not vals or not any(is_cuda_device_string(v) for v in vals):
+                return
+            text = sorted(vals)[0]
+        if in_log_or_docstring(node):
+            return
+        parent = node.parent
+        # comparisons are NPU004; dict keys / membership tests are not device uses
+        if isinstance(parent, nodes.Compare):
+            return
+        if isinstance(parent, (nodes.List, nodes.Tuple, nodes.Set)) and isinstance(parent.parent, nodes.Compare):
+            return
+        if isinstance(parent, nodes.Dict) and any(k is node for k, _v in parent.items):
+            return
+        if isinstance(parent, nodes.Call) and isinstance(parent.func, nodes.Attribute) and parent.func.attrname in _COMPARE_METHODS:
+            f = ctx.finding(self.rule("NPU004"), parent, "device-type-check",
+                            "This string test looks for a CUDA device; on an Ascend NPU the device type is 'npu'.",
+                            replacement=_swap(ctx.snippet(parent.lineno)))
+            yield f
+            return
+        call, kw = _enclosing_call(node)
+        r = ctx.resolver
+        target = r.call_target(call) if call is not None else None
+        if call is not None and isinstance(call.func, nodes.Attribute) and call.func.attrname in ("to", "to_empty") and target is None:
+            target = "torch.Tensor.to"
+        severity = "auto"
+        note = ""
+        if call is not None:
+            if target in DEVICE_CALLS or _rewritten(ctx.kb, target):
+                severity = "auto"
+            elif target and kw in DEVICE_KWARGS and target.startswith("torch.") and not _rewritten(ctx.kb, target):
+                severity = "manual"
+                note = f" `{target}` is not among the functions whose device arguments transfer_to_npu rewrites."
+        new = text.replace("cuda", "npu", 1)
+        yield ctx.finding(self.rule("NPU003"), node, "device:cuda",
+                          f"Device string '{text}' selects a CUDA device." + (note or
+                          f" {TRANSFER} rewrites it to '{new}' where it reaches a wrapped device argument."),
+                          replacement=f"'{new}'", severity=severity,
+                          confidence="high" if call is not None or _is_device_context(node) else "medium")
+
+
+def _enclosing_call(node):
+    """(call, keyword name) when *node* is (part of) an argument of a call."""
+    cur = node
+    parent = node.parent
+    kw = None
+    for _ in range(4):
+        if parent is None:
+            return None, None
+        if isinstance(parent, nodes.Keyword):
+            kw = parent.arg
+        elif isinstance(parent, nodes.Call):
+            if cur is parent.func:
+                return None, None
+            return parent, kw
+        elif not isinstance(parent, (nodes.IfExp, nodes.BoolOp, nodes.JoinedStr, nodes.FormattedValue, nodes.BinOp)):
+            return None, None
+        cur = parent
+        parent = parent.parent
+    return None, None
+
+
+def _is_device_context(node) -> bool:
+    parent = node.parent
+    while isinstance(parent, (nodes.IfExp, nodes.BoolOp, nodes.BinOp)):
+        parent = parent.parent
+    if isinstance(parent, (nodes.Assign, nodes.AnnAssign)):
+        targets = parent.targets if isinstance(parent, nodes.Assign) else [parent.target]
+        for t in targets:
+            name = getattr(t, "name", None) or getattr(t, "attrname", None) or ""
+            if "device" in name or "dev" == name:
+                return True
+    if isinstance(parent, nodes.Keyword) and parent.arg in DEVICE_KWARGS | {"default"}:
+        return True
+    return False
+
+
+def _mentions(node, text: str) -> bool:
+    for n in walk(node):
+        if isinstance(n, nodes.Const) and isinstance(n.value, str) and text in n.value:
+            return True
+    return False
+
+
+def _swap(line: str) -> str:
+    return line.strip().replace("'cuda", "'npu").replace('"cuda', '"npu')

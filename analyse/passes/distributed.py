@@ -1,0 +1,250 @@
+"""distributed: multi-device training particulars that differ on Ascend.
+
+Detects the ``nccl`` backend (literal, argparse default, ``Backend.NCCL``,
+``is_nccl_available``), code that compares a backend name with ``'nccl'``,
+``torch.nn.DataParallel``, DistributedDataParallel with several devices per
+process, ``NCCL_*`` environment variables, and ``init_process_group`` calls
+whose backend is left to the default (which picks NCCL for CUDA).
+
+Replacements: ``hccl``, ``DistributedDataParallel`` with one process per NPU,
+``HCCL_*`` variables. transfer_to_npu rewrites ``'nccl'`` to ``'hccl'`` only in
+the backend argument of ``init_process_group`` / ``new_group``: those uses are
+``auto``, comparisons are ``manual``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from astroid import nodes
+
+from analyse.findings import Finding, Rule
+from analyse.passes import ModuleContext, Pass, in_log_or_docstring, walk
+
+R_NCCL = Rule(
+    code="NPU101", name="nccl-backend", category="distributed", severity="auto",
+    summary="The `nccl` communication backend is selected.",
+    why="NCCL is NVIDIA's collective library. On Ascend the backend is `hccl`. transfer_to_npu rewrites "
+        "'nccl' to 'hccl' in the backend argument of `init_process_group` / `new_group` only; a backend passed "
+        "elsewhere (a launcher, a config object) stays 'nccl'.",
+    example="dist.init_process_group(backend='nccl', init_method='env://')",
+    fix="dist.init_process_group(backend='hccl', init_method='env://')",
+)
+R_NCCL_CMP = Rule(
+    code="NPU102", name="nccl-backend-check", category="distributed", severity="manual",
+    summary="Code compares a backend name with 'nccl'.",
+    why="After migration the backend is 'hccl', so `backend == 'nccl'` and `assert backend in ['gloo', 'nccl']` "
+        "take the wrong branch or fail. transfer_to_npu does not rewrite comparisons (documented restriction).",
+    example="if dist.get_backend() == 'nccl':\n    torch.cuda.synchronize()",
+    fix="if dist.get_backend() in ('nccl', 'hccl'):\n    torch.npu.synchronize()",
+)
+R_DP = Rule(
+    code="NPU103", name="data-parallel", category="distributed", severity="manual",
+    summary="`torch.nn.DataParallel` is used.",
+    why="DataParallel is not supported on Ascend NPUs (it is listed as unsupported for every documented torch "
+        "version and in the migration guide's unsupported scenarios).",
+    example="model = torch.nn.DataParallel(model)",
+    fix="# one process per NPU, launched with torchrun\nmodel = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])",
+)
+R_MULTI_DEV = Rule(
+    code="NPU104", name="multi-device-per-process", category="distributed", severity="manual",
+    summary="DistributedDataParallel given several devices for one process.",
+    why="Ascend runs one training process per device; several devices in `device_ids` (single-process "
+        "multi-device DDP) is not supported.",
+    example="DistributedDataParallel(model, device_ids=[0, 1])",
+    fix="DistributedDataParallel(model, device_ids=[local_rank])  # one process per NPU",
+)
+R_NCCL_ENV = Rule(
+    code="NPU105", name="nccl-env", category="distributed", severity="manual",
+    summary="An `NCCL_*` environment variable is set or read.",
+    why="HCCL ignores NCCL variables; the equivalent settings have HCCL names (or do not exist).",
+    example="os.environ['NCCL_SOCKET_IFNAME'] = 'eth0'",
+    fix="os.environ['HCCL_SOCKET_IFNAME'] = 'eth0'",
+)
+R_NCCL_API = Rule(
+    code="NPU106", name="nccl-specific-api", category="distributed", severity="auto",
+    summary="An NCCL-specific distributed API (`is_nccl_available`, `Backend.NCCL`, `ProcessGroupNCCL`).",
+    why="These names refer to NCCL. transfer_to_npu maps `is_nccl_available` and `ProcessGroupNCCL` to their "
+        "HCCL twins; `Backend.NCCL` still means 'nccl'.",
+    example="if dist.is_nccl_available():\n    backend = dist.Backend.NCCL",
+    fix="if dist.is_hccl_available():\n    backend = 'hccl'",
+)
+
+NCCL_ENV = {
+    "NCCL_SOCKET_IFNAME": "HCCL_SOCKET_IFNAME",
+    "NCCL_DEBUG": "ASCEND_GLOBAL_LOG_LEVEL (HCCL logs) ",
+    "NCCL_BUFFSIZE": "HCCL_BUFFSIZE",
+    "NCCL_TIMEOUT": "HCCL_CONNECT_TIMEOUT / HCCL_EXEC_TIMEOUT",
+    "NCCL_BLOCKING_WAIT": "HCCL_BLOCKING_WAIT",
+    "NCCL_ASYNC_ERROR_HANDLING": "HCCL_ASYNC_ERROR_HANDLING",
+    "TORCH_NCCL_ASYNC_ERROR_HANDLING": "HCCL_ASYNC_ERROR_HANDLING",
+    "TORCH_NCCL_BLOCKING_WAIT": "HCCL_BLOCKING_WAIT",
+    "NCCL_IB_DISABLE": None,
+    "NCCL_P2P_DISABLE": None,
+    "NCCL_IB_HCA": None,
+    "NCCL_NET_GDR_LEVEL": None,
+    "NCCL_ALGO": None,
+    "NCCL_PROTO": None,
+}
+
+BACKEND_CALLS = {
+    "torch.distributed.init_process_group", "torch.distributed.new_group",
+    "torch.distributed.distributed_c10d.init_process_group", "torch.distributed.distributed_c10d.new_group",
+}
+DP_NAMES = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel",
+            "torch.nn.parallel.data_parallel"}
+DDP_NAMES = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
+NCCL_APIS = {
+    "torch.distributed.is_nccl_available": ("torch.distributed.is_hccl_available()", "auto"),
+    "torch.distributed.Backend.NCCL": ("'hccl'", "manual"),
+    "torch.distributed.ProcessGroupNCCL": ("torch_npu._C._distributed_c10d.ProcessGroupHCCL", "auto"),
+    "torch.distributed.distributed_c10d.ProcessGroupNCCL": ("torch_npu._C._distributed_c10d.ProcessGroupHCCL", "auto"),
+}
+
+
+def _is_nccl(value: str) -> bool:
+    return value.strip().lower() in ("nccl", "cuda:nccl", "cpu:gloo,cuda:nccl")
+
+
+class DistributedPass(Pass):
+    name = "distributed"
+    rules = (R_NCCL, R_NCCL_CMP, R_DP, R_MULTI_DEV, R_NCCL_ENV, R_NCCL_API)
+
+    VALID = (
+        "import torch.distributed as dist\ndist.init_process_group(backend='hccl')\n",
+        "import torch\nmodel = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])\n",
+        "print('use nccl on GPUs')\n",
+    )
+    INVALID = (
+        "import torch.distributed as dist\ndist.init_process_group(backend='nccl')  # expect: NPU101\n",
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--dist-backend', default='nccl')  # expect: NPU101\n",
+        "import torch.distributed as dist\nif dist.get_backend() == 'nccl':  # expect: NPU102\n    pass\n",
+        "import torch.nn as nn\nmodel = nn.DataParallel(model)  # expect: NPU103\n",
+        "from torch.nn.parallel import DistributedDataParallel as DDP\nm = DDP(model, device_ids=[0, 1])  # expect: NPU104\n",
+        "import os\nos.environ['NCCL_SOCKET_IFNAME'] = 'eth0'  # expect: NPU105\n",
+    )
+
+    def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
+        for node in walk(ctx.tree):
+            if isinstance(node, nodes.Call):
+                yield from self._call(ctx, node)
+            elif isinstance(node, nodes.Compare):
+                f = self._compare(ctx, node)
+                if f:
+                    yield f
+            elif isinstance(node, nodes.Const) and isinstance(node.value, str):
+                yield from self._const(ctx, node)
+            elif isinstance(node, (nodes.Attribute, nodes.Name, nodes.AssignAttr)):
+                f = self._name(ctx, node)
+                if f:
+                    yield f
+
+    def _call(self, ctx: ModuleContext, call: nodes.Call) -> Iterator[Finding]:
+        r = ctx.resolver
+        q = r.qualname(call.func)
+        if q in DP_NAMES:
+            yield ctx.finding(self.rule("NPU103"), call, "torch.nn.DataParallel",
+                              "`torch.nn.DataParallel` is not supported on Ascend NPUs.",
+                              replacement="torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank]) "
+                                          "with one process per NPU (torchrun)", evidence="knowledge")
+        elif q in DDP_NAMES:
+            ids = None
+            for kw in call.keywords or ():
+                if kw.arg == "device_ids":
+                    ids = kw.value
+            if ids is None and len(call.args) >= 2:
+                ids = call.args[1]
+            if isinstance(ids, (nodes.List, nodes.Tuple)) and len(ids.elts) > 1:
+                yield ctx.finding(self.rule("NPU104"), call, "torch.nn.parallel.DistributedDataParallel",
+                                  "DistributedDataParallel with several devices per process is not supported on Ascend "
+                                  "(one process per device).", replacement="device_ids=[local_rank]")
+            elif ids is not None and _is_range_over_devices(ids, r):
+                yield ctx.finding(self.rule("NPU104"), call, "torch.nn.parallel.DistributedDataParallel",
+                                  "DistributedDataParallel given every visible device in one process; Ascend needs one "
+                                  "process per device.", replacement="device_ids=[local_rank]", confidence="medium")
+        if q in ("os.environ.get", "os.getenv", "os.environ.setdefault", "os.putenv", "os.environ.pop") and call.args:
+            vals = r.strings(call.args[0])
+            for v in vals or ():
+                if v in NCCL_ENV:
+                    yield self._env(ctx, call.args[0], v)
+                    break
+
+    def _env(self, ctx: ModuleContext, node, var: str) -> Finding:
+        repl = NCCL_ENV[var]
+        return ctx.finding(self.rule("NPU105"), node, var,
+                           f"`{var}` configures NCCL; HCCL ignores it.",
+                           replacement=(repl.strip() if repl else "no HCCL equivalent: drop it"))
+
+    def _const(self, ctx: ModuleContext, node: nodes.Const) -> Iterator[Finding]:
+        text = node.value
+        parent = node.parent
+        if text in NCCL_ENV and isinstance(parent, nodes.Subscript) and parent.slice is node:
+            if ctx.resolver.qualname(parent.value) == "os.environ":
+                yield self._env(ctx, node, text)
+            return
+        if not _is_nccl(text):
+            return
+        if in_log_or_docstring(node):
+            return
+        if isinstance(parent, nodes.Compare) or (
+                isinstance(parent, (nodes.List, nodes.Tuple, nodes.Set)) and isinstance(parent.parent, nodes.Compare)):
+            return  # NPU102
+        if isinstance(parent, nodes.Dict) and any(k is node for k, _v in parent.items):
+            return
+        if isinstance(parent, nodes.Call) and isinstance(parent.func, nodes.Attribute) and parent.func.attrname in ("startswith", "endswith", "find"):
+            return
+        call = parent if isinstance(parent, nodes.Call) else (parent.parent if isinstance(parent, nodes.Keyword) else None)
+        severity, conf = "auto", "high"
+        note = " transfer_to_npu rewrites it to 'hccl' in init_process_group/new_group."
+        if isinstance(call, nodes.Call) and call is not node:
+            target = ctx.resolver.qualname(call.func)
+            if target in BACKEND_CALLS:
+                pass
+            elif target and not (isinstance(call.func, nodes.Attribute) and call.func.attrname == "add_argument"):
+                severity = "manual"
+                note = f" It is passed to `{target}`, whose arguments transfer_to_npu does not rewrite."
+        elif isinstance(parent, (nodes.Assign, nodes.AnnAssign, nodes.Return, nodes.IfExp, nodes.BoolOp)):
+            conf = "high"
+        yield ctx.finding(self.rule("NPU101"), node, "torch.distributed.backend:nccl",
+                          "The 'nccl' backend does not exist on Ascend NPUs; use 'hccl'." + note,
+                          replacement="'hccl'", severity=severity, confidence=conf, evidence="knowledge")
+
+    def _compare(self, ctx: ModuleContext, node: nodes.Compare) -> Optional[Finding]:
+        operands = [node.left] + [o for _op, o in node.ops]
+        hit = False
+        for o in operands:
+            if isinstance(o, nodes.Const) and isinstance(o.value, str) and _is_nccl(o.value):
+                hit = True
+            elif isinstance(o, (nodes.List, nodes.Tuple, nodes.Set)):
+                hit = hit or any(isinstance(e, nodes.Const) and isinstance(e.value, str) and _is_nccl(e.value) for e in o.elts)
+            elif isinstance(o, (nodes.Attribute, nodes.Name)) and ctx.resolver.qualname(o) == "torch.distributed.Backend.NCCL":
+                hit = True
+        if not hit or in_log_or_docstring(node):
+            return None
+        return ctx.finding(self.rule("NPU102"), node, "torch.distributed.backend:nccl",
+                           "This test compares the backend with 'nccl'; after migration the backend is 'hccl', so it "
+                           "takes the other branch (transfer_to_npu does not rewrite comparisons).",
+                           replacement=ctx.snippet(node.lineno).strip().replace("'nccl'", "'hccl'").replace('"nccl"', '"hccl"'))
+
+    def _name(self, ctx: ModuleContext, node) -> Optional[Finding]:
+        parent = node.parent
+        if isinstance(parent, (nodes.Attribute, nodes.AssignAttr)) and parent.expr is node:
+            return None
+        q = ctx.resolver.qualname(node)
+        if q not in NCCL_APIS:
+            return None
+        if isinstance(parent, nodes.Compare):
+            return None  # reported by NPU102
+        repl, sev = NCCL_APIS[q]
+        return ctx.finding(self.rule("NPU106"), node, q, f"`{q}` is NCCL-specific.", replacement=repl, severity=sev,
+                           evidence="knowledge")
+
+
+def _is_range_over_devices(node, r) -> bool:
+    """``list(range(torch.cuda.device_count()))``-like."""
+    for n in walk(node):
+        if isinstance(n, nodes.Call):
+            q = r.qualname(n.func)
+            if q in ("torch.cuda.device_count", "torch.npu.device_count"):
+                return True
+    return False

@@ -1,0 +1,604 @@
+"""Name, type and string resolution without running or importing anything.
+
+Resolution order (fast and exact first):
+
+1. **Import tables and scopes**: a ``Name`` is looked up in its lexical scope
+   (astroid's ``lookup``, which walks function, enclosing and module scopes);
+   imports give a dotted name (``import torch.nn as nn`` -> ``torch.nn``,
+   ``from torch.cuda import amp`` -> ``torch.cuda.amp``, relative imports
+   resolved against the module's package); simple assignments are followed
+   (``F = torch.nn.functional``).
+2. **Light type tracking** for receivers of method calls: results of
+   ``torch.*`` functions are tensors, calls of ``torch.nn.X`` classes are
+   modules, ``self`` inside an ``nn.Module`` subclass is a module,
+   ``self.attr = nn.Linear(...)`` makes ``self.attr`` a module, parameters
+   annotated ``torch.Tensor`` are tensors, and so on.
+3. **String values** through assignments, conditional expressions, ``or``
+   defaults, f-strings / ``str.format`` / ``+`` concatenation (unknown parts
+   become ``{}``), ``os.environ.get`` defaults and argparse ``default=`` values
+   (``args.dist_backend`` -> ``'nccl'``).
+4. **astroid inference**, only where the above cannot decide and the answer
+   matters (:meth:`Resolver.infer_type`), with a bounded budget.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+
+import astroid
+from astroid import nodes
+
+_MAX_DEPTH = 12
+
+# torch functions that do not return a tensor (everything else under these
+# namespaces is assumed to).
+_NON_TENSOR_TORCH = {
+    "torch.device", "torch.dtype", "torch.no_grad", "torch.enable_grad", "torch.inference_mode",
+    "torch.set_grad_enabled", "torch.is_tensor", "torch.is_floating_point", "torch.is_complex",
+    "torch.numel", "torch.manual_seed", "torch.seed", "torch.initial_seed", "torch.save", "torch.load",
+    "torch.compile", "torch.get_default_dtype", "torch.set_default_dtype", "torch.set_printoptions",
+    "torch.set_num_threads", "torch.get_num_threads", "torch.is_grad_enabled", "torch.autocast",
+    "torch.use_deterministic_algorithms", "torch.are_deterministic_algorithms_enabled",
+    "torch.set_float32_matmul_precision", "torch.get_float32_matmul_precision", "torch.Generator",
+    "torch.finfo", "torch.iinfo", "torch.Size", "torch.set_default_tensor_type", "torch.get_rng_state",
+    "torch.set_rng_state", "torch.broadcast_shapes", "torch.typename", "torch.is_storage",
+    "torch.set_default_device", "torch.get_default_device",
+}
+_TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+# Tensor methods whose result is not a tensor.
+_NON_TENSOR_METHODS = {
+    "item", "tolist", "size", "dim", "numel", "ndimension", "element_size", "nelement", "numpy",
+    "is_contiguous", "is_floating_point", "is_complex", "get_device", "data_ptr", "storage",
+    "untyped_storage", "stride", "storage_offset", "type", "backward", "register_hook", "__len__",
+    "equal", "is_pinned", "is_set_to", "is_shared", "has_names", "dim_order", "nbytes", "itemsize",
+}
+# Module methods that return the module itself.
+_MODULE_SELF_METHODS = {
+    "cuda", "npu", "cpu", "to", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_",
+    "to_empty", "share_memory", "apply", "type", "xpu", "ipu",
+}
+_TENSOR_ATTRS = {"data", "T", "mT", "H", "mH", "grad", "real", "imag"}
+
+
+def is_module_class_name(qual: str) -> bool:
+    """True for ``torch.nn.Linear``-like class names (``torch.nn.*.Capitalised``)."""
+    if not qual.startswith("torch.nn.") or qual.startswith("torch.nn.functional."):
+        return False
+    last = qual.rsplit(".", 1)[-1]
+    return last[:1].isupper() and last not in {"Parameter", "ParameterList", "ParameterDict", "Buffer"}
+
+
+def is_optimizer_class_name(qual: str) -> bool:
+    if not qual.startswith("torch.optim.") and not qual.startswith("torch_npu.optim."):
+        return False
+    last = qual.rsplit(".", 1)[-1]
+    return last[:1].isupper() and ".lr_scheduler." not in qual
+
+
+def returns_tensor(qual: str) -> bool:
+    if qual in _NON_TENSOR_TORCH:
+        return False
+    if qual.startswith(_TENSOR_NAMESPACES):
+        return True
+    parts = qual.split(".")
+    return len(parts) == 2 and parts[0] == "torch" and parts[1][:1].islower() and not parts[1].startswith(("is_", "set_", "get_", "_"))
+
+
+@dataclass
+class ClassInfo:
+    qualname: str
+    bases: Tuple[str, ...]
+
+
+@dataclass
+class ProjectIndex:
+    """Facts gathered from every file of the project before the passes run."""
+
+    classes: Dict[str, ClassInfo] = field(default_factory=dict)
+    argparse_defaults: Dict[str, Set[str]] = field(default_factory=dict)  # dest -> string defaults
+    modules: Set[str] = field(default_factory=set)
+
+    _module_cache: Dict[str, bool] = field(default_factory=dict)
+
+    def add_module(self, modname: str, tree: nodes.Module, resolver: "Resolver") -> None:
+        self.modules.add(modname)
+        for cls in tree.nodes_of_class(nodes.ClassDef):
+            bases = tuple(filter(None, (resolver.qualname(b) for b in cls.bases)))
+            self.classes[cls.qname()] = ClassInfo(cls.qname(), bases)
+        for call in tree.nodes_of_class(nodes.Call):
+            func = call.func
+            if isinstance(func, nodes.Attribute) and func.attrname == "add_argument":
+                dest, default = _argparse_dest_default(call)
+                if dest and default:
+                    self.argparse_defaults.setdefault(dest, set()).update(default)
+
+    def is_module_class(self, qual: str, _depth: int = 0) -> bool:
+        if is_module_class_name(qual):
+            return True
+        if _depth > 20:
+            return False
+        cached = self._module_cache.get(qual)
+        if cached is not None:
+            return cached
+        info = self.classes.get(qual)
+        result = bool(info) and any(self.is_module_class(b, _depth + 1) for b in info.bases)
+        self._module_cache[qual] = result
+        return result
+
+    def is_class(self, qual: str) -> bool:
+        return qual in self.classes
+
+
+def _const_str(node) -> Optional[str]:
+    if isinstance(node, nodes.Const) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def _argparse_dest_default(call: nodes.Call) -> Tuple[Optional[str], Set[str]]:
+    dest = None
+    names = [_const_str(a) for a in call.args]
+    for kw in call.keywords or ():
+        if kw.arg == "dest":
+            dest = _const_str(kw.value)
+    if dest is None:
+        longs = [n for n in names if n and n.startswith("--")]
+        shorts = [n for n in names if n and n.startswith("-") and not n.startswith("--")]
+        plain = [n for n in names if n and not n.startswith("-")]
+        pick = (longs or plain or shorts or [None])[0]
+        if pick:
+            dest = pick.lstrip("-").replace("-", "_")
+    defaults: Set[str] = set()
+    for kw in call.keywords or ():
+        if kw.arg == "default":
+            s = _const_str(kw.value)
+            if s is not None:
+                defaults.add(s)
+        if kw.arg == "choices" and isinstance(kw.value, (nodes.List, nodes.Tuple)):
+            pass
+    return dest, defaults
+
+
+class Resolver:
+    """Resolution for one module. Cheap to create; caches per node."""
+
+    def __init__(self, tree: nodes.Module, modname: str, index: Optional[ProjectIndex] = None,
+                 is_package: bool = False, infer_budget: int = 200):
+        self.tree = tree
+        self.modname = modname
+        self.index = index or ProjectIndex()
+        self.is_package = is_package
+        self._qual_cache: Dict[int, Optional[str]] = {}
+        self._type_cache: Dict[int, Optional[str]] = {}
+        self._infer_budget = infer_budget
+
+    # ------------------------------------------------------------------ names
+    def absolute_import(self, modname: Optional[str], level: Optional[int]) -> str:
+        modname = modname or ""
+        if not level:
+            return modname
+        pkg = self.modname if self.is_package else self.modname.rpartition(".")[0]
+        parts = pkg.split(".") if pkg else []
+        if level > 1:
+            parts = parts[: max(0, len(parts) - (level - 1))]
+        base = ".".join(parts)
+        if modname:
+            return f"{base}.{modname}" if base else modname
+        return base
+
+    def qualname(self, node, _depth: int = 0) -> Optional[str]:
+        """Dotted name an expression stands for, or None."""
+        key = id(node)
+        if key in self._qual_cache:
+            return self._qual_cache[key]
+        self._qual_cache[key] = None  # cycle guard
+        result = self._qualname(node, _depth)
+        self._qual_cache[key] = result
+        return result
+
+    def _qualname(self, node, depth: int) -> Optional[str]:
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(node, nodes.Name):
+            return self._lookup_name(node, node.name, depth)
+        if isinstance(node, (nodes.Attribute, nodes.AssignAttr, nodes.DelAttr)):
+            base = self.qualname(node.expr, depth + 1)
+            if base is not None:
+                return f"{base}.{node.attrname}"
+            return None
+        return None
+
+    def _lookup_name(self, node, name: str, depth: int) -> Optional[str]:
+        try:
+            _scope, defs = node.lookup(name)
+        except Exception:  # astroid lookup failure on odd trees
+            return None
+        if not defs:
+            return None
+        results = set()
+        for d in defs:
+            r = self._def_qualname(d, name, depth)
+            if r is None:
+                if isinstance(d, (nodes.Import, nodes.ImportFrom, nodes.FunctionDef, nodes.ClassDef)):
+                    return None
+                continue
+            results.add(r)
+        if len(results) == 1:
+            return results.pop()
+        return None
+
+    def _def_qualname(self, d, name: str, depth: int) -> Optional[str]:
+        if isinstance(d, nodes.Import):
+            for mod, asname in d.names:
+                if asname == name:
+                    return mod
+                if asname is None and mod.split(".")[0] == name:
+                    return name
+            return None
+        if isinstance(d, nodes.ImportFrom):
+            base = self.absolute_import(d.modname, d.level)
+            for mod, asname in d.names:
+                if (asname or mod) == name and mod != "*":
+                    return f"{base}.{mod}" if base else mod
+            return None
+        if isinstance(d, (nodes.FunctionDef, nodes.ClassDef)):
+            return d.qname()
+        if isinstance(d, nodes.AssignName):
+            value = self.assigned_value(d)
+            if value is not None and isinstance(value, (nodes.Name, nodes.Attribute)):
+                return self.qualname(value, depth + 1)
+            return None
+        return None
+
+    @staticmethod
+    def assigned_value(assign_name: nodes.AssignName):
+        """The expression bound to a name by a plain ``x = expr`` / ``x: T = expr``."""
+        parent = assign_name.parent
+        if isinstance(parent, nodes.Assign) and assign_name in parent.targets:
+            return parent.value
+        if isinstance(parent, nodes.AnnAssign) and parent.target is assign_name:
+            return parent.value
+        if isinstance(parent, nodes.NamedExpr) and parent.target is assign_name:
+            return parent.value
+        return None
+
+    # ------------------------------------------------------------------ calls
+    def call_target(self, call: nodes.Call) -> Optional[str]:
+        """Qualified name of the callee: a plain dotted name, or a method on a
+        receiver whose type is known (``torch.Tensor.nonzero``)."""
+        q = self.qualname(call.func)
+        if q is not None:
+            return q
+        func = call.func
+        if isinstance(func, nodes.Attribute):
+            cands = self.method_candidates(func)
+            if cands:
+                return cands[0]
+        return None
+
+    def method_candidates(self, attr: nodes.Attribute) -> List[str]:
+        """API names a method access may stand for, most specific first."""
+        t = self.type_of(attr.expr)
+        if t is None:
+            return []
+        return method_names_for_type(t, attr.attrname, self.index)
+
+    # ------------------------------------------------------------------ types
+    def type_of(self, node, _depth: int = 0) -> Optional[str]:
+        key = id(node)
+        if key in self._type_cache:
+            return self._type_cache[key]
+        self._type_cache[key] = None
+        result = None
+        try:
+            result = self._type_of(node, _depth) if _depth <= _MAX_DEPTH else None
+        except RecursionError:
+            result = None
+        self._type_cache[key] = result
+        return result
+
+    def _type_of(self, node, depth: int) -> Optional[str]:
+        if isinstance(node, nodes.Call):
+            return self._call_type(node, depth)
+        if isinstance(node, nodes.Name):
+            return self._name_type(node, depth)
+        if isinstance(node, nodes.Attribute):
+            if isinstance(node.expr, nodes.Name) and node.expr.name in ("self", "cls"):
+                return self._self_attr_type(node, depth)
+            if node.attrname in _TENSOR_ATTRS and self.type_of(node.expr, depth + 1) == "torch.Tensor":
+                return "torch.Tensor"
+            if node.attrname == "module" and self.is_module_type(self.type_of(node.expr, depth + 1)):
+                return "torch.nn.Module"
+            return None
+        if isinstance(node, nodes.Subscript):
+            if self.type_of(node.value, depth + 1) == "torch.Tensor":
+                return "torch.Tensor"
+            return None
+        if isinstance(node, nodes.BinOp):
+            if "torch.Tensor" in (self.type_of(node.left, depth + 1), self.type_of(node.right, depth + 1)):
+                return "torch.Tensor"
+            return None
+        if isinstance(node, nodes.UnaryOp):
+            return self.type_of(node.operand, depth + 1)
+        return None
+
+    def _call_type(self, call: nodes.Call, depth: int) -> Optional[str]:
+        q = self.qualname(call.func)
+        if q is not None:
+            if q == "torch.device":
+                return "torch.device"
+            if q == "torch.nn.Parameter" or q == "torch.nn.parameter.Parameter":
+                return "torch.Tensor"
+            if q in ("torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel",
+                     "torch.nn.parallel.DataParallel"):
+                return q
+            if is_module_class_name(q) or is_optimizer_class_name(q):
+                return q
+            if q.startswith("torch.") and returns_tensor(q):
+                return "torch.Tensor"
+            if q.startswith("torch.Tensor.") and q.rsplit(".", 1)[1] not in _NON_TENSOR_METHODS:
+                return "torch.Tensor"
+            if self.index.is_class(q):
+                return q
+            return None
+        func = call.func
+        if isinstance(func, nodes.Attribute):
+            recv = self.type_of(func.expr, depth + 1)
+            if recv == "torch.Tensor":
+                return None if func.attrname in _NON_TENSOR_METHODS else "torch.Tensor"
+            if recv and self.is_module_type(recv) and func.attrname in _MODULE_SELF_METHODS:
+                return recv
+            return None
+        if isinstance(func, (nodes.Name, nodes.Attribute)):
+            pass
+        # model(x): calling a module instance gives a tensor
+        recv = self.type_of(func, depth + 1)
+        if recv and self.is_module_type(recv):
+            return "torch.Tensor"
+        return None
+
+    def _name_type(self, node: nodes.Name, depth: int) -> Optional[str]:
+        try:
+            scope, defs = node.lookup(node.name)
+        except Exception:
+            return None
+        types = set()
+        for d in defs:
+            t = None
+            if isinstance(d, nodes.AssignName):
+                if isinstance(d.parent, nodes.Arguments):
+                    t = self._param_type(d, d.parent, depth)
+                else:
+                    value = self.assigned_value(d)
+                    if value is not None:
+                        t = self.type_of(value, depth + 1)
+            types.add(t)
+        if len(types) == 1:
+            return types.pop()
+        types.discard(None)
+        return types.pop() if len(types) == 1 else None
+
+    def _param_type(self, name: nodes.AssignName, args: nodes.Arguments, depth: int) -> Optional[str]:
+        func = args.parent
+        ann = None
+        all_args = list(args.posonlyargs or []) + list(args.args or []) + list(args.kwonlyargs or [])
+        anns = list(args.posonlyargs_annotations or []) + list(args.annotations or []) + list(args.kwonlyargs_annotations or [])
+        for a, an in zip(all_args, anns):
+            if a is name:
+                ann = an
+        if ann is not None:
+            q = self.qualname(ann)
+            if q in ("torch.Tensor", "torch.FloatTensor", "torch.LongTensor"):
+                return "torch.Tensor"
+            if q and (is_module_class_name(q) or self.index.is_module_class(q)):
+                return q
+            if q == "torch.device":
+                return "torch.device"
+            return None
+        if not isinstance(func, nodes.FunctionDef):
+            return None
+        cls = func.parent if isinstance(func.parent, nodes.ClassDef) else None
+        first = all_args[0] if all_args else None
+        if cls is not None and first is name and name.name in ("self",) and not _is_static(func):
+            return cls.qname()
+        if cls is not None and func.name == "forward" and first is not name and self.index.is_module_class(cls.qname()):
+            if name.name not in ("mask", "attention_mask", "training", "inplace") and not name.name.startswith(("is_", "use_", "return_", "num_", "n_")):
+                return "torch.Tensor"
+        return None
+
+    def _self_attr_type(self, node: nodes.Attribute, depth: int) -> Optional[str]:
+        scope = node.scope()
+        cls = scope.parent if isinstance(scope, nodes.FunctionDef) else None
+        if not isinstance(cls, nodes.ClassDef):
+            return None
+        assigns = cls.instance_attrs.get(node.attrname)
+        if not assigns:
+            return None
+        types = set()
+        for a in assigns:
+            parent = a.parent
+            value = parent.value if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) else None
+            types.add(self.type_of(value, depth + 1) if value is not None else None)
+        types.discard(None)
+        return types.pop() if len(types) == 1 else None
+
+    def is_module_type(self, t: Optional[str]) -> bool:
+        return bool(t) and (t in ("torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel")
+                            or self.index.is_module_class(t))
+
+    def is_tensor(self, node) -> bool:
+        return self.type_of(node) == "torch.Tensor"
+
+    def infer_type(self, node) -> Optional[str]:
+        """astroid inference, for when the fast paths cannot decide. Bounded."""
+        if self._infer_budget <= 0:
+            return None
+        self._infer_budget -= 1
+        try:
+            for value in node.infer():
+                if value is astroid.Uninferable:
+                    return None
+                if isinstance(value, astroid.Instance):
+                    q = value.proxied.qname()
+                    return q
+                return None
+        except (astroid.InferenceError, RecursionError, AttributeError, StopIteration):
+            return None
+        except Exception:
+            return None
+        return None
+
+    # ---------------------------------------------------------------- strings
+    def strings(self, node, _depth: int = 0) -> Optional[Set[str]]:
+        """Possible string values of an expression, or None when unknown.
+        Unknown parts of formatted strings are rendered as ``{}``."""
+        if _depth > _MAX_DEPTH or node is None:
+            return None
+        s = _const_str(node)
+        if s is not None:
+            return {s}
+        if isinstance(node, nodes.JoinedStr):
+            out = [""]
+            for part in node.values:
+                if isinstance(part, nodes.Const):
+                    piece = {str(part.value)}
+                else:
+                    inner = self.strings(part.value, _depth + 1) if isinstance(part, nodes.FormattedValue) else None
+                    piece = inner if inner and len(inner) <= 4 else {"{}"}
+                out = [o + p for o in out for p in piece][:16]
+            return set(out)
+        if isinstance(node, nodes.IfExp):
+            return _union(self.strings(node.body, _depth + 1), self.strings(node.orelse, _depth + 1))
+        if isinstance(node, nodes.BoolOp):
+            acc: Optional[Set[str]] = None
+            for v in node.values:
+                acc = _union(acc, self.strings(v, _depth + 1))
+            return acc
+        if isinstance(node, nodes.BinOp) and node.op == "+":
+            left = self.strings(node.left, _depth + 1)
+            right = self.strings(node.right, _depth + 1)
+            if left is None and right is None:
+                return None
+            left = left or {"{}"}
+            right = right or {"{}"}
+            return {a + b for a in left for b in right}
+        if isinstance(node, nodes.BinOp) and node.op == "%":
+            left = self.strings(node.left, _depth + 1)
+            if left:
+                return {re.sub(r"%[-+ #0]*\d*(?:\.\d+)?[sdifr]", "{}", x) for x in left}
+            return None
+        if isinstance(node, nodes.Call):
+            func = node.func
+            if isinstance(func, nodes.Attribute) and func.attrname == "format":
+                base = self.strings(func.expr, _depth + 1)
+                if base:
+                    return {re.sub(r"\{[^{}]*\}", "{}", b) for b in base}
+                return None
+            q = self.qualname(func)
+            if q in ("os.environ.get", "os.getenv") and len(node.args) >= 2:
+                return self.strings(node.args[1], _depth + 1)
+            if q == "str" and node.args:
+                return self.strings(node.args[0], _depth + 1)
+            return None
+        if isinstance(node, nodes.Name):
+            try:
+                _scope, defs = node.lookup(node.name)
+            except Exception:
+                return None
+            acc = None
+            any_known = False
+            for d in defs:
+                if isinstance(d, nodes.AssignName):
+                    value = self.assigned_value(d)
+                    if value is None and isinstance(d.parent, nodes.Arguments):
+                        value = _param_default(d, d.parent)
+                    if value is not None:
+                        vals = self.strings(value, _depth + 1)
+                        if vals is not None:
+                            any_known = True
+                            acc = _union(acc, vals)
+            return acc if any_known else None
+        if isinstance(node, nodes.Attribute):
+            defaults = self.index.argparse_defaults.get(node.attrname)
+            if defaults and isinstance(node.expr, nodes.Name) and node.expr.name not in ("self", "cls"):
+                return set(defaults)
+            if isinstance(node.expr, nodes.Name) and node.expr.name == "self":
+                return self._self_attr_strings(node, _depth)
+            return None
+        return None
+
+    def _self_attr_strings(self, node: nodes.Attribute, depth: int) -> Optional[Set[str]]:
+        scope = node.scope()
+        cls = scope.parent if isinstance(scope, nodes.FunctionDef) else None
+        if not isinstance(cls, nodes.ClassDef):
+            return None
+        acc = None
+        for a in cls.instance_attrs.get(node.attrname, ()):
+            parent = a.parent
+            if isinstance(parent, nodes.Assign):
+                acc = _union(acc, self.strings(parent.value, depth + 1))
+        return acc
+
+    def device_strings(self, node) -> Optional[Set[str]]:
+        """Strings an expression may denote as a device (also through ``torch.device(...)``)."""
+        if isinstance(node, nodes.Call) and self.qualname(node.func) == "torch.device" and node.args:
+            return self.strings(node.args[0])
+        return self.strings(node)
+
+
+def _param_default(name: nodes.AssignName, args: nodes.Arguments):
+    positional = list(args.posonlyargs or []) + list(args.args or [])
+    defaults = list(args.defaults or [])
+    offset = len(positional) - len(defaults)
+    for i, a in enumerate(positional):
+        if a is name and i >= offset:
+            return defaults[i - offset]
+    for a, d in zip(args.kwonlyargs or [], args.kw_defaults or []):
+        if a is name:
+            return d
+    return None
+
+
+def _is_static(func: nodes.FunctionDef) -> bool:
+    if not func.decorators:
+        return False
+    for d in func.decorators.nodes:
+        if isinstance(d, nodes.Name) and d.name in ("staticmethod", "classmethod"):
+            return True
+    return False
+
+
+def _union(a: Optional[Set[str]], b: Optional[Set[str]]) -> Optional[Set[str]]:
+    if a is None:
+        return set(b) if b is not None else None
+    if b is None:
+        return a
+    return a | b
+
+
+def method_names_for_type(t: str, meth: str, index: ProjectIndex) -> List[str]:
+    if t == "torch.Tensor":
+        return [f"torch.Tensor.{meth}"]
+    if t == "torch.device":
+        return [f"torch.device.{meth}"]
+    if is_optimizer_class_name(t):
+        return [f"{t}.{meth}", f"torch.optim.Optimizer.{meth}"]
+    if t in ("torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel"):
+        return [f"{t}.{meth}", f"torch.nn.Module.{meth}"]
+    if is_module_class_name(t):
+        return [f"{t}.{meth}", f"torch.nn.Module.{meth}"]
+    if index.is_module_class(t):
+        # a project subclass: its own methods first, then torch.nn.Module's
+        return [f"{t}.{meth}", f"torch.nn.Module.{meth}"]
+    if index.is_class(t):
+        return [f"{t}.{meth}"]
+    return []
+
+
+CUDA_DEVICE_RE = re.compile(r"^cuda(?::(?:\d+|\{\}))?$")
+
+
+def is_cuda_device_string(s: str) -> bool:
+    return bool(CUDA_DEVICE_RE.match(s.strip()))

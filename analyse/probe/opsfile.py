@@ -1,0 +1,232 @@
+"""The ops file (see shared/spec/OPS_FILE.md) and operator names.
+
+Parsing is purely textual: a line is accepted only if its first field is a plain
+dotted name under ``torch`` or an ATen name ``aten::name[.overload]``. Nothing is
+evaluated, imported or looked up here; resolution happens later in the worker by
+attribute lookup inside the ``torch`` namespace only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Tuple
+
+# dtype names accepted in the ops file and on --dtypes (torch attribute names).
+KNOWN_DTYPES = (
+    "float32", "float16", "bfloat16", "float64",
+    "complex32", "complex64", "complex128",
+    "int8", "int16", "int32", "int64", "uint8", "bool",
+)
+DTYPE_ALIASES = {
+    "float": "float32", "half": "float16", "double": "float64", "fp32": "float32",
+    "fp16": "float16", "bf16": "bfloat16", "fp64": "float64", "int": "int32",
+    "long": "int64", "short": "int16", "cfloat": "complex64", "cdouble": "complex128",
+    "chalf": "complex32",
+}
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_DOTTED_RE = re.compile(rf"^{_IDENT}(?:\.{_IDENT})*$")
+_ATEN_RE = re.compile(rf"^aten::({_IDENT})(?:\.({_IDENT}))?$")
+# Tensor dunders that are real operators (torch.Tensor.__add__ ...); every other
+# dunder segment (__import__, __class__, __globals__ ...) is rejected.
+_TENSOR_DUNDERS = frozenset(
+    f"__{n}__" for n in (
+        "add radd iadd sub rsub isub mul rmul imul matmul rmatmul truediv rtruediv itruediv "
+        "floordiv rfloordiv ifloordiv mod rmod imod pow rpow ipow and rand iand or ror ior "
+        "xor rxor ixor lshift rlshift ilshift rshift rrshift irshift neg pos abs invert "
+        "eq ne lt le gt ge getitem setitem len contains"
+    ).split()
+)
+MAX_LINE = 500
+
+
+class OpsFileError(ValueError):
+    """The ops file cannot be used at all (unreadable, empty, only invalid lines)."""
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One operator to probe. ``dtypes`` is None when the line gave none."""
+
+    op: str
+    dtypes: Optional[Tuple[str, ...]]
+    line: Optional[int] = None
+    source: str = "ops-file"
+
+
+@dataclass(frozen=True)
+class InvalidLine:
+    line: Optional[int]
+    text: str
+    reason: str
+    source: str = "ops-file"
+
+    def to_dict(self) -> dict:
+        return {"line": self.line, "text": self.text, "reason": self.reason, "source": self.source}
+
+
+@dataclass
+class OpsList:
+    ops: List[OpSpec] = field(default_factory=list)
+    invalid: List[InvalidLine] = field(default_factory=list)
+
+
+def normalise_dtype(name: str) -> Optional[str]:
+    n = name.strip().lower()
+    if n.startswith("torch."):
+        n = n[len("torch."):]
+    n = DTYPE_ALIASES.get(n, n)
+    return n if n in KNOWN_DTYPES else None
+
+
+def parse_dtype_list(text: str) -> Tuple[Tuple[str, ...], List[str]]:
+    """Split ``"float32,fp16"`` into (normalised dtypes, unknown names)."""
+    good: List[str] = []
+    bad: List[str] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        d = normalise_dtype(part)
+        if d is None:
+            bad.append(part)
+        elif d not in good:
+            good.append(d)
+    return tuple(good), bad
+
+
+def normalise_op_name(name: str) -> Tuple[Optional[str], Optional[str]]:
+    """Return (normalised name, None) or (None, reason). Purely textual."""
+    name = name.strip()
+    if not name:
+        return None, "empty operator name"
+    if len(name) > MAX_LINE:
+        return None, "operator name too long"
+    m = _ATEN_RE.match(name)
+    if m:
+        return name, None
+    if name.startswith("aten::"):
+        return None, "not a valid ATen name (expected aten::name or aten::name.overload)"
+    if not _DOTTED_RE.match(name):
+        return None, "not a plain dotted name (nothing in the ops file is evaluated)"
+    parts = name.split(".")
+    if parts[0] != "torch":
+        return None, "outside the torch namespace (only torch.* and aten::* names are probed)"
+    if len(parts) < 2:
+        return None, "names the torch module itself, not an operator"
+    for i, seg in enumerate(parts):
+        if seg.startswith("__") and seg.endswith("__") and len(seg) > 4:
+            if not (i == len(parts) - 1 and parts[1:-1] == ["Tensor"] and seg in _TENSOR_DUNDERS):
+                return None, f"dunder attribute {seg!r} is not an operator"
+        elif seg.startswith("__"):
+            return None, f"private attribute {seg!r} is not an operator"
+    # Common spellings: torch.nn.functional == F in code; keep the long form.
+    return name, None
+
+
+def parse_ops_text(text: str) -> OpsList:
+    """Parse the ops file text; never evaluates anything."""
+    out = OpsList()
+    seen: Dict[str, int] = {}
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
+        if not line:
+            continue
+        fields = line.split()
+        if len(fields) > 2:
+            out.invalid.append(InvalidLine(lineno, raw.strip()[:200],
+                                           "too many fields (expected: operator [dtypes])"))
+            continue
+        op, reason = normalise_op_name(fields[0])
+        if op is None:
+            out.invalid.append(InvalidLine(lineno, raw.strip()[:200], reason or "invalid"))
+            continue
+        dtypes: Optional[Tuple[str, ...]] = None
+        if len(fields) == 2:
+            dtypes, bad = parse_dtype_list(fields[1])
+            if bad or not dtypes:
+                out.invalid.append(InvalidLine(lineno, raw.strip()[:200],
+                                               f"unknown dtype(s): {', '.join(bad) or fields[1]}"))
+                continue
+        key = op
+        if key in seen:
+            # Merge dtypes of duplicate lines into the first occurrence.
+            idx = seen[key]
+            prev = out.ops[idx]
+            if prev.dtypes is not None and dtypes is not None:
+                merged = tuple(dict.fromkeys(prev.dtypes + dtypes))
+                out.ops[idx] = OpSpec(prev.op, merged, prev.line, prev.source)
+            elif dtypes is None:
+                out.ops[idx] = OpSpec(prev.op, None, prev.line, prev.source)
+            continue
+        seen[key] = len(out.ops)
+        out.ops.append(OpSpec(op, dtypes, lineno))
+    return out
+
+
+def read_ops_file(path: Path) -> OpsList:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise OpsFileError(f"cannot read ops file {path}: {exc.strerror or exc}") from exc
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise OpsFileError(f"ops file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    return parse_ops_text(text)
+
+
+REPORT_CATEGORIES = ("unknown-api", "unsupported-api")
+
+
+def read_report_apis(path: Path) -> OpsList:
+    """The APIs of a report.json whose findings are unknown-api / unsupported-api."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise OpsFileError(f"cannot read report {path}: {exc.strerror or exc}") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise OpsFileError(f"report {path} is not valid JSON: {exc}") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
+        raise OpsFileError(f"report {path} has no 'findings' list (expected an npu-analyse report.json)")
+    out = OpsList()
+    seen = set()
+    for i, f in enumerate(doc["findings"]):
+        if not isinstance(f, dict) or f.get("category") not in REPORT_CATEGORIES:
+            continue
+        api = f.get("api")
+        if not isinstance(api, str):
+            continue
+        op, reason = normalise_op_name(api)
+        if op is None:
+            out.invalid.append(InvalidLine(f.get("line") if isinstance(f.get("line"), int) else None,
+                                           api[:200], reason or "invalid", source=f"report:{f.get('path', '?')}"))
+            continue
+        if op in seen:
+            continue
+        seen.add(op)
+        out.ops.append(OpSpec(op, None, f.get("line") if isinstance(f.get("line"), int) else None,
+                              source=f"report:{f.get('path', '?')}"))
+    return out
+
+
+def merge(lists: Iterable[OpsList]) -> OpsList:
+    out = OpsList()
+    index: Dict[str, int] = {}
+    for ol in lists:
+        out.invalid.extend(ol.invalid)
+        for spec in ol.ops:
+            if spec.op in index:
+                prev = out.ops[index[spec.op]]
+                if prev.dtypes is not None and spec.dtypes is None:
+                    out.ops[index[spec.op]] = OpSpec(prev.op, None, prev.line, prev.source)
+                elif prev.dtypes is not None and spec.dtypes is not None:
+                    out.ops[index[spec.op]] = OpSpec(prev.op, tuple(dict.fromkeys(prev.dtypes + spec.dtypes)),
+                                                     prev.line, prev.source)
+                continue
+            index[spec.op] = len(out.ops)
+            out.ops.append(spec)
+    return out

@@ -139,7 +139,7 @@ class CudaApiPass(Pass):
         "import torch\ntorch.backends.cudnn.benchmark = True  # expect: NPU005\n",
         "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'  # expect: NPU007\n",
         "import torch\nwith torch.cuda.nvtx.range('x'):  # expect: NPU001\n    pass\n",
-        "from torch.cuda import amp\nscaler = amp.GradScaler()  # expect: NPU001\n",
+        "from torch.cuda import amp  # expect: NPU001\nscaler = amp.GradScaler()  # expect: NPU001\n",
     )
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:

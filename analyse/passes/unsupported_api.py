@@ -14,6 +14,7 @@ probe saw pass on the device is no longer reported as unsupported.
 
 from __future__ import annotations
 
+import re
 from typing import Iterator, Optional
 
 from analyse.apiuses import api_uses
@@ -57,6 +58,31 @@ def _hardware_note(info) -> str:
     return f" Not supported on: {', '.join(no)}."
 
 
+_DTYPE_WORDS = re.compile(r"^(?:支持)?(?:\s*[,，、/]?\s*(?:bf16|fp16|fp32|fp64|uint8|int8|int16|int32|int64|bool|complex64|complex128|"
+                          r"complex32|float8\w*|double|float|half|bfloat16|hifloat8|uint16|uint32|uint64|int4|qint8|quint8|qint32))+\s*[。.]?$", re.I)
+_BENIGN = {"支持named tensor", "支持named tensor。"}
+
+
+def is_material(limitations: Optional[str]) -> bool:
+    """Whether a limitations text can matter for training code.
+
+    A plain dtype list that includes fp32 is what nearly every documented API
+    says (often boilerplate) and is not reported; constraints on arguments,
+    shapes, products, or dtype lists without fp32 are.
+    """
+    if not limitations:
+        return False
+    lines = [l.strip() for l in limitations.splitlines() if l.strip()]
+    dtype_lines = [l for l in lines if _DTYPE_WORDS.match(l)]
+    other = [l for l in lines if l not in dtype_lines and l.lower() not in _BENIGN]
+    if other:
+        return True
+    text = " ".join(dtype_lines).lower()
+    if not dtype_lines:
+        return False
+    return "fp32" not in text
+
+
 def probe_verdict(ctx: ModuleContext, api: str):
     overlay = ctx.project.probe
     if overlay is None:
@@ -72,7 +98,7 @@ class UnsupportedApiPass(Pass):
     rules = (R_UNSUPPORTED, R_LIMITED)
 
     VALID = (
-        "import torch\ny = torch.matmul(a, b)\n",
+        "import torch\ntorch.manual_seed(0)\ny = torch.zeros(3)\n",
         "import torch\nx = torch.zeros(3)\nprint(x.sum())\n",
     )
     INVALID = (
@@ -102,7 +128,7 @@ class UnsupportedApiPass(Pass):
                     msg += f" The probe on {probed.device} confirms it: {probed.status}" + (f" ({probed.message})" if probed.message else "") + "."
                 yield ctx.finding(self.rule("NPU201"), use.node, api, msg, replacement=self.replacement(ctx, api),
                                   confidence=use.confidence, evidence="probed" if probed is not None else "knowledge")
-            elif info.status == "limited" and use.kind != "reference":
+            elif info.status == "limited" and use.kind != "reference" and is_material(info.limitations):
                 msg = f"`{api}` is supported on NPU with limitations: {info.limitations}" if info.limitations else \
                     f"`{api}` is supported on NPU with limitations."
                 msg += _hardware_note(info)

@@ -1,0 +1,26 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+@pytest.fixture(scope="session")
+def kb():
+    from analyse.knowledge import load_knowledge
+
+    return load_knowledge("2.8.0")
+
+
+@pytest.fixture(scope="session")
+def report_schema():
+    import json
+
+    p = SHARED / "spec" / "report.schema.json"
+    if not p.is_file():
+        pytest.skip("../shared/spec/report.schema.json not present")
+    return json.loads(p.read_text())

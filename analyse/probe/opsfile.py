@@ -34,7 +34,7 @@ _ATEN_RE = re.compile(rf"^aten::({_IDENT})(?:\.({_IDENT}))?$")
 # dunder segment (__import__, __class__, __globals__ ...) is rejected.
 _TENSOR_DUNDERS = frozenset(
     f"__{n}__" for n in (
-        "add radd iadd sub rsub isub mul rmul imul matmul rmatmul truediv rtruediv itruediv "
+        "add radd iadd sub rsub isub div rdiv idiv mul rmul imul matmul rmatmul truediv rtruediv itruediv "
         "floordiv rfloordiv ifloordiv mod rmod imod pow rpow ipow and rand iand or ror ior "
         "xor rxor ixor lshift rlshift ilshift rshift rrshift irshift neg pos abs invert "
         "eq ne lt le gt ge getitem setitem len contains"

@@ -95,13 +95,59 @@ class SourceFile:
         return ""
 
 
+class _SyntacticBuilder(AstroidBuilder):
+    """astroid's builder without the post-build steps that infer or import.
+
+    The stock ``_post_build`` caches every module in the global manager (memory
+    grows with the project), resolves ``from x import *`` by *loading x* from
+    sys.path, and runs inference on every ``self.attr = ...`` to fill
+    ``instance_attrs`` -- which imports and parses the standard library and can
+    take seconds per file. Here imported names go to the locals without
+    loading anything (star imports are left to the resolver), and
+    ``instance_attrs`` is filled syntactically from ``self.<attr> = ...`` in
+    methods.
+    """
+
+    def _post_build(self, module, builder, encoding):
+        module.file_encoding = encoding
+        for from_node, global_names in builder._import_from_nodes:
+            if from_node.modname == "__future__":
+                for symbol, _ in from_node.names:
+                    module.future_imports.add(symbol)
+            for name, asname in from_node.names:
+                if name == "*":
+                    continue
+                local = asname or name
+                target = module if local in global_names else from_node.parent
+                target.set_local(local, from_node)
+                target.scope().locals[local].sort(key=lambda n: n.fromlineno or 0)
+        for assattr in builder._delayed_assattr:
+            _syntactic_assattr(assattr)
+        return module
+
+
+def _syntactic_assattr(node: nodes.AssignAttr) -> None:
+    expr = node.expr
+    if not isinstance(expr, nodes.Name):
+        return
+    func = node.scope()
+    if not isinstance(func, nodes.FunctionDef) or not isinstance(func.parent, nodes.ClassDef):
+        return
+    args = func.args.posonlyargs + func.args.args if func.args.args is not None else []
+    if not args or args[0].name != expr.name:
+        return
+    values = func.parent.instance_attrs.setdefault(node.attrname, [])
+    if node not in values:
+        values.append(node)
+
+
 _BUILDER = None
 
 
 def _builder() -> AstroidBuilder:
     global _BUILDER
     if _BUILDER is None:
-        _BUILDER = AstroidBuilder(astroid.MANAGER, apply_transforms=False)
+        _BUILDER = _SyntacticBuilder(astroid.MANAGER, apply_transforms=False)
     return _BUILDER
 
 

@@ -41,15 +41,17 @@ def api_uses(ctx: ModuleContext, prefix: str = "torch.") -> List[ApiUse]:
                     out.append(ApiUse(node, q, "call", "high"))
                 continue
             if isinstance(func, nodes.Attribute):
-                cands = r.method_candidates(func)
-                for cand in cands:
-                    if cand.startswith(prefix):
-                        # a method inherited from torch (e.g. Net().cuda()) only when torch documents it:
-                        # attributes of project classes (self.fc(x)) are not torch APIs
-                        if cand is not cands[0] and ctx.kb.api_status(cand) == "unverified":
-                            break
-                        out.append(ApiUse(node, cand, "method", "high"))
-                        break
+                cands = [c for c in r.method_candidates(func) if c.startswith(prefix)]
+                if not cands:
+                    continue
+                # the most specific documented name (torch.nn.Linear.to -> torch.nn.Module.to);
+                # for a project subclass (first candidate not torch) only a documented inherited method
+                # counts: self.fc(x) on a project module is not a torch API
+                documented = [c for c in cands if ctx.kb.api_status(c) != "unverified"]
+                if documented:
+                    out.append(ApiUse(node, documented[0], "method", "high"))
+                elif r.method_candidates(func)[0].startswith(prefix):
+                    out.append(ApiUse(node, cands[0], "method", "high"))
         elif isinstance(node, (nodes.Attribute, nodes.Name, nodes.AssignAttr)):
             if id(node) in call_funcs:
                 continue

@@ -24,3 +24,13 @@ def report_schema():
     if not p.is_file():
         pytest.skip("../shared/spec/report.schema.json not present")
     return json.loads(p.read_text())
+
+
+def pytest_addoption(parser):
+    parser.addoption("--regen-goldens", action="store_true", default=False,
+                     help="rewrite examples/*/expected_report.json from the current output")
+
+
+@pytest.fixture(scope="session")
+def regen_goldens(request):
+    return request.config.getoption("--regen-goldens")

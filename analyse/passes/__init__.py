@@ -172,27 +172,28 @@ LOG_METHODS = {"info", "debug", "warning", "warn", "error", "critical", "excepti
 
 
 def in_log_or_docstring(node) -> bool:
-    """True when *node* sits inside a print/logging call, an exception message,
-    an assert message or is a docstring."""
+    """True when *node* is text, not code: a docstring or bare string statement,
+    an argument of a print/logging/warnings call, an exception message (anything
+    in a ``raise`` statement) or an assert message."""
+    stmt = node.statement() if hasattr(node, "statement") else None
+    if isinstance(stmt, nodes.Raise):
+        return True
+    if isinstance(stmt, nodes.Expr) and isinstance(stmt.value, (nodes.Const, nodes.JoinedStr)):
+        return True  # docstring or bare string statement
     cur = node
     parent = node.parent
-    while parent is not None:
-        if isinstance(parent, nodes.Call):
-            f = parent.func
-            if isinstance(f, nodes.Name) and f.name in ("print",):
-                return True
-            if isinstance(f, nodes.Attribute) and f.attrname in LOG_METHODS:
-                return True
-        if isinstance(parent, nodes.Raise):
-            return True
+    while parent is not None and parent is not stmt:
         if isinstance(parent, nodes.Assert) and cur is parent.fail:
             return True
-        if isinstance(parent, nodes.Expr) and isinstance(cur, nodes.Const):
-            return True  # docstring or bare string statement
-        if isinstance(parent, (nodes.FunctionDef, nodes.ClassDef, nodes.Module)):
-            return False
-        if isinstance(parent, nodes.Call):
+        if isinstance(parent, nodes.Call) and cur is not parent.func:
+            f = parent.func
+            if isinstance(f, nodes.Name) and (f.name == "print" or f.name.endswith(("Error", "Exception", "Warning"))):
+                return True
+            if isinstance(f, nodes.Attribute) and (f.attrname in LOG_METHODS or f.attrname.endswith(("Error", "Exception", "Warning"))):
+                return True
             return False
         cur = parent
         parent = parent.parent
+    if isinstance(stmt, nodes.Assert) and cur is stmt.fail:
+        return True
     return False

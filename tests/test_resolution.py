@@ -1,0 +1,144 @@
+"""Name, type and string resolution feeding the passes."""
+
+import textwrap
+
+from analyse.project import parse_source
+from analyse.resolve import ProjectIndex, Resolver
+from astroid import nodes
+from pathlib import Path
+
+from tests.helpers import analyse_source, codes_by_line
+
+
+def _resolver(src, modname="pkg.mod", is_package=False):
+    sf, err = parse_source(textwrap.dedent(src), Path("m.py"), "m.py", modname)
+    assert err is None
+    index = ProjectIndex()
+    r = Resolver(sf.tree, modname, index, is_package=is_package)
+    index.add_module(modname, sf.tree, r)
+    return sf.tree, r
+
+
+def _calls(tree):
+    return list(tree.nodes_of_class(nodes.Call))
+
+
+def test_import_aliases_and_attribute_chains():
+    tree, r = _resolver("""
+        import torch.nn as nn
+        from torch.cuda import amp
+        from torch import distributed as dist
+        import torch
+        F = torch.nn.functional
+        nn.Linear(1, 2)
+        amp.GradScaler()
+        dist.init_process_group('nccl')
+        F.relu(x)
+        torch.cuda.synchronize()
+    """)
+    assert [r.call_target(c) for c in _calls(tree)] == [
+        "torch.nn.Linear", "torch.cuda.amp.GradScaler", "torch.distributed.init_process_group",
+        "torch.nn.functional.relu", "torch.cuda.synchronize"]
+
+
+def test_relative_imports():
+    tree, r = _resolver("""
+        from . import _C
+        from ..ops import nms as N
+        _C.roi_align()
+        N()
+    """, modname="pkg.sub.mod")
+    assert [r.call_target(c) for c in _calls(tree)] == ["pkg.sub._C.roi_align", "pkg.ops.nms"]
+
+
+def test_tensor_and_module_types():
+    tree, r = _resolver("""
+        import torch
+        import torch.nn as nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(2, 2)
+            def forward(self, x):
+                self.fc.cuda()
+                return x.nonzero()
+        t = torch.randn(3)
+        t.unique()
+        m = Net()
+        m.cuda()
+        opt = torch.optim.SGD(m.parameters(), lr=0.1)
+        opt.step()
+    """)
+    targets = [r.call_target(c) for c in _calls(tree)]
+    assert "torch.nn.Linear.cuda" in targets
+    assert "torch.Tensor.nonzero" in targets
+    assert "torch.Tensor.unique" in targets
+    assert "pkg.mod.Net.cuda" in targets
+    assert "torch.optim.SGD.step" in targets
+
+
+def test_strings_through_assignments_fstrings_and_argparse():
+    tree, r = _resolver("""
+        import argparse, torch
+        p = argparse.ArgumentParser()
+        p.add_argument('--dist-backend', default='nccl')
+        args = p.parse_args()
+        rank = 0
+        dev = 'cuda' if torch.cuda.is_available() else 'cpu'
+        torch.device(f'cuda:{rank}')
+        torch.device(dev)
+        print(args.dist_backend)
+        torch.device('cuda:' + str(rank))
+        torch.device('cuda:{}'.format(rank))
+    """)
+    calls = [c for c in _calls(tree) if r.call_target(c) in ("torch.device", "print")]
+    vals = [r.strings(c.args[0]) for c in calls]
+    assert vals[0] == {"cuda:{}"}  # non-string parts stay placeholders
+    assert vals[1] == {"cuda", "cpu"}
+    assert vals[2] == {"nccl"}
+    assert vals[3] == {"cuda:{}"}
+    assert vals[4] == {"cuda:{}"}
+
+
+def test_comments_docstrings_and_logs_are_not_findings(tmp_path, kb):
+    result = analyse_source(tmp_path, '''
+        """Train on cuda with nccl."""
+        import logging
+        import torch
+        # torch.cuda.synchronize()
+        log = logging.getLogger(__name__)
+
+        def f():
+            """Moves everything to 'cuda'."""
+            log.info("using cuda device %s", "cuda:0")
+            print("cuda")
+            raise RuntimeError("cuda")
+    ''', kb)
+    assert [f for f in result.findings if f.category in ("cuda-api", "distributed")] == []
+
+
+def test_device_literal_severity(tmp_path, kb):
+    result = analyse_source(tmp_path, """
+        import torch
+        x = torch.zeros(3, device='cuda')
+        y = x.to('cuda:1')
+        if str(x.device).startswith('cuda'):
+            pass
+        assert x.device.type != 'cuda'
+    """, kb)
+    by = {(f.line, f.code): f for f in result.findings if f.category == "cuda-api"}
+    assert by[(3, "NPU003")].severity == "auto"
+    assert by[(4, "NPU003")].severity == "auto"
+    assert by[(5, "NPU004")].severity == "manual"
+    assert by[(7, "NPU004")].severity == "manual"
+
+
+def test_fingerprint_survives_unrelated_line_shift(tmp_path, kb):
+    src = "import torch\ntorch.cuda.synchronize()\n"
+    a = analyse_source(tmp_path / "a", src, kb)
+    b = analyse_source(tmp_path / "b", "import os\n\n# comment\n" + src, kb)
+    ida = {f.api: f.id for f in a.findings}
+    idb = {f.api: f.id for f in b.findings}
+    assert ida["torch.cuda.synchronize"] == idb["torch.cuda.synchronize"]
+    line_b = [f.line for f in b.findings if f.api == "torch.cuda.synchronize"]
+    assert line_b == [5]

@@ -91,7 +91,7 @@ def test_strings_through_assignments_fstrings_and_argparse():
         torch.device('cuda:' + str(rank))
         torch.device('cuda:{}'.format(rank))
     """)
-    calls = [c for c in _calls(tree) if r.call_target(c) in ("torch.device", "print")]
+    calls = [c for c in _calls(tree) if r.call_target(c) in ("torch.device", "builtins.print")]
     vals = [r.strings(c.args[0]) for c in calls]
     assert vals[0] == {"cuda:{}"}  # non-string parts stay placeholders
     assert vals[1] == {"cuda", "cpu"}

@@ -1,0 +1,669 @@
+"""third-party: GPU-only third-party libraries and every place they are used.
+
+Detects imports (``import``, ``from ... import``, ``importlib.import_module('x')``)
+and every use site (names, attribute chains, calls -- resolved through
+imports and aliases, reported once per chain at its outermost name) of
+libraries that need CUDA: NVIDIA apex (amp, fused optimizers, fused norms,
+apex.parallel, multi_tensor_applier, amp_C and the other apex extensions),
+flash-attn, xFormers, bitsandbytes (only NF4 works), Triton, CuPy,
+numba.cuda, PyCUDA, NVML (pynvml), NVIDIA DALI, TensorRT, Transformer
+Engine, DeepSpeed's CUDA-only ops, PyG extension libraries, spconv,
+``mmcv.ops`` (per Ascend's MMCV op support table) and more.
+
+All library facts (module prefixes, severity, replacement, parameter mapping,
+source) live in ``data/third_party_libs.yaml``; this module validates the
+file and raises :class:`ThirdPartyDataError` on a malformed entry.
+
+Attention kernels (``flash_attn_func``, ``flash_attn_varlen_func``,
+``xformers.ops.memory_efficient_attention``) get NPU403 with a replacement
+``torch_npu.npu_fusion_attention(...)`` call written from the actual call's
+arguments (dropout_p -> keep_prob = 1 - p, softmax_scale -> scale, causal ->
+atten_mask + sparse_mode, varlen -> input_layout='TND' + actual_seq_qlen).
+
+Imports inside ``try: ... except ImportError:`` are NPU404 (lower severity,
+medium confidence); when the except branch provides a fallback (assigns a
+name, sets a flag, imports something else) the message says so and the use
+sites of that import are downgraded too. Imports under ``if TYPE_CHECKING:``,
+comments, docstrings and strings are never findings; a library's own source
+(analysing flash-attn itself) does not report its own package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Set, Tuple
+
+from astroid import nodes
+
+from analyse.findings import Finding, Rule, SEVERITIES
+from analyse.passes import ModuleContext, Pass, walk
+
+DATA_FILE = "third_party_libs.yaml"
+STORE_KEY = "third-party"
+
+R_IMPORT = Rule(
+    code="NPU401", name="gpu-only-library-import", category="third-party", severity="blocker",
+    summary="A GPU-only third-party library (or a CUDA-only part of one) is imported.",
+    why="The library is built from CUDA kernels (or talks to the NVIDIA driver) and has no Ascend build, so the import "
+        "fails on an NPU host or the library cannot be installed at all. transfer_to_npu does not touch third-party "
+        "kernels.",
+    example="from apex import amp\nimport flash_attn",
+    fix="# native mixed precision instead of apex.amp\nscaler = torch.npu.amp.GradScaler()\n"
+        "# flash-attn -> torch_npu.npu_fusion_attention",
+)
+R_USE = Rule(
+    code="NPU402", name="gpu-only-library-use", category="third-party", severity="blocker",
+    summary="A function, class or module of a GPU-only library is used.",
+    why="Every use site must be rewritten with the NPU replacement (or removed); the import alone is not the whole "
+        "migration. Severity is blocker when there is no NPU path and manual when a documented replacement exists.",
+    example="model, optimizer = amp.initialize(model, optimizer, opt_level='O1')\n"
+            "optimizer = apex.optimizers.FusedAdam(model.parameters(), lr=1e-3)",
+    fix="with torch.autocast(device_type='npu', dtype=torch.float16):\n    loss = model(x)\n"
+        "optimizer = torch_npu.optim.NpuFusedAdamW(model.parameters(), lr=1e-3)",
+)
+R_ATTN = Rule(
+    code="NPU403", name="gpu-attention-kernel", category="third-party", severity="manual",
+    summary="A flash-attn / xFormers attention kernel call that maps to `torch_npu.npu_fusion_attention`.",
+    why="flash-attn and xFormers kernels are CUDA-only. On Ascend the fused attention is "
+        "`torch_npu.npu_fusion_attention`, whose arguments differ: keep_prob = 1 - dropout_p, softmax_scale -> scale "
+        "(default 1.0, not 1/sqrt(d)), causal -> a triu bool atten_mask plus sparse_mode, varlen -> input_layout='TND' "
+        "with cumulative actual_seq_qlen / actual_seq_kvlen, head_num is required and the output is element [0].",
+    example="out = flash_attn_func(q, k, v, dropout_p=0.1, softmax_scale=None, causal=True)",
+    fix="mask = torch.triu(torch.ones(2048, 2048, device='npu'), diagonal=1).bool()\n"
+        "out = torch_npu.npu_fusion_attention(q, k, v, head_num=q.shape[2], input_layout='BSND', keep_prob=1 - 0.1,\n"
+        "                                     scale=1 / math.sqrt(q.shape[-1]), atten_mask=mask, sparse_mode=3)[0]",
+)
+R_GUARDED = Rule(
+    code="NPU404", name="guarded-gpu-only-import", category="third-party", severity="advice",
+    summary="A GPU-only library imported inside `try: ... except ImportError:`.",
+    why="The import fails on an Ascend host, so the except branch runs. With a fallback (a flag, an alternative "
+        "implementation) the code still works but silently takes the slower or different path; without one, later "
+        "uses of the name fail.",
+    example="try:\n    from apex.normalization import FusedLayerNorm as LayerNorm\nexcept ImportError:\n"
+            "    from torch.nn import LayerNorm",
+    fix="# make the NPU path explicit\nfrom torch.nn import LayerNorm   # or torch_npu.npu_rms_norm for RMSNorm",
+)
+
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError",
+                  "AttributeError"}
+_TRITON_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit",
+                      "triton.runtime.autotuner.autotune")
+_DOWNGRADE = {"blocker": "manual", "manual": "advice", "advice": "info", "info": "info", "auto": "info"}
+
+
+class ThirdPartyDataError(ValueError):
+    """data/third_party_libs.yaml is malformed."""
+
+
+@dataclass(frozen=True)
+class LibEntry:
+    id: str
+    library: str
+    modules: Tuple[str, ...]
+    severity: str
+    reason: str
+    replacement: str
+    source: str
+    evidence: str = "inferred"
+    excludes: Tuple[str, ...] = ()
+    params: Tuple[Tuple[str, str], ...] = ()
+    attention: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class MmcvOp:
+    op: str
+    symbols: Tuple[str, ...]
+    npu: bool
+    constraints: Optional[str]
+
+
+@dataclass
+class LibTable:
+    entries: List[LibEntry]
+    by_prefix: Dict[str, LibEntry]
+    star: List[Tuple[str, LibEntry]] = field(default_factory=list)
+    mmcv_package: str = "mmcv.ops"
+    mmcv_ops: Dict[str, MmcvOp] = field(default_factory=dict)
+    mmcv_policy: Dict[str, Tuple[str, str]] = field(default_factory=dict)  # supported/unsupported/unlisted -> (sev, repl)
+    mmcv_source: str = ""
+
+    def match(self, qual: str) -> Optional[Tuple[LibEntry, str]]:
+        """Longest module prefix matching *qual* (``a.b`` matches ``a.b`` and ``a.b.c``;
+        ``a.B*`` matches every name starting with ``a.B``)."""
+        best: Optional[Tuple[LibEntry, str]] = None
+        parts = qual.split(".")
+        for i in range(len(parts), 0, -1):
+            prefix = ".".join(parts[:i])
+            e = self.by_prefix.get(prefix)
+            if e is not None:
+                best = (e, prefix)
+                break
+        for prefix, e in self.star:
+            if qual.startswith(prefix) and (best is None or len(prefix) > len(best[1])):
+                best = (e, prefix)
+        if best is not None and any(qual == x or qual.startswith(x + ".") for x in best[0].excludes):
+            return None
+        return best
+
+    def mmcv_op(self, qual: str) -> Optional[MmcvOp]:
+        pkg = self.mmcv_package
+        if not qual.startswith(pkg + "."):
+            return None
+        rest = qual[len(pkg) + 1:].split(".")
+        for part in reversed(rest):
+            op = self.mmcv_ops.get(part)
+            if op is not None:
+                return op
+        return None
+
+
+def _req(cond: bool, where: str, what: str) -> None:
+    if not cond:
+        raise ThirdPartyDataError(f"data/{DATA_FILE}: {where}: {what}")
+
+
+def _str_list(v) -> bool:
+    return isinstance(v, list) and bool(v) and all(isinstance(x, str) and x.strip() for x in v)
+
+
+def parse_libs(doc) -> LibTable:
+    """Validate and index the third-party library data (raises ThirdPartyDataError)."""
+    _req(isinstance(doc, dict), "top level", "must be a mapping")
+    meta = doc.get("meta")
+    _req(isinstance(meta, dict) and meta.get("source") and meta.get("date"), "meta", "needs source and date")
+    libs = doc.get("libraries")
+    _req(isinstance(libs, list) and libs, "libraries", "must be a non-empty list")
+    entries: List[LibEntry] = []
+    by_prefix: Dict[str, LibEntry] = {}
+    stars: Dict[str, LibEntry] = {}
+    ids: Set[str] = set()
+    for i, e in enumerate(libs):
+        w = f"libraries[{i}]"
+        _req(isinstance(e, dict), w, "entry must be a mapping")
+        w = f"libraries[{i}] ({e.get('id')!r})"
+        for k in ("id", "library", "reason", "replacement", "source"):
+            _req(isinstance(e.get(k), str) and e[k].strip(), w, f"{k} must be a non-empty string")
+        _req(e["id"] not in ids, w, "duplicate id")
+        ids.add(e["id"])
+        _req(e.get("severity") in SEVERITIES, w, f"severity must be one of {SEVERITIES}")
+        _req(_str_list(e.get("modules")), w, "modules must be a non-empty list of strings")
+        _req(e.get("excludes") is None or _str_list(e["excludes"]), w, "excludes must be a list of strings")
+        _req(e.get("evidence", "inferred") in ("documented", "inferred"), w, "evidence must be documented or inferred")
+        params = e.get("params") or {}
+        _req(isinstance(params, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in params.items()),
+             w, "params must map argument name -> string")
+        _req(e.get("attention") in (None, "dense", "varlen", "xformers"), w, "attention must be dense, varlen or xformers")
+        entry = LibEntry(id=e["id"], library=e["library"], modules=tuple(e["modules"]), severity=e["severity"],
+                         reason=e["reason"].strip(), replacement=" ".join(e["replacement"].split()), source=e["source"],
+                         evidence=e.get("evidence", "inferred"), excludes=tuple(e.get("excludes") or ()),
+                         params=tuple(params.items()), attention=e.get("attention"))
+        for m in entry.modules:
+            _req(m not in by_prefix and m not in stars, w, f"module {m!r} listed twice")
+            _req(all(p.isidentifier() for p in m.rstrip("*").split(".")), w, f"module {m!r} is not a dotted name")
+            if m.endswith("*"):
+                stars[m] = entry
+            else:
+                by_prefix[m] = entry
+        entries.append(entry)
+    table = LibTable(entries=entries, by_prefix=by_prefix, star=[(m[:-1], e) for m, e in stars.items()])
+    mm = doc.get("mmcv_ops")
+    if mm is not None:
+        _req(isinstance(mm, dict), "mmcv_ops", "must be a mapping")
+        _req(isinstance(mm.get("package"), str) and mm["package"], "mmcv_ops", "package must be a string")
+        _req(isinstance(mm.get("source"), str) and mm["source"], "mmcv_ops", "source must be a string")
+        table.mmcv_package = mm["package"]
+        table.mmcv_source = mm["source"]
+        for k in ("supported", "unsupported", "unlisted"):
+            pol = mm.get(k)
+            _req(isinstance(pol, dict) and pol.get("severity") in SEVERITIES and isinstance(pol.get("replacement"), str),
+                 f"mmcv_ops.{k}", "needs severity and replacement")
+            table.mmcv_policy[k] = (pol["severity"], pol["replacement"])
+        ops = mm.get("ops")
+        _req(isinstance(ops, list) and ops, "mmcv_ops.ops", "must be a non-empty list")
+        for j, o in enumerate(ops):
+            w = f"mmcv_ops.ops[{j}]"
+            _req(isinstance(o, dict) and isinstance(o.get("op"), str), w, "op must be a string")
+            _req(_str_list(o.get("symbols")), w, "symbols must be a non-empty list of strings")
+            _req(isinstance(o.get("npu"), bool), w, "npu must be a bool")
+            _req(o.get("constraints") is None or isinstance(o["constraints"], str), w, "constraints must be a string")
+            op = MmcvOp(op=o["op"], symbols=tuple(o["symbols"]), npu=o["npu"], constraints=o.get("constraints"))
+            for s in op.symbols:
+                _req(s not in table.mmcv_ops, w, f"symbol {s!r} listed twice")
+                table.mmcv_ops[s] = op
+    return table
+
+
+_TABLE_CACHE: Dict[int, LibTable] = {}
+
+
+def lib_table(kb) -> LibTable:
+    doc = kb.data_file(DATA_FILE)
+    key = id(doc)
+    t = _TABLE_CACHE.get(key)
+    if t is None:
+        t = parse_libs(doc)
+        _TABLE_CACHE[key] = t
+    return t
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _handler_catches_import(h: nodes.ExceptHandler) -> bool:
+    if h.type is None:
+        return True
+    names = []
+    for n in ([h.type] if not isinstance(h.type, nodes.Tuple) else h.type.elts):
+        if isinstance(n, nodes.Name):
+            names.append(n.name)
+        elif isinstance(n, nodes.Attribute):
+            names.append(n.attrname)
+    return any(x in _IMPORT_ERRORS for x in names)
+
+
+@dataclass(frozen=True)
+class Guard:
+    fallback: bool
+    line: int
+
+
+def import_guard(node) -> Optional[Guard]:
+    """How *node* (an import) is guarded: None when not inside ``try`` with an ImportError handler."""
+    cur, parent = node, node.parent
+    while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.ClassDef, nodes.Module)):
+        if isinstance(parent, nodes.Try) and cur in parent.body:
+            hs = [h for h in parent.handlers if _handler_catches_import(h)]
+            if hs:
+                h = hs[0]
+                reraises = any(isinstance(s, nodes.Raise) for s in h.body)
+                if reraises and not any(isinstance(s, (nodes.Assign, nodes.AnnAssign, nodes.Import, nodes.ImportFrom))
+                                        for s in h.body):
+                    return None
+                fallback = any(isinstance(s, (nodes.Assign, nodes.AnnAssign, nodes.AugAssign, nodes.Import, nodes.ImportFrom,
+                                              nodes.FunctionDef, nodes.ClassDef, nodes.Return))
+                               for s in walk(h) if s is not h)
+                if not fallback and parent.orelse:
+                    fallback = False
+                return Guard(fallback=fallback, line=h.lineno)
+        cur, parent = parent, parent.parent
+    return None
+
+
+def _type_checking_only(node, r) -> bool:
+    cur = node.parent
+    while cur is not None and not isinstance(cur, (nodes.FunctionDef, nodes.ClassDef, nodes.Module)):
+        if isinstance(cur, nodes.If):
+            t = cur.test
+            q = r.qualname(t) if isinstance(t, (nodes.Name, nodes.Attribute)) else None
+            if q in ("typing.TYPE_CHECKING", "TYPE_CHECKING") or (isinstance(t, nodes.Name) and t.name == "TYPE_CHECKING"):
+                return True
+        cur = cur.parent
+    return False
+
+
+def _arg(call: nodes.Call, pos: int, name: str):
+    for kw in call.keywords or ():
+        if kw.arg == name:
+            return kw.value
+    if pos is not None and pos < len(call.args) and not isinstance(call.args[pos], nodes.Starred):
+        return call.args[pos]
+    return None
+
+
+def _src(node) -> str:
+    try:
+        return node.as_string()
+    except Exception:  # pragma: no cover - defensive
+        return "..."
+
+
+def _const(node):
+    return node.value if isinstance(node, nodes.Const) else ...
+
+
+CAUSAL_MASK = "torch.triu(torch.ones(2048, 2048, device='npu'), diagonal=1).bool()"
+
+
+def attention_replacement(call: nodes.Call, kind: str, qual: str) -> Tuple[str, List[str]]:
+    """The npu_fusion_attention call for a flash-attn / xformers call, and notes on the mapping."""
+    notes: List[str] = []
+    leaf = qual.rsplit(".", 1)[-1]
+    if kind == "xformers":
+        q, k, v = (_arg(call, 0, "query"), _arg(call, 1, "key"), _arg(call, 2, "value"))
+        p, scale, causal, bias = _arg(call, 4, "p"), _arg(call, 5, "scale"), None, _arg(call, 3, "attn_bias")
+        layout, head = "BSND", 2
+    elif kind == "varlen":
+        if "qkvpacked" in leaf:
+            qkv = _src(_arg(call, 0, "qkv") or call)
+            q = k = v = None
+            qs, ks, vs = f"{qkv}[:, 0]", f"{qkv}[:, 1]", f"{qkv}[:, 2]"
+            cu_q = _arg(call, 1, "cu_seqlens")
+            cu_k = cu_q
+            p, scale, causal = _arg(call, 3, "dropout_p"), _arg(call, 4, "softmax_scale"), _arg(call, 5, "causal")
+        elif "kvpacked" in leaf:
+            q = _arg(call, 0, "q")
+            kv = _src(_arg(call, 1, "kv") or call)
+            k = v = None
+            qs, ks, vs = _src(q) if q is not None else "q", f"{kv}[:, 0]", f"{kv}[:, 1]"
+            cu_q, cu_k = _arg(call, 2, "cu_seqlens_q"), _arg(call, 3, "cu_seqlens_k")
+            p, scale, causal = _arg(call, 6, "dropout_p"), _arg(call, 7, "softmax_scale"), _arg(call, 8, "causal")
+        else:
+            q, k, v = _arg(call, 0, "q"), _arg(call, 1, "k"), _arg(call, 2, "v")
+            cu_q, cu_k = _arg(call, 3, "cu_seqlens_q"), _arg(call, 4, "cu_seqlens_k")
+            p, scale, causal = _arg(call, 7, "dropout_p"), _arg(call, 8, "softmax_scale"), _arg(call, 9, "causal")
+        bias = None
+        layout, head = "TND", 1
+    else:
+        if "qkvpacked" in leaf:
+            qkv = _src(_arg(call, 0, "qkv") or call)
+            q = k = v = None
+            qs, ks, vs = f"{qkv}[:, :, 0]", f"{qkv}[:, :, 1]", f"{qkv}[:, :, 2]"
+            p, scale, causal = _arg(call, 1, "dropout_p"), _arg(call, 2, "softmax_scale"), _arg(call, 3, "causal")
+        elif "kvpacked" in leaf:
+            q = _arg(call, 0, "q")
+            kv = _src(_arg(call, 1, "kv") or call)
+            k = v = None
+            qs, ks, vs = _src(q) if q is not None else "q", f"{kv}[:, :, 0]", f"{kv}[:, :, 1]"
+            p, scale, causal = _arg(call, 2, "dropout_p"), _arg(call, 3, "softmax_scale"), _arg(call, 4, "causal")
+        else:
+            q, k, v = _arg(call, 0, "q"), _arg(call, 1, "k"), _arg(call, 2, "v")
+            p, scale, causal = _arg(call, 3, "dropout_p"), _arg(call, 4, "softmax_scale"), _arg(call, 5, "causal")
+        bias = None
+        layout, head = "BSND", 2
+    if q is not None or k is not None:
+        qs = _src(q) if q is not None else "q"
+        ks = _src(k) if k is not None else "k"
+        vs = _src(v) if v is not None else "v"
+    args = [qs, ks, vs, f"head_num={qs}.shape[{head}]", f"input_layout='{layout}'"]
+    # scale
+    if scale is None or _const(scale) is None:
+        args.append(f"scale=1 / math.sqrt({qs}.shape[-1])")
+        notes.append("softmax scale: the NPU default is 1.0, so 1/sqrt(head_dim) (the GPU default) is passed explicitly")
+    else:
+        args.append(f"scale={_src(scale)}")
+        notes.append(f"softmax_scale={_src(scale)} -> scale")
+    # dropout
+    pname = "p" if kind == "xformers" else "dropout_p"
+    pv = _const(p) if p is not None else 0.0
+    if p is not None and pv not in (0, 0.0):
+        args.append(f"keep_prob=1 - {_src(p)}" if not isinstance(pv, (int, float)) or isinstance(pv, bool)
+                    else f"keep_prob={1 - pv:g}")
+        notes.append(f"{pname}={_src(p)} -> keep_prob = 1 - {pname}")
+    else:
+        notes.append(f"{pname}=0 -> keep_prob=1 (default)")
+    # varlen
+    if kind == "varlen":
+        cq = _src(cu_q) if cu_q is not None else "cu_seqlens_q"
+        ck = _src(cu_k) if cu_k is not None else "cu_seqlens_k"
+        args.append(f"actual_seq_qlen=tuple({cq}[1:].cpu().numpy().tolist())")
+        args.append(f"actual_seq_kvlen=tuple({ck}[1:].cpu().numpy().tolist())")
+        notes.append("cu_seqlens_q/k -> actual_seq_qlen/actual_seq_kvlen (host-side cumulative lengths without the leading 0); "
+                     "max_seqlen_q/k are not needed")
+    # causal / bias
+    cv = _const(causal) if causal is not None else False
+    if kind == "xformers" and bias is not None:
+        bq = bias.func.as_string() if isinstance(bias, nodes.Call) else _src(bias)
+        if "LowerTriangular" in bq or "Causal" in bq:
+            args += [f"atten_mask={CAUSAL_MASK}", "sparse_mode=3"]
+            notes.append(f"attn_bias={_src(bias)} -> causal atten_mask (triu bool, True = masked) with sparse_mode=3")
+        else:
+            args.append(f"atten_mask=<bool mask from {_src(bias)}, True = masked>")
+            notes.append(f"attn_bias={_src(bias)} -> a bool atten_mask (True = masked) or an additive pse")
+    elif cv is True:
+        args += [f"atten_mask={CAUSAL_MASK}", "sparse_mode=3"]
+        notes.append("causal=True -> atten_mask = triu(ones(2048, 2048), diagonal=1).bool() with sparse_mode=3 "
+                     "(bottom-right aligned as flash-attn>=2.1; sparse_mode=2 for flash-attn<=2.0)")
+    elif causal is not None and cv is not False:
+        args += [f"atten_mask={CAUSAL_MASK} if {_src(causal)} else None", f"sparse_mode=3 if {_src(causal)} else 0"]
+        notes.append(f"causal={_src(causal)} -> atten_mask (triu bool) + sparse_mode=3 when true")
+    for kw in call.keywords or ():
+        if kw.arg == "window_size":
+            notes.append(f"window_size={_src(kw.value)} -> pre_tockens/next_tockens with sparse_mode=4 (band)")
+        elif kw.arg == "alibi_slopes":
+            notes.append("alibi_slopes -> an ALiBi bias tensor passed as pse")
+        elif kw.arg in ("return_attn_probs", "deterministic", "return_softmax_lse"):
+            notes.append(f"{kw.arg}: no equivalent - drop")
+    notes.append("the result is a tuple: element [0] is the attention output")
+    return f"torch_npu.npu_fusion_attention({', '.join(args)})[0]", notes
+
+
+# --------------------------------------------------------------------------- the pass
+
+
+class ThirdPartyPass(Pass):
+    name = "third-party"
+    rules = (R_IMPORT, R_USE, R_ATTN, R_GUARDED)
+
+    VALID = (
+        "import deepspeed\nimport numba\nfrom mmcv import Config\n@numba.njit\ndef f(x):\n    return x\n",
+        "'''Uses apex.amp and flash_attn on GPUs.'''\n# import apex\nprint('install flash_attn for speed')\n",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import apex\nimport torch\n",
+        "from deepspeed.ops.adam import DeepSpeedCPUAdam\nopt = DeepSpeedCPUAdam(params)\n",
+    )
+    INVALID = (
+        "from apex import amp  # expect: NPU401\n"
+        "model, opt = amp.initialize(model, opt, opt_level='O1')  # expect: NPU402\n"
+        "with amp.scale_loss(loss, opt) as scaled:  # expect: NPU402\n    scaled.backward()\n",
+        "import flash_attn as fa  # expect: NPU401\nout = fa.flash_attn_func(q, k, v, dropout_p=0.1, causal=True)  # expect: NPU403\n",
+        "from flash_attn import flash_attn_varlen_func as attn  # expect: NPU401\n"
+        "o = attn(q, k, v, cu_q, cu_k, mq, mk, causal=True)  # expect: NPU403\n",
+        "import apex  # expect: NPU401\nopt = apex.optimizers.FusedAdam(params, lr=1e-3)  # expect: NPU402\n"
+        "model = apex.parallel.convert_syncbn_model(model)  # expect: NPU402\n",
+        "try:\n    from apex.normalization import FusedLayerNorm as LN  # expect: NPU404\nexcept ImportError:\n"
+        "    from torch.nn import LayerNorm as LN\n",
+        "import xformers.ops as xops  # expect: NPU401\ny = xops.memory_efficient_attention(q, k, v, p=0.0)  # expect: NPU403\n",
+        "import pynvml  # expect: NPU401\npynvml.nvmlInit()  # expect: NPU402\n",
+        "from mmcv.ops import nms, CARAFE  # expect: NPU401\nkeep = nms(boxes, scores, 0.5)  # expect: NPU402\n",
+    )
+
+    # ------------------------------------------------------------------ project info
+    def _project_tops(self, ctx: ModuleContext) -> Set[str]:
+        store = ctx.project.store.setdefault(STORE_KEY, {})
+        tops = store.get("tops")
+        if tops is None:
+            tops = {sf.modname.split(".")[0] for sf in ctx.project.files.values() if sf.modname}
+            store["tops"] = tops
+        return tops
+
+    def _own(self, ctx: ModuleContext, qual: str) -> bool:
+        """The name belongs to the analysed project itself (a local module shadowing / being the library)."""
+        top = qual.split(".")[0]
+        mod = ctx.source.modname or ""
+        if mod == top or mod.startswith(top + "."):
+            return True
+        return top in self._project_tops(ctx)
+
+    # ------------------------------------------------------------------ lookup
+    def _lookup(self, ctx: ModuleContext, table: LibTable, qual: str):
+        """(severity, replacement, reason, api, library, entry-or-None, evidence, source)."""
+        if self._own(ctx, qual):
+            return None
+        op = table.mmcv_op(qual)
+        if op is not None:
+            kind = "supported" if op.npu else "unsupported"
+            sev, repl = table.mmcv_policy[kind]
+            if op.npu:
+                reason = f"mmcv op {op.op} has an Ascend implementation in mmcv's NPU build"
+                if op.constraints:
+                    reason += f"; Ascend constraints: {op.constraints}"
+            else:
+                reason = f"mmcv op {op.op} has no Ascend implementation (Ascend MMCV op list)"
+            return dict(severity=sev, replacement=repl, reason=reason, library="mmcv", entry=None,
+                        evidence="documented", source=table.mmcv_source)
+        if qual.startswith(table.mmcv_package + ".") and qual.count(".") >= 2:
+            last = qual.rsplit(".", 1)[-1]
+            if last[:1].isupper() or "_" in last or last.islower():
+                sev, repl = table.mmcv_policy["unlisted"]
+                return dict(severity=sev, replacement=repl,
+                            reason=f"`{qual}` is an mmcv op that Ascend's MMCV op list does not mention", library="mmcv",
+                            entry=None, evidence="inferred", source=table.mmcv_source, confidence="medium")
+        m = table.match(qual)
+        if m is None:
+            return None
+        e, _prefix = m
+        return dict(severity=e.severity, replacement=e.replacement, reason=e.reason, library=e.library, entry=e,
+                    evidence=e.evidence, source=e.source)
+
+    # ------------------------------------------------------------------ main
+    def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
+        table = lib_table(ctx.kb)
+        r = ctx.resolver
+        guarded: Dict[int, Guard] = {}
+        triton_funcs = []
+        for node in walk(ctx.tree):
+            if isinstance(node, nodes.FunctionDef) and node.decorators is not None:
+                for d in node.decorators.nodes:
+                    dq = r.qualname(d.func if isinstance(d, nodes.Call) else d)
+                    if dq in _TRITON_DECORATORS:
+                        triton_funcs.append(node)
+                        break
+        triton_ids = {id(f) for f in triton_funcs}
+        for node in walk(ctx.tree):
+            if isinstance(node, (nodes.Import, nodes.ImportFrom)):
+                f = self._import(ctx, table, node, guarded)
+                if f is not None:
+                    yield f
+        for node in walk(ctx.tree):
+            if isinstance(node, (nodes.Name, nodes.Attribute)):
+                f = self._use(ctx, table, node, guarded, triton_ids)
+                if f is not None:
+                    yield f
+            elif isinstance(node, nodes.Call):
+                f = self._dynamic_import(ctx, table, node)
+                if f is not None:
+                    yield f
+
+    def _import(self, ctx, table, node, guarded) -> Optional[Finding]:
+        r = ctx.resolver
+        if _type_checking_only(node, r):
+            return None
+        quals = []
+        if isinstance(node, nodes.Import):
+            quals = [mod for mod, _as in node.names]
+        else:
+            base = r.absolute_import(node.modname, node.level)
+            if not base:
+                return None
+            for name, _as in node.names:
+                quals.append(base if name == "*" else f"{base}.{name}")
+        hits = []
+        for q in quals:
+            info = self._lookup(ctx, table, q)
+            if info is not None:
+                hits.append((q, info))
+        if not hits:
+            return None
+        hits.sort(key=lambda h: SEVERITIES.index(h[1]["severity"]))
+        q, info = hits[0]
+        names = ", ".join(f"`{h[0]}`" for h in hits)
+        guard = import_guard(node)
+        libs = sorted({h[1]["library"] for h in hits})
+        repl = info["replacement"] if len(hits) == 1 else "; ".join(
+            dict.fromkeys(f"{h[0].rsplit('.', 1)[-1]}: {h[1]['replacement']}" for h in hits))
+        if guard is not None:
+            guarded[id(node)] = guard
+            if guard.fallback:
+                sev = "advice" if info["severity"] in ("blocker", "manual") else info["severity"]
+                msg = (f"Guarded import of {names} ({', '.join(libs)}): {info['reason']} On an Ascend host the import "
+                       f"fails and the fallback in the except branch (line {guard.line}) runs instead - make that the "
+                       f"deliberate NPU path.")
+            else:
+                sev = _DOWNGRADE[info["severity"]]
+                msg = (f"Guarded import of {names} ({', '.join(libs)}): {info['reason']} The except branch (line "
+                       f"{guard.line}) provides no fallback, so later uses of the name fail on an Ascend host.")
+            return ctx.finding(R_GUARDED, node, q, msg, replacement=repl, severity=sev, confidence="medium",
+                               evidence="knowledge")
+        msg = f"Import of {names} ({', '.join(libs)}): {info['reason']}"
+        if info["severity"] in ("info", "advice"):
+            msg = f"Import of {names} ({', '.join(libs)}): {info['reason']}"
+        return ctx.finding(R_IMPORT, node, q, msg, replacement=repl, severity=info["severity"],
+                           confidence=info.get("confidence", "high"), evidence="knowledge")
+
+    def _dynamic_import(self, ctx, table, call: nodes.Call) -> Optional[Finding]:
+        q = ctx.resolver.qualname(call.func)
+        if q not in ("importlib.import_module", "__import__") or not call.args:
+            return None
+        if not isinstance(call.args[0], nodes.Const) or not isinstance(call.args[0].value, str):
+            return None
+        mod = call.args[0].value
+        info = self._lookup(ctx, table, mod)
+        if info is None:
+            return None
+        guard = import_guard(call.statement())
+        if guard is not None:
+            return ctx.finding(R_GUARDED, call, mod, f"Guarded dynamic import of `{mod}` ({info['library']}): {info['reason']}",
+                               replacement=info["replacement"], severity="advice" if guard.fallback else _DOWNGRADE[info["severity"]],
+                               confidence="medium", evidence="knowledge")
+        return ctx.finding(R_IMPORT, call, mod, f"Dynamic import of `{mod}` ({info['library']}): {info['reason']}",
+                           replacement=info["replacement"], severity=info["severity"], evidence="knowledge")
+
+    def _use(self, ctx, table, node, guarded, triton_ids) -> Optional[Finding]:
+        parent = node.parent
+        if isinstance(parent, (nodes.Attribute, nodes.AssignAttr, nodes.DelAttr)) and parent.expr is node:
+            return None  # only the outermost name of a chain
+        r = ctx.resolver
+        q = r.qualname(node)
+        if not q:
+            return None
+        info = self._lookup(ctx, table, q)
+        if info is None:
+            return None
+        if q == "triton" or q.startswith("triton."):
+            anc = node.parent
+            while anc is not None:
+                if id(anc) in triton_ids:
+                    return None  # inside a Triton kernel: the cuda-extension pass reports the kernel
+                anc = anc.parent
+        # the import that binds the root name
+        root = node
+        while isinstance(root, nodes.Attribute):
+            root = root.expr
+        guard = None
+        if isinstance(root, nodes.Name):
+            try:
+                _scope, defs = root.lookup(root.name)
+            except Exception:
+                defs = ()
+            for d in defs:
+                g = guarded.get(id(d))
+                if g is not None:
+                    guard = g
+                    break
+            if defs and all(isinstance(d, (nodes.FunctionDef, nodes.ClassDef)) for d in defs):
+                return None
+        sev = info["severity"]
+        conf = info.get("confidence", "high")
+        entry: Optional[LibEntry] = info["entry"]
+        call = parent if isinstance(parent, nodes.Call) and parent.func is node else None
+        suffix = ""
+        if guard is not None:
+            sev = _DOWNGRADE[sev] if guard.fallback else sev
+            conf = "medium"
+            suffix = (f" The import is guarded (except branch at line {guard.line}"
+                      + (", with a fallback): on an Ascend host this line is only reached if the guard is bypassed."
+                         if guard.fallback else ", without a fallback): this line fails on an Ascend host."))
+        if call is not None and entry is not None and entry.attention:
+            repl, notes = attention_replacement(call, entry.attention, q)
+            msg = (f"`{q}` ({info['library']}) is a CUDA attention kernel; use torch_npu.npu_fusion_attention. "
+                   f"Mapping: {'; '.join(notes)}.{suffix}")
+            return ctx.finding(R_ATTN, call, q, msg, replacement=repl, severity=sev if guard else entry.severity,
+                               confidence=conf, evidence="knowledge")
+        msg = f"`{q}` ({info['library']}): {info['reason']}"
+        if entry is not None and entry.params:
+            params = dict(entry.params)
+            used = []
+            if call is not None:
+                for kw in call.keywords or ():
+                    if kw.arg in params:
+                        used.append(f"{kw.arg}={_src(kw.value)}: {params[kw.arg]}")
+            leaf = q.rsplit(".", 1)[-1]
+            if leaf in params:
+                used.append(f"{leaf}: {params[leaf]}")
+            if used:
+                msg += " Parameter mapping: " + "; ".join(used) + "."
+            elif call is not None:
+                msg += " Parameter mapping: " + "; ".join(f"{k}: {v}" for k, v in entry.params[:6]) + "."
+        target = call if call is not None else node
+        return ctx.finding(R_USE, target, q, msg + suffix, replacement=info["replacement"], severity=sev, confidence=conf,
+                           evidence="knowledge")

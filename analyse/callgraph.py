@@ -1,0 +1,817 @@
+"""A static call graph of every function and method of a set of modules.
+
+Nothing is imported or executed: each module is parsed (astroid, no
+inference) and reduced to a small, picklable :class:`ModuleSummary`
+
+* the functions and methods it defines with their line ranges (module-level
+  code is the pseudo-function ``<modname>.<module>``),
+* its classes with resolved bases and method names,
+* its module-level bindings (imports, aliases, ``functools.partial``,
+  ``X = Fn.apply``), ``from .x import *`` sources and ``__all__``,
+* each call site, with the callee as far as it can be told statically:
+  a dotted name, ``self.m()`` / ``cls.m()``, ``super().m()``, a method on a
+  receiver whose class is known, a call of a compiled extension module
+  (``ext_module = ext_loader.load_ext('_ext', [...])``), or a dynamic call.
+
+so the trees can be dropped right after (whole libraries stay in bounded
+memory). :func:`build_graph` links the summaries into a ``networkx.DiGraph``
+(nodes: qualnames such as ``mmcv.ops.roi_align.RoIAlign.forward``; edges:
+caller -> callee with the call ``line``), following re-exports through
+``__init__`` modules, star imports, class hierarchies (``self`` / ``cls`` /
+``super()`` dispatch) and ``torch.autograd.Function.apply`` -> ``forward`` /
+``backward``. Calls that point into the analysed code but cannot be resolved
+(dynamic ``getattr``, ambiguous star imports, a module that failed to parse)
+are recorded as *unknown* marks on the caller -- never as a wrong edge.
+
+:func:`propagate` spreads root reasons to all transitive callers, and
+:func:`add_chains` gives script-mode findings inside project functions the
+call chain from the script that reaches them.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+import networkx as nx
+from astroid import nodes
+
+from analyse.resolve import Resolver
+
+MODULE_FN = "<module>"
+STATUS_ORDER = ("unsupported", "unknown", "needs-migration")
+MAX_REASONS = 20
+
+AUTOGRAD_FUNCTION_BASES = {
+    "torch.autograd.Function", "torch.autograd.function.Function", "torch.autograd.function.InplaceFunction",
+    "torch.autograd.InplaceFunction", "torch.autograd.function._SingleLevelFunction",
+}
+PARTIAL_NAMES = {"functools.partial", "partial", "functools.partialmethod"}
+EXT_LOADERS_SUFFIX = ("load_ext", "cpp_extension.load", "cpp_extension.load_inline")
+
+# call kinds
+K_NAME, K_SELF, K_SUPER, K_METHOD, K_INST, K_EXT, K_DYN, K_REF = "name", "self", "super", "method", "inst", "ext", "dyn", "ref"
+
+
+@dataclass
+class ClassSummary:
+    qualname: str
+    line: int
+    bases: Tuple[str, ...]
+    methods: Set[str] = field(default_factory=set)
+
+
+@dataclass
+class ModuleSummary:
+    modname: str
+    relpath: str
+    is_package: bool
+    n_lines: int
+    functions: Dict[str, Tuple[int, int]] = field(default_factory=dict)   # qualname -> (line, end_line)
+    classes: Dict[str, ClassSummary] = field(default_factory=dict)
+    bindings: Dict[str, str] = field(default_factory=dict)                # top-level name -> target qualname
+    star_imports: List[str] = field(default_factory=list)
+    all_names: Optional[List[str]] = None
+    top_names: Set[str] = field(default_factory=set)                     # names defined at top level
+    imports: Set[str] = field(default_factory=set)                       # absolute modules imported
+    ext_aliases: Dict[str, Tuple[str, Tuple[str, ...]]] = field(default_factory=dict)
+    # (caller, line, kind, a, b)
+    calls: List[Tuple[str, int, str, str, str]] = field(default_factory=list)
+    has_main_guard: bool = False
+
+    @property
+    def module_fn(self) -> str:
+        return f"{self.modname}.{MODULE_FN}"
+
+    def exported(self) -> Set[str]:
+        """Names ``from m import *`` gives: ``__all__`` or the public top-level names."""
+        if self.all_names is not None:
+            return set(self.all_names)
+        return {n for n in self.top_names if not n.startswith("_")}
+
+
+# --------------------------------------------------------------------------- extraction
+
+def _decorator_names(fn) -> Set[str]:
+    out = set()
+    if fn.decorators:
+        for d in fn.decorators.nodes:
+            if isinstance(d, nodes.Name):
+                out.add(d.name)
+            elif isinstance(d, nodes.Attribute):
+                out.add(d.attrname)
+    return out
+
+
+def _first_arg(fn) -> Optional[str]:
+    args = fn.args
+    if args is None:
+        return None
+    pos = list(args.posonlyargs or []) + list(args.args or [])
+    return pos[0].name if pos else None
+
+
+def _is_partial_call(value, r: Resolver) -> bool:
+    return isinstance(value, nodes.Call) and value.args and (r.qualname(value.func) or "").endswith("partial")
+
+
+def _ext_load(value, r: Resolver, modname: str) -> Optional[Tuple[str, Tuple[str, ...]]]:
+    """``load_ext('_ext', ['op', ...])`` (mmcv) / ``cpp_extension.load(name='x', ...)``."""
+    if not isinstance(value, nodes.Call):
+        return None
+    f = value.func
+    fname = r.qualname(f) or (f.attrname if isinstance(f, nodes.Attribute) else getattr(f, "name", "")) or ""
+    if not fname.endswith(EXT_LOADERS_SUFFIX):
+        return None
+    name = None
+    ops: Tuple[str, ...] = ()
+    if value.args and isinstance(value.args[0], nodes.Const) and isinstance(value.args[0].value, str):
+        name = value.args[0].value
+    for kw in value.keywords or ():
+        if kw.arg == "name" and isinstance(kw.value, nodes.Const) and isinstance(kw.value.value, str):
+            name = kw.value.value
+    if len(value.args) > 1 and isinstance(value.args[1], (nodes.List, nodes.Tuple)):
+        ops = tuple(e.value for e in value.args[1].elts if isinstance(e, nodes.Const) and isinstance(e.value, str))
+    if name is None:
+        name = "<extension>"
+    if fname.endswith("load_ext"):
+        top = modname.split(".")[0]
+        name = name if "." in name else f"{top}.{name}"
+    return name, ops
+
+
+def _str_list(value) -> Optional[List[str]]:
+    if isinstance(value, (nodes.List, nodes.Tuple)):
+        out = []
+        for e in value.elts:
+            if isinstance(e, nodes.Const) and isinstance(e.value, str):
+                out.append(e.value)
+            else:
+                return None
+        return out
+    return None
+
+
+def _is_main_guard(node) -> bool:
+    if not isinstance(node, nodes.If) or not isinstance(node.test, nodes.Compare):
+        return False
+    t = node.test
+    parts = [t.left] + [c for _op, c in t.ops]
+    names = {p.name for p in parts if isinstance(p, nodes.Name)}
+    consts = {p.value for p in parts if isinstance(p, nodes.Const)}
+    return "__name__" in names and "__main__" in consts
+
+
+def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: Resolver,
+                     is_package: bool = False, n_lines: int = 0) -> ModuleSummary:
+    """Reduce one parsed module to what the call graph needs."""
+    r = resolver
+    s = ModuleSummary(modname=modname, relpath=relpath, is_package=is_package,
+                      n_lines=n_lines or (tree.tolineno or 1))
+    s.functions[s.module_fn] = (1, max(1, s.n_lines))
+
+    # ---- module level: bindings, star imports, __all__, ext modules
+    for name, defs in tree.locals.items():
+        s.top_names.add(name)
+        targets = set()
+        for d in defs:
+            t = None
+            if isinstance(d, (nodes.Import, nodes.ImportFrom)):
+                t = r._def_qualname(d, name, 0)
+            elif isinstance(d, nodes.AssignName) and d.scope() is tree:
+                value = r.assigned_value(d)
+                if isinstance(value, (nodes.Name, nodes.Attribute)):
+                    t = r.qualname(value)
+                elif _is_partial_call(value, r):
+                    t = r.qualname(value.args[0])
+                else:
+                    ext = _ext_load(value, r, modname)
+                    if ext is not None:
+                        s.ext_aliases[name] = ext
+            if t and t != f"{modname}.{name}":
+                targets.add(t)
+        if len(targets) == 1:
+            s.bindings[name] = targets.pop()
+    for node in tree.body:
+        stmts = [node]
+        if isinstance(node, (nodes.If, nodes.Try)):
+            stmts = list(node.get_children())
+        for st in stmts:
+            if isinstance(st, nodes.ImportFrom):
+                base = r.absolute_import(st.modname, st.level)
+                s.imports.add(base)
+                for mod, _as in st.names:
+                    if mod == "*":
+                        s.star_imports.append(base)
+                    else:
+                        s.imports.add(f"{base}.{mod}")
+            elif isinstance(st, nodes.Import):
+                for mod, _as in st.names:
+                    s.imports.add(mod)
+            elif isinstance(st, (nodes.Assign, nodes.AugAssign, nodes.AnnAssign)):
+                tgts = st.targets if isinstance(st, nodes.Assign) else [st.target]
+                if any(isinstance(t, nodes.AssignName) and t.name == "__all__" for t in tgts):
+                    names = _str_list(st.value)
+                    if names is None:
+                        s.all_names = None if not isinstance(st, nodes.AugAssign) else s.all_names
+                    elif isinstance(st, nodes.AugAssign) and s.all_names is not None:
+                        s.all_names = s.all_names + names
+                    else:
+                        s.all_names = names
+            if _is_main_guard(st):
+                s.has_main_guard = True
+    # nested imports count as imports too (for "imported by" of scripts)
+    for imp in tree.nodes_of_class((nodes.Import, nodes.ImportFrom)):
+        if isinstance(imp, nodes.ImportFrom):
+            base = r.absolute_import(imp.modname, imp.level)
+            s.imports.add(base)
+            s.imports.update(f"{base}.{m}" for m, _ in imp.names if m != "*")
+        else:
+            s.imports.update(m for m, _ in imp.names)
+
+    # ---- walk with scope tracking
+    # stack items: (node, caller qualname, enclosing class qualname for self/cls, self-name, cls-name)
+    stack = [(c, s.module_fn, None, None, None) for c in reversed(list(tree.get_children()))]
+    while stack:
+        node, caller, cls, selfname, clsname = stack.pop()
+        if isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+            q = node.qname()
+            s.functions[q] = (node.lineno or 1, node.end_lineno or node.lineno or 1)
+            parent_cls = node.parent if isinstance(node.parent, nodes.ClassDef) else None
+            new_cls, new_self, new_clsname = cls, selfname, clsname
+            if parent_cls is not None:
+                new_cls = parent_cls.qname()
+                decos = _decorator_names(node)
+                first = _first_arg(node)
+                if "staticmethod" in decos:
+                    new_self = new_clsname = None
+                elif "classmethod" in decos:
+                    new_self, new_clsname = None, first
+                else:
+                    new_self, new_clsname = first, None
+            # decorators and defaults run in the enclosing scope
+            if node.decorators:
+                stack.append((node.decorators, caller, cls, selfname, clsname))
+            if node.args is not None:
+                for d in list(node.args.defaults or []) + [d for d in (node.args.kw_defaults or []) if d is not None]:
+                    stack.append((d, caller, cls, selfname, clsname))
+            for c in reversed(node.body):
+                stack.append((c, q, new_cls, new_self, new_clsname))
+            continue
+        if isinstance(node, nodes.ClassDef):
+            q = node.qname()
+            bases = tuple(b for b in (r.qualname(b) for b in node.bases) if b)
+            cs = ClassSummary(q, node.lineno or 1, bases)
+            for c in node.body:
+                if isinstance(c, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+                    cs.methods.add(c.name)
+                elif isinstance(c, nodes.Assign):
+                    # method aliases in the class body: __call__ = forward
+                    for t in c.targets:
+                        if isinstance(t, nodes.AssignName) and isinstance(c.value, nodes.Name):
+                            cs.methods.add(t.name)
+                            s.functions.setdefault(f"{q}.{t.name}", (c.lineno, c.lineno))
+                            s.calls.append((f"{q}.{t.name}", c.lineno, K_SELF, q, c.value.name))
+            s.classes[q] = cs
+            for b in node.bases:
+                stack.append((b, caller, cls, selfname, clsname))
+            for c in reversed(node.body):
+                stack.append((c, caller, cls, None, None))
+            continue
+        if isinstance(node, nodes.Call):
+            _record_call(s, r, node, caller, cls, selfname, clsname)
+        for c in reversed(list(node.get_children())):
+            stack.append((c, caller, cls, selfname, clsname))
+    return s
+
+
+def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, cls: Optional[str],
+                 selfname: Optional[str], clsname: Optional[str]) -> None:
+    line = call.lineno or 1
+    func = call.func
+    add = s.calls.append
+    # ext_module.op(...)
+    if isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) and func.expr.name in s.ext_aliases:
+        ext, _ops = s.ext_aliases[func.expr.name]
+        add((caller, line, K_EXT, ext, func.attrname))
+        return
+    # getattr(obj, name)(...)
+    if isinstance(func, nodes.Call) and isinstance(func.func, nodes.Name) and func.func.name == "getattr" and func.args:
+        obj = func.args[0]
+        name_arg = func.args[1] if len(func.args) > 1 else None
+        if isinstance(obj, nodes.Name) and obj.name in s.ext_aliases:
+            ext = s.ext_aliases[obj.name][0]
+            if isinstance(name_arg, nodes.Const) and isinstance(name_arg.value, str):
+                add((caller, line, K_EXT, ext, name_arg.value))
+            else:
+                add((caller, line, K_EXT, ext, "*"))
+            return
+        q = r.qualname(obj)
+        if q:
+            if isinstance(name_arg, nodes.Const) and isinstance(name_arg.value, str):
+                add((caller, line, K_NAME, f"{q}.{name_arg.value}", ""))
+            else:
+                add((caller, line, K_DYN, q, ""))
+        elif isinstance(obj, nodes.Name) and obj.name in (selfname, clsname) and cls:
+            if isinstance(name_arg, nodes.Const) and isinstance(name_arg.value, str):
+                add((caller, line, K_SELF, cls, name_arg.value))
+            else:
+                add((caller, line, K_DYN, cls, ""))
+        return
+    q = r.qualname(func) if isinstance(func, (nodes.Name, nodes.Attribute)) else None
+    if q is None and isinstance(func, nodes.Name):
+        # local functools.partial alias
+        try:
+            _scope, defs = func.lookup(func.name)
+        except Exception:
+            defs = ()
+        if len(defs) == 1 and isinstance(defs[0], nodes.AssignName):
+            value = r.assigned_value(defs[0])
+            if _is_partial_call(value, r):
+                q = r.qualname(value.args[0])
+    if q is not None:
+        add((caller, line, K_NAME, q, ""))
+    elif isinstance(func, nodes.Attribute):
+        expr = func.expr
+        if isinstance(expr, nodes.Name) and cls and expr.name in (selfname, clsname):
+            t = None
+            if expr.name == selfname:
+                try:
+                    t = r.type_of(func)
+                except Exception:
+                    t = None
+            add((caller, line, K_SELF, cls, func.attrname if not t else f"{func.attrname}|{t}"))
+        elif (isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Name) and expr.func.name == "super"
+              and cls):
+            add((caller, line, K_SUPER, cls, func.attrname))
+        else:
+            try:
+                t = r.type_of(expr)
+            except Exception:
+                t = None
+            if t and not t.startswith("torch."):
+                add((caller, line, K_METHOD, t, func.attrname))
+    else:
+        try:
+            t = r.type_of(func)
+        except Exception:
+            t = None
+        if t and not t.startswith("torch."):
+            add((caller, line, K_INST, t, ""))
+    # function references passed as arguments (callbacks, checkpoint(fn, ...), map(fn, xs))
+    for a in list(call.args) + [k.value for k in (call.keywords or ())]:
+        if isinstance(a, (nodes.Name, nodes.Attribute)):
+            if isinstance(a, nodes.Attribute) and isinstance(a.expr, nodes.Name) and cls and a.expr.name in (selfname, clsname):
+                add((caller, line, K_REF, f"{cls}", a.attrname))
+                continue
+            aq = r.qualname(a)
+            if aq:
+                add((caller, line, K_REF, aq, ""))
+
+
+# --------------------------------------------------------------------------- linking
+
+@dataclass
+class Unknown:
+    caller: str
+    line: int
+    reason: str
+
+
+class Linker:
+    """Resolves names across the summaries (re-exports, star imports, MRO)."""
+
+    def __init__(self, summaries: Iterable[ModuleSummary], failed_modules: Iterable[str] = (),
+                 ext_modules: Iterable[str] = ()):
+        self.modules: Dict[str, ModuleSummary] = {}
+        self.functions: Dict[str, Tuple[str, int, int]] = {}   # qual -> (relpath, line, end)
+        self.classes: Dict[str, ClassSummary] = {}
+        for s in summaries:
+            self.modules[s.modname] = s
+            for q, (a, b) in s.functions.items():
+                self.functions[q] = (s.relpath, a, b)
+            self.classes.update(s.classes)
+        self.failed = set(failed_modules)
+        self.ext_modules = set(ext_modules)
+        self.tops = {m.split(".")[0] for m in self.modules} | {m.split(".")[0] for m in self.failed}
+        self._canon: Dict[str, Tuple[str, str]] = {}
+        self._mro: Dict[str, List[str]] = {}
+        self._subclasses: Optional[Dict[str, List[str]]] = None
+
+    # ---- names
+    def module_prefix(self, q: str) -> Optional[str]:
+        parts = q.split(".")
+        for i in range(len(parts), 0, -1):
+            m = ".".join(parts[:i])
+            if m in self.modules:
+                return m
+        return None
+
+    def in_library(self, q: str) -> bool:
+        return q.split(".")[0] in self.tops
+
+    def canonical(self, q: str) -> Tuple[str, str]:
+        """(kind, qualname): kind is def, class, module, external, ext, unresolved, ambiguous or broken."""
+        hit = self._canon.get(q)
+        if hit is None:
+            self._canon[q] = ("unresolved", q)  # cycle guard
+            hit = self._canonical(q, 0)
+            self._canon[q] = hit
+        return hit
+
+    def _canonical(self, q: str, depth: int) -> Tuple[str, str]:
+        if depth > 12:
+            return ("unresolved", q)
+        if q in self.functions:
+            return ("def", q)
+        if q in self.classes:
+            return ("class", q)
+        if q in self.modules:
+            return ("module", q)
+        for e in self.ext_modules:
+            if q.startswith(e + "."):
+                return ("ext", q)
+        m = self.module_prefix(q)
+        if m is None:
+            if any(q == f or q.startswith(f + ".") for f in self.failed):
+                return ("broken", q)
+            return ("unresolved", q) if self.in_library(q) and self._looks_internal(q) else ("external", q)
+        rest = q[len(m) + 1:]
+        first, _, tail = rest.partition(".")
+        if any((m + "." + first) == f or (m + "." + first).startswith(f + ".") for f in self.failed):
+            return ("broken", q)
+        s = self.modules[m]
+        suffix = f".{tail}" if tail else ""
+        # a method inherited from a base class: Cls.method
+        cls_q = f"{m}.{first}"
+        if cls_q in self.classes and tail:
+            meth, _, more = tail.partition(".")
+            found = self.lookup_method(cls_q, meth)
+            if found and not more:
+                return ("def", found)
+            if not more:
+                return ("classattr", f"{cls_q}.{meth}")
+        if first in s.bindings:
+            target = s.bindings[first] + suffix
+            if target != q:
+                k = self._canonical(target, depth + 1)
+                return k
+        if first in s.top_names:
+            return ("other", q)   # a variable / constant of the module
+        cands = [src for src in s.star_imports if src in self.modules and first in self.modules[src].exported()]
+        unknown_src = [src for src in s.star_imports if src not in self.modules and self.in_library(src)]
+        if len(cands) == 1 and not unknown_src:
+            return self._canonical(f"{cands[0]}.{rest}", depth + 1)
+        if len(cands) > 1:
+            kinds = {self._canonical(f"{c}.{rest}", depth + 1) for c in cands}
+            if len(kinds) == 1:
+                return kinds.pop()
+            return ("ambiguous", q)
+        if unknown_src or any(src in self.failed for src in s.star_imports):
+            return ("ambiguous", q)
+        if not self.in_library(q):
+            return ("external", q)
+        return ("unresolved", q)
+
+    def _looks_internal(self, q: str) -> bool:
+        # pkg.something that is neither a module nor a known name: a compiled module or a dynamic attribute
+        return True
+
+    # ---- classes
+    def mro(self, cls: str) -> List[str]:
+        hit = self._mro.get(cls)
+        if hit is not None:
+            return hit
+        self._mro[cls] = [cls]
+        out: List[str] = [cls]
+        info = self.classes.get(cls)
+        if info is not None:
+            for b in info.bases:
+                k, bq = self.canonical(b)
+                if k == "class":
+                    for c in self.mro(bq):
+                        if c not in out:
+                            out.append(c)
+                else:
+                    out.append(bq)   # external base, kept as a marker
+        self._mro[cls] = out
+        return out
+
+    def lookup_method(self, cls: str, meth: str, after: bool = False) -> Optional[str]:
+        chain = self.mro(cls)
+        if after:
+            chain = chain[1:]
+        for c in chain:
+            info = self.classes.get(c)
+            if info is not None and meth in info.methods:
+                return f"{c}.{meth}"
+        return None
+
+    def is_autograd_function(self, cls: str) -> bool:
+        return any(b in AUTOGRAD_FUNCTION_BASES for b in self.mro(cls))
+
+    def subclasses(self, cls: str) -> List[str]:
+        if self._subclasses is None:
+            sub: Dict[str, List[str]] = {}
+            for c in self.classes:
+                for b in self.mro(c)[1:]:
+                    sub.setdefault(b, []).append(c)
+            self._subclasses = sub
+        return self._subclasses.get(cls, [])
+
+    # ---- calls
+    def resolve_call(self, kind: str, a: str, b: str) -> Tuple[List[str], Optional[str], Optional[str]]:
+        """(callee nodes, unknown reason, ext target) for one recorded call."""
+        if kind == K_EXT:
+            return [], None, f"{a}.{b}"
+        if kind == K_DYN:
+            k, q = self.canonical(a)
+            if k in ("module", "class", "def") and self.in_library(q):
+                return [], f"dynamic getattr on {q}", None
+            return [], None, None
+        if kind == K_REF and b:
+            found = self.lookup_method(a, b)
+            return ([found] if found else []), None, None
+        if kind == K_NAME or kind == K_REF:
+            k, q = self.canonical(a)
+            if k == "def":
+                return [q], None, None
+            if k == "class":
+                if kind == K_REF:
+                    return [], None, None
+                init = self.lookup_method(q, "__init__")
+                return ([init] if init else []), None, None
+            if k == "classattr":
+                cls, _, meth = q.rpartition(".")
+                if meth == "apply" and self.is_autograd_function(cls):
+                    return [x for x in (self.lookup_method(cls, "forward"), self.lookup_method(cls, "backward")) if x], None, None
+                return [], None, None
+            if k == "ext":
+                return [], None, q
+            if kind == K_REF:
+                return [], None, None
+            if k == "broken":
+                return [], f"calls {q}, in a module that failed to parse", None
+            if k == "ambiguous":
+                return [], f"calls {q}, ambiguous through star imports", None
+            if k == "unresolved" and self.in_library(q):
+                return [], f"calls {q}, which cannot be resolved statically", None
+            return [], None, None
+        if kind == K_SELF:
+            meth, _, t = b.partition("|")
+            found = self.lookup_method(a, meth)
+            if found:
+                return [found], None, None
+            if t:  # self.layer(x): an instance attribute holding a project object
+                return self._instance_call(t), None, None
+            overrides = [f"{c}.{meth}" for c in self.subclasses(a) if meth in self.classes[c].methods]
+            return overrides, None, None
+        if kind == K_SUPER:
+            found = self.lookup_method(a, b, after=True)
+            return ([found] if found else []), None, None
+        if kind == K_METHOD:
+            k, cls = self.canonical(a)
+            if k == "class":
+                found = self.lookup_method(cls, b)
+                if found:
+                    return [found], None, None
+                if b == "apply" and self.is_autograd_function(cls):
+                    return [x for x in (self.lookup_method(cls, "forward"), self.lookup_method(cls, "backward")) if x], None, None
+            return [], None, None
+        if kind == K_INST:
+            return self._instance_call(a), None, None
+        return [], None, None
+
+    def _instance_call(self, t: str) -> List[str]:
+        k, cls = self.canonical(t)
+        if k != "class":
+            return []
+        found = self.lookup_method(cls, "__call__") or self.lookup_method(cls, "forward")
+        return [found] if found else []
+
+
+@dataclass
+class CallGraph:
+    graph: nx.DiGraph
+    linker: Linker
+    unknowns: List[Unknown]
+    ext_calls: List[Tuple[str, int, str]]   # (caller, line, ext qualname)
+
+
+def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str] = (),
+                ext_modules: Iterable[str] = ()) -> CallGraph:
+    linker = Linker(summaries, failed_modules, ext_modules)
+    g = nx.DiGraph()
+    for q, (path, a, _b) in linker.functions.items():
+        g.add_node(q, path=path, line=a)
+    unknowns: List[Unknown] = []
+    ext_calls: List[Tuple[str, int, str]] = []
+    for s in summaries:
+        for caller, line, kind, a, b in s.calls:
+            try:
+                callees, unknown, ext = linker.resolve_call(kind, a, b)
+            except RecursionError:
+                callees, unknown, ext = [], f"calls {a}, which cannot be resolved statically", None
+            for c in callees:
+                if not c or c not in g or (c == caller and kind == K_REF):
+                    continue
+                if not g.has_edge(caller, c):
+                    g.add_edge(caller, c, line=line)
+            if unknown:
+                unknowns.append(Unknown(caller, line, unknown))
+            if ext:
+                ext_calls.append((caller, line, ext))
+    return CallGraph(g, linker, unknowns, ext_calls)
+
+
+# --------------------------------------------------------------------------- findings -> functions
+
+class FunctionLocator:
+    """Innermost enclosing function of a (path, line), by line ranges."""
+
+    def __init__(self, summaries: Iterable[ModuleSummary]):
+        self._by_path: Dict[str, List[Tuple[int, int, str]]] = {}
+        for s in summaries:
+            ranges = sorted(((a, b, q) for q, (a, b) in s.functions.items()), key=lambda t: (t[0], -t[1]))
+            self._by_path[s.relpath] = ranges
+
+    def locate(self, path: str, line: int) -> Optional[str]:
+        ranges = self._by_path.get(path)
+        if not ranges:
+            return None
+        best = None
+        for a, b, q in ranges:
+            if a > line:
+                break
+            if a <= line <= b and not q.endswith(MODULE_FN):
+                if best is None or a >= best[0]:
+                    best = (a, b, q)
+        if best is not None:
+            return best[2]
+        for a, b, q in ranges:
+            if q.endswith(MODULE_FN):
+                return q
+        return None
+
+
+def classify(f) -> Optional[str]:
+    """The status a finding gives the function it sits in (None: no effect)."""
+    if f.category == "unknown-api":
+        return "unknown"
+    if f.severity in ("blocker", "manual") and f.category in ("unsupported-api", "third-party", "cuda-extension", "cuda-api"):
+        return "unsupported"
+    if f.severity == "auto" or (f.severity == "manual" and f.category == "distributed"):
+        return "needs-migration"
+    return None
+
+
+# --------------------------------------------------------------------------- propagation
+
+@dataclass
+class Status:
+    status: str
+    reasons: List[str]
+    via: List[str]
+
+
+def propagate(g: nx.DiGraph, roots: Dict[str, Dict[str, List[str]]]) -> Dict[str, Status]:
+    """Spread root reasons to every transitive caller.
+
+    *roots*: node -> {status: [reasons]}. Each status spreads separately
+    (strongly connected components make cycles and recursion one unit);
+    a node's status is the most serious one it reaches
+    (unsupported > unknown > needs-migration), its reasons the union of the
+    reachable roots' reasons of that status (nearest first, capped), and its
+    ``via`` the shortest chain to such a root (itself first, the root last).
+    """
+    for n in roots:
+        if n not in g:
+            g.add_node(n)
+    cond = nx.condensation(g)
+    members = cond.graph["mapping"]   # node -> component
+    order = list(nx.topological_sort(cond))
+    out: Dict[str, Status] = {}
+    per_status: Dict[str, Dict[int, List[str]]] = {}
+    for st in STATUS_ORDER:
+        own: Dict[int, List[str]] = {}
+        for n, by in roots.items():
+            rs = by.get(st)
+            if rs:
+                lst = own.setdefault(members[n], [])
+                for r in rs:
+                    if r not in lst:
+                        lst.append(r)
+        if not own:
+            continue
+        acc: Dict[int, List[str]] = {}
+        for c in reversed(order):   # callees before callers
+            lst = list(own.get(c, ()))
+            for succ in cond.successors(c):
+                sub = acc.get(succ)
+                if not sub:
+                    continue
+                for r in sub:
+                    if len(lst) >= MAX_REASONS:
+                        break
+                    if r not in lst:
+                        lst.append(r)
+            if lst:
+                acc[c] = lst
+        per_status[st] = acc
+    # shortest via chains: multi-source BFS on the reverse graph per status
+    for st in STATUS_ORDER:
+        acc = per_status.get(st)
+        if not acc:
+            continue
+        sources = [n for n, by in roots.items() if by.get(st)]
+        nxt: Dict[str, Optional[str]] = {n: None for n in sources}
+        q = deque(sources)
+        while q:
+            n = q.popleft()
+            for p in g.predecessors(n):
+                if p not in nxt:
+                    nxt[p] = n
+                    q.append(p)
+        for n, hop in nxt.items():
+            if n in out:
+                continue
+            comp = members[n]
+            reasons = acc.get(comp)
+            if not reasons:
+                continue
+            via = [n]
+            cur = hop
+            guard = 0
+            while cur is not None and guard < 10000:
+                via.append(cur)
+                cur = nxt.get(cur)
+                guard += 1
+            out[n] = Status(st, list(reasons), via)
+    return out
+
+
+# --------------------------------------------------------------------------- script mode chains
+
+def add_chains(result) -> list:
+    """Script mode: findings inside project functions that a script calls get the
+    call chain (script call site -> ... -> offending line). Returns all findings."""
+    from dataclasses import replace
+
+    sources = result.sources
+    if len(sources) < 2:
+        return list(result.findings)
+    summaries = []
+    for rel, sf in sources.items():
+        if sf.tree is None:
+            continue
+        try:
+            r = Resolver(sf.tree, sf.modname, result.project.index, is_package=sf.is_package_init)
+            summaries.append(summarise_module(sf.tree, sf.modname, rel, r, sf.is_package_init, len(sf.lines)))
+        except Exception:  # pragma: no cover - defensive: chains are a bonus
+            continue
+    cg = build_graph(summaries)
+    g = cg.graph
+    imported: Set[str] = set()
+    for s in summaries:
+        for m in s.imports:
+            parts = m.split(".")
+            for i in range(1, len(parts) + 1):
+                imported.add(".".join(parts[:i]))
+    scripts = [s for s in summaries if s.has_main_guard or (s.modname not in imported and not s.is_package)]
+    script_paths = {s.relpath for s in scripts}
+    # BFS from every function of the scripts
+    parent: Dict[str, Tuple[Optional[str], int]] = {}
+    q = deque()
+    for s in scripts:
+        for fn in s.functions:
+            if fn in g and fn not in parent:
+                parent[fn] = (None, 0)
+                q.append(fn)
+    while q:
+        n = q.popleft()
+        for c in g.successors(n):
+            if c not in parent:
+                parent[c] = (n, g.edges[n, c].get("line", 0))
+                q.append(c)
+    locator = FunctionLocator(summaries)
+    out = []
+    for f in result.findings:
+        if f.chain or f.path in script_paths or f.path not in sources:
+            out.append(f)
+            continue
+        fn = locator.locate(f.path, f.line)
+        if fn is None or fn not in parent or parent[fn][0] is None:
+            out.append(f)
+            continue
+        hops = []
+        cur = fn
+        while parent[cur][0] is not None and len(hops) < 100:
+            caller, line = parent[cur]
+            cpath = g.nodes[caller].get("path", "?")
+            hops.append(f"{cpath}:{line} {cur}")
+            cur = caller
+        hops.reverse()
+        hops.append(f"{f.path}:{f.line} {f.api}")
+        out.append(replace(f, chain=tuple(hops)))
+    return out

@@ -1,0 +1,309 @@
+"""``npu-analyse thirdparty``: which functions of a library break on an NPU, and why.
+
+The library is processed module by module in bounded memory:
+
+1. **index** -- every module is parsed (astroid, no inference), its classes
+   and bases go into the shared :class:`~analyse.resolve.ProjectIndex`, and the
+   tree is dropped;
+2. **passes + summary** -- every module is parsed again, the script-mode
+   passes (whatever :func:`analyse.passes.discover_passes` returns) run on it,
+   it is reduced to a :class:`~analyse.callgraph.ModuleSummary` (functions with
+   line ranges, resolved call sites, import / re-export tables), and the tree
+   is dropped; non-Python files go to the passes' ``check_file`` and the
+   C++/CUDA sources to :mod:`analyse.thirdparty.cpp`;
+3. **call graph** -- :func:`analyse.callgraph.build_graph` links the summaries;
+4. **roots** -- each finding is mapped to its innermost enclosing function
+   (blocker/manual findings of unsupported-api, third-party, cuda-extension and
+   cuda-api make it ``unsupported``; ``auto`` ones ``needs-migration``;
+   unknown-api ones ``unknown``); calls into compiled extension ops are rooted
+   in the CUDA kernels behind their binding; unresolvable calls into the
+   library make the caller ``unknown``;
+5. **propagation** to every transitive caller (:func:`analyse.callgraph.propagate`).
+
+Nothing analysed is imported or executed.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import astroid
+
+from analyse.callgraph import (MODULE_FN, FunctionLocator, ModuleSummary, build_graph, classify, propagate,
+                               summarise_module)
+from analyse.findings import AnalysisError, Finding, assign_ids
+from analyse.passes import ModuleContext, ProjectContext, discover_passes
+from analyse.pipeline import _internal, dedupe, other_suffixes
+from analyse.project import discover, load_source
+from analyse.report import build_report
+from analyse.resolve import ProjectIndex, Resolver
+from analyse.thirdparty.cpp import CPP_SUFFIXES, scan_sources
+
+__all__ = ["analyse_library", "LibraryAnalysis", "analyse_library_data"]
+
+CLEAR_EVERY = 300
+
+
+def _drop(modname: str, n: int) -> None:
+    astroid.MANAGER.astroid_cache.pop(modname, None)
+    if n and n % CLEAR_EVERY == 0:
+        astroid.MANAGER.clear_cache()
+        gc.collect()
+
+
+class LibraryAnalysis:
+    """Everything :func:`analyse_library` computes (for tests and benchmarks)."""
+
+    def __init__(self):
+        self.findings: List[Finding] = []
+        self.errors: List[AnalysisError] = []
+        self.summaries: List[ModuleSummary] = []
+        self.callgraph = None
+        self.statuses: Dict[str, object] = {}
+        self.cpp = None
+        self.files_analysed = 0
+        self.lines_analysed = 0
+        self.timings: Dict[str, float] = {"parse_s": 0.0, "passes_s": 0.0, "callgraph_s": 0.0, "propagation_s": 0.0}
+        self.functions: List[dict] = []
+        self.summary: dict = {}
+        self.entry_points: Set[str] = set()
+
+
+def _setup_texts(inputs: Sequence[Path]) -> List[str]:
+    out = []
+    for inp in inputs:
+        root = inp.resolve()
+        for cand in (root / "setup.py", root.parent / "setup.py"):
+            try:
+                if cand.is_file() and cand.stat().st_size < 1_000_000:
+                    out.append(cand.read_text(errors="replace"))
+            except OSError:
+                continue
+    return out
+
+
+def analyse_library_data(inputs: Sequence[Path], kb, passes=None) -> LibraryAnalysis:
+    res = LibraryAnalysis()
+    t = res.timings
+    passes = list(passes) if passes is not None else discover_passes()
+    py_other = other_suffixes(passes)
+    files = discover(inputs, (".py",) + tuple(dict.fromkeys(py_other + CPP_SUFFIXES)))
+    py_files = [f for f in files if f[0].suffix == ".py"]
+    other = [f for f in files if f[0].suffix != ".py"]
+
+    # ---- phase 1: class index
+    index = ProjectIndex()
+    failed: Dict[str, str] = {}
+    for n, (abspath, _root, rel, modname) in enumerate(py_files, 1):
+        t0 = time.perf_counter()
+        sf, err = load_source(abspath, rel, modname)
+        t["parse_s"] += time.perf_counter() - t0
+        if err is not None:
+            res.errors.append(err)
+            failed[modname] = rel
+            continue
+        try:
+            index.add_module(modname, sf.tree, Resolver(sf.tree, modname, index, is_package=sf.is_package_init))
+        except Exception as exc:  # pragma: no cover - defensive
+            res.errors.append(_internal(rel, "indexing", exc))
+        res.lines_analysed += len(sf.lines)
+        sf = None
+        _drop(modname, n)
+
+    project = ProjectContext(kb=kb, index=index, mode="thirdparty", files={},
+                             other_files=[rel for _a, _r, rel, _m in other],
+                             root_names=tuple(p.name for p in inputs))
+    # ---- phase 2: passes and summaries
+    for n, (abspath, _root, rel, modname) in enumerate(py_files, 1):
+        if modname in failed:
+            continue
+        t0 = time.perf_counter()
+        sf, err = load_source(abspath, rel, modname)
+        t["parse_s"] += time.perf_counter() - t0
+        if err is not None:  # pragma: no cover - parsed fine the first time
+            continue
+        resolver = Resolver(sf.tree, modname, index, is_package=sf.is_package_init)
+        ctx = ModuleContext(source=sf, resolver=resolver, kb=kb, project=project)
+        t0 = time.perf_counter()
+        for p in passes:
+            try:
+                res.findings.extend(p.check_module(ctx))
+            except Exception as exc:
+                res.errors.append(_internal(rel, f"pass {p.name}", exc))
+        t1 = time.perf_counter()
+        t["passes_s"] += t1 - t0
+        try:
+            res.summaries.append(summarise_module(sf.tree, modname, rel, resolver, sf.is_package_init, len(sf.lines)))
+        except Exception as exc:
+            res.errors.append(_internal(rel, "call graph", exc))
+            failed[modname] = rel
+        t["callgraph_s"] += time.perf_counter() - t1
+        ctx = resolver = sf = None
+        _drop(modname, n)
+    astroid.MANAGER.clear_cache()
+    res.files_analysed = len(py_files) - len([1 for m in failed])
+
+    # ---- non-Python files: passes, then the C++/CUDA scan
+    t0 = time.perf_counter()
+    cpp_files = []
+    for abspath, _root, rel, _m in other:
+        if abspath.suffix in CPP_SUFFIXES:
+            cpp_files.append((abspath, rel))
+        for p in passes:
+            if abspath.suffix in p.file_suffixes or any(abspath.name.endswith(s) for s in p.file_suffixes):
+                try:
+                    fs, errs = p.check_file(abspath, rel, project)
+                    res.findings.extend(fs)
+                    res.errors.extend(errs)
+                except Exception as exc:
+                    res.errors.append(_internal(rel, f"pass {p.name}", exc))
+    for p in passes:
+        try:
+            res.findings.extend(p.finish(project))
+        except Exception as exc:
+            res.errors.append(_internal("<project>", f"pass {p.name} (project level)", exc))
+    t["passes_s"] += time.perf_counter() - t0
+    t0 = time.perf_counter()
+    res.cpp = scan_sources(cpp_files, _setup_texts(inputs))
+    res.errors.extend(res.cpp.errors)
+    res.files_analysed += res.cpp.files
+    res.lines_analysed += res.cpp.lines
+    t["parse_s"] += time.perf_counter() - t0
+    res.files_analysed += len([o for o in other if o[0].suffix not in CPP_SUFFIXES])
+    res.findings = assign_ids(dedupe(res.findings))
+
+    # ---- call graph
+    t0 = time.perf_counter()
+    ext_names: Set[str] = set(res.cpp.ext_module_names())
+    for s in res.summaries:
+        for name, (ext, _ops) in s.ext_aliases.items():
+            ext_names.add(ext)
+    cg = build_graph(res.summaries, failed_modules=failed.keys(), ext_modules=ext_names)
+    res.callgraph = cg
+    t["callgraph_s"] += time.perf_counter() - t0
+
+    # ---- roots and propagation
+    t0 = time.perf_counter()
+    roots: Dict[str, Dict[str, List[str]]] = {}
+
+    def add_root(fn: str, status: str, reason: str) -> None:
+        lst = roots.setdefault(fn, {}).setdefault(status, [])
+        if reason not in lst:
+            lst.append(reason)
+
+    locator = FunctionLocator(res.summaries)
+    for f in res.findings:
+        st = classify(f)
+        if st is None:
+            continue
+        fn = locator.locate(f.path, f.line)
+        if fn is None:
+            continue
+        add_root(fn, st, f.api)
+    for u in cg.unknowns:
+        add_root(u.caller, "unknown", u.reason)
+    ext_roots = 0
+    for caller, _line, ext in cg.ext_calls:
+        st, reason = res.cpp.reason(ext)
+        add_root(caller, st, reason)
+        ext_roots += 1
+    # a compiled-op reason makes a plain api reason for the same op redundant
+    for fn, by in roots.items():
+        for st, lst in by.items():
+            detailed = [r for r in lst if " (" in r]
+            if detailed:
+                lst[:] = [r for r in lst if " (" in r or not any(d.startswith(r + " (") for d in detailed)]
+    res.statuses = propagate(cg.graph, roots)
+    t["propagation_s"] += time.perf_counter() - t0
+
+    # ---- report data
+    g = cg.graph
+    linker = cg.linker
+    functions = []
+    for q, stt in res.statuses.items():
+        if q not in linker.functions:
+            continue
+        path, line, _end = linker.functions[q]
+        functions.append({"qualname": q, "path": path, "line": line, "status": stt.status,
+                          "reasons": list(stt.reasons), "via": list(stt.via)})
+    functions.sort(key=lambda d: (d["path"], d["line"], d["qualname"]))
+    res.functions = functions
+    res.entry_points = public_entry_points(res.summaries, linker)
+    by_status: Dict[str, int] = {}
+    for d in functions:
+        by_status[d["status"]] = by_status.get(d["status"], 0) + 1
+    public_affected = sorted(q for q in res.entry_points if q in res.statuses)
+    real_functions = [q for q in linker.functions if not q.endswith(MODULE_FN)]
+    res.summary = {
+        "functions_total": len(real_functions),
+        "affected": len([d for d in functions if not d["qualname"].endswith(MODULE_FN)]),
+        "by_status": by_status,
+        "public_entry_points": len(res.entry_points),
+        "public_affected": len(public_affected),
+        "call_graph": {"nodes": g.number_of_nodes(), "edges": g.number_of_edges(),
+                       "unresolved_calls": len(cg.unknowns), "compiled_op_calls": ext_roots},
+        "modules": len(res.summaries),
+        "modules_failed": len(failed),
+        "timings": {k: round(v, 3) for k, v in t.items()},
+    }
+    res.public_affected = public_affected
+    return res
+
+
+def public_entry_points(summaries: Sequence[ModuleSummary], linker) -> Set[str]:
+    """Functions a user of the library can call: what package ``__init__`` modules
+    export (``__all__`` or public names, re-exports followed), public top-level
+    functions of public modules, and public methods of their public classes."""
+    out: Set[str] = set()
+
+    def add_class(cq: str) -> None:
+        info = linker.classes.get(cq)
+        if info is None:
+            return
+        for m in info.methods:
+            if not m.startswith("_") or m in ("__init__", "__call__"):
+                out.add(f"{cq}.{m}")
+
+    for s in summaries:
+        if any(p.startswith("_") for p in s.modname.split(".")):
+            if not s.is_package:
+                continue
+        names = s.exported() if s.is_package else {n for n in s.top_names if not n.startswith("_")}
+        if s.all_names is not None:
+            names = set(s.all_names)
+        for name in names:
+            k, q = linker.canonical(f"{s.modname}.{name}")
+            if k == "def" and not q.endswith(MODULE_FN):
+                out.add(q)
+            elif k == "class":
+                add_class(q)
+    return {q for q in out if q in linker.functions}
+
+
+def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]] = None, passes=None) -> dict:
+    """The ``thirdparty`` report dict (report.schema.json)."""
+    t0 = time.perf_counter()
+    inputs = [Path(p) for p in inputs]
+    res = analyse_library_data(inputs, kb, passes=passes)
+    extra = {
+        "public_affected_entry_points": res.public_affected[:500],
+    }
+    if res.cpp is not None and (res.cpp.files or res.cpp.bindings):
+        extra["extensions"] = res.cpp.summary()
+    thirdparty = {"functions": res.functions, "summary": res.summary, **extra}
+    return build_report(
+        mode="thirdparty",
+        inputs=input_names or [str(p) for p in inputs],
+        torch_version=kb.torch_version,
+        torch_npu_version=kb.torch_npu_version,
+        knowledge_base=kb.identifier,
+        findings=res.findings,
+        errors=res.errors,
+        files_analysed=res.files_analysed,
+        lines_analysed=res.lines_analysed,
+        duration_s=time.perf_counter() - t0,
+        thirdparty=thirdparty,
+    )

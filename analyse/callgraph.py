@@ -755,7 +755,18 @@ def propagate(g: nx.DiGraph, roots: Dict[str, Dict[str, List[str]]]) -> Dict[str
 
 def add_chains(result) -> list:
     """Script mode: findings inside project functions that a script calls get the
-    call chain (script call site -> ... -> offending line). Returns all findings."""
+    call chain (script call site -> ... -> offending line). Returns all findings.
+
+    Scripts are the files with an ``if __name__ == "__main__":`` block or that no
+    other project file imports. Chains are a bonus: on any internal failure the
+    findings are returned unchanged."""
+    try:
+        return _add_chains(result)
+    except Exception:  # pragma: no cover - defensive
+        return list(result.findings)
+
+
+def _add_chains(result) -> list:
     from dataclasses import replace
 
     sources = result.sources

@@ -24,7 +24,9 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         except (OSError, ValueError) as exc:
             raise ValueError(f"cannot read --probe-results {probe_results}: {exc}") from exc
     result = pipeline.run(list(inputs), kb, mode="script", probe=overlay)
-    findings = list(result.findings)
+    from analyse.callgraph import add_chains
+
+    findings = add_chains(result)  # cross-file chains: script call site -> ... -> offending line
     if with_thirdparty:
         from analyse.thirdparty.compose import thirdparty_findings
 

@@ -283,12 +283,59 @@ def public_entry_points(summaries: Sequence[ModuleSummary], linker) -> Set[str]:
     return {q for q in out if q in linker.functions}
 
 
+def _call_targets(linker, kind: str, q: str) -> List[str]:
+    if kind == "def":
+        return [q]
+    if kind == "class":
+        return [m for m in (linker.lookup_method(q, n) for n in ("__init__", "forward", "__call__")) if m]
+    if kind == "classattr":
+        cls, _, meth = q.rpartition(".")
+        if meth == "apply" and linker.is_autograd_function(cls):
+            return [m for m in (linker.lookup_method(cls, "forward"), linker.lookup_method(cls, "backward")) if m]
+    return []
+
+
+def affected_aliases(res: LibraryAnalysis) -> Dict[str, List[str]]:
+    """Names a user may call an affected function under (re-exports, ``X = Fn.apply``,
+    classes -> their ``__init__`` / ``forward``), for ``--with-thirdparty``."""
+    cg = res.callgraph
+    if cg is None:
+        return {}
+    linker = cg.linker
+    affected = res.statuses
+    out: Dict[str, List[str]] = {}
+
+    def add(name: str) -> None:
+        try:
+            k, q = linker.canonical(name)
+        except RecursionError:  # pragma: no cover
+            return
+        targets = [t for t in _call_targets(linker, k, q) if t in affected]
+        if targets and targets != [name]:
+            out[name] = targets
+
+    for s in res.summaries:
+        names = set(s.top_names) | (s.exported() if s.is_package else set())
+        for src in s.star_imports:
+            m = linker.modules.get(src)
+            if m is not None:
+                names |= m.exported()
+        for n in names:
+            if not n.startswith("__"):
+                add(f"{s.modname}.{n}")
+    for cq in linker.classes:
+        add(cq)
+        add(f"{cq}.apply")
+    return dict(sorted(out.items()))
+
+
 def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]] = None, passes=None) -> dict:
     """The ``thirdparty`` report dict (report.schema.json)."""
     t0 = time.perf_counter()
     inputs = [Path(p) for p in inputs]
     res = analyse_library_data(inputs, kb, passes=passes)
     extra = {
+        "aliases": affected_aliases(res),
         "public_affected_entry_points": res.public_affected[:500],
     }
     if res.cpp is not None and (res.cpp.files or res.cpp.bindings):

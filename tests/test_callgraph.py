@@ -1,0 +1,149 @@
+"""Call graph: resolution across modules, dispatch, propagation, script-mode chains."""
+
+import textwrap
+from pathlib import Path
+
+import networkx as nx
+
+from analyse.callgraph import build_graph, propagate, summarise_module
+from analyse.project import parse_source
+from analyse.resolve import ProjectIndex, Resolver
+
+
+def _summaries(tmp_path: Path, files: dict, pkg: str = "lib"):
+    root = tmp_path / pkg
+    out = []
+    index = ProjectIndex()
+    parsed = []
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+        parts = [pkg] + list(Path(rel).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modname = ".".join(parts)
+        sf, err = parse_source(p.read_text(), p, rel, modname)
+        assert err is None, err
+        r = Resolver(sf.tree, modname, index, is_package=sf.is_package_init)
+        index.add_module(modname, sf.tree, r)
+        parsed.append((sf, r))
+    for sf, r in parsed:
+        out.append(summarise_module(sf.tree, sf.modname, sf.relpath, r, sf.is_package_init, len(sf.lines)))
+    return out
+
+
+def test_edges_across_modules_reexports_self_super_and_apply(tmp_path):
+    ss = _summaries(tmp_path, {
+        "__init__.py": "from .api import entry\nfrom .impl import *\n",
+        "impl.py": """
+            import functools
+            from torch.autograd import Function
+            __all__ = ["helper", "Op"]
+
+            def helper(x):
+                def inner(y):
+                    return leaf(y)
+                return inner(x)
+
+            def leaf(y):
+                return y
+
+            class Op(Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return leaf(x)
+
+                @staticmethod
+                def backward(ctx, g):
+                    return g
+
+            op = Op.apply
+            fast = functools.partial(helper, 1)
+        """,
+        "api.py": """
+            from . import helper
+            from .impl import op, fast
+
+            def entry(x):
+                return helper(x) + op(x) + fast()
+
+            class Base:
+                def run(self):
+                    return self.step()
+
+                def step(self):
+                    return 1
+
+            class Child(Base):
+                def step(self):
+                    return super().step() + entry(2)
+        """,
+    })
+    cg = build_graph(ss)
+    g = cg.graph
+    assert g.has_edge("lib.api.entry", "lib.impl.helper")            # star re-export through __init__
+    assert g.edges["lib.api.entry", "lib.impl.helper"]["line"] == 6
+    assert g.has_edge("lib.impl.helper", "lib.impl.helper.inner")   # nested function
+    assert g.has_edge("lib.impl.helper.inner", "lib.impl.leaf")
+    assert g.has_edge("lib.api.entry", "lib.impl.Op.forward")       # Function.apply -> forward/backward
+    assert g.has_edge("lib.api.entry", "lib.impl.Op.backward")
+    assert g.has_edge("lib.api.Base.run", "lib.api.Base.step")      # self dispatch (MRO)
+    assert g.has_edge("lib.api.Child.step", "lib.api.Base.step")    # super()
+    assert g.has_edge("lib.api.Child.step", "lib.api.entry")
+    assert "lib.api.<module>" in g
+    # functools.partial alias at module level
+    assert any(c == "lib.impl.helper" for c in g.successors("lib.api.entry"))
+
+
+def test_propagation_shortest_via_cycles_and_status_priority():
+    g = nx.DiGraph()
+    g.add_edges_from([("a", "b"), ("b", "c"), ("c", "b"), ("b", "root"), ("a", "u"), ("x", "u"),
+                      ("r1", "r1")])
+    roots = {"root": {"unsupported": ["torch.cuda.nvtx.range"]}, "u": {"unknown": ["torch.special.zeta"]},
+             "r1": {"needs-migration": ["torch.Tensor.cuda"]}}
+    st = propagate(g, roots)
+    assert st["a"].status == "unsupported"          # reaches both: unsupported wins
+    assert st["a"].via == ["a", "b", "root"]
+    assert st["c"].via == ["c", "b", "root"]        # through the cycle
+    assert st["c"].reasons == ["torch.cuda.nvtx.range"]
+    assert st["x"].status == "unknown" and st["x"].reasons == ["torch.special.zeta"]
+    assert st["r1"].status == "needs-migration"     # self-recursion
+    assert "d" not in st
+
+
+def test_script_mode_cross_file_chain(tmp_path, kb):
+    from analyse import pipeline
+    from analyse.callgraph import add_chains
+
+    (tmp_path / "proj" / "utils").mkdir(parents=True)
+    (tmp_path / "proj" / "utils" / "__init__.py").write_text("from .prof import profile_step\n")
+    (tmp_path / "proj" / "utils" / "prof.py").write_text(textwrap.dedent("""
+        import torch
+
+        def _mark(name):
+            torch.cuda.nvtx.range_push(name)
+
+        def profile_step(i):
+            _mark(str(i))
+    """))
+    (tmp_path / "proj" / "train.py").write_text(textwrap.dedent("""
+        from utils import profile_step
+
+        def main():
+            for i in range(3):
+                profile_step(i)
+
+        if __name__ == "__main__":
+            main()
+    """))
+    result = pipeline.run([tmp_path / "proj"], kb)
+    findings = add_chains(result)
+    nvtx = [f for f in findings if f.api == "torch.cuda.nvtx.range_push"]
+    assert nvtx, [f.api for f in findings]
+    f = nvtx[0]
+    assert f.path == "utils/prof.py"
+    assert f.chain == ("train.py:6 utils.prof.profile_step", "utils/prof.py:8 utils.prof._mark",
+                       "utils/prof.py:5 torch.cuda.nvtx.range_push")
+    # findings in the script itself carry no chain
+    assert all(not x.chain for x in findings if x.path == "train.py")

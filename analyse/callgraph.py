@@ -428,6 +428,11 @@ class Linker:
         if q in self.classes:
             return ("class", q)
         if q in self.modules:
+            # `from .roi_align import roi_align` in the package rebinds the submodule's name
+            parent, _, last = q.rpartition(".")
+            ps = self.modules.get(parent)
+            if ps is not None and last in ps.bindings and ps.bindings[last] != q:
+                return self._canonical(ps.bindings[last], depth + 1)
             return ("module", q)
         for e in self.ext_modules:
             if q.startswith(e + "."):

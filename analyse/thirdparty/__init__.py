@@ -168,7 +168,8 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None) -> LibraryAnal
     t["passes_s"] += time.perf_counter() - t0
     t0 = time.perf_counter()
     res.cpp = scan_sources(cpp_files, _setup_texts(inputs))
-    res.errors.extend(res.cpp.errors)
+    seen_err = {(e.path, e.kind) for e in res.errors}
+    res.errors.extend(e for e in res.cpp.errors if (e.path, e.kind) not in seen_err)
     res.files_analysed += res.cpp.files
     res.lines_analysed += res.cpp.lines
     t["parse_s"] += time.perf_counter() - t0

@@ -31,6 +31,7 @@ import astroid
 from astroid import nodes
 
 _MAX_DEPTH = 12
+_MISSING = object()
 
 # torch functions that do not return a tensor (everything else under these
 # namespaces is assumed to).
@@ -171,6 +172,7 @@ class Resolver:
         self.index = index or ProjectIndex()
         self.is_package = is_package
         self._qual_cache: Dict[int, Optional[str]] = {}
+        self._scope_memo: Dict[tuple, Optional[str]] = {}
         self._type_cache: Dict[int, Optional[str]] = {}
         self._infer_budget = infer_budget
 
@@ -211,10 +213,27 @@ class Resolver:
         return None
 
     def _lookup_name(self, node, name: str, depth: int) -> Optional[str]:
+        # Names bound only by imports / defs are position independent inside a scope:
+        # memoise them per (scope, name); that covers most names in real code.
+        try:
+            scope = node.scope()
+        except Exception:
+            return None
+        key = (id(scope), name)
+        hit = self._scope_memo.get(key, _MISSING)
+        if hit is not _MISSING:
+            return hit
         try:
             _scope, defs = node.lookup(name)
         except Exception:  # astroid lookup failure on odd trees
             return None
+        if defs and all(isinstance(d, (nodes.Import, nodes.ImportFrom, nodes.FunctionDef, nodes.ClassDef)) for d in defs):
+            result = self._lookup_defs(defs, name, depth)
+            self._scope_memo[key] = result
+            return result
+        return self._lookup_defs(defs, name, depth)
+
+    def _lookup_defs(self, defs, name: str, depth: int) -> Optional[str]:
         if not defs:
             return None
         results = set()

@@ -432,11 +432,15 @@ class KnowledgeBase:
 
     # ---------------------------------------------------------------- CUDA-only facts
     def cuda_only(self, qualname: str) -> CudaOnlyFact | None:
+        memo = self.__dict__.setdefault("_cuda_only_memo", {})
+        if qualname in memo:
+            return memo[qualname]
         best, best_len = None, 0
         for f in self.cuda_only_facts:
             n = f.matches(qualname)
             if n > best_len:
                 best, best_len = f, n
+        memo[qualname] = best
         return best
 
     # ---------------------------------------------------------------- generic data files

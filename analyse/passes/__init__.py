@@ -151,15 +151,32 @@ def all_rules() -> List[Rule]:
     return [rules[c] for c in sorted(rules)]
 
 
-def walk(node) -> Iterator:
-    """Pre-order walk of an astroid tree (faster than nodes_of_class for many classes)."""
+def _preorder(node) -> List:
+    out = []
     stack = [node]
+    append = out.append
     while stack:
         n = stack.pop()
-        yield n
+        append(n)
         children = list(n.get_children())
         children.reverse()
         stack.extend(children)
+    return out
+
+
+def walk(node) -> Iterator:
+    """Pre-order walk of an astroid tree.
+
+    Walking a whole module is memoised on the module (every pass walks it), so
+    the tree must not be modified after the first walk.
+    """
+    if isinstance(node, nodes.Module):
+        cached = getattr(node, "_npu_preorder", None)
+        if cached is None:
+            cached = _preorder(node)
+            node._npu_preorder = cached
+        return iter(cached)
+    return iter(_preorder(node))
 
 
 # Calls whose string arguments are log / display text, never device values.

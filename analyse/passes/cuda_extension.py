@@ -100,7 +100,7 @@ BUILTIN_OP_NS = {
     "aten", "prims", "prim", "quantized", "_quantized", "quantized_decomposed", "rngprims", "higher_order",
     "_c10d_functional", "c10d_functional", "_c10d_functional_autograd", "c10d", "_dtensor", "profiler", "mkldnn",
     "_caffe2", "debugprims", "_test", "inductor", "_inductor_test", "npu", "npu_graph", "torchvision", "image",
-    "torchaudio", "_torch_testing", "_functorch", "_higher_order_ops", "_mkldnn", "onednn", "_native",
+    "torchaudio", "_torch_testing", "hpu", "torch_mlu", "mlu", "xpu", "habana", "ipex", "torch_ipex", "neuron", "_functorch", "_higher_order_ops", "_mkldnn", "onednn", "_native",
     "_quantized_decomposed", "_export", "_prims", "_refs", "_nvfuser", "symm_mem", "_allgather_base",
 }
 _OPS_ATTRS = {"load_library", "import_module", "loaded_libraries"}
@@ -116,8 +116,8 @@ _SETUPTOOLS_EXT = {"setuptools.Extension", "distutils.core.Extension", "setuptoo
                    "distutils.extension.Extension"}
 _LOAD_CALLS = {"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"}
 _BUILD_EXT = {"torch.utils.cpp_extension.BuildExtension"}
-_CUDA_HOME = {"torch.utils.cpp_extension.CUDA_HOME", "torch.utils.cpp_extension.CUDNN_HOME",
-              "torch.utils.cpp_extension.ROCM_HOME"}
+_CUDA_HOME = {"torch.utils.cpp_extension.CUDA_HOME", "torch.utils.cpp_extension.CUDNN_HOME"}
+_LOAD_EXT_FUNCS = {"load_ext"}  # mmcv: ext_module = ext_loader.load_ext('_ext', [...])
 
 
 def _is_cuda_path(s: str) -> bool:
@@ -231,6 +231,14 @@ def _scan_file(sf, index, scan: ProjectScan) -> None:
                         scan.ext_names.setdefault(f"{m}.{n}", (sf.relpath, node.lineno))
 
 
+def scan_leaves(scan: ProjectScan) -> Set[str]:
+    leaves = getattr(scan, "_leaves", None)
+    if leaves is None:
+        leaves = {m.rsplit(".", 1)[-1] for m in scan.python_modules}
+        scan._leaves = leaves  # type: ignore[attr-defined]
+    return leaves
+
+
 def project_scan(project: ProjectContext) -> ProjectScan:
     scan = project.store.get(STORE_KEY)
     if isinstance(scan, ProjectScan):
@@ -332,6 +340,12 @@ class CudaExtensionPass(Pass):
 
     def _call(self, ctx, call: nodes.Call, scan: ProjectScan, load_vars) -> Iterator[Finding]:
         r = ctx.resolver
+        fname = call.func.attrname if isinstance(call.func, nodes.Attribute) else getattr(call.func, "name", None)
+        if fname in _LOAD_EXT_FUNCS and call.args and isinstance(call.args[0], nodes.Const) \
+                and isinstance(call.parent, nodes.Assign):
+            for t in call.parent.targets:
+                if isinstance(t, nodes.AssignName):
+                    load_vars[id(t)] = (str(call.args[0].value), call.lineno)
         q = r.qualname(call.func)
         if q is None:
             if isinstance(call.func, nodes.Subscript):  # kernel[grid](...)
@@ -379,6 +393,8 @@ class CudaExtensionPass(Pass):
             return mod, f"built as a CUDA extension in {f}:{line}"
         if parts[0] in NON_PROJECT_TOPS:
             return None
+        if leaf in scan_leaves(scan):
+            return None  # a Python module of the project with that name (sys.path-style import)
         if self._third_party(scan, mod):
             return None
         if leaf in _CONVENTION_NAMES:
@@ -453,13 +469,13 @@ class CudaExtensionPass(Pass):
                 hit = next((load_vars[id(d)] for d in defs if id(d) in load_vars), None)
                 if hit is not None and node is not root:
                     api = f"{hit[0]}.{node.as_string().split('.', 1)[1]}" if "." in node.as_string() else hit[0]
-                    yield ctx.finding(R_EXT_USE, target, api, f"Call into the JIT-compiled CUDA extension `{hit[0]}` (built "
-                                      f"at line {hit[1]}): its kernels have no NPU implementation.", replacement=FIX_OP)
+                    yield ctx.finding(R_EXT_USE, target, api, f"Call into the compiled extension `{hit[0]}` (loaded "
+                                      f"at line {hit[1]}): its CUDA kernels have no NPU implementation.", replacement=FIX_OP)
                     continue
             q = r.qualname(node)
             if not q:
                 continue
-            if q in _CUDA_HOME:
+            if q in _CUDA_HOME and node.as_string().rsplit(".", 1)[-1] == q.rsplit(".", 1)[-1]:
                 yield ctx.finding(R_TOOLCHAIN, target, q, f"`{q.rsplit('.', 1)[-1]}` points at the CUDA toolkit; it is None on "
                                   "an Ascend host, so code that needs it fails or skips the build.",
                                   replacement="remove the CUDA toolkit dependency (NPU operators are built with the CANN toolchain)")
@@ -484,6 +500,12 @@ class CudaExtensionPass(Pass):
                 continue
             if node is root and not isinstance(target, nodes.Call):
                 continue  # a bare module name (passed around): the import and the calls are reported
+            try:
+                _s, rdefs = root.lookup(root.name)
+            except Exception:
+                rdefs = ()
+            if not any(isinstance(d, (nodes.Import, nodes.ImportFrom)) for d in rdefs):
+                continue  # only names bound by an import can be an extension module
             parts = q.split(".")
             for i in range(len(parts) - 1, 0, -1):
                 mod = ".".join(parts[:i])

@@ -77,7 +77,8 @@ class WorkerProcess:
                               STARTUP_TIMEOUT_S)
         if not reply.get("ok"):
             raise ProbeFatal(reply.get("fatal") or reply.get("error") or "probe worker failed to start")
-        self.environment = reply["environment"]
+        if self.environment is None:
+            self.environment = reply["environment"]
 
     def stop(self) -> None:
         if self.proc is None:

@@ -202,7 +202,7 @@ class NpuBackend(Backend):
     """Ascend NPU through torch_npu: ``import torch_npu`` registers ``torch.npu``."""
 
     def setup(self) -> None:
-        if importlib.util.find_spec("torch_npu") is None and "torch_npu" not in sys.modules:
+        if "torch_npu" not in sys.modules and importlib.util.find_spec("torch_npu") is None:
             raise DeviceError(f"--device {self.device} needs torch_npu: install the torch_npu build matching "
                               f"torch {self.torch.__version__} and the CANN toolkit")
         try:
@@ -393,6 +393,7 @@ class Worker:
         from analyse.probe import samples
 
         env = self.backend.environment()
+        # Loads op_db (seconds) here, under the start-up time limit, not under an op's timeout.
         env["sample_source"] = samples.opinfo_db_status() or "opinfo"
         return {"ok": True, "environment": env}
 

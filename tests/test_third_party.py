@@ -1,0 +1,99 @@
+import copy
+
+import pytest
+
+from analyse.passes.third_party import ThirdPartyDataError, ThirdPartyPass, parse_libs
+from tests.helpers import analyse_source
+
+
+def _run(tmp_path, kb, src, **kw):
+    res = analyse_source(tmp_path, src, kb, passes=[ThirdPartyPass()], **kw)
+    assert not res.errors, res.errors
+    return sorted(res.findings, key=lambda f: (f.line, f.code))
+
+
+def test_flash_attn_mapping(tmp_path, kb):
+    fs = _run(tmp_path, kb, "import flash_attn as fa\nout = fa.flash_attn_func(q, k, v, dropout_p=0.1, causal=True)\n")
+    assert [(f.line, f.code, f.severity) for f in fs] == [(1, "NPU401", "manual"), (2, "NPU403", "manual")]
+    call = fs[1]
+    assert call.api == "flash_attn.flash_attn_func"
+    assert "torch_npu.npu_fusion_attention(q, k, v" in call.replacement
+    assert "keep_prob=0.9" in call.replacement and "sparse_mode=3" in call.replacement
+    assert "input_layout='BSND'" in call.replacement and call.replacement.endswith("[0]")
+    assert "scale=1 / math.sqrt(q.shape[-1])" in call.replacement
+    assert "keep_prob = 1 - dropout_p" in call.message
+
+
+def test_flash_attn_varlen_alias(tmp_path, kb):
+    fs = _run(tmp_path, kb, "from flash_attn import flash_attn_varlen_func as attn\n"
+                            "o = attn(q, k, v, cu_q, cu_k, 128, 128, dropout_p=p, softmax_scale=s)\n")
+    f = [f for f in fs if f.code == "NPU403"][0]
+    assert f.line == 2
+    assert "input_layout='TND'" in f.replacement and "actual_seq_qlen=tuple(cu_q[1:]" in f.replacement
+    assert "keep_prob=1 - p" in f.replacement and "scale=s" in f.replacement
+    assert "atten_mask" not in f.replacement
+
+
+def test_apex_uses_and_params(tmp_path, kb):
+    fs = _run(tmp_path, kb, "from apex import amp\nimport apex\n"
+                            "model, opt = amp.initialize(model, opt, opt_level='O1')\n"
+                            "opt = apex.optimizers.FusedAdam(params, adam_w_mode=False)\n"
+                            "from apex.multi_tensor_apply import multi_tensor_applier\n"
+                            "multi_tensor_applier(op, buf, [g])\n")
+    by = {(f.line, f.code): f for f in fs}
+    assert by[(3, "NPU402")].api == "apex.amp.initialize" and "torch.autocast" in by[(3, "NPU402")].replacement
+    assert "opt_level='O1'" in by[(3, "NPU402")].message
+    assert by[(4, "NPU402")].api == "apex.optimizers.FusedAdam"
+    assert "NpuFusedAdam" in by[(4, "NPU402")].replacement and "adam_w_mode=False" in by[(4, "NPU402")].message
+    assert by[(5, "NPU401")].severity == "blocker" and by[(6, "NPU402")].severity == "blocker"
+
+
+def test_guarded_import_with_fallback(tmp_path, kb):
+    fs = _run(tmp_path, kb, "try:\n    import xformers.ops as xops\n    HAS = True\nexcept ImportError:\n    HAS = False\n")
+    assert [(f.line, f.code, f.severity, f.confidence) for f in fs] == [(2, "NPU404", "advice", "medium")]
+    assert "fallback" in fs[0].message
+
+
+def test_guarded_import_without_fallback(tmp_path, kb):
+    fs = _run(tmp_path, kb, "try:\n    import cupy\nexcept ImportError:\n    pass\n")
+    assert [(f.code, f.severity) for f in fs] == [("NPU404", "manual")]
+    assert "no fallback" in fs[0].message
+
+
+def test_mmcv_ops_table(tmp_path, kb):
+    fs = _run(tmp_path, kb, "from mmcv.ops import nms, CARAFE\nkeep = nms(b, s, 0.5)\nup = CARAFE(3, 1, 2)\n")
+    by = {(f.line, f.code): f for f in fs}
+    assert by[(1, "NPU401")].severity == "blocker"  # CARAFE: no Ascend implementation
+    assert by[(2, "NPU402")].severity == "info" and "NMS" in by[(2, "NPU402")].message
+    assert by[(3, "NPU402")].severity == "blocker"
+
+
+def test_no_findings_in_strings_comments_and_own_package(tmp_path, kb):
+    fs = _run(tmp_path, kb, "'''import apex'''\n# from flash_attn import flash_attn_func\nx = 'triton'\n")
+    assert fs == []
+    fs = _run(tmp_path / "p", kb, "from flash_attn.bert_padding import pad_input\n", name="flash_attn/layers.py",
+              extra_files={"flash_attn/__init__.py": ""})
+    assert fs == []
+
+
+def test_triton_kernel_body_not_reported(tmp_path, kb):
+    fs = _run(tmp_path, kb, "import triton\nimport triton.language as tl\n@triton.jit\ndef k(x, B: tl.constexpr):\n"
+                            "    i = tl.program_id(0)\n    tl.store(x + i, 1)\ngrid = (triton.cdiv(8, 4),)\n")
+    assert [(f.line, f.code) for f in fs] == [(1, "NPU401"), (2, "NPU401"), (7, "NPU402")]
+
+
+def test_malformed_data_raises(kb):
+    doc = copy.deepcopy(kb.data_file("third_party_libs.yaml"))
+    parse_libs(doc)
+    bad = copy.deepcopy(doc)
+    bad["libraries"][0]["severity"] = "fatal"
+    with pytest.raises(ThirdPartyDataError, match="severity"):
+        parse_libs(bad)
+    bad = copy.deepcopy(doc)
+    bad["libraries"][1]["modules"] = bad["libraries"][0]["modules"]
+    with pytest.raises(ThirdPartyDataError, match="listed twice"):
+        parse_libs(bad)
+    bad = copy.deepcopy(doc)
+    del bad["meta"]
+    with pytest.raises(ThirdPartyDataError, match="meta"):
+        parse_libs(bad)

@@ -216,7 +216,8 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None) -> LibraryAnal
         for st, lst in by.items():
             detailed = [r for r in lst if " (" in r]
             if detailed:
-                lst[:] = [r for r in lst if " (" in r or not any(d.startswith(r + " (") for d in detailed)]
+                heads = [d.split(" (", 1)[0] for d in detailed]
+                lst[:] = [r for r in lst if " (" in r or not any(h == r or h.endswith("." + r) for h in heads)]
     res.statuses = propagate(cg.graph, roots)
     t["propagation_s"] += time.perf_counter() - t0
 

@@ -99,6 +99,10 @@ CUDA_ENV_VARS = {
 DEVICE_KWARGS = {"device", "device_type", "map_location", "device_id", "device_ids", "output_device"}
 # calls that are device-taking even when not in the rewrite lists
 DEVICE_CALLS = {"torch.device", "torch.cuda.device"}
+# CUDA-only facts about names outside torch.cuda / torch.backends that this pass reports
+# (the others belong to other passes: distributed, third-party, cuda-extension; float64 is a dtype
+# matter, not CUDA API use)
+GENERAL_FACTS = {"jit-script-disabled", "channels-last"}
 # names reported by the distributed pass
 OTHER_PASSES = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.distributed")
 _COMPARE_METHODS = {"startswith", "endswith", "__eq__", "find", "index", "count"}
@@ -172,7 +176,8 @@ class CudaApiPass(Pass):
         # only the outermost name of an attribute chain
         if isinstance(parent, (nodes.Attribute, nodes.AssignAttr, nodes.DelAttr)) and parent.expr is node:
             return None
-        if isinstance(node, nodes.Attribute) and node.attrname == "is_cuda":
+        if isinstance(node, nodes.Attribute) and node.attrname == "is_cuda" and not (
+                isinstance(node.expr, nodes.Name) and node.expr.name in ("self", "cls")):
             return ctx.finding(self.rule("NPU002"), node, "torch.Tensor.is_cuda",
                                "`.is_cuda` is False for NPU tensors; transfer_to_npu maps it to `.is_npu`.",
                                replacement="x.is_npu", severity="auto" if self._transfer_maps(ctx, "torch.Tensor.is_cuda") else "manual",
@@ -189,7 +194,7 @@ class CudaApiPass(Pass):
         if q.startswith(OTHER_PASSES):
             return None
         fact = ctx.kb.cuda_only(q)
-        if fact is not None and not q.startswith("torch.cuda"):
+        if fact is not None and fact.id in GENERAL_FACTS:
             return ctx.finding(self.rule("NPU006"), node, q, f"`{q}`: {fact.reason}", replacement=fact.replacement,
                                severity=fact.severity, evidence="knowledge")
         return None

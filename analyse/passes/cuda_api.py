@@ -361,6 +361,8 @@ class CudaApiPass(Pass):
                             replacement=_swap(ctx.snippet(parent.lineno)))
             yield f
             return
+        if isinstance(parent, (nodes.List, nodes.Tuple, nodes.Set)) and not _device_list(parent):
+            return
         call, kw = _enclosing_call(node)
         r = ctx.resolver
         target = r.call_target(call) if call is not None else None
@@ -380,6 +382,22 @@ class CudaApiPass(Pass):
                           f" {TRANSFER} rewrites it to '{new}' where it reaches a wrapped device argument."),
                           replacement=f"'{new}'", severity=severity,
                           confidence="high" if call is not None or _is_device_context(node) else "medium")
+
+
+_DEVICE_TYPES = {"cpu", "cuda", "mps", "xpu", "hpu", "xla", "mlu", "musa", "meta", "sdaa", "ipu", "privateuseone"}
+
+
+def _device_list(seq) -> bool:
+    """A list/tuple of device names that does not already include the NPU.
+
+    ``["to", "cuda", "npu"]`` (method names) or ``("cuda", "npu", "xpu")`` (already NPU-aware) are not
+    device uses to change; ``["cuda", "cpu"]`` is."""
+    values = []
+    for e in seq.elts:
+        if not (isinstance(e, nodes.Const) and isinstance(e.value, str)):
+            return False
+        values.append(e.value.split(":")[0])
+    return "npu" not in values and all(v in _DEVICE_TYPES for v in values)
 
 
 def _enclosing_call(node):

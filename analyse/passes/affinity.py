@@ -103,6 +103,8 @@ ROI_ALIGN = {"torchvision.ops.roi_align", "torchvision.ops.RoIAlign", "torchvisi
 TV_NMS = {"torchvision.ops.nms", "torchvision.ops.batched_nms", "torchvision.ops.boxes.nms",
           "torchvision.ops.boxes.batched_nms"}
 RANDOM = {"torch.rand", "torch.rand_like", ".bernoulli_", "torch.bernoulli", ".bernoulli", ".uniform_"}
+# a finding of the key's api already covers an inner finding of the value's api
+SUBSUMES = {"attention": "torch.matmul"}
 CAT = {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"}
 
 
@@ -122,6 +124,12 @@ def _num(node) -> Optional[float]:
         v = _num(node.operand)
         return -v if v is not None else None
     return None
+
+
+def _def_line(node) -> int:
+    """The ``def`` / ``class`` line (astroid puts a decorated function's lineno on its first decorator)."""
+    pos = getattr(node, "position", None)
+    return pos.lineno if pos is not None else node.lineno
 
 
 def _kw(call: nodes.Call, name: str):
@@ -430,7 +438,8 @@ class AffinityPass(Pass):
         found.sort(key=lambda t: (t[1], -t[2]))
         kept: List[Tuple[Finding, int, int]] = []
         for f, a, b in found:
-            if any(k.api == f.api and ka <= a and b <= kb_ and (ka, kb_) != (a, b) for k, ka, kb_ in kept):
+            if any(SUBSUMES.get(k.api, k.api) in (f.api,) or k.api == f.api
+                   for k, ka, kb_ in kept if ka <= a and b <= kb_ and (ka, kb_) != (a, b)):
                 continue
             if any(k.api == f.api and k.line == f.line for k, _a, _b in kept):
                 continue
@@ -466,7 +475,7 @@ class AffinityPass(Pass):
             msg += " " + extra
         is_def = isinstance(anchor, (nodes.FunctionDef, nodes.ClassDef))
         f = ctx.finding(rule, anchor, api, msg, replacement=pat.get("call"), confidence=confidence, evidence="inferred",
-                        line=anchor.lineno if is_def else None)
+                        line=_def_line(anchor) if is_def else None)
         span = (anchor.lineno, getattr(anchor, "end_lineno", None) or anchor.lineno)
         return f, span
 
@@ -655,6 +664,22 @@ class AffinityPass(Pass):
                     continue
                 if isinstance(b, nodes.Call) and s.callee(b) in SILU:
                     continue
+                if self._projection_or_split(s, b) and self._projection_or_split(s, a.args[0]):
+                    return True
+        return False
+
+    @staticmethod
+    def _projection_or_split(s: Scope, node) -> bool:
+        """A projection (``self.w3(x)``) or half of a chunk / split / slice: the GLU operands."""
+        if isinstance(node, nodes.Call) and isinstance(node.func, (nodes.Attribute, nodes.Name)) and \
+                not s.callee(node).startswith(".") or (isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute)
+                                                       and isinstance(node.func.expr, nodes.Name) and node.func.expr.name == "self"):
+            return True
+        for m in s.expand(node, 2):
+            if isinstance(m, nodes.Call) and s.callee(m) in (".chunk", "torch.chunk", ".split", "torch.split", ".unbind",
+                                                             ".tensor_split", "torch.tensor_split"):
+                return True
+            if isinstance(m, nodes.Subscript) and isinstance(m.slice, (nodes.Slice, nodes.Tuple)):
                 return True
         return False
 
@@ -688,29 +713,59 @@ class AffinityPass(Pass):
 
     def _channel_shuffle(self, s: Scope) -> bool:
         own = s.own()
-        views = [m for m in own if s.is_call(m, {".view", ".reshape", "torch.reshape"})]
 
-        def ndim(call):
+        def dims(call):
             args = call.args if s.callee(call).startswith(".") else call.args[1:]
             if len(args) == 1 and isinstance(args[0], (nodes.Tuple, nodes.List)):
-                return len(args[0].elts)
-            return len(args)
+                return list(args[0].elts)
+            return list(args)
 
-        five = [v for v in views if ndim(v) == 5]
+        def grouped(call) -> bool:
+            d = dims(call)
+            if len(d) != 5:
+                return False
+            a, b = d[1], d[2]
+            for x, y in ((a, b), (b, a)):
+                if isinstance(y, nodes.BinOp) and y.op == "//" and y.right.as_string() == x.as_string():
+                    return True
+            return False
+
+        def chain(node, depth=2):
+            """node, then through .contiguous() / local names, its sources."""
+            out = []
+            stack = [(node, 0)]
+            while stack:
+                n, d = stack.pop()
+                out.append(n)
+                if isinstance(n, nodes.Call) and s.callee(n) in (".contiguous",) and isinstance(n.func, nodes.Attribute):
+                    stack.append((n.func.expr, d))
+                elif isinstance(n, nodes.Name) and d < depth:
+                    stack.extend((v, d + 1) for v in s.assigned.get(n.name, ()))
+            return out
+
+        views = [m for m in own if s.is_call(m, {".view", ".reshape", "torch.reshape"})]
+        five = [v for v in views if grouped(v)]
         if not five:
             return False
+        swaps = []
         for m in own:
-            if isinstance(m, nodes.Call) and s.callee(m) in (".transpose", "torch.transpose"):
-                args = m.args if s.callee(m).startswith(".") else m.args[1:]
-                if sorted(_int(a) if _int(a) is not None else 99 for a in args) != [1, 2]:
-                    continue
-                recv = s.expand(m.func.expr if s.callee(m).startswith(".") else m.args[0], 3)
-                if any(v in recv for v in five):
-                    return any(ndim(v) in (3, 4) for v in views) or any(s.is_call(x, {".flatten", "torch.flatten"}) for x in own)
-            if isinstance(m, nodes.Call) and s.callee(m) in (".permute", "torch.permute"):
-                args = [_int(a) for a in (m.args if s.callee(m).startswith(".") else m.args[1:])]
-                if args == [0, 2, 1, 3, 4] and any(v in s.expand(m.func.expr, 3) for v in five if s.callee(m).startswith(".")):
-                    return any(ndim(v) in (3, 4) for v in views)
+            if isinstance(m, nodes.Call) and s.callee(m) in (".transpose", "torch.transpose", ".permute"):
+                c = s.callee(m)
+                args = [_int(a) for a in (m.args if c.startswith(".") else m.args[1:])]
+                if (c == ".permute" and args == [0, 2, 1, 3, 4]) or (c != ".permute" and sorted(a if a is not None else 99 for a in args) == [1, 2]):
+                    recv = m.func.expr if c.startswith(".") else m.args[0]
+                    if any(v in chain(recv) for v in five):
+                        swaps.append(m)
+        for v in views:
+            if len(dims(v)) in (3, 4) or s.is_call(v, {".flatten"}):
+                recv = v.func.expr if s.callee(v).startswith(".") else (v.args[0] if v.args else None)
+                if recv is not None and any(w in chain(recv) for w in swaps):
+                    return True
+        for f in own:
+            if s.is_call(f, {".flatten", "torch.flatten"}) and isinstance(f.func, nodes.Attribute):
+                recv = f.func.expr if s.callee(f).startswith(".") else f.args[0]
+                if any(w in chain(recv) for w in swaps):
+                    return True
         return False
 
     # ------------------------------------------------------------------ affinity list
@@ -729,7 +784,7 @@ class AffinityPass(Pass):
         return ctx.finding(R_LIST, fn, use,
                            f"`{fn.name}({', '.join(entry['parameters'])})` is listed by msfmktransplt's affinity list; "
                            f"{use} is its NPU affinity version." + (f" ({entry['note']})" if entry.get("note") else ""),
-                           replacement=use, confidence="medium", evidence="knowledge", line=fn.lineno)
+                           replacement=use, confidence="medium", evidence="knowledge", line=_def_line(fn))
 
     def _listed_class(self, ctx, cls: nodes.ClassDef, facts) -> Optional[Finding]:
         entry = facts["affinity_list"]["class"].get(cls.name)
@@ -746,4 +801,4 @@ class AffinityPass(Pass):
         if entry.get("deprecated"):
             msg += f" {entry['deprecated']}."
         return ctx.finding(R_LIST, cls, use, msg, replacement=use, confidence="medium", evidence="knowledge",
-                           line=cls.lineno)
+                           line=_def_line(cls))

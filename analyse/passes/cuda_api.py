@@ -254,6 +254,8 @@ class CudaApiPass(Pass):
         func = call.func
         r = ctx.resolver
         if isinstance(func, nodes.Attribute) and func.attrname == "cuda":
+            if isinstance(func.expr, nodes.Call) and isinstance(func.expr.func, nodes.Name) and func.expr.func.name == "super":
+                return  # an overriding cuda() delegating to nn.Module.cuda: a definition, not a use
             q = r.qualname(func)
             if q and (q.startswith("torch.") or "." not in q):
                 # torch.cuda (the module) is not a .cuda() method call
@@ -363,6 +365,8 @@ class CudaApiPass(Pass):
             return
         if isinstance(parent, (nodes.List, nodes.Tuple, nodes.Set)) and not _device_list(parent):
             return
+        if _is_key_or_name(node):
+            return
         call, kw = _enclosing_call(node)
         r = ctx.resolver
         target = r.call_target(call) if call is not None else None
@@ -382,6 +386,25 @@ class CudaApiPass(Pass):
                           f" {TRANSFER} rewrites it to '{new}' where it reaches a wrapped device argument."),
                           replacement=f"'{new}'", severity=severity,
                           confidence="high" if call is not None or _is_device_context(node) else "medium")
+
+
+_NAME_ARG_CALLS = {"getattr", "hasattr", "setattr", "delattr"}
+_CONTAINER_METHODS = {"add", "append", "extend", "remove", "discard", "insert", "index", "count", "pop", "setdefault",
+                      "__contains__"}
+
+
+def _is_key_or_name(node) -> bool:
+    """A string used as a mapping key, an attribute name or a container element, not as a device."""
+    parent = node.parent
+    if isinstance(parent, nodes.Subscript) and parent.slice is node:
+        return True
+    if isinstance(parent, nodes.Call) and node in parent.args:
+        f = parent.func
+        if isinstance(f, nodes.Name) and f.name in _NAME_ARG_CALLS:
+            return True
+        if isinstance(f, nodes.Attribute) and f.attrname in _CONTAINER_METHODS:
+            return True
+    return False
 
 
 _DEVICE_TYPES = {"cpu", "cuda", "mps", "xpu", "hpu", "xla", "mlu", "musa", "meta", "sdaa", "ipu", "privateuseone"}

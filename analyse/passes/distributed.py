@@ -191,6 +191,11 @@ class DistributedPass(Pass):
             return  # NPU102
         if isinstance(parent, nodes.Dict) and any(k is node for k, _v in parent.items):
             return
+        if isinstance(parent, (nodes.List, nodes.Tuple, nodes.Set)) and any(
+                isinstance(e, nodes.Const) and e.value == "hccl" for e in parent.elts):
+            return  # a list of backends that already includes hccl
+        if isinstance(parent, nodes.Subscript) and parent.slice is node:
+            return
         if isinstance(parent, nodes.Call) and isinstance(parent.func, nodes.Attribute) and parent.func.attrname in ("startswith", "endswith", "find"):
             return
         call = parent if isinstance(parent, nodes.Call) else (parent.parent if isinstance(parent, nodes.Keyword) else None)

@@ -68,25 +68,27 @@ class UnknownApiPass(Pass):
             api = use.api
             if api.startswith(SKIP_PREFIXES) or api.rsplit(".", 1)[-1] in SKIP_SUFFIX_TYPES:
                 continue
+            probed = probe_verdict(ctx, api)
+            if probed is not None and probed.status == "fallback":
+                # documented or not: the device says it runs on the CPU
+                yield ctx.finding(self.rule("NPU303"), use.node, api,
+                                  f"`{api}` falls back to the CPU on {probed.device}"
+                                  + (f": {probed.message}" if probed.message else "."),
+                                  replacement="keep it out of the hot loop or replace it with an op that has an NPU kernel",
+                                  evidence="probed", confidence=use.confidence)
+                continue
             if kb.is_documented(api) or kb.is_documented(api.replace("torch.Tensor.", "torch.", 1)):
                 continue
-            probed = probe_verdict(ctx, api)
             if probed is not None:
                 if probed.status == "supported":
-                    continue
-                if probed.status in ("unsupported", "mismatch"):
-                    yield ctx.finding(self.rule("NPU302"), use.node, api,
-                                      f"`{api}` is not in the Ascend docs and {'failed' if probed.status == 'unsupported' else 'gave wrong numbers'} "
-                                      f"on {probed.device}" + (f": {probed.message}" if probed.message else "."),
-                                      replacement="rewrite with supported APIs or run this step on the CPU explicitly",
-                                      evidence="probed", confidence=use.confidence)
-                    continue
-                if probed.status == "fallback":
-                    yield ctx.finding(self.rule("NPU303"), use.node, api,
-                                      f"`{api}` falls back to the CPU on {probed.device}" + (f": {probed.message}" if probed.message else "."),
-                                      replacement="keep it out of the hot loop or replace it with an op that has an NPU kernel",
-                                      evidence="probed", confidence=use.confidence)
-                    continue
+                    continue  # verified on the device: no longer unknown
+                yield ctx.finding(self.rule("NPU302"), use.node, api,
+                                  f"`{api}` is not in the Ascend docs and "
+                                  f"{'failed' if probed.status == 'unsupported' else 'gave wrong numbers'} on {probed.device}"
+                                  + (f": {probed.message}" if probed.message else "."),
+                                  replacement="rewrite with supported APIs or run this step on the CPU explicitly",
+                                  evidence="probed", confidence=use.confidence)
+                continue
             yield ctx.finding(self.rule("NPU301"), use.node, api,
                               f"`{api}` is not listed in the Ascend native-API support list for torch {kb.torch_version}: "
                               "unverified on NPU.",

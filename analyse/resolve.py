@@ -17,8 +17,11 @@ Resolution order (fast and exact first):
    defaults, f-strings / ``str.format`` / ``+`` concatenation (unknown parts
    become ``{}``), ``os.environ.get`` defaults and argparse ``default=`` values
    (``args.dist_backend`` -> ``'nccl'``).
-4. **astroid inference**, only where the above cannot decide and the answer
-   matters (:meth:`Resolver.infer_type`), with a bounded budget.
+
+astroid inference is deliberately not used: inferring through ``import torch``
+makes astroid load and parse the installed torch sources (seconds per
+module), and the syntactic rules above decide the receivers that matter. The
+parser (analyse/project.py) likewise skips astroid's inferring post-build.
 """
 
 from __future__ import annotations
@@ -166,7 +169,7 @@ class Resolver:
     """Resolution for one module. Cheap to create; caches per node."""
 
     def __init__(self, tree: nodes.Module, modname: str, index: Optional[ProjectIndex] = None,
-                 is_package: bool = False, infer_budget: int = 200):
+                 is_package: bool = False):
         self.tree = tree
         self.modname = modname
         self.index = index or ProjectIndex()
@@ -174,7 +177,6 @@ class Resolver:
         self._qual_cache: Dict[int, Optional[str]] = {}
         self._scope_memo: Dict[tuple, Optional[str]] = {}
         self._type_cache: Dict[int, Optional[str]] = {}
-        self._infer_budget = infer_budget
 
     # ------------------------------------------------------------------ names
     def absolute_import(self, modname: Optional[str], level: Optional[int]) -> str:
@@ -449,25 +451,6 @@ class Resolver:
 
     def is_tensor(self, node) -> bool:
         return self.type_of(node) == "torch.Tensor"
-
-    def infer_type(self, node) -> Optional[str]:
-        """astroid inference, for when the fast paths cannot decide. Bounded."""
-        if self._infer_budget <= 0:
-            return None
-        self._infer_budget -= 1
-        try:
-            for value in node.infer():
-                if value is astroid.Uninferable:
-                    return None
-                if isinstance(value, astroid.Instance):
-                    q = value.proxied.qname()
-                    return q
-                return None
-        except (astroid.InferenceError, RecursionError, AttributeError, StopIteration):
-            return None
-        except Exception:
-            return None
-        return None
 
     # ---------------------------------------------------------------- strings
     def strings(self, node, _depth: int = 0) -> Optional[Set[str]]:

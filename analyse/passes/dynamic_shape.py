@@ -135,8 +135,8 @@ _TORCH_ONLY_METHODS = {
     "cuda", "npu", "cpu", "contiguous", "permute", "unsqueeze", "softmax", "log_softmax", "sigmoid", "type_as",
     "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "clone", "expand", "expand_as", "flatten",
     "index_select", "gather", "scatter", "masked_select", "narrow", "unflatten", "to", "ne", "eq", "gt", "lt", "ge",
-    "le", "logical_not", "isnan", "isinf", "isfinite", "transpose", "matmul", "bmm", "mm", "exp", "log", "sqrt",
-    "abs", "sum", "mean", "amax", "amin", "argmax", "argmin", "topk", "norm", "pow", "neg", "float", "relu",
+    "le", "logical_not", "isnan", "isinf", "isfinite", "matmul", "bmm", "mm", "exp", "log", "sqrt",
+    "amax", "amin", "topk", "norm", "neg", "relu", "sign",
 }
 # methods shared with numpy / pandas: evidence of a tensor only with a known tensor receiver
 _REDUCE_METHODS = {"max", "min", "sum", "amax", "amin", "count_nonzero", "prod"}
@@ -282,6 +282,14 @@ class _Analysis:
             if not isinstance(d, nodes.AssignName):
                 return []
             parent = d.parent
+            if isinstance(parent, nodes.Tuple) and isinstance(parent.parent, nodes.Assign) and \
+                    parent in parent.parent.targets:
+                value = parent.parent.value
+                if isinstance(value, nodes.Tuple) and len(value.elts) == len(parent.elts) and \
+                        not any(isinstance(e, nodes.Starred) for e in parent.elts):
+                    out.append(value.elts[parent.elts.index(d)])
+                    continue
+                return []
             if isinstance(parent, (nodes.Assign, nodes.AnnAssign, nodes.NamedExpr)):
                 value = parent.value
                 if value is None or (isinstance(parent, nodes.Assign) and d not in parent.targets):
@@ -313,7 +321,8 @@ class _Analysis:
                 return None
             return self.tensorish(node, depth + 1)
         if isinstance(node, nodes.UnaryOp) and node.op == "~":
-            return self.mask(node.operand, depth + 1)
+            # `~t` on a tensor is almost always a logical not of a mask
+            return self.mask(node.operand, depth + 1) or self.tensorish(node.operand, depth + 1)
         if isinstance(node, nodes.BinOp) and node.op in ("&", "|", "^"):
             return _max_conf(self.mask(node.left, depth + 1), self.mask(node.right, depth + 1))
         if isinstance(node, nodes.Call):
@@ -399,14 +408,15 @@ class DynamicShapePass(Pass):
     )
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
-        if not _imports_torch(ctx.tree):
+        tops = _import_tops(ctx.tree)
+        if not tops & {"torch", "torchvision"}:
             return
         data = ctx.kb.data_file(DATA_FILE)
         self._data = data
         self._texts = data.get("texts", {})
         an = _Analysis(ctx)
-        an.pandas = _imports(ctx.tree, "pandas")
-        graph = _uses_graph_mode(ctx)
+        an.pandas = "pandas" in tops
+        graph = _uses_graph_mode(ctx, tops)
         self._sync_severity = "manual" if graph else "advice"
         self._graph_note = (" This module uses graph mode (torch.compile / torchair), where it breaks the graph."
                             if graph else "")
@@ -512,8 +522,8 @@ class DynamicShapePass(Pass):
             if m is None and recv == "high" and isinstance(e, nodes.Compare) and \
                     all(op in _COMPARE_OPS for op, _ in e.ops):
                 m = "high"  # a tensor indexed by a comparison
-            if m is None and recv == "high" and isinstance(e, nodes.Name) and "mask" in e.name.lower() and \
-                    _is_param(e):
+            if m is None and recv == "high" and isinstance(e, nodes.Name) and _is_param(e) and \
+                    any(k in e.name.lower() for k in ("mask", "valid")):
                 m = "medium"
             if m is not None:
                 best = _max_conf(best, m)
@@ -698,9 +708,7 @@ class DynamicShapePass(Pass):
         elif isinstance(call.func, nodes.Attribute) and call.func.attrname in _METHOD_SINKS:
             pos, kws, torch_only = _METHOD_SINKS[call.func.attrname]
             recv = an.tensorish(call.func.expr)
-            if recv is None and not torch_only:
-                return None
-            if recv is None and an.pandas:
+            if recv is None and (an.pandas or _listy(ctx, call.func.expr)):
                 return None
             recv_conf = recv or "medium"
             spec = (pos, kws)
@@ -824,26 +832,23 @@ def _op_tables(data) -> Tuple[Dict[str, dict], Dict[str, dict]]:
     return funcs, methods
 
 
-def _imports(tree, top: str) -> bool:
-    for n in walk(tree):
+def _import_tops(tree) -> Set[str]:
+    """Top-level package names imported anywhere in the module (absolute imports only)."""
+    out: Set[str] = set()
+    for n in tree.nodes_of_class((nodes.Import, nodes.ImportFrom)):
         if isinstance(n, nodes.Import):
-            if any(m.split(".")[0] == top for m, _ in n.names):
-                return True
-        elif isinstance(n, nodes.ImportFrom):
-            if (n.modname or "").split(".")[0] == top and not n.level:
-                return True
-    return False
+            out.update(m.split(".")[0] for m, _ in n.names)
+        elif not n.level and n.modname:
+            out.add(n.modname.split(".")[0])
+    return out
 
 
-def _imports_torch(tree) -> bool:
-    return _imports(tree, "torch") or _imports(tree, "torchvision")
-
-
-def _uses_graph_mode(ctx) -> bool:
-    if _imports(ctx.tree, "torchair"):
+def _uses_graph_mode(ctx, tops: Set[str]) -> bool:
+    if "torchair" in tops:
         return True
-    for n in walk(ctx.tree):
-        if isinstance(n, (nodes.Attribute, nodes.Name)) and ctx.resolver.qualname(n) == "torch.compile":
+    for n in ctx.tree.nodes_of_class((nodes.Attribute, nodes.Name)):
+        name = n.attrname if isinstance(n, nodes.Attribute) else n.name
+        if name == "compile" and ctx.resolver.qualname(n) == "torch.compile":
             return True
     return False
 
@@ -924,11 +929,16 @@ def _iterates_values(it) -> bool:
 
 
 def _lengthish(node) -> bool:
-    """An expression about item lengths: len(x) / x.size(0) / x.shape[0] / a name like `lengths`."""
+    """An expression about item lengths: len(x) / x.size(0) / x.shape[0] / a name like `lengths`.
+
+    ``len(batch)`` of a parameter is the batch size, and names like ``pad_to_length`` / ``max_len`` are fixed
+    bounds: neither counts."""
     for n in walk(node):
         if isinstance(n, nodes.Call):
             f = n.func
             if isinstance(f, nodes.Name) and f.name == "len":
+                if n.args and isinstance(n.args[0], nodes.Name) and _is_param(n.args[0]):
+                    continue
                 return True
             if isinstance(f, nodes.Attribute) and f.attrname in ("size", "numel", "__len__"):
                 return True
@@ -938,9 +948,14 @@ def _lengthish(node) -> bool:
             return True
         name = getattr(n, "name", None) if isinstance(n, nodes.Name) else getattr(n, "attrname", None) \
             if isinstance(n, nodes.Attribute) else None
-        if name and ("len" in name.lower() and "max_len" not in name.lower() or name.lower() in ("sizes", "lens")):
+        low = (name or "").lower()
+        if low and ("len" in low and not low.startswith(_FIXED_BOUND_PREFIXES) or low in ("sizes", "lens")):
             return True
     return False
+
+
+_FIXED_BOUND_PREFIXES = ("max_len", "max_seq", "max_length", "pad_to", "min_len", "fixed", "max_source",
+                         "max_target", "max_tokens", "max_positions")
 
 
 def _collate_names(ctx) -> Set[str]:

@@ -185,8 +185,9 @@ class Scope:
             return Scope._target_names(t.value)
         return []
 
-    def expand(self, expr, depth: int = 4) -> List:
-        """Every node of *expr*, following local names to their assigned values."""
+    def expand(self, expr, depth: int = 4, stop=None) -> List:
+        """Every node of *expr*, following local names to the latest assignment before the use
+        (not into nodes for which *stop* is true)."""
         out: List = []
         seen: Set[int] = set()
         stack = [(expr, 0)]
@@ -196,14 +197,28 @@ class Scope:
                 continue
             seen.add(id(n))
             out.append(n)
+            if n is not expr and stop is not None and stop(n):
+                continue
             if isinstance(n, nodes.Name) and d < depth:
-                for v in self.assigned.get(n.name, ()):
+                v = self.reaching(n)
+                if v is not None:
                     stack.append((v, d + 1))
             if isinstance(n, (nodes.Lambda, nodes.FunctionDef)):
                 continue
             for c in n.get_children():
                 stack.append((c, d))
         return out
+
+    def reaching(self, name: nodes.Name):
+        """The value of the latest assignment to *name* above its use (None when there is none)."""
+        best = None
+        for v in self.assigned.get(name.name, ()):
+            stmt_line = v.parent.lineno if v.parent is not None else v.lineno
+            if stmt_line < name.lineno or (stmt_line == name.lineno and v.parent is not None and
+                                           name not in list(v.parent.nodes_of_class(nodes.Name))):
+                if best is None or stmt_line >= (best.parent.lineno if best.parent is not None else best.lineno):
+                    best = v
+        return best
 
     def callee(self, call: nodes.Call) -> str:
         key = id(call)
@@ -615,7 +630,10 @@ class AffinityPass(Pass):
         return False
 
     def _attention(self, s: Scope, left) -> bool:
-        for m in s.expand(left, 4):
+        def is_mm(n):
+            return (isinstance(n, nodes.BinOp) and n.op == "@") or s.is_call(n, MATMUL)
+
+        for m in s.expand(left, 4, stop=is_mm):
             if s.is_call(m, SOFTMAX):
                 arg = _receiver_or_arg(s, m)
                 if arg is None:

@@ -933,11 +933,15 @@ def _lengthish(node) -> bool:
 
     ``len(batch)`` of a parameter is the batch size, and names like ``pad_to_length`` / ``max_len`` are fixed
     bounds: neither counts."""
-    for n in walk(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        stack.extend(n.get_children())
         if isinstance(n, nodes.Call):
             f = n.func
             if isinstance(f, nodes.Name) and f.name == "len":
                 if n.args and isinstance(n.args[0], nodes.Name) and _is_param(n.args[0]):
+                    stack = [c for c in stack if c not in (f, n.args[0])]
                     continue
                 return True
             if isinstance(f, nodes.Attribute) and f.attrname in ("size", "numel", "__len__"):

@@ -179,6 +179,7 @@ class ProjectScan:
     cpp_names: Set[str] = field(default_factory=set)
     triton_kernels: Set[str] = field(default_factory=set)                 # qualnames
     python_modules: Set[str] = field(default_factory=set)
+    plain_modules: Set[str] = field(default_factory=set)                  # non-package Python modules
     third_party: object = None
 
 
@@ -247,6 +248,8 @@ def project_scan(project: ProjectContext) -> ProjectScan:
     for sf in project.files.values():
         if sf.modname:
             scan.python_modules.add(sf.modname)
+            if not sf.is_package_init:
+                scan.plain_modules.add(sf.modname)
         if sf.tree is not None:
             try:
                 _scan_file(sf, project.index, scan)
@@ -388,6 +391,8 @@ class CudaExtensionPass(Pass):
         leaf = parts[-1]
         if mod in scan.python_modules or mod in scan.cpp_names:
             return None
+        if len(parts) > 1 and ".".join(parts[:-1]) in scan.plain_modules:
+            return None  # an attribute of a Python module of the project
         if leaf in scan.ext_leaves and (len(parts) == 1 or parts[0] in project_tops):
             f, line = scan.ext_leaves[leaf]
             return mod, f"built as a CUDA extension in {f}:{line}"

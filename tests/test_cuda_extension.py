@@ -1,0 +1,82 @@
+from analyse.passes.cuda_extension import CudaExtensionPass, cuda_kernels
+from tests.helpers import analyse_source
+
+SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension, BuildExtension
+setup(name='mypkg', ext_modules=[CUDAExtension('mypkg._C', ['csrc/a.cpp', 'csrc/a_kernel.cu'],
+      extra_compile_args={'cxx': ['-O3'], 'nvcc': ['-O3']})],
+      cmdclass={'build_ext': BuildExtension})
+"""
+
+
+def _run(tmp_path, kb, src, **kw):
+    res = analyse_source(tmp_path, src, kb, passes=[CudaExtensionPass()], **kw)
+    return res
+
+
+def test_setup_and_project_wide_ext_names(tmp_path, kb):
+    res = _run(tmp_path, kb, "from mypkg import _C\ny = _C.roi_align(x)\n", name="mypkg/ops.py",
+               extra_files={"setup.py": SETUP, "mypkg/__init__.py": "", "mypkg/csrc/a_kernel.cu":
+                            "// k\n#include <cuda.h>\n__global__ void roi_kernel(float* x) {}\n"
+                            "template <typename T>\n__global__ void __launch_bounds__(256) other_kernel(T* y) {}\n"})
+    assert not res.errors, res.errors
+    got = sorted((f.path, f.line, f.code, f.severity) for f in res.findings)
+    assert ("mypkg/ops.py", 1, "NPU504", "blocker") in got
+    assert ("mypkg/ops.py", 2, "NPU504", "blocker") in got
+    assert ("setup.py", 3, "NPU501", "blocker") in got
+    assert ("setup.py", 4, "NPU503", "blocker") in got
+    assert ("setup.py", 5, "NPU501", "blocker") in got
+    use = [f for f in res.findings if f.path == "mypkg/ops.py" and f.line == 2][0]
+    assert use.api == "mypkg._C.roi_align" and "setup.py:3" in use.message and use.replacement
+    cu = [f for f in res.findings if f.code == "NPU507"][0]
+    assert cu.line == 3 and "roi_kernel" in cu.message and "other_kernel" in cu.message
+    assert cu.snippet.startswith("__global__ void roi_kernel")
+
+
+def test_jit_load_and_returned_module(tmp_path, kb):
+    res = _run(tmp_path, kb, "import os\nfrom torch.utils.cpp_extension import load\n"
+                             "ext = load(name='fused', sources=[os.path.join(d, 'fused_kernel.cu')])\n"
+                             "y = ext.forward(x)\n")
+    got = sorted((f.line, f.code) for f in res.findings)
+    assert got == [(3, "NPU502"), (4, "NPU504")]
+    assert [f.api for f in res.findings if f.line == 4] == ["fused.forward"]
+
+
+def test_cpp_only_load_is_not_reported(tmp_path, kb):
+    res = _run(tmp_path, kb, "from torch.utils.cpp_extension import load\next = load(name='cpu', sources=['a.cpp'])\n"
+                             "y = ext.forward(x)\n")
+    assert res.findings == []
+
+
+def test_torch_ops_custom_namespace(tmp_path, kb):
+    res = _run(tmp_path, kb, "import torch\na = torch.ops.aten.mm(x, y)\nb = torch.ops.mylib.gelu.default(x)\n"
+                             "torch.ops.load_library('libmy.so')\n")
+    got = sorted((f.line, f.code, f.api) for f in res.findings)
+    assert got == [(3, "NPU505", "torch.ops.mylib.gelu.default"), (4, "NPU505", "torch.ops.load_library")]
+
+
+def test_triton_kernel_across_files(tmp_path, kb):
+    res = _run(tmp_path, kb, "from pkg.kernels import add_kernel\nadd_kernel[(1,)](x, y)\n", name="pkg/use.py",
+               extra_files={"pkg/__init__.py": "", "pkg/kernels.py": "import triton\n@triton.jit\ndef add_kernel(x, y):\n    pass\n"})
+    got = sorted((f.path, f.line, f.code) for f in res.findings)
+    assert got == [("pkg/kernels.py", 3, "NPU506"), ("pkg/use.py", 2, "NPU506")]
+
+
+def test_python_module_named_like_kernel_is_not_an_extension(tmp_path, kb):
+    res = _run(tmp_path, kb, "import gen_kernel\ngen_kernel.run()\n", extra_files={"gen_kernel.py": "def run():\n    pass\n"})
+    assert res.findings == []
+
+
+def test_binary_cu_file_is_an_error(tmp_path, kb):
+    (tmp_path / "bad.cu").write_bytes(b"\x00\x01\x02__global__")
+    (tmp_path / "latin.cuh").write_bytes("// caf\xe9\n".encode("latin-1"))
+    res = _run(tmp_path, kb, "x = 1\n")
+    kinds = sorted((e.path, e.kind) for e in res.errors)
+    assert kinds == [("bad.cu", "encoding"), ("latin.cuh", "encoding")]
+    assert res.findings == []
+
+
+def test_kernel_regex_ignores_comments():
+    text = "// __global__ void old(int)\n/* __global__ void gone() */\n__global__ void\nreal_one(int a) {}\n"
+    assert cuda_kernels(text) == [("real_one", 4)]

@@ -325,6 +325,9 @@ class _Analysis:
             return self.mask(node.operand, depth + 1) or self.tensorish(node.operand, depth + 1)
         if isinstance(node, nodes.BinOp) and node.op in ("&", "|", "^"):
             return _max_conf(self.mask(node.left, depth + 1), self.mask(node.right, depth + 1))
+        if isinstance(node, nodes.BinOp) and node.op == "*":
+            left, right = self.mask(node.left, depth + 1), self.mask(node.right, depth + 1)
+            return _max_conf(left, right) if left and right else None
         if isinstance(node, nodes.Call):
             func = node.func
             q = r.qualname(func)
@@ -343,6 +346,10 @@ class _Analysis:
                     return None if self.pandas else "medium"
                 if name in ("to", "type") and self._bool_dtype(node, positional=True):
                     return recv or "medium"
+                if name in ("mul", "logical_and", "__and__", "__or__") and node.args:
+                    left, right = self.mask(func.expr, depth + 1), self.mask(node.args[0], depth + 1)
+                    if left and right:
+                        return _max_conf(left, right)
                 if name in ("any", "all") and (node.args or node.keywords):
                     return self.mask(func.expr, depth + 1) or (recv if recv == "high" else None)
                 if name in ("clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
@@ -525,6 +532,10 @@ class DynamicShapePass(Pass):
             if m is None and recv == "high" and isinstance(e, nodes.Name) and _is_param(e) and \
                     any(k in e.name.lower() for k in ("mask", "valid")):
                 m = "medium"
+            if m is None and isinstance(e, nodes.Name) and _mask_named(e) and not an.pandas and \
+                    not _numpy_scope(ctx, node) and not _listy(ctx, node.value):
+                # `x[mask]` where `mask` comes from a parameter or a helper (lengths_to_mask(...)): by name
+                m = "medium"
             if m is not None:
                 best = _max_conf(best, m)
                 mask_node = e
@@ -532,7 +543,7 @@ class DynamicShapePass(Pass):
             return None
         if best == "medium" and recv is None and not isinstance(mask_node, nodes.Call):
             # a comparison of unknown values indexing an unknown object: could be numpy
-            if an.mask(mask_node) != "medium":
+            if an.mask(mask_node) != "medium" and not _mask_named(mask_node):
                 return None
         conf = "high" if best == "high" or recv == "high" else "medium"
         store = _is_store(node)
@@ -869,6 +880,60 @@ def _is_store(node: nodes.Subscript) -> bool:
     if isinstance(parent, nodes.Tuple) and isinstance(parent.parent, nodes.Assign) and parent in parent.parent.targets:
         return True
     return False
+
+
+_MASK_NAME_EXCLUDE = ("attention_mask", "attn_mask", "mask_token", "mask_idx", "mask_id", "mask_prob", "mask_ratio",
+                      "mask_len", "mask_value", "mask_fill", "num_mask", "n_mask", "mask_type", "mask_size")
+
+
+def _mask_named(name) -> bool:
+    """A name that says it holds a boolean mask (``mask``, ``pad_mask``, ``masked_tokens``, ``valid``) and is not
+    bound to a plain value (a constant, a list, a loop counter)."""
+    if not isinstance(name, nodes.Name):
+        return False
+    low = name.name.lower()
+    if not ("mask" in low or low in ("valid", "is_valid", "keep_mask")) or low.startswith(_MASK_NAME_EXCLUDE):
+        return False
+    if any(w in low for w in ("slice", "key", "name", "index", "_idx", "_id", "type", "str", "path", "file")):
+        return False  # a slice object, a dict key, an integer index: not a boolean mask
+    try:
+        _s, defs = name.lookup(name.name)
+    except Exception:
+        return False
+    if not defs:
+        return False
+    for d in defs:
+        if not isinstance(d, nodes.AssignName):
+            return False
+        parent = d.parent
+        if isinstance(parent, (nodes.For, nodes.Comprehension)):
+            return False
+        if isinstance(parent, nodes.Assign) and isinstance(parent.value, (nodes.Const, nodes.List, nodes.ListComp,
+                                                                          nodes.Dict, nodes.Tuple)):
+            return False
+        if isinstance(parent, nodes.Assign) and _mentions_numpy(parent.value):
+            return False
+    return True
+
+
+def _mentions_numpy(node) -> bool:
+    for n in walk(node):
+        if isinstance(n, nodes.Attribute) and isinstance(n.expr, nodes.Name) and n.expr.name in ("np", "numpy"):
+            return True
+        if isinstance(n, nodes.Attribute) and n.attrname in ("numpy", "astype"):
+            return True
+    return False
+
+
+def _numpy_scope(ctx, node) -> bool:
+    """The enclosing function works with numpy arrays (any np./numpy. use)."""
+    scope = node.scope()
+    key = f"dynamic-shape:np-scope:{id(scope)}"
+    cached = ctx.cache.get(key)
+    if cached is None:
+        cached = _mentions_numpy(scope) if not isinstance(scope, nodes.Module) else True
+        ctx.cache[key] = cached
+    return cached
 
 
 def _is_param(name: nodes.Name) -> bool:

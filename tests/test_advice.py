@@ -110,6 +110,12 @@ for i, x in enumerate(loader):
     assert "NPU805" not in {f.code for f in fs} and "NPU804" not in {f.code for f in fs}
 
 
+def test_precision_once_per_report(tmp_path, kb):
+    other = "import torch\ny = torch.matmul(a, b)\n"
+    fs = run(tmp_path, kb, "import torch\nz = torch.matmul(a, b)\n", extra={"other.py": other})
+    assert [(f.code, f.api) for f in fs if f.code == "NPU801"] == [("NPU801", "torch.matmul")]
+
+
 def test_no_double_report_with_affinity(tmp_path, kb):
     src = "import torch\nopt = torch.optim.Adam(params)\n"
     fs = run(tmp_path, kb, src, passes=[AffinityPass(), PrecisionAdvicePass(), PerformanceAdvicePass()])

@@ -139,7 +139,11 @@ class PrecisionAdvicePass(Pass):
                 continue
             count[q] = count.get(q, 0) + 1
             first.setdefault(q, node)
+        done = ctx.project.store.setdefault("precision-advice", set())
         for q, call in first.items():
+            if q in done:
+                continue  # once per report: the first file that uses it
+            done.add(q)
             item = table[q]
             more = f" ({count[q] - 1} more use(s) in this file.)" if count[q] > 1 else ""
             yield ctx.finding(self.rule("NPU801"), call, q, f"`{q}`: {item['advice']}.{more}",

@@ -35,6 +35,7 @@ from astroid import nodes
 
 _MAX_DEPTH = 12
 _MISSING = object()
+_BUILTINS = frozenset(dir(__import__("builtins")))
 
 # torch functions that do not return a tensor (everything else under these
 # namespaces is assumed to).
@@ -176,6 +177,7 @@ class Resolver:
         self.is_package = is_package
         self._qual_cache: Dict[int, Optional[str]] = {}
         self._scope_memo: Dict[tuple, Optional[str]] = {}
+        self._bindable: Optional[Set[str]] = None
         self._type_cache: Dict[int, Optional[str]] = {}
 
     # ------------------------------------------------------------------ names
@@ -214,7 +216,34 @@ class Resolver:
             return None
         return None
 
+    def _bindable_names(self) -> Set[str]:
+        """Names that can resolve to a dotted name somewhere in this module: bound by an
+        import, a def/class, or an assignment of a name/attribute (an alias). Any other
+        name (a variable holding a call result, a loop variable ...) never resolves, so
+        its scope lookup -- the costliest step -- is skipped."""
+        if self._bindable is None:
+            from analyse.passes import walk
+
+            out: Set[str] = set()
+            for n in walk(self.tree):
+                if isinstance(n, nodes.Import):
+                    for mod, asname in n.names:
+                        out.add(asname or mod.split(".")[0])
+                elif isinstance(n, nodes.ImportFrom):
+                    for mod, asname in n.names:
+                        out.add(asname or mod)
+                elif isinstance(n, (nodes.FunctionDef, nodes.ClassDef)):
+                    out.add(n.name)
+                elif isinstance(n, nodes.AssignName):
+                    value = self.assigned_value(n)
+                    if isinstance(value, (nodes.Name, nodes.Attribute)):
+                        out.add(n.name)
+            self._bindable = out
+        return self._bindable
+
     def _lookup_name(self, node, name: str, depth: int) -> Optional[str]:
+        if name not in self._bindable_names():
+            return f"builtins.{name}" if name in _BUILTINS else None
         # Names bound only by imports / defs are position independent inside a scope:
         # memoise them per (scope, name); that covers most names in real code.
         try:

@@ -6,6 +6,8 @@ file; the other passes and files still run.
 
 from __future__ import annotations
 
+import os
+import pickle
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -87,14 +89,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     if configure is not None:
         configure(project)
 
-    findings: List[Finding] = []
-    for sf in sources:
-        ctx = ModuleContext(source=sf, resolver=resolvers[sf.relpath], kb=kb, project=project)
-        for p in passes:
-            try:
-                findings.extend(p.check_module(ctx))
-            except Exception as exc:
-                errors.append(_internal(sf.relpath, f"pass {p.name}", exc))
+    findings = check_modules(sources, resolvers, kb, project, passes, errors, lines)
     for abspath, rel in others:
         for p in passes:
             if abspath.suffix in p.file_suffixes or any(abspath.name.endswith(s) for s in p.file_suffixes):
@@ -115,6 +110,90 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     return RunResult(findings=findings, errors=errors, files_analysed=len(sources) + len(others),
                      lines_analysed=lines, duration_s=time.perf_counter() - t0, project=project,
                      sources={sf.relpath: sf for sf in sources})
+
+
+PARALLEL_MIN_LINES = 20000
+
+
+def _jobs(lines: int) -> int:
+    env = os.environ.get("NPU_ANALYSE_JOBS")
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            pass
+    if lines < PARALLEL_MIN_LINES or not hasattr(os, "fork"):
+        return 1
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+def _run_modules(sources, resolvers, kb, project, passes) -> Tuple[List[Finding], List[AnalysisError]]:
+    findings: List[Finding] = []
+    errors: List[AnalysisError] = []
+    for sf in sources:
+        ctx = ModuleContext(source=sf, resolver=resolvers[sf.relpath], kb=kb, project=project)
+        for p in passes:
+            try:
+                findings.extend(p.check_module(ctx))
+            except Exception as exc:
+                errors.append(_internal(sf.relpath, f"pass {p.name}", exc))
+    return findings, errors
+
+
+def check_modules(sources, resolvers, kb, project, passes, errors: List[AnalysisError], lines: int) -> List[Finding]:
+    """Run every pass over every module.
+
+    Large projects use several cores: after parsing, forked workers (sharing
+    the parsed trees copy-on-write) each run the stateless passes over a share
+    of the modules and send their findings back; passes marked ``stateful``
+    (they accumulate project-level state in ``project.store`` for ``finish``)
+    run over all modules in this process. A worker that fails is redone here.
+    """
+    jobs = _jobs(lines)
+    if jobs <= 1 or len(sources) < 2:
+        found, errs = _run_modules(sources, resolvers, kb, project, passes)
+        errors.extend(errs)
+        return found
+    stateful = [p for p in passes if getattr(p, "stateful", False)]
+    stateless = [p for p in passes if not getattr(p, "stateful", False)]
+    ordered = sorted(sources, key=lambda sf: -len(sf.lines))
+    chunks = [ordered[i::jobs] for i in range(jobs)]
+    children = []
+    for chunk in chunks[1:]:
+        rfd, wfd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # worker
+            code = 0
+            try:
+                os.close(rfd)
+                payload = pickle.dumps(_run_modules(chunk, resolvers, kb, project, stateless), pickle.HIGHEST_PROTOCOL)
+            except BaseException:  # noqa: BLE001 - reported by the parent redoing the chunk
+                payload, code = b"", 1
+            try:
+                with os.fdopen(wfd, "wb") as fh:
+                    fh.write(payload)
+            finally:
+                os._exit(code)
+        os.close(wfd)
+        children.append((pid, rfd, chunk))
+    found, errs = _run_modules(chunks[0], resolvers, kb, project, stateless)
+    more, more_errs = _run_modules(sources, resolvers, kb, project, stateful)
+    found += more
+    errs += more_errs
+    for pid, rfd, chunk in children:
+        with os.fdopen(rfd, "rb") as fh:
+            payload = fh.read()
+        _pid, status = os.waitpid(pid, 0)
+        try:
+            if status != 0 or not payload:
+                raise ValueError("worker failed")
+            part, part_errs = pickle.loads(payload)
+        except Exception:
+            part, part_errs = _run_modules(chunk, resolvers, kb, project, stateless)
+        found += part
+        errs += part_errs
+    errors.extend(errs)
+    return found
 
 
 def dedupe(findings: Iterable[Finding]) -> List[Finding]:

@@ -10,7 +10,8 @@ A pass module defines one subclass of :class:`Pass` with
   ``# expect: NPU001[,NPU002]`` must yield exactly those codes on that line,
 * ``check_module(ctx)``: yields findings for one parsed module,
 * optionally ``check_file(ctx)`` for non-Python files whose suffix is listed in
-  ``file_suffixes`` and ``finish(project)`` for project-level findings.
+  ``file_suffixes`` and ``finish(project)`` for project-level findings; a pass
+  whose ``check_module`` collects state for ``finish`` sets ``stateful = True``.
 
 :func:`discover_passes` imports every module of this package and collects the
 subclasses, so adding a pass touches only its module, its knowledge file and
@@ -101,6 +102,9 @@ class ProjectContext:
 
 class Pass:
     name: str = ""
+    # True when check_module accumulates project-level state in project.store for finish():
+    # such a pass always sees every module in the main process (the others may run in workers).
+    stateful: bool = False
     rules: Tuple[Rule, ...] = ()
     file_suffixes: Tuple[str, ...] = ()
     VALID: Tuple[str, ...] = ()

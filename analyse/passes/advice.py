@@ -115,6 +115,7 @@ def _state(project: ProjectContext) -> dict:
 
 class PrecisionAdvicePass(Pass):
     name = "precision-advice"
+    stateful = True  # once per report: remembers what it reported in project.store
     rules = (R_PREC,)
     VALID = (
         "import torch\ny = torch.bmm(a, b)\nz = x.view(2, 3)\n",
@@ -152,6 +153,7 @@ class PrecisionAdvicePass(Pass):
 
 class PerformanceAdvicePass(Pass):
     name = "performance-advice"
+    stateful = True  # collects project facts in project.store for finish()
     rules = (R_LOADER, R_NONBLOCK, R_BUCKET, R_NOSYNC, R_ANOMALY, R_COMPILE, R_TASKQ, R_FFTS)
     VALID = (
         "from torch.utils.data import DataLoader\nloader = DataLoader(ds, pin_memory=True, num_workers=4)\n",

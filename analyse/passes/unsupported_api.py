@@ -63,24 +63,38 @@ _DTYPE_WORDS = re.compile(r"^(?:支持)?(?:\s*[,，、/]?\s*(?:bf16|fp16|fp32|fp
 _BENIGN = {"支持named tensor", "支持named tensor。"}
 
 
+def _clean(line: str) -> str:
+    line = line.strip().lstrip("-*").strip()
+    line = re.sub(r"`[^`]*`", "", line)       # parameter names: `input`, `self`
+    return line.replace("仅", "").strip()
+
+
 def is_material(limitations: Optional[str]) -> bool:
     """Whether a limitations text can matter for training code.
 
     A plain dtype list that includes fp32 is what nearly every documented API
-    says (often boilerplate) and is not reported; constraints on arguments,
-    shapes, products, or dtype lists without fp32 are.
+    says (often boilerplate) and is not reported, nor are "supports Named
+    Tensor", tuning suggestions (建议...) and code samples; constraints on
+    arguments, shapes or modes, and dtype lists without fp32, are.
     """
     if not limitations:
         return False
-    lines = [l.strip() for l in limitations.splitlines() if l.strip()]
-    dtype_lines = [l for l in lines if _DTYPE_WORDS.match(l)]
-    other = [l for l in lines if l not in dtype_lines and l.lower() not in _BENIGN]
-    if other:
+    in_code = False
+    for raw in limitations.splitlines():
+        if raw.strip().startswith("```"):
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
+        line = _clean(raw)
+        if not line or line.lower() in _BENIGN or "建议" in line:
+            continue
+        if _DTYPE_WORDS.match(line):
+            if "fp32" not in line.lower():
+                return True
+            continue
         return True
-    text = " ".join(dtype_lines).lower()
-    if not dtype_lines:
-        return False
-    return "fp32" not in text
+    return False
 
 
 def probe_verdict(ctx: ModuleContext, api: str):

@@ -22,6 +22,14 @@ def _is_private(api: str) -> bool:
     return any(p.startswith("_") and not (p.startswith("__") and p.endswith("__")) for p in api.split("."))
 
 
+def _in_type_check(node) -> bool:
+    parent = node.parent
+    if isinstance(parent, nodes.Tuple):
+        parent = parent.parent
+    return (isinstance(parent, nodes.Call) and isinstance(parent.func, nodes.Name)
+            and parent.func.name in ("isinstance", "issubclass") and node is not parent.func)
+
+
 def api_uses(ctx: ModuleContext, prefix: str = "torch.") -> List[ApiUse]:
     """Calls, method calls on typed receivers and references of ``torch.*`` names."""
     key = f"api_uses:{prefix}"
@@ -60,6 +68,8 @@ def api_uses(ctx: ModuleContext, prefix: str = "torch.") -> List[ApiUse]:
                 continue
             if isinstance(node, nodes.Name) and isinstance(parent, (nodes.Import, nodes.ImportFrom)):
                 continue
+            if isinstance(node, nodes.AssignAttr) or _in_type_check(node):
+                continue  # monkey-patching target / isinstance(x, nn.RNN): not a use of the API
             q = r.qualname(node)
             if q and q.startswith(prefix) and q.count(".") >= 1 and not _is_private(q):
                 out.append(ApiUse(node, q, "reference", "high"))

@@ -88,3 +88,22 @@ def test_torch_version_changes_the_answer(tmp_path):
     # 2.1.0 docs did not test it: unverified, not unsupported
     assert [f.code for f in b.findings if f.category == "unsupported-api"] == []
     assert "torch.std_mean" in [f.api for f in b.findings if f.category == "unknown-api"]
+
+
+def test_type_checks_and_monkey_patching_are_not_api_uses(tmp_path, kb):
+    from analyse.passes.unsupported_api import UnsupportedApiPass
+
+    r = analyse_source(tmp_path, """
+        import torch.nn as nn
+        import torch.nn.functional as F
+        if isinstance(m, (nn.RNN, nn.GRU)):
+            pass
+        F.adaptive_max_pool1d = wrap(F.adaptive_max_pool1d)
+        y = F.adaptive_max_pool1d(x, 2)
+        env_prefixes = ['NCCL', 'PATH']
+    """, kb, passes=[UnsupportedApiPass(), DistributedPass()])
+    got = [(f.line, f.code, f.api) for f in r.findings if f.severity != "info"]
+    assert (7, "NPU201", "torch.nn.functional.adaptive_max_pool1d") in got
+    # line 6: only the wrapped function passed on the right counts, not the patched attribute
+    assert [c for line, c, _a in got if line == 6] == ["NPU201"]
+    assert not any(line == 4 or line == 9 for line, _c, _a in got)

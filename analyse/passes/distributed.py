@@ -103,7 +103,7 @@ NCCL_APIS = {
 
 
 def _is_nccl(value: str) -> bool:
-    return value.strip().lower() in ("nccl", "cuda:nccl", "cpu:gloo,cuda:nccl")
+    return value.strip() in ("nccl", "cuda:nccl", "cpu:gloo,cuda:nccl")
 
 
 class DistributedPass(Pass):

@@ -144,6 +144,7 @@ class CudaApiPass(Pass):
         "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'  # expect: NPU007\n",
         "import torch\nwith torch.cuda.nvtx.range('x'):  # expect: NPU001\n    pass\n",
         "from torch.cuda import amp  # expect: NPU001\nscaler = amp.GradScaler()  # expect: NPU001\n",
+        "import torch\ntorch.set_default_tensor_type('torch.cuda.FloatTensor')  # expect: NPU001\n",
     )
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
@@ -339,6 +340,13 @@ class CudaApiPass(Pass):
                     yield ctx.finding(self.rule("NPU007"), node, text,
                                       f"`{text}` is read by the CUDA runtime only; the Ascend runtime ignores it.",
                                       replacement=f"os.environ['{repl}']" if repl else "no NPU equivalent: drop it")
+                return
+            if text.startswith("torch.cuda.") and text[len("torch.cuda."):].isidentifier() and not in_log_or_docstring(node):
+                # torch.set_default_tensor_type('torch.cuda.FloatTensor'), x.type('torch.cuda.HalfTensor')
+                yield ctx.finding(self.rule("NPU001"), node, text,
+                                  f"The type name '{text}' is a string: transfer_to_npu does not rewrite it, so it still "
+                                  "names a CUDA tensor type.",
+                                  replacement="'" + text.replace("torch.cuda.", "torch.npu.", 1) + "'", severity="manual")
                 return
             if not is_cuda_device_string(text):
                 return

@@ -214,15 +214,7 @@ class _Analysis:
     # ------------------------------------------------------------ tensors
     def tensorish(self, node, depth: int = 0) -> Optional[str]:
         """'high' when *node* is known to be a tensor, 'medium' when torch-only methods say so, else None."""
-        if node is None or depth > 8:
-            return None
-        key = id(node)
-        if key in self._tensorish:
-            return self._tensorish[key]
-        self._tensorish[key] = None
-        res = self._tensorish_uncached(node, depth)
-        self._tensorish[key] = res
-        return res
+        return _memoised(self._tensorish, self._tensorish_uncached, node, depth)
 
     def _tensorish_uncached(self, node, depth: int) -> Optional[str]:
         r = self.r
@@ -304,15 +296,7 @@ class _Analysis:
     # ------------------------------------------------------------ masks
     def mask(self, node, depth: int = 0) -> Optional[str]:
         """Confidence that *node* is a boolean tensor, or None."""
-        if node is None or depth > 8:
-            return None
-        key = id(node)
-        if key in self._mask:
-            return self._mask[key]
-        self._mask[key] = None
-        res = self._mask_uncached(node, depth)
-        self._mask[key] = res
-        return res
+        return _memoised(self._mask, self._mask_uncached, node, depth)
 
     def _mask_uncached(self, node, depth: int) -> Optional[str]:
         r = self.r
@@ -1050,3 +1034,16 @@ def _is_collate(func: nodes.FunctionDef, names: Set[str]) -> bool:
             "collat" in func.parent.name.lower() or func.parent.name in names):
         return True
     return False
+
+
+def _memoised(cache: Dict[int, Optional[str]], compute, node, depth: int) -> Optional[str]:
+    """Per-node memo with a cycle guard (None while computing) and a depth bound."""
+    if node is None or depth > 8:
+        return None
+    key = id(node)
+    if key in cache:
+        return cache[key]
+    cache[key] = None
+    res = compute(node, depth)
+    cache[key] = res
+    return res

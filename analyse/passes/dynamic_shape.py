@@ -250,17 +250,22 @@ class _Analysis:
         if isinstance(node, nodes.Attribute) and node.attrname in ("data", "grad", "T", "mT"):
             return self.tensorish(node.expr, depth + 1)
         if isinstance(node, nodes.Name):
-            vals = self._local_values(node)
-            if not vals:
-                return None
-            res = None
-            for v in vals:
-                t = self.tensorish(v, depth + 1)
-                if t is None:
-                    return None
-                res = t if res is None else (res if res == t else "medium")
-            return res
+            return self._agree(node, self.tensorish, depth)
         return None
+
+    def _agree(self, name: nodes.Name, classify, depth: int) -> Optional[str]:
+        """Classify a local name by every value assigned to it: None if any is unknown,
+        the common confidence if they agree, else 'medium'."""
+        vals = self._local_values(name)
+        if not vals:
+            return None
+        res = None
+        for v in vals:
+            c = classify(v, depth + 1)
+            if c is None:
+                return None
+            res = c if res is None else (res if res == c else "medium")
+        return res
 
     @staticmethod
     def _local_values(name: nodes.Name) -> List:
@@ -343,16 +348,7 @@ class _Analysis:
         if isinstance(node, nodes.Subscript):
             return self.mask(node.value, depth + 1) if isinstance(node.slice, (nodes.Slice, nodes.Tuple)) else None
         if isinstance(node, nodes.Name):
-            vals = self._local_values(node)
-            if not vals:
-                return None
-            res = None
-            for v in vals:
-                m = self.mask(v, depth + 1)
-                if m is None:
-                    return None
-                res = m if res is None else (res if res == m else "medium")
-            return res
+            return self._agree(node, self.mask, depth)
         return None
 
     def _bool_dtype(self, call: nodes.Call, positional: bool = False) -> bool:

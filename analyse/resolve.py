@@ -161,8 +161,6 @@ def _argparse_dest_default(call: nodes.Call) -> Tuple[Optional[str], Set[str]]:
             s = _const_str(kw.value)
             if s is not None:
                 defaults.add(s)
-        if kw.arg == "choices" and isinstance(kw.value, (nodes.List, nodes.Tuple)):
-            pass
     return dest, defaults
 
 
@@ -401,8 +399,6 @@ class Resolver:
             if recv and self.is_module_type(recv) and func.attrname in _MODULE_SELF_METHODS:
                 return recv
             return None
-        if isinstance(func, (nodes.Name, nodes.Attribute)):
-            pass
         # model(x): calling a module instance gives a tensor
         recv = self.type_of(func, depth + 1)
         if recv and self.is_module_type(recv):

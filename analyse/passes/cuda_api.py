@@ -16,7 +16,7 @@ docstrings and log/exception strings are never findings.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Optional, Set
+from typing import Iterator, Optional
 
 from astroid import nodes
 
@@ -148,9 +148,6 @@ class CudaApiPass(Pass):
     )
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
-        r = ctx.resolver
-        kb = ctx.kb
-        reported_lines: Set[tuple] = set()
         for node in walk(ctx.tree):
             if isinstance(node, (nodes.Attribute, nodes.Name, nodes.AssignAttr)):
                 f = self._name_use(ctx, node)
@@ -257,11 +254,8 @@ class CudaApiPass(Pass):
         if isinstance(func, nodes.Attribute) and func.attrname == "cuda":
             if isinstance(func.expr, nodes.Call) and isinstance(func.expr.func, nodes.Name) and func.expr.func.name == "super":
                 return  # an overriding cuda() delegating to nn.Module.cuda: a definition, not a use
-            q = r.qualname(func)
-            if q and (q.startswith("torch.") or "." not in q):
-                # torch.cuda (the module) is not a .cuda() method call
-                if q == "torch.cuda" or q.startswith("torch.cuda"):
-                    return
+            if (r.qualname(func) or "").startswith("torch.cuda"):
+                return  # torch.cuda (the module) is reported as a name, not as a .cuda() call
             t = r.type_of(func.expr)
             if t == "torch.Tensor":
                 api, conf = "torch.Tensor.cuda", "high"

@@ -208,8 +208,6 @@ class DistributedPass(Pass):
             elif target and not (isinstance(call.func, nodes.Attribute) and call.func.attrname == "add_argument"):
                 severity = "manual"
                 note = f" It is passed to `{target}`, whose arguments transfer_to_npu does not rewrite."
-        elif isinstance(parent, (nodes.Assign, nodes.AnnAssign, nodes.Return, nodes.IfExp, nodes.BoolOp)):
-            conf = "high"
         yield ctx.finding(self.rule("NPU101"), node, "torch.distributed.backend:nccl",
                           "The 'nccl' backend does not exist on Ascend NPUs; use 'hccl'." + note,
                           replacement="'hccl'", severity=severity, confidence=conf, evidence="knowledge")

@@ -28,7 +28,7 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
 
     findings = add_chains(result)  # cross-file chains: script call site -> ... -> offending line
     if with_thirdparty:
-        from analyse.thirdparty.compose import thirdparty_findings
+        from analyse.library.compose import thirdparty_findings
 
         findings.extend(thirdparty_findings(result, list(with_thirdparty)))
         findings = assign_ids(pipeline.dedupe(findings))
@@ -48,6 +48,6 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
 
 def run_thirdparty(inputs: Sequence[Path], kb, *, input_names: Optional[List[str]] = None) -> dict:
     """``npu-analyse thirdparty``: a whole library, with call-graph propagation."""
-    from analyse.thirdparty import analyse_library
+    from analyse.library import analyse_library
 
     return analyse_library(list(inputs), kb, input_names=input_names or [str(p) for p in inputs])

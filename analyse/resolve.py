@@ -33,6 +33,8 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 import astroid
 from astroid import nodes
 
+from analyse.syntax import walk
+
 _MAX_DEPTH = 12
 _MISSING = object()
 _BUILTINS = frozenset(dir(__import__("builtins")))
@@ -220,8 +222,6 @@ class Resolver:
         name (a variable holding a call result, a loop variable ...) never resolves, so
         its scope lookup -- the costliest step -- is skipped."""
         if self._bindable is None:
-            from analyse.passes import walk
-
             out: Set[str] = set()
             for n in walk(self.tree):
                 if isinstance(n, nodes.Import):

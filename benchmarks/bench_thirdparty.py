@@ -26,7 +26,7 @@ def main() -> None:
     args = ap.parse_args()
     from analyse.knowledge import DEFAULT_TORCH_VERSION, load_knowledge
     from analyse.project import discover
-    from analyse.thirdparty import analyse_library_data
+    from analyse.library import analyse_library_data
 
     root = Path(args.path)
     files = [f[0] for f in discover([root])]

@@ -126,7 +126,7 @@ def write_lib(root: Path, files=LIB) -> Path:
 
 @pytest.fixture(scope="module")
 def lib_report(tmp_path_factory, kb):
-    from analyse.thirdparty import analyse_library
+    from analyse.library import analyse_library
 
     root = tmp_path_factory.mktemp("tp")
     lib = write_lib(root)
@@ -208,7 +208,7 @@ def test_summary_cpp_and_reexports(lib_report, report_schema):
 
 
 def test_undecodable_cpp_file_is_error(tmp_path, kb):
-    from analyse.thirdparty import analyse_library
+    from analyse.library import analyse_library
 
     lib = write_lib(tmp_path, {"__init__.py": "def f():\n    return 1\n"})
     (lib / "bad.cu").write_bytes(b"__global__ void k() {}\x00\xff\xfe")

@@ -3,7 +3,7 @@
 ``npu-analyse thirdparty LIB`` writes, for a library, every function that does
 not plainly work on an NPU and the call chain (``via``) to the root cause.
 ``npu-analyse script ... --with-thirdparty report.json`` registers those
-reports (:mod:`analyse.thirdparty.compose`) and this pass reports every call
+reports (:mod:`analyse.knowledge.library_reports`) and this pass reports every call
 the user's code makes into such a function -- directly or through a
 re-exported name (``mmcv.ops.roi_align``) -- with the user's call site
 followed by the library chain as the finding's ``chain``.
@@ -67,7 +67,7 @@ EXAMPLE_REPORT = {
 
 
 def _index(ctx: ModuleContext):
-    from analyse.thirdparty.compose import STORE_KEY, ThirdpartyIndex
+    from analyse.knowledge.library_reports import STORE_KEY, ThirdpartyIndex
 
     index = ctx.project.store.get(STORE_KEY)
     if index is None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from analyse.apiuses import api_uses
+from analyse.passes._apiuses import api_uses
 from analyse.findings import Finding, Rule
 from analyse.passes import ModuleContext, Pass
 from analyse.passes.unsupported_api import probe_verdict

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Iterator, Optional
 
-from analyse.apiuses import api_uses
+from analyse.passes._apiuses import api_uses
 from analyse.findings import Finding, Rule
 from analyse.passes import ModuleContext, Pass
 

@@ -10,7 +10,7 @@ The library is processed module by module in bounded memory:
    it is reduced to a :class:`~analyse.callgraph.ModuleSummary` (functions with
    line ranges, resolved call sites, import / re-export tables), and the tree
    is dropped; non-Python files go to the passes' ``check_file`` and the
-   C++/CUDA sources to :mod:`analyse.thirdparty.cpp`;
+   C++/CUDA sources to :mod:`analyse.library.cpp`;
 3. **call graph** -- :func:`analyse.callgraph.build_graph` links the summaries;
 4. **roots** -- each finding is mapped to its innermost enclosing function
    (blocker/manual findings of unsupported-api, third-party, cuda-extension and
@@ -40,7 +40,7 @@ from analyse.pipeline import _internal, dedupe, other_suffixes
 from analyse.project import discover, load_source
 from analyse.report import build_report
 from analyse.resolve import ProjectIndex, Resolver
-from analyse.thirdparty.cpp import CPP_SUFFIXES, scan_sources
+from analyse.library.cpp import CPP_SUFFIXES, scan_sources
 
 __all__ = ["analyse_library", "LibraryAnalysis", "analyse_library_data"]
 

@@ -8,9 +8,11 @@ from typing import List, Optional, Sequence
 
 from analyse import pipeline
 from analyse.findings import assign_ids
+from analyse.project import deep_stack
 from analyse.report import build_report
 
 
+@deep_stack  # deep but valid code must not end in RecursionError
 def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (), probe_results: Optional[str] = None,
                input_names: Optional[List[str]] = None) -> dict:
     """``npu-analyse script``: scripts or a project folder."""
@@ -46,6 +48,7 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
     )
 
 
+@deep_stack
 def run_thirdparty(inputs: Sequence[Path], kb, *, input_names: Optional[List[str]] = None) -> dict:
     """``npu-analyse thirdparty``: a whole library, with call-graph propagation."""
     from analyse.library import analyse_library

@@ -53,7 +53,7 @@ def load_project(inputs: Sequence[Path], passes: Sequence[Pass], keep: bool = Tr
     others: List[Tuple[Path, str]] = []
     errors: List[AnalysisError] = []
     lines = 0
-    for abspath, _root, rel, modname in discover(inputs, suffixes):
+    for abspath, _root, rel, modname in discover(inputs, suffixes, errors):
         if abspath.suffix != ".py":
             others.append((abspath, rel))
             continue

@@ -40,7 +40,8 @@ MAX_NESTING = 1000
 
 
 def is_virtualenv(path: Path) -> bool:
-    return (path / "pyvenv.cfg").is_file() or (path / "bin" / "activate").is_file()
+    # os.path.isfile, not Path.is_file: an unreadable folder must not raise here (it is reported when walked)
+    return os.path.isfile(os.path.join(path, "pyvenv.cfg")) or os.path.isfile(os.path.join(path, "bin", "activate"))
 
 
 def module_name_for(path: Path, root: Path) -> str:

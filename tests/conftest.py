@@ -16,14 +16,23 @@ def kb():
     return load_knowledge("2.8.0")
 
 
+# fixtures that import torch when loaded (the probe worker loads them by path); never collected as tests
+collect_ignore_glob = ["probe_fixtures/*"]
+
+
 @pytest.fixture(scope="session")
 def report_schema():
-    import json
+    """The report schema shipped in the package (tests/test_schemas.py keeps it equal to the spec)."""
+    from analyse.schemas import load_schema
 
-    p = SHARED / "spec" / "report.schema.json"
-    if not p.is_file():
-        pytest.skip("../shared/spec/report.schema.json not present")
-    return json.loads(p.read_text())
+    return load_schema("report.schema.json")
+
+
+@pytest.fixture(scope="session")
+def probe_schema():
+    from analyse.schemas import load_schema
+
+    return load_schema("probe.schema.json")
 
 
 def pytest_addoption(parser):

@@ -15,7 +15,7 @@ from analyse.probe.command import probe
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "probe_fixtures"
-SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "spec" / "probe.schema.json"
+SCHEMA = Path(__file__).resolve().parents[1] / "analyse" / "schemas" / "probe.schema.json"  # the shipped copy
 
 
 def _invoke(args):

@@ -90,7 +90,7 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None) -> LibraryAnal
     t = res.timings
     passes = list(passes) if passes is not None else discover_passes()
     py_other = other_suffixes(passes)
-    files = discover(inputs, (".py",) + tuple(dict.fromkeys(py_other + CPP_SUFFIXES)))
+    files = discover(inputs, (".py",) + tuple(dict.fromkeys(py_other + CPP_SUFFIXES)), res.errors)
     py_files = [f for f in files if f[0].suffix == ".py"]
     other = [f for f in files if f[0].suffix != ".py"]
 

@@ -1,0 +1,307 @@
+"""Finding and reading the files of an untrusted tree (issue 12): symlinks, loops, FIFOs, devices,
+unreadable folders, size and nesting limits, deterministic order -- and the run is never lost."""
+
+import json
+import os
+import stat
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+import analyse.project as project
+from analyse.cli import main
+from analyse.project import FileTooLarge, NotRegularFile, discover, load_source, parse_source, read_regular_file
+
+needs_symlinks = pytest.mark.skipif(not hasattr(os, "symlink") or sys.platform == "win32", reason="POSIX symlinks")
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+
+MAIN = "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n"
+
+
+def _rels(found):
+    return [rel for _p, _root, rel, _mod in found]
+
+
+def _errors(errors):
+    return {(e.path, e.kind): e.message for e in errors}
+
+
+@pytest.fixture
+def outside(tmp_path):
+    d = tmp_path / "outside"
+    d.mkdir()
+    (d / "evil.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    return d
+
+
+@pytest.fixture
+def tree(tmp_path):
+    t = tmp_path / "proj"
+    t.mkdir()
+    (t / "main.py").write_text(MAIN)
+    return t
+
+
+# ----------------------------------------------------------------------------------------- symlinks
+
+@needs_symlinks
+def test_symlink_leaving_the_tree_is_an_io_error_not_followed(tree, outside):
+    (tree / "evil.py").symlink_to(outside / "evil.py")
+    (tree / "vendored").symlink_to(outside, target_is_directory=True)
+    errors = []
+    found = discover([tree], (".py",), errors)
+    assert _rels(found) == ["main.py"]
+    errs = _errors(errors)
+    assert set(errs) == {("evil.py", "io"), ("vendored", "io")}
+    assert errs[("evil.py", "io")].startswith("symlink leaves the tree")
+    assert str(outside) in errs[("vendored", "io")]
+
+
+@needs_symlinks
+def test_symlink_loops_are_errors_not_tracebacks(tree):
+    (tree / "a.py").symlink_to("b.py")
+    (tree / "b.py").symlink_to("a.py")
+    (tree / "self.py").symlink_to("self.py")
+    sub = tree / "pkg"
+    sub.mkdir()
+    (sub / "mod.py").write_text("x = 1\n")
+    (sub / "up").symlink_to("..", target_is_directory=True)
+    errors = []
+    found = discover([tree], (".py",), errors)
+    assert _rels(found) == ["main.py", "pkg/mod.py"]
+    errs = _errors(errors)
+    assert errs[("a.py", "io")].startswith("symlink loop")
+    assert errs[("b.py", "io")].startswith("symlink loop")
+    assert errs[("self.py", "io")].startswith("symlink loop")
+    assert errs[("pkg/up", "io")].startswith("symlink loop: points back to the enclosing folder")
+
+
+@needs_symlinks
+def test_symlinks_inside_the_tree_are_followed_once_and_real_paths_win(tree):
+    (tree / "a_alias.py").symlink_to("main.py")          # sorts before main.py: the real path still wins
+    real = tree / "zlib"
+    real.mkdir()
+    (real / "ops.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    (tree / "alib").symlink_to("zlib", target_is_directory=True)
+    hidden = tree / ".generated"
+    hidden.mkdir()
+    (hidden / "gen.py").write_text("y = 2\n")
+    (tree / "gen").symlink_to(".generated", target_is_directory=True)   # a link into a skipped folder is followed
+    errors = []
+    found = discover([tree], (".py",), errors)
+    assert errors == []
+    assert _rels(found) == ["main.py", "zlib/ops.py", "gen/gen.py"]
+    assert [m for *_x, m in found] == ["main", "zlib.ops", "gen.gen"]
+
+
+@needs_symlinks
+def test_py_symlink_to_a_file_without_suffix_is_analysed_as_its_content(tree):
+    (tree / "bin").mkdir()
+    (tree / "bin" / "train").write_text("import torch\nx = torch.zeros(1).cuda()\n")
+    (tree / "train.py").symlink_to("bin/train")
+    errors = []
+    found = discover([tree], (".py",), errors)
+    assert errors == []
+    assert _rels(found) == ["main.py", "train.py"]
+    path, _root, rel, modname = found[1]
+    assert path.suffix == ".py" and modname == "train"
+    sf, err = load_source(path, rel, modname)
+    assert err is None and sf.lines[1] == "x = torch.zeros(1).cuda()"
+
+
+@needs_symlinks
+def test_input_that_is_a_py_symlink_keeps_its_own_name(tmp_path):
+    (tmp_path / "launcher").write_text(MAIN)
+    (tmp_path / "run.py").symlink_to("launcher")
+    found = discover([tmp_path / "run.py"])
+    assert [(p.name, rel, mod) for p, _r, rel, mod in found] == [("run.py", "run.py", "run")]
+
+
+# ------------------------------------------------------------------------------- non-regular files
+
+@needs_fifo
+def test_fifo_named_py_is_refused_without_blocking(tree):
+    os.mkfifo(tree / "fifo.py")
+    errors = []
+    found = discover([tree], (".py",), errors)
+    assert _rels(found) == ["main.py"]
+    assert _errors(errors) == {("fifo.py", "io"): "not read: a FIFO is not a regular file"}
+    # even if a FIFO is handed to the reader directly, it returns at once
+    done = []
+    t = threading.Thread(target=lambda: done.append(load_source(tree / "fifo.py", "fifo.py", "fifo")), daemon=True)
+    t.start()
+    t.join(20)
+    assert done, "reading a FIFO blocked"
+    sf, err = done[0]
+    assert sf is None and err.kind == "io" and "FIFO" in err.message
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_device_nodes_are_never_read():
+    with pytest.raises(NotRegularFile, match="character device"):
+        read_regular_file(Path("/dev/zero"), 1024)
+    sf, err = load_source(Path("/dev/zero"), "zero.py", "zero")
+    assert sf is None and (err.kind, err.message) == ("io", "not read: a character device is not a regular file")
+
+
+@pytest.mark.skipif(not hasattr(os, "mknod") or os.geteuid() != 0, reason="creating a device node needs root")
+def test_device_node_inside_the_tree_is_an_error(tree):
+    os.mknod(tree / "null.py", 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    errors = []
+    assert _rels(discover([tree], (".py",), errors)) == ["main.py"]
+    assert _errors(errors) == {("null.py", "io"): "not read: a character device is not a regular file"}
+
+
+def test_size_cap(tmp_path, monkeypatch):
+    f = tmp_path / "big.py"
+    f.write_text("x = 1\n" * 100)
+    with pytest.raises(FileTooLarge):
+        read_regular_file(f, 599)
+    assert read_regular_file(f, 600) == b"x = 1\n" * 100
+    monkeypatch.setattr(project, "MAX_FILE_BYTES", 100)
+    sf, err = load_source(f, "big.py", "big")
+    assert sf is None and err.kind == "too-large" and "600 bytes exceeds the 100-byte limit" in err.message
+
+
+# ----------------------------------------------------------------------------------------- folders
+
+def test_unreadable_folder_is_an_error_not_a_crash_nor_a_silent_skip(tree, monkeypatch):
+    locked = tree / "locked"
+    locked.mkdir()
+    (locked / "hidden_from_us.py").write_text(MAIN)
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if os.fspath(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(project.os, "scandir", scandir)
+    errors = []
+    found = discover([tree], (".py",), errors)
+    assert _rels(found) == ["main.py"]
+    assert _errors(errors) == {("locked", "io"): "cannot read folder: Permission denied"}
+
+
+def test_unreadable_folder_as_a_real_non_root_user(tmp_path):
+    """The mode-000 case for real, when the suite runs as a normal user (as root it skips: root reads anything)."""
+    if not hasattr(os, "geteuid") or os.geteuid() == 0:
+        pytest.skip("runs as root: a mode-000 folder is readable")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (tmp_path / "main.py").write_text(MAIN)
+    locked.chmod(0)
+    try:
+        errors = []
+        found = discover([tmp_path], (".py",), errors)
+    finally:
+        locked.chmod(0o755)
+    assert _rels(found) == ["main.py"]
+    assert _errors(errors) == {("locked", "io"): "cannot read folder: Permission denied"}
+
+
+def test_order_is_deterministic_and_top_down(tmp_path):
+    for rel in ("b/z.py", "b/a.py", "a.py", "c/d/e.py", "c/b.py", "B.py", "build/x.py", ".hidden/y.py", "venv/z.py"):
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x = 1\n")
+    first = _rels(discover([tmp_path]))
+    assert first == ["B.py", "a.py", "b/a.py", "b/z.py", "c/b.py", "c/d/e.py"]
+    assert _rels(discover([tmp_path])) == first
+
+
+# ------------------------------------------------------------------------------------------ limits
+
+def _source(text, name="m.py"):
+    sf, err = parse_source(text, Path(name), name, name[:-3])
+    assert err is None, err
+    return sf
+
+
+def test_deep_but_valid_code_parses():
+    terms = " + ".join(["t"] * 900)          # 900-level BinOp chain: RecursionError before
+    sf = _source(f"import torch\nt = torch.ones(1)\ny = {terms}\n")
+    assert len(sf.tree.body) == 3
+    walrus = "".join(f"(a{i} := " for i in range(150)) + "'cuda'" + ")" * 150
+    assert _source(f"dev = {walrus}\n").tree.body[0].lineno == 1
+
+
+def test_truly_too_deep_code_is_a_clear_too_large_error():
+    sf, err = parse_source("y = " + " + ".join(["t"] * 1500) + "\n", Path("gen.py"), "gen.py", "gen")
+    assert sf is None
+    assert err.kind == "too-large" and err.message.startswith("syntax tree nested more than 1000 levels deep")
+
+
+def test_with_deep_stack_restores_the_recursion_limit_and_reraises():
+    before = sys.getrecursionlimit()
+    assert project.with_deep_stack(lambda: sys.getrecursionlimit()) >= project.DEEP_RECURSION_LIMIT
+    assert sys.getrecursionlimit() == before
+    with pytest.raises(KeyError):
+        project.with_deep_stack(lambda: {}["x"])
+    assert sys.getrecursionlimit() == before
+
+
+def _hierarchy(n):
+    lines = ["import torch", "", "class C0(torch.nn.Module):", "    def forward(self, x):", "        return x", ""]
+    for i in range(1, n):
+        lines += [f"class C{i}(C{i - 1}):", "    def forward(self, x):", "        return super().forward(x)", ""]
+    lines += [f"model = C{n - 1}().cuda()", ""]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("mode", ["script", "thirdparty"])
+def test_deep_code_in_both_modes_without_recursion_errors(tmp_path, mode, report_schema):
+    jsonschema = pytest.importorskip("jsonschema")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "hier.py").write_text(_hierarchy(1500))
+    walrus = "".join(f"(a{i} := " for i in range(180)) + "torch.zeros(3).cuda()" + ")" * 180
+    (proj / "walrus.py").write_text(f"import torch\nx = {walrus}\n")
+    (proj / "sums.py").write_text("import torch\nt = torch.ones(1)\ny = " + " + ".join(["t"] * 700)
+                                  + "\nz = torch.zeros(2).cuda()\n")
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exc:
+        main([mode, str(proj), "-o", str(out), "-q", "--format", "json", "--torch-version", "2.8.0"])
+    assert exc.value.code in (0, None)
+    report = json.loads((out / "report.json").read_text())
+    jsonschema.validate(report, report_schema)
+    assert report["errors"] == []
+    got = {(f["path"], f["line"], f["code"]) for f in report["findings"]}
+    assert {("hier.py", 6003, "NPU002"), ("walrus.py", 2, "NPU002"), ("sums.py", 4, "NPU002")} <= got
+
+
+# ------------------------------------------------------------------------ the whole run is not lost
+
+@needs_symlinks
+@needs_fifo
+@pytest.mark.parametrize("mode", ["script", "thirdparty"])
+def test_hostile_tree_yields_a_report_in_both_modes(tmp_path, outside, mode, report_schema):
+    """Outside symlink, loop, FIFO, flash_attn_func(*args) and a good main.py: main.py's findings and
+    the errors, no traceback, no hang."""
+    jsonschema = pytest.importorskip("jsonschema")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "main.py").write_text(MAIN)
+    (proj / "evil.py").symlink_to(outside / "evil.py")
+    (proj / "loop.py").symlink_to("loop.py")
+    (proj / "ring").symlink_to(".", target_is_directory=True)
+    os.mkfifo(proj / "fifo.py")
+    (proj / "attn.py").write_text("from flash_attn import flash_attn_func\n\n\ndef attend(*args):\n"
+                                  "    return flash_attn_func(*args)\n")
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exc:
+        main([mode, str(proj), "-o", str(out), "-q", "--format", "json", "--torch-version", "2.8.0"])
+    assert exc.value.code in (0, None)
+    report = json.loads((out / "report.json").read_text())
+    jsonschema.validate(report, report_schema)
+    assert ("main.py", 2, "NPU002") in {(f["path"], f["line"], f["code"]) for f in report["findings"]}
+    assert not any(f["path"] in ("evil.py", "fifo.py", "loop.py") or f["path"].startswith("ring/")
+                   for f in report["findings"])
+    errs = {(e["path"], e["kind"]): e["message"] for e in report["errors"]}
+    assert errs[("evil.py", "io")].startswith("symlink leaves the tree")
+    assert errs[("loop.py", "io")].startswith("symlink loop")
+    assert errs[("ring", "io")].startswith("symlink loop")
+    assert errs[("fifo.py", "io")] == "not read: a FIFO is not a regular file"
+    assert report["summary"]["files_analysed"] >= 2  # main.py and attn.py

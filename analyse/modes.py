@@ -12,8 +12,13 @@ from analyse.report import build_report
 
 
 def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (), probe_results: Optional[str] = None,
-               input_names: Optional[List[str]] = None) -> dict:
-    """``npu-analyse script``: scripts or a project folder."""
+               input_names: Optional[List[str]] = None, entries: Sequence[str] = (), roles: Optional[dict] = None,
+               policy=None) -> dict:
+    """``npu-analyse script``: scripts or a project folder.
+
+    *entries* ("FILE[:FUNCTION]") and *roles* ({glob: role}) are the entry points and file roles of the
+    configuration / command line; *policy* (:class:`analyse.policy.Policy`) is the rule selection,
+    excludes, suppressions and baseline."""
     t0 = time.perf_counter()
     overlay = None
     if probe_results:
@@ -23,7 +28,8 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
             overlay = load_probe_results(probe_results)
         except (OSError, ValueError) as exc:
             raise ValueError(f"cannot read --probe-results {probe_results}: {exc}") from exc
-    result = pipeline.run(list(inputs), kb, mode="script", probe=overlay)
+    result = pipeline.run(list(inputs), kb, mode="script", probe=overlay,
+                          admit=policy.admit if policy is not None else None)
     from analyse.callgraph import add_chains
 
     findings = add_chains(result)  # cross-file chains: script call site -> ... -> offending line
@@ -43,11 +49,13 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         files_analysed=result.files_analysed,
         lines_analysed=result.lines_analysed,
         duration_s=time.perf_counter() - t0,
+        policy=policy,
     )
 
 
-def run_thirdparty(inputs: Sequence[Path], kb, *, input_names: Optional[List[str]] = None) -> dict:
+def run_thirdparty(inputs: Sequence[Path], kb, *, input_names: Optional[List[str]] = None, roles: Optional[dict] = None,
+                   policy=None) -> dict:
     """``npu-analyse thirdparty``: a whole library, with call-graph propagation."""
     from analyse.library import analyse_library
 
-    return analyse_library(list(inputs), kb, input_names=input_names or [str(p) for p in inputs])
+    return analyse_library(list(inputs), kb, input_names=input_names or [str(p) for p in inputs], policy=policy)

@@ -46,14 +46,16 @@ def other_suffixes(passes: Sequence[Pass]) -> Tuple[str, ...]:
     return tuple(out)
 
 
-def load_project(inputs: Sequence[Path], passes: Sequence[Pass], keep: bool = True):
-    """Parse every Python file; returns (sources, other files, errors, lines)."""
+def load_project(inputs: Sequence[Path], passes: Sequence[Pass], keep: bool = True, admit=None):
+    """Parse every Python file; returns (sources, other files, errors, lines).
+
+    *admit* is handed to :func:`~analyse.project.discover` (configured excludes)."""
     suffixes = (".py",) + other_suffixes(passes)
     sources: List[SourceFile] = []
     others: List[Tuple[Path, str]] = []
     errors: List[AnalysisError] = []
     lines = 0
-    for abspath, _root, rel, modname in discover(inputs, suffixes):
+    for abspath, _root, rel, modname in discover(inputs, suffixes, admit=admit):
         if abspath.suffix != ".py":
             others.append((abspath, rel))
             continue
@@ -67,10 +69,10 @@ def load_project(inputs: Sequence[Path], passes: Sequence[Pass], keep: bool = Tr
 
 
 def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Sequence[Pass]] = None,
-        probe=None, configure: Optional[Callable[[ProjectContext], None]] = None) -> RunResult:
+        probe=None, configure: Optional[Callable[[ProjectContext], None]] = None, admit=None) -> RunResult:
     t0 = time.perf_counter()
     passes = list(passes) if passes is not None else discover_passes()
-    sources, others, errors, lines = load_project(inputs, passes)
+    sources, others, errors, lines = load_project(inputs, passes, admit=admit)
 
     index = ProjectIndex()
     resolvers: Dict[str, Resolver] = {}

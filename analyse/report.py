@@ -79,7 +79,13 @@ def verdict(findings: Sequence[Finding], files_analysed: int) -> dict:
 def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_npu_version: Optional[str],
                  knowledge_base: str, findings: Sequence[Finding], errors: Sequence[AnalysisError],
                  files_analysed: int, lines_analysed: int, duration_s: float,
-                 thirdparty: Optional[dict] = None, extra_summary: Optional[dict] = None) -> dict:
+                 thirdparty: Optional[dict] = None, extra_summary: Optional[dict] = None, policy=None) -> dict:
+    """The report dict. *policy* (:class:`analyse.policy.Policy`) drops deselected, suppressed and
+    baselined findings first, so that every count and the verdict see only what is reported."""
+    sections: dict = {}
+    if policy is not None:
+        findings, policy_summary, sections = policy.apply(findings)
+        extra_summary = {**(extra_summary or {}), **policy_summary}
     findings = sorted(findings, key=lambda f: f.sort_key)
     by_cat = Counter(f.category for f in findings)
     by_sev = Counter(f.severity for f in findings)
@@ -112,4 +118,5 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
     }
     if thirdparty is not None:
         report["thirdparty"] = thirdparty
+    report.update(sections)
     return report

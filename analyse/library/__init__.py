@@ -85,12 +85,12 @@ def _setup_texts(inputs: Sequence[Path]) -> List[str]:
     return out
 
 
-def analyse_library_data(inputs: Sequence[Path], kb, passes=None) -> LibraryAnalysis:
+def analyse_library_data(inputs: Sequence[Path], kb, passes=None, admit=None) -> LibraryAnalysis:
     res = LibraryAnalysis()
     t = res.timings
     passes = list(passes) if passes is not None else discover_passes()
     py_other = other_suffixes(passes)
-    files = discover(inputs, (".py",) + tuple(dict.fromkeys(py_other + CPP_SUFFIXES)))
+    files = discover(inputs, (".py",) + tuple(dict.fromkeys(py_other + CPP_SUFFIXES)), admit=admit)
     py_files = [f for f in files if f[0].suffix == ".py"]
     other = [f for f in files if f[0].suffix != ".py"]
 
@@ -331,11 +331,12 @@ def affected_aliases(res: LibraryAnalysis) -> Dict[str, List[str]]:
     return dict(sorted(out.items()))
 
 
-def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]] = None, passes=None) -> dict:
-    """The ``thirdparty`` report dict (report.schema.json)."""
+def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]] = None, passes=None,
+                    policy=None) -> dict:
+    """The ``thirdparty`` report dict (report.schema.json); *policy*: an :class:`analyse.policy.Policy`."""
     t0 = time.perf_counter()
     inputs = [Path(p) for p in inputs]
-    res = analyse_library_data(inputs, kb, passes=passes)
+    res = analyse_library_data(inputs, kb, passes=passes, admit=policy.admit if policy is not None else None)
     extra = {
         "aliases": affected_aliases(res),
         "public_affected_entry_points": res.public_affected[:500],
@@ -355,4 +356,5 @@ def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]]
         lines_analysed=res.lines_analysed,
         duration_s=time.perf_counter() - t0,
         thirdparty=thirdparty,
+        policy=policy,
     )

@@ -16,6 +16,7 @@ exit code all see the same findings. In order:
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -58,14 +59,15 @@ class Locator:
     and to the path relative to the configuration folder."""
 
     def __init__(self, inputs: Sequence[Path], base: Optional[Path] = None):
+        self.given = [Path(os.path.normpath(str(p))).as_posix() for p in inputs]
         self.inputs = [Path(p).resolve() for p in inputs]
         self.base = base.resolve() if base is not None else None
 
     def abspath(self, rel: str) -> Optional[Path]:
         multi = len(self.inputs) > 1
-        for root in self.inputs:
+        for given, root in zip(self.given, self.inputs):
             if root.is_file():
-                if rel == root.name:
+                if rel == (given if multi else root.name):
                     return root
                 continue
             if multi:

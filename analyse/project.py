@@ -211,6 +211,8 @@ def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
             seen.add(ap)
             if root.is_file():
                 rel = p.name
+                if len(inputs) > 1:  # several files (pre-commit): as given, so a/utils.py and b/utils.py differ
+                    rel = Path(os.path.normpath(str(inp))).as_posix()
             else:
                 rel = p.relative_to(root).as_posix()
                 if len(inputs) > 1:

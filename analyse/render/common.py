@@ -78,6 +78,8 @@ def source_path(report: dict, rel: str) -> str:
         else:
             joined = posixpath.join(base, rel)
         return _clean(joined)
+    if rel in {_clean(i) for i in inputs}:  # one of several files given: the path as given
+        return rel
     head = rel.split("/", 1)[0]
     for inp in inputs:
         stripped = inp.rstrip("/")

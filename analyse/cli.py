@@ -447,7 +447,7 @@ def cli() -> None:
 @click.argument("paths", nargs=-1, required=True)
 @common_options
 @click.option("--entry", "entries", multiple=True, metavar="FILE[:FUNCTION]",
-              help="An entry point of the project (repeatable); default: the config's entry, else found automatically.")
+              help="An entry point of the program (repeatable); replaces entry-point discovery and the config's entry.")
 @click.option("--with-thirdparty", "with_thirdparty", multiple=True, metavar="REPORT",
               help="A `npu-analyse thirdparty` report.json: calls into its affected functions become findings.")
 @click.option("--probe-results", "probe_results", default=None, metavar="PROBE_JSON",

@@ -670,13 +670,25 @@ def test_config_entry_and_roles_reach_run_script(proj, tmp_path, monkeypatch):
         return real(inputs, kb, **kwargs)
 
     monkeypatch.setattr(analyse.modes, "run_script", spy)
+    (proj / "tools").mkdir()
+    (proj / "tools" / "run.py").write_text("import torch\n\ndef main():\n    torch.cuda.synchronize()\n")
+    (proj / "other.py").write_text("import torch\nif __name__ == '__main__':\n    torch.zeros(1).cuda()\n")
     write_config(proj, 'entry = ["train.py", "tools/run.py:main"]\nroles = { "tools/*" = "tool" }\n')
     assert run("script", proj, "-o", tmp_path / "o", "-q").exit_code == 0
     assert seen["entries"] == [str(proj / "train.py"), str(proj / "tools/run.py:main")]
     assert seen["roles"] == {"tools/*": "tool"}
-    run("script", proj, "-o", tmp_path / "o", "-q", "--entry", "other.py", "--role", "train.py=example")
-    assert seen["entries"] == ["other.py"]
+    out = tmp_path / "o"
+    report = report_of(out)
+    assert {e["path"] for e in report["summary"]["entry_points"]} == {"train.py", "tools/run.py"}
+    assert {f["role"] for f in report["findings"] if f["path"] == "tools/run.py"} == {"tool"}
+    r = run("script", proj, "-o", out, "-q", "--entry", str(proj / "other.py"), "--role", "train.py=example")
+    assert r.exit_code == 0, r.output
+    assert seen["entries"] == [str(proj / "other.py")]
     assert seen["roles"] == {"tools/*": "tool", "train.py": "example"}
+    assert {f["role"] for f in report_of(out)["findings"] if f["path"] == "train.py"} == {"example"}
+    write_config(proj, 'entry = ["missing.py"]\n')
+    r = run("script", proj, "-o", out, "-q")
+    assert r.exit_code == 2 and "missing.py" in r.stderr
 
 
 def test_show_config_lists_sources(proj, tmp_path):

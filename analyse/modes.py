@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from pathlib import Path
 from typing import List, Optional, Sequence
 
 from analyse import pipeline
-from analyse.findings import assign_ids
 from analyse.report import build_report
 
 
+def _file_digest(path: str) -> str:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return "unreadable"
+
+
 def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (), probe_results: Optional[str] = None,
-               input_names: Optional[List[str]] = None) -> dict:
+               input_names: Optional[List[str]] = None, settings: Optional[pipeline.Settings] = None) -> dict:
     """``npu-analyse script``: scripts or a project folder."""
     t0 = time.perf_counter()
+    settings = settings or pipeline.Settings()
     overlay = None
+    options = []
     if probe_results:
         from analyse.probe.overlay import load_probe_results
 
@@ -23,15 +32,19 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
             overlay = load_probe_results(probe_results)
         except (OSError, ValueError) as exc:
             raise ValueError(f"cannot read --probe-results {probe_results}: {exc}") from exc
-    result = pipeline.run(list(inputs), kb, mode="script", probe=overlay)
+        options.append(("probe-results", _file_digest(probe_results)))
+    configure = None
+    if with_thirdparty:
+        from analyse.library.compose import thirdparty_configure
+
+        configure = thirdparty_configure(list(with_thirdparty))
+        options.extend(("with-thirdparty", _file_digest(p)) for p in with_thirdparty)
+    settings = pipeline.Settings(jobs=settings.jobs, cache_dir=settings.cache_dir, progress=settings.progress,
+                                 options=tuple(settings.options) + tuple(options))
+    result = pipeline.run(list(inputs), kb, mode="script", probe=overlay, configure=configure, settings=settings)
     from analyse.callgraph import add_chains
 
     findings = add_chains(result)  # cross-file chains: script call site -> ... -> offending line
-    if with_thirdparty:
-        from analyse.library.compose import thirdparty_findings
-
-        findings.extend(thirdparty_findings(result, list(with_thirdparty)))
-        findings = assign_ids(pipeline.dedupe(findings))
     return build_report(
         mode="script",
         inputs=input_names or [str(p) for p in inputs],
@@ -46,8 +59,9 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
     )
 
 
-def run_thirdparty(inputs: Sequence[Path], kb, *, input_names: Optional[List[str]] = None) -> dict:
+def run_thirdparty(inputs: Sequence[Path], kb, *, input_names: Optional[List[str]] = None,
+                   settings: Optional[pipeline.Settings] = None) -> dict:
     """``npu-analyse thirdparty``: a whole library, with call-graph propagation."""
     from analyse.library import analyse_library
 
-    return analyse_library(list(inputs), kb, input_names=input_names or [str(p) for p in inputs])
+    return analyse_library(list(inputs), kb, input_names=input_names or [str(p) for p in inputs], settings=settings)

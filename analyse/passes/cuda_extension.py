@@ -240,16 +240,38 @@ def scan_leaves(scan: ProjectScan) -> Set[str]:
     return leaves
 
 
-def project_scan(project: ProjectContext) -> ProjectScan:
+def _prescan_data(scan: ProjectScan):
+    """The canonical (ordered, picklable) form of one module's share of the scan."""
+    if not (scan.ext_names or scan.ext_leaves or scan.cpp_names or scan.triton_kernels):
+        return None
+    return (tuple(scan.ext_names.items()), tuple(scan.ext_leaves.items()), tuple(sorted(scan.cpp_names)),
+            tuple(sorted(scan.triton_kernels)))
+
+
+def project_scan(project: ProjectContext, prescans=None) -> ProjectScan:
+    """The project-wide scan: from the modules' prescan data when given (the pipeline's
+    combine step), else (direct callers) by scanning the trees in ``project.files``."""
     scan = project.store.get(STORE_KEY)
-    if isinstance(scan, ProjectScan):
+    if isinstance(scan, ProjectScan) and prescans is None:
         return scan
     scan = ProjectScan()
-    for sf in project.files.values():
-        if sf.modname:
-            scan.python_modules.add(sf.modname)
-            if not sf.is_package_init:
-                scan.plain_modules.add(sf.modname)
+    modules = dict(project.modules)
+    for rel, sf in project.files.items():
+        modules.setdefault(rel, sf.modname)
+    for rel, mod in modules.items():
+        if mod:
+            scan.python_modules.add(mod)
+            if rel.rsplit("/", 1)[-1] != "__init__.py":
+                scan.plain_modules.add(mod)
+    if prescans is not None:
+        for _rel, (ext_names, ext_leaves, cpp_names, triton) in prescans:
+            for k, v in ext_names:
+                scan.ext_names.setdefault(k, v)
+            for k, v in ext_leaves:
+                scan.ext_leaves.setdefault(k, v)
+            scan.cpp_names.update(cpp_names)
+            scan.triton_kernels.update(triton)
+    for sf in project.files.values() if prescans is None else ():
         if sf.tree is not None:
             try:
                 _scan_file(sf, project.index, scan)
@@ -305,6 +327,18 @@ class CudaExtensionPass(Pass):
         "import triton\nimport triton.language as tl\n\n@triton.jit\ndef add_kernel(x, y, n, BLOCK: tl.constexpr):  # expect: NPU506\n"
         "    pid = tl.program_id(0)\n\nadd_kernel[(4,)](a, b, 8, BLOCK=1024)  # expect: NPU506\n",
     )
+
+    # ------------------------------------------------------------------ project scan
+    def prescan(self, ctx: ModuleContext):
+        scan = ProjectScan()
+        try:
+            _scan_file(ctx.source, ctx.resolver.index, scan)
+        except RecursionError:  # pragma: no cover - pathological trees
+            return None
+        return _prescan_data(scan)
+
+    def combine(self, project: ProjectContext, prescans) -> None:
+        project_scan(project, prescans)
 
     # ------------------------------------------------------------------ python modules
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:

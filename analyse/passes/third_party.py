@@ -462,7 +462,8 @@ class ThirdPartyPass(Pass):
         store = ctx.project.store.setdefault(STORE_KEY, {})
         tops = store.get("tops")
         if tops is None:
-            tops = {sf.modname.split(".")[0] for sf in ctx.project.files.values() if sf.modname}
+            mods = set(ctx.project.modules.values()) | {sf.modname for sf in ctx.project.files.values()}
+            tops = {m.split(".")[0] for m in mods if m}
             store["tops"] = tops
         return tops
 

@@ -40,7 +40,7 @@ from astroid import nodes
 from analyse.findings import Finding, Rule
 from analyse.guards import guard_of
 # re-exported for the passes: tree walking and text/code tests live below the passes room
-from analyse.syntax import LOG_CALLS, LOG_METHODS, in_log_or_docstring, walk  # noqa: F401
+from analyse.syntax import LOG_CALLS, LOG_METHODS, in_log_or_docstring, nodes_of, walk  # noqa: F401
 
 if TYPE_CHECKING:  # pragma: no cover
     from analyse.knowledge import KnowledgeBase

@@ -39,7 +39,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Set
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
-from analyse.passes import ModuleContext, Pass, ProjectContext, walk
+from analyse.passes import ModuleContext, Pass, ProjectContext, nodes_of, walk
 
 
 def _r(code, name, cat, summary, why, example, fix):
@@ -144,9 +144,7 @@ class PrecisionAdvicePass(Pass):
         r = ctx.resolver
         first: Dict[str, nodes.Call] = {}
         count: Dict[str, int] = {}
-        for node in walk(ctx.tree):
-            if not isinstance(node, nodes.Call):
-                continue
+        for node in nodes_of(ctx.tree, nodes.Call):
             q = r.call_target(node)
             if q not in table:
                 continue
@@ -211,7 +209,7 @@ class PerformanceAdvicePass(Pass):
         r = ctx.resolver
         is_test = "test" in ctx.path.rsplit("/", 1)[-1] or "/tests/" in "/" + ctx.path
         training_loops = []
-        for node in walk(ctx.tree):
+        for node in nodes_of(ctx.tree, nodes.If, nodes.For, nodes.While, nodes.Const, nodes.Attribute, nodes.Call):
             if isinstance(node, nodes.If) and self._is_main_guard(node):
                 st["main"].append(ctx.path)
             elif isinstance(node, (nodes.For, nodes.While)) and self._calls_backward(node):

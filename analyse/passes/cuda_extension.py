@@ -33,7 +33,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 from astroid import nodes
 
 from analyse.findings import AnalysisError, Finding, Rule
-from analyse.passes import ModuleContext, Pass, ProjectContext, walk
+from analyse.passes import ModuleContext, Pass, ProjectContext, nodes_of, walk
 
 STORE_KEY = "cuda-extension"
 FIX_OP = ("implement the operator for Ascend (Ascend C kernel registered through op-plugin / a torch_npu custom op), "
@@ -201,7 +201,7 @@ def _scan_file(sf, index, scan: ProjectScan) -> None:
         return
     r = Resolver(sf.tree, sf.modname, index, is_package=sf.is_package_init)
     helper_funcs: Set[str] = set()
-    for node in walk(sf.tree):
+    for node in nodes_of(sf.tree, nodes.Call, nodes.FunctionDef):
         if want_ext and isinstance(node, nodes.Call):
             q = r.qualname(node.func)
             cuda = q in _CUDA_EXT_CALLS or (q in _SETUPTOOLS_EXT and _has_cuda_sources(node, r))
@@ -220,8 +220,8 @@ def _scan_file(sf, index, scan: ProjectScan) -> None:
                     scan.triton_kernels.add(node.qname())
                     break
     if helper_funcs:  # make_cuda_ext(name='roi_align_cuda', module='mmdet.ops.roi_align', sources=[...])
-        for node in walk(sf.tree):
-            if isinstance(node, nodes.Call) and isinstance(node.func, nodes.Name) and node.func.name in helper_funcs:
+        for node in nodes_of(sf.tree, nodes.Call):
+            if isinstance(node.func, nodes.Name) and node.func.name in helper_funcs:
                 names = _ext_name(node, r)
                 mod = _kw(node, "module")
                 mods = (r.strings(mod) or set()) if mod is not None else set()
@@ -347,7 +347,8 @@ class CudaExtensionPass(Pass):
         text = ctx.source.text
         load_vars: Dict[int, Tuple[str, int]] = {}   # id(AssignName) -> (ext name, line)
         ext_imports: Dict[int, str] = {}             # id(import node) -> module name
-        for node in walk(ctx.tree):
+        for node in nodes_of(ctx.tree, nodes.Call, nodes.Import, nodes.ImportFrom, nodes.Dict, nodes.Subscript,
+                             nodes.FunctionDef):
             if isinstance(node, nodes.Call):
                 yield from self._call(ctx, node, scan, load_vars)
             elif isinstance(node, (nodes.Import, nodes.ImportFrom)):
@@ -488,9 +489,7 @@ class CudaExtensionPass(Pass):
     def _uses(self, ctx, scan: ProjectScan, load_vars, ext_imports) -> Iterator[Finding]:
         r = ctx.resolver
         tops = self._tops(ctx)
-        for node in walk(ctx.tree):
-            if not isinstance(node, (nodes.Name, nodes.Attribute)):
-                continue
+        for node in nodes_of(ctx.tree, nodes.Name, nodes.Attribute):
             parent = node.parent
             if isinstance(parent, (nodes.Attribute, nodes.AssignAttr, nodes.DelAttr)) and parent.expr is node:
                 continue

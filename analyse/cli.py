@@ -126,7 +126,9 @@ def cli() -> None:
               help="A `npu-analyse thirdparty` report.json: calls into its affected functions become findings.")
 @click.option("--probe-results", "probe_results", default=None, metavar="PROBE_JSON",
               help="probe.json from `npu-analyse probe`: device evidence overrides the docs.")
-def script_cmd(paths, torch_version, output, formats, quiet, color, with_thirdparty, probe_results):
+@click.option("--entry", "entries", multiple=True, metavar="FILE[:FUNCTION]",
+              help="An entry point of the program (repeatable); replaces entry-point discovery.")
+def script_cmd(paths, torch_version, output, formats, quiet, color, with_thirdparty, probe_results, entries):
     """Analyse training scripts or a project folder (scripts + the project's own modules)."""
     fmts = _formats(formats)
     inputs = _check_paths(paths)
@@ -138,8 +140,8 @@ def script_cmd(paths, torch_version, output, formats, quiet, color, with_thirdpa
 
     try:
         report = run_script(inputs, kb, with_thirdparty=list(with_thirdparty), probe_results=probe_results,
-                            input_names=list(paths), settings=_settings(quiet))
-    except ValueError as exc:  # unreadable --with-thirdparty / --probe-results file
+                            input_names=list(paths), entries=list(entries), settings=_settings(quiet))
+    except ValueError as exc:  # unreadable --with-thirdparty / --probe-results file, bad --entry
         raise UsageFail(str(exc))
     _emit(report, output, fmts, quiet, color)
 

@@ -81,7 +81,7 @@ class RunResult:
     lines_analysed: int
     duration_s: float
     project: ProjectContext
-    # relpath -> SourceFile (text and lines; trees are not kept in the main process)
+    # relpath -> SourceFile (text and lines; the tree parsed again on first use, see LazySource)
     sources: Dict[str, SourceFile] = field(default_factory=dict)
     summaries: list = field(default_factory=list)          # ModuleSummary per module, discovery order
     failed: Dict[str, str] = field(default_factory=dict)   # modname -> relpath: unparsable / no summary
@@ -180,6 +180,8 @@ class _Worker:
         self.summaries = summaries
         self.keep = keep
         self.trees: Dict[str, SourceFile] = {}
+        self.kept: Dict[str, object] = {}   # trees analysed in this process, kept for the main process' use
+        self.retain = False
 
     def _parse(self, task: _Task) -> Tuple[Optional[SourceFile], Optional[AnalysisError]]:
         text, err = _read(task)
@@ -250,6 +252,8 @@ class _Worker:
             except Exception as exc:
                 out.summary_error = _internal(sf.relpath, "call graph", exc)
         astroid.MANAGER.astroid_cache.pop(sf.modname, None)
+        if self.retain:
+            self.kept[sf.relpath] = sf.tree
         return out
 
 
@@ -392,8 +396,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
         probe=None, configure: Optional[Callable[[ProjectContext], None]] = None,
         settings: Optional[Settings] = None, extra_suffixes: Tuple[str, ...] = (),
         summaries: Optional[bool] = None) -> RunResult:
-    """Analyse *inputs*. ``summaries``: compute call-graph summaries (default: in thirdparty
-    mode, and in script mode when there are several modules)."""
+    """Analyse *inputs*. ``summaries``: compute call-graph summaries (default: yes)."""
     t0 = time.perf_counter()
     settings = settings or Settings()
     timings = {"hash_s": 0.0, "prescan_s": 0.0, "analyse_s": 0.0, "finish_s": 0.0}
@@ -409,7 +412,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
                              modules={rel: mod for _a, _r, rel, mod in py})
     if configure is not None:
         configure(project)
-    want_summaries = summaries if summaries is not None else (mode != "script" or len(py) >= 2)
+    want_summaries = True if summaries is None else summaries
 
     # ---- 1. hash (and look up)
     cache = Cache(settings.cache_dir) if settings.cache_dir is not None else None
@@ -446,6 +449,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     keep = work_bytes <= KEEP_TREES_MAX_BYTES * n_workers
     worker = _Worker(kb, project, passes, want_summaries, keep)
     pool = _Pool(n_workers, worker, tasks) if parallel else None
+    worker.retain = mode == "script" and keep  # in this process: no need to parse again for entry points / reach
     prescans: Dict[str, Prescan] = {rel: e["prescan"] for rel, e in entries.items()}
     results: Dict[str, ModuleResult] = {}
     owner: Dict[str, int] = {}
@@ -546,7 +550,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
         for rel in order:
             if prescans[rel].error is None:
                 t = tasks[rel]
-                sources[rel] = _light_source(t, texts.get(rel))
+                sources[rel] = _light_source(t, texts.get(rel), worker.kept.get(rel))
         project.files = sources
     for abspath, rel in others:
         for p in passes:
@@ -573,15 +577,37 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
                      cache_hits=len(entries))
 
 
-def _light_source(task: _Task, data: Optional[bytes]) -> SourceFile:
-    """A SourceFile without a tree (text and lines only) for the main process."""
+class LazySource(SourceFile):
+    """A SourceFile in the main process: text and lines at once, the tree parsed on first use
+    (the modes' cross-file steps that still walk trees: entry points and reach)."""
+
+    def __init__(self, *args, **kwargs):
+        self._tree = None
+        self._tried = False
+        super().__init__(*args, **kwargs)
+
+    @property
+    def tree(self):
+        if self._tree is None and not self._tried:
+            self._tried = True
+            sf, _err = parse_source(self.text, self.path, self.relpath, self.modname)
+            self._tree = sf.tree if sf is not None else None
+        return self._tree
+
+    @tree.setter
+    def tree(self, value) -> None:
+        self._tree = value
+        self._tried = value is not None
+
+
+def _light_source(task: _Task, data: Optional[bytes], tree=None) -> SourceFile:
     text = ""
     try:
         text = decode_source(data if data is not None else task.abspath.read_bytes())
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
         pass
-    return SourceFile(path=task.abspath, relpath=task.relpath, modname=task.modname, text=text,
-                      lines=text.splitlines(), tree=None)
+    return LazySource(path=task.abspath, relpath=task.relpath, modname=task.modname, text=text,
+                      lines=text.splitlines(), tree=tree)
 
 
 def dedupe(findings: Iterable[Finding]) -> List[Finding]:

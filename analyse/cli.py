@@ -136,7 +136,7 @@ def _pairs(values: Iterable[str], sep: str, flag: str) -> List[Tuple[str, str]]:
     return out
 
 
-def _settings(paths: List[Path], opts: dict, mode: str):
+def _effective_config(paths: List[Path], opts: dict, mode: str):
     """The effective configuration: the file's values, then the command line's."""
     from analyse import config as C
 
@@ -256,7 +256,7 @@ def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
         for extra in list(opts.get("with_thirdparty") or ()) + ([opts["probe_results"]] if opts.get("probe_results") else []):
             if not Path(extra).is_file():
                 raise UsageFail(f"file does not exist: {extra}")
-    cfg = _settings(inputs, opts, mode)
+    cfg = _effective_config(inputs, opts, mode)
     if opts.get("show_config"):
         from analyse.config import describe
 
@@ -273,9 +273,11 @@ def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
         if mode == "script":
             report = modes.run_script(inputs, kb, with_thirdparty=list(opts.get("with_thirdparty") or ()),
                                       probe_results=opts.get("probe_results"), input_names=list(paths),
-                                      entries=entries, roles=roles, policy=policy)
+                                      entries=entries, roles=roles, policy=policy,
+                                      settings=_run_settings(bool(opts.get("quiet"))))
         else:
-            report = modes.run_thirdparty(inputs, kb, input_names=list(paths), roles=roles, policy=policy)
+            report = modes.run_thirdparty(inputs, kb, input_names=list(paths), roles=roles, policy=policy,
+                                          settings=_run_settings(bool(opts.get("quiet"))))
     except ValueError as exc:  # unreadable --with-thirdparty / --probe-results file
         if mode == "script":
             raise UsageFail(str(exc))
@@ -380,10 +382,34 @@ def common_options(f):
         click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors."),
         click.option("--color/--no-color", default=None,
                      help="Colour the terminal summary (default: on a TTY; NO_COLOR / FORCE_COLOR honoured)."),
+        # run settings (never change what is found): stored in the click context, read by _run_settings()
+        click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, expose_value=False, callback=_keep,
+                     help="Worker processes (default: the number of CPUs)."),
+        click.option("--cache-dir", type=click.Path(file_okay=False), default=None, expose_value=False, callback=_keep,
+                     help="Cache folder (default: $XDG_CACHE_HOME/npu-analyse or ~/.cache/npu-analyse)."),
+        click.option("--no-cache", is_flag=True, expose_value=False, callback=_keep,
+                     help="Neither read nor write the cache."),
     ]
     for opt in reversed(opts):
         f = opt(f)
     return f
+
+
+def _keep(ctx, param, value):
+    ctx.meta[f"npu-analyse.{param.name}"] = value
+    return value
+
+
+def _run_settings(quiet: bool):
+    from analyse.cache import default_cache_dir
+    from analyse.pipeline import Settings
+
+    meta = click.get_current_context().meta
+    cache_dir = None
+    if not meta.get("npu-analyse.no_cache"):
+        cache_dir = Path(meta["npu-analyse.cache_dir"]) if meta.get("npu-analyse.cache_dir") else default_cache_dir()
+    return Settings(jobs=meta.get("npu-analyse.jobs"), cache_dir=cache_dir,
+                    progress=not quiet and sys.stderr.isatty())
 
 
 EPILOG_MAIN = """\b

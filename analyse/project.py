@@ -427,14 +427,17 @@ def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError]
 
 
 def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
-             errors: Optional[List[AnalysisError]] = None) -> List[Tuple[Path, Path, str, str]]:
+             errors: Optional[List[AnalysisError]] = None,
+             admit: Optional[Callable[[Path, str], bool]] = None) -> List[Tuple[Path, Path, str, str]]:
     """(path, root, relpath, modname) for each file of each input, in a deterministic order.
 
     *path* is the file's absolute path inside the analysed tree (a symlink's own
     path when the file is reached through one: its name, not its target's, says
     what kind of file it is). Files and folders that cannot or must not be read
     (symlinks leaving the tree, symlink loops, FIFOs and devices, unreadable
-    folders) are appended to *errors* as ``io`` entries.
+    folders) are appended to *errors* as ``io`` entries. *admit(path, relpath)*, when
+    given, is asked about every file; a file it rejects (an ``exclude`` glob of the
+    configuration) is left out.
     """
     inputs = [Path(p) for p in inputs]
     errors = errors if errors is not None else []
@@ -466,17 +469,24 @@ def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
                 key = os.path.realpath(real)
                 if best[key] is not item or key in seen:
                     continue
-                seen.add(key)
                 path = root / rel
                 shown = f"{root.name}/{rel}" if len(inputs) > 1 else rel
+                if admit is not None and not admit(path, shown):
+                    continue
+                seen.add(key)
                 out.append((path, root, shown, module_name_for(path, root) if path.suffix == ".py" else shown))
         elif stat.S_ISREG(st.st_mode):
             key = os.path.realpath(inp)
             if key in seen:
                 continue
-            seen.add(key)
             path = Path(os.path.abspath(inp))
-            out.append((path, path, inp.name, module_name_for(path, path) if path.suffix == ".py" else inp.name))
+            rel = inp.name
+            if len(inputs) > 1:  # several files (pre-commit): as given, so a/utils.py and b/utils.py differ
+                rel = Path(os.path.normpath(str(inp))).as_posix()
+            if admit is not None and not admit(path, rel):
+                continue
+            seen.add(key)
+            out.append((path, path, rel, module_name_for(path, path) if path.suffix == ".py" else rel))
         else:
             errors.append(AnalysisError(label, "io", f"not read: {_file_kind(st.st_mode)} is not a regular file"))
     return out

@@ -776,20 +776,12 @@ def _add_chains(result, graph=None) -> list:
     from dataclasses import replace
 
     sources = result.sources
-    if len(sources) < 2:
+    summaries = list(result.summaries)   # made by the pipeline's per-module step
+    if len(sources) < 2 or not summaries:
         return list(result.findings)
     if graph is not None:   # (summaries, CallGraph) already built for this run (analyse.reach.script_graph)
         summaries, cg = graph
     else:
-        summaries = []
-        for rel, sf in sources.items():
-            if sf.tree is None:
-                continue
-            try:
-                r = Resolver(sf.tree, sf.modname, result.project.index, is_package=sf.is_package_init)
-                summaries.append(summarise_module(sf.tree, sf.modname, rel, r, sf.is_package_init, len(sf.lines)))
-            except Exception:  # pragma: no cover - defensive: chains are a bonus
-                continue
         cg = build_graph(summaries)
     g = cg.graph
     imported: Set[str] = set()

@@ -43,9 +43,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 from astroid import nodes
 
 from analyse.callgraph import (K_INST, K_METHOD, K_NAME, K_REF, K_SELF, MODULE_FN, FunctionLocator, ModuleSummary,
-                               build_graph, summarise_module)
+                               build_graph)
 from analyse.guards import guard_of
-from analyse.resolve import Resolver
 from analyse.syntax import walk
 
 ENTRY, REACHABLE, UNREACHED, UNKNOWN = "entry-point", "reachable", "unreached", "unknown"
@@ -63,15 +62,8 @@ class ScriptGraph:
 
 
 def script_graph(result) -> ScriptGraph:
-    summaries = []
-    for rel, sf in result.sources.items():
-        if sf.tree is None:
-            continue
-        try:
-            r = Resolver(sf.tree, sf.modname, result.project.index, is_package=sf.is_package_init)
-            summaries.append(summarise_module(sf.tree, sf.modname, rel, r, sf.is_package_init, len(sf.lines)))
-        except Exception:  # pragma: no cover - defensive: a module we cannot summarise is simply not linked
-            continue
+    """The graph of the run's module summaries (made per module by the pipeline's workers)."""
+    summaries = list(result.summaries)
     return ScriptGraph(summaries, build_graph(summaries))
 
 

@@ -60,6 +60,19 @@ def test_symlink_leaving_the_tree_is_an_io_error_not_followed(tree, outside):
 
 
 @needs_symlinks
+def test_cu_symlink_leaving_the_tree_is_not_followed(tree, outside):
+    """Issue 12 item 13: the C++/CUDA sources go through the same discovery."""
+    (outside / "kernel.cu").write_text("__global__ void k(float *x) {}\n")
+    (tree / "csrc").mkdir()
+    (tree / "csrc" / "kernel.cu").symlink_to(outside / "kernel.cu")
+    (tree / "csrc" / "local.cu").write_text("__global__ void j(float *x) {}\n")
+    errors = []
+    found = discover([tree], (".py", ".cu", ".cuh"), errors)
+    assert _rels(found) == ["main.py", "csrc/local.cu"]
+    assert _errors(errors)[("csrc/kernel.cu", "io")].startswith("symlink leaves the tree")
+
+
+@needs_symlinks
 def test_symlink_loops_are_errors_not_tracebacks(tree):
     (tree / "a.py").symlink_to("b.py")
     (tree / "b.py").symlink_to("a.py")

@@ -32,6 +32,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from astroid import nodes
 
+from analyse.cpp_syntax import cuda_kernels
 from analyse.findings import AnalysisError, Finding, Rule
 from analyse.passes import ModuleContext, Pass, ProjectContext, walk
 
@@ -263,22 +264,6 @@ def project_scan(project: ProjectContext) -> ProjectScan:
         scan.third_party = False
     project.store[STORE_KEY] = scan
     return scan
-
-
-_COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_LAUNCH_BOUNDS_RE = re.compile(r"__launch_bounds__\s*\([^)]*\)")
-_KERNEL_RE = re.compile(r"__global__\b[^;{}()]*?\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(")
-
-
-def cuda_kernels(text: str) -> List[Tuple[str, int]]:
-    """(name, line) of each ``__global__`` function in CUDA source text (comments ignored)."""
-    blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731 - keep offsets and lines
-    clean = _COMMENT_RE.sub(blank, text)
-    clean = _LAUNCH_BOUNDS_RE.sub(blank, clean)
-    out = []
-    for m in _KERNEL_RE.finditer(clean):
-        out.append((m.group(1), clean.count("\n", 0, m.start(1)) + 1))
-    return out
 
 
 class CudaExtensionPass(Pass):

@@ -181,6 +181,10 @@ class ProjectScan:
     triton_kernels: Set[str] = field(default_factory=set)                 # qualnames
     python_modules: Set[str] = field(default_factory=set)
     plain_modules: Set[str] = field(default_factory=set)                  # non-package Python modules
+    values: Set[str] = field(default_factory=set)                         # module-level names bound to values
+    reexports: Dict[str, str] = field(default_factory=dict)               # mod.name -> source module (from-imports)
+    # (name, "cuda" | "cpp", sources as written, build file, line) of every extension the build declares
+    builds: List[Tuple[str, str, Tuple[str, ...], str, int]] = field(default_factory=list)
     third_party: object = None
 
 
@@ -192,29 +196,103 @@ def _ext_name(call: nodes.Call, r) -> List[str]:
     return [s for s in vals if s and "{}" not in s]
 
 
+def ext_kind(call: nodes.Call, r) -> Optional[str]:
+    """"cuda" / "cpp" when *call* builds an extension: ``CUDAExtension(...)``,
+    ``CppExtension(...)``, ``setuptools.Extension`` with ``.cu`` sources, or a
+    variable bound to one of them (``extension = CppExtension; if cuda:
+    extension = CUDAExtension; extension(name=...)`` is a CUDA build)."""
+    q = r.qualname(call.func)
+    if q in _CUDA_EXT_CALLS:
+        return "cuda"
+    if q in _CPP_EXT_CALLS:
+        return "cpp"
+    if q in _SETUPTOOLS_EXT:
+        return "cuda" if _has_cuda_sources(call, r) else None
+    if q is None and isinstance(call.func, nodes.Name):
+        try:
+            _s, defs = call.func.lookup(call.func.name)
+        except Exception:
+            return None
+        kinds = set()
+        for d in defs:
+            if isinstance(d, nodes.AssignName):
+                v = r.assigned_value(d)
+                vq = r.qualname(v) if isinstance(v, (nodes.Name, nodes.Attribute)) else None
+                if vq in _CUDA_EXT_CALLS:
+                    kinds.add("cuda")
+                elif vq in _CPP_EXT_CALLS:
+                    kinds.add("cpp")
+        if "cuda" in kinds:
+            return "cuda"
+        if "cpp" in kinds:
+            return "cpp"
+    return None
+
+
+_SOURCE_RE = re.compile(r"(?:^|[\\/*])[\w*.-]*\.(?:cu|cuh|cpp|cc|cxx|c)$")
+
+
+def _source_strings(call: nodes.Call, r) -> Tuple[str, ...]:
+    v = _kw(call, "sources", 1)
+    if v is None:
+        return ()
+    v = _expand(v, r)
+    out = []
+    for s in _const_strings(v):
+        if _SOURCE_RE.search(s.strip()):
+            out.append(s.strip())
+    for n in walk(v):  # sources = main + glob(...) + [...]: names bound to lists in the same scope
+        if isinstance(n, nodes.Name) and n is not v:
+            for s in _const_strings(_expand(n, r)):
+                if _SOURCE_RE.search(s.strip()) and s.strip() not in out:
+                    out.append(s.strip())
+    return tuple(out)
+
+
 def _scan_file(sf, index, scan: ProjectScan) -> None:
     from analyse.resolve import Resolver
 
     text = sf.text
     want_ext = "Extension" in text or "cpp_extension" in text
     want_triton = "triton" in text
+    if sf.tree is not None:
+        for node in sf.tree.body:
+            if isinstance(node, (nodes.Assign, nodes.AnnAssign)):
+                targets = node.targets if isinstance(node, nodes.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, nodes.AssignName) and sf.modname:
+                        scan.values.add(f"{sf.modname}.{t.name}")
+            elif isinstance(node, nodes.ImportFrom) and node.level and sf.modname:
+                pkg = sf.modname if sf.is_package_init else sf.modname.rpartition(".")[0]
+                base_parts = pkg.split(".")[:len(pkg.split(".")) - (node.level - 1)] if node.level > 1 else pkg.split(".")
+                base = ".".join(p for p in base_parts + ([node.modname] if node.modname else []) if p)
+                for name, asname in node.names:
+                    if name != "*" and node.modname:
+                        scan.reexports[f"{sf.modname}.{asname or name}"] = base
     if not (want_ext or want_triton):
         return
     r = Resolver(sf.tree, sf.modname, index, is_package=sf.is_package_init)
     helper_funcs: Set[str] = set()
     for node in walk(sf.tree):
         if want_ext and isinstance(node, nodes.Call):
+            kind = ext_kind(node, r)
             q = r.qualname(node.func)
-            cuda = q in _CUDA_EXT_CALLS or (q in _SETUPTOOLS_EXT and _has_cuda_sources(node, r))
-            if cuda:
-                for n in _ext_name(node, r):
+            if kind is None and q in _LOAD_CALLS:
+                kind = "cuda" if _has_cuda_sources(node, r) else "cpp"
+            if kind is None:
+                continue
+            names = _ext_name(node, r)
+            for n in names:
+                scan.builds.append((n, kind, _source_strings(node, r), sf.relpath, node.lineno))
+            if kind == "cuda":
+                for n in names:
                     scan.ext_names.setdefault(n, (sf.relpath, node.lineno))
                     scan.ext_leaves.setdefault(n.rsplit(".", 1)[-1], (sf.relpath, node.lineno))
                 fn = node.scope()
-                if isinstance(fn, nodes.FunctionDef):
+                if isinstance(fn, nodes.FunctionDef) and q not in _LOAD_CALLS:
                     helper_funcs.add(fn.name)
-            elif q in _CPP_EXT_CALLS:
-                scan.cpp_names.update(_ext_name(node, r))
+            else:
+                scan.cpp_names.update(names)
         elif want_triton and isinstance(node, nodes.FunctionDef) and node.decorators is not None:
             for d in node.decorators.nodes:
                 if r.qualname(d.func if isinstance(d, nodes.Call) else d) in _TRITON_DECORATORS:
@@ -229,8 +307,10 @@ def _scan_file(sf, index, scan: ProjectScan) -> None:
                 for n in names:
                     scan.ext_leaves.setdefault(n.rsplit(".", 1)[-1], (sf.relpath, node.lineno))
                     scan.ext_names.setdefault(n, (sf.relpath, node.lineno))
-                    for m in mods:
-                        scan.ext_names.setdefault(f"{m}.{n}", (sf.relpath, node.lineno))
+                    full = [f"{m}.{n}" for m in mods] or [n]
+                    for fn_ in full:
+                        scan.ext_names.setdefault(fn_, (sf.relpath, node.lineno))
+                        scan.builds.append((fn_, "cuda", _source_strings(node, r), sf.relpath, node.lineno))
 
 
 def scan_leaves(scan: ProjectScan) -> Set[str]:
@@ -335,6 +415,8 @@ class CudaExtensionPass(Pass):
                 if isinstance(t, nodes.AssignName):
                     load_vars[id(t)] = (str(call.args[0].value), call.lineno)
         q = r.qualname(call.func)
+        if q is None and isinstance(call.func, nodes.Name) and ext_kind(call, r) == "cuda":
+            q = "torch.utils.cpp_extension.CUDAExtension"   # extension = CUDAExtension; extension(...)
         if q is None:
             if isinstance(call.func, nodes.Subscript):  # kernel[grid](...)
                 kq = r.qualname(call.func.value)
@@ -342,7 +424,7 @@ class CudaExtensionPass(Pass):
                     yield ctx.finding(R_TRITON, call, kq, f"Launch of the Triton kernel `{kq.rsplit('.', 1)[-1]}`: Triton "
                                       "kernels do not run on Ascend NPUs.", replacement=FIX_OP)
             return
-        if q in _CUDA_EXT_CALLS or (q in _SETUPTOOLS_EXT and _has_cuda_sources(call, r)):
+        if ext_kind(call, r) == "cuda" and q not in _LOAD_CALLS:
             names = _ext_name(call, r)
             what = f"`{names[0]}`" if names else "an extension"
             yield ctx.finding(R_BUILD, call, q, f"{q.rsplit('.', 1)[-1]} builds {what} from CUDA sources with nvcc; it "
@@ -374,8 +456,11 @@ class CudaExtensionPass(Pass):
             return mod, f"built as a CUDA extension in {f}:{line}"
         parts = mod.split(".")
         leaf = parts[-1]
-        if mod in scan.python_modules or mod in scan.cpp_names:
+        if mod in scan.python_modules or mod in scan.cpp_names or mod in scan.values:
             return None
+        src = scan.reexports.get(mod)
+        if src is not None and src in scan.python_modules:
+            return None  # `from .config import CfgNode as _C`: a Python value, not the compiled _C
         if len(parts) > 1 and ".".join(parts[:-1]) in scan.plain_modules:
             return None  # an attribute of a Python module of the project
         if leaf in scan.ext_leaves and (len(parts) == 1 or parts[0] in project_tops):

@@ -484,10 +484,21 @@ class ThirdPartyPass(Pass):
             return True
         return top in self._project_tops(ctx)
 
+    @staticmethod
+    def _project_extension(ctx: ModuleContext, qual: str) -> bool:
+        """The name is a compiled extension the project's own build declares (the cuda-extension pass reports it)."""
+        from analyse.passes.cuda_extension import project_scan
+
+        names = project_scan(ctx.project).ext_names
+        if not names:
+            return False
+        parts = qual.split(".")
+        return any(".".join(parts[:i]) in names for i in range(1, len(parts) + 1))
+
     # ------------------------------------------------------------------ lookup
     def _lookup(self, ctx: ModuleContext, table: LibTable, qual: str):
         """(severity, replacement, reason, api, library, entry-or-None, evidence, source)."""
-        if self._own(ctx, qual):
+        if self._own(ctx, qual) or self._project_extension(ctx, qual):
             return None
         op = table.mmcv_op(qual)
         if op is not None:

@@ -29,6 +29,8 @@ class RunResult:
     duration_s: float
     project: ProjectContext
     sources: Dict[str, SourceFile] = field(default_factory=dict)
+    resolvers: Dict[str, Resolver] = field(default_factory=dict)     # relpath -> the resolver the passes used
+    timings: Dict[str, float] = field(default_factory=dict)          # parse_s, passes_s
 
 
 def _internal(relpath: str, where: str, exc: BaseException) -> AnalysisError:
@@ -71,6 +73,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     t0 = time.perf_counter()
     passes = list(passes) if passes is not None else discover_passes()
     sources, others, errors, lines = load_project(inputs, passes)
+    t_parsed = time.perf_counter()
 
     index = ProjectIndex()
     resolvers: Dict[str, Resolver] = {}
@@ -107,9 +110,11 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
 
     findings = dedupe(findings)
     findings = assign_ids(findings)
+    t1 = time.perf_counter()
     return RunResult(findings=findings, errors=errors, files_analysed=len(sources) + len(others),
-                     lines_analysed=lines, duration_s=time.perf_counter() - t0, project=project,
-                     sources={sf.relpath: sf for sf in sources})
+                     lines_analysed=lines, duration_s=t1 - t0, project=project,
+                     sources={sf.relpath: sf for sf in sources}, resolvers=resolvers,
+                     timings={"parse_s": t_parsed - t0, "passes_s": t1 - t_parsed})
 
 
 PARALLEL_MIN_LINES = 20000

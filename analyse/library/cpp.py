@@ -388,12 +388,16 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
         if cuda_file or _CUDA_ANY.search(body):
             scan.cuda_functions.add(name)
     for m in _REGISTER.finditer(nostr):
+        if _in_define(nostr, m.start()):
+            continue
         scan.registrations.setdefault(m.group(1), set()).add(m.group(3))
         if m.group(2).upper() in _NPU_DISPATCH:
             _add_npu(scan, m.group(3), f"{rel}:{lines.line(m.start())}")
         elif m.group(2).upper() in _CUDA_DISPATCH:
             scan.cuda_functions.add(m.group(3))
     for m in _REGISTER_NPU.finditer(nostr):
+        if _in_define(nostr, m.start()):
+            continue
         scan.registrations.setdefault(m.group(1), set()).add(m.group(2))
         _add_npu(scan, m.group(2), f"{rel}:{lines.line(m.start())}")
     for m in _PYBIND.finditer(nostr):
@@ -450,6 +454,16 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
                     _add_npu(scan, i, f"{rel}:{lines.line(d.start())}")
             elif dispatch in _CUDA_DISPATCH:
                 scan.cuda_functions.update(ids)
+
+
+def _in_define(text: str, pos: int) -> bool:
+    """The match at *pos* is part of a ``#define`` (the registration macro itself)."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    if text[line_start:pos].lstrip().startswith("#"):
+        return True
+    # a continued macro body: the previous line ends with a backslash
+    prev_end = line_start - 1
+    return prev_end > 0 and text[max(0, prev_end - 1):prev_end].endswith("\\")
 
 
 def _add_npu(scan: CppScan, impl: str, where: str) -> None:

@@ -288,7 +288,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             before = len(s.calls)
             _record_call(s, r, node, caller, cls, selfname, clsname)
             if len(s.calls) > before:
-                cond = _condition(node)
+                cond = _condition(node, relpath)
                 if cond:
                     for i in range(before, len(s.calls)):
                         if s.calls[i][2] != K_REF:
@@ -314,7 +314,7 @@ def other_device_only(kind: Optional[str], condition: Optional[str]) -> bool:
     return bool(_OTHER_DEVICE.search(condition)) and not _NPU_OR_CUDA.search(condition)
 
 
-def _condition(call: nodes.Call) -> Optional[str]:
+def _condition(call: nodes.Call, relpath: str = "") -> Optional[str]:
     """The condition text when *call* only runs under a guard that has a working
     alternative (an ``else`` / ``except`` fallback, a default-off option);
     :data:`UNREACHABLE` when it only runs on another accelerator."""
@@ -326,10 +326,11 @@ def _condition(call: nodes.Call) -> Optional[str]:
         return UNREACHABLE
     if g is None or not g.fallback:
         return None
+    where = f"{relpath}:{g.line}" if relpath else f"line {g.line}"
     if g.kind == "import-fallback":
-        return f"only when the optional import succeeds (fallback in the except branch at line {g.line})"
+        return f"only when the optional import succeeds (fallback in the except branch at {where})"
     what = f"`{g.condition}`" if g.condition else "its guard"
-    return f"only when {what} ({g.kind}, line {g.line}; otherwise the fallback runs)"
+    return f"only when {what} ({g.kind}, {where}; otherwise the fallback runs)"
 
 
 _DYNAMIC_CALLEES = {"eval", "exec", "builtins.eval", "builtins.exec", "build_from_cfg"}

@@ -92,6 +92,25 @@ LIB = {
         class Pool3d(nn.MaxPool3d):
             pass
     """,
+    "models.py": """
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def load_pretrained(self, path):
+                return torch.hub.load_state_dict_from_url(path)
+
+
+        def build(model: nn.Module, path):
+            model.load_pretrained(path)
+            torch.serialization.get_unsafe_globals_in_checkpoint(path)
+            return torch.jit.is_scripting()
+
+
+        def odd(x):
+            return torch.special.zeta_not_documented(x)
+    """,
     "config/__init__.py": "from .defaults import _C\n\n\ndef get_cfg():\n    return _C.clone()\n",
     "config/node.py": "class CfgNode(dict):\n    def clone(self):\n        return CfgNode(self)\n",
     "config/defaults.py": "from .node import CfgNode as CN\n\n_C = CN()\n_C.MODEL = CN()\n",
@@ -208,7 +227,7 @@ def test_cpu_only_op_is_not_a_cuda_blocker(report):
 def test_default_off_option_makes_the_caller_conditional(report):
     f = _fn(report, "vislib.ops.carafe.fused_act")
     assert f["status"] == "conditional"
-    assert f["conditions"] == ["only when `use_custom_op` (option, line 18; otherwise the fallback runs)"]
+    assert f["conditions"] == ["only when `use_custom_op` (option, ops/carafe.py:18; otherwise the fallback runs)"]
     assert f["reasons"][0].startswith("vislib._ext.carafe_forward")
 
 
@@ -219,6 +238,12 @@ def test_other_accelerator_branch_is_not_reached_on_npu(report):
 def test_class_references_and_registrations_are_not_calls(report):
     assert _fn(report, "vislib.ops.pool.RoIPool.forward") is None
     assert _fn(report, "vislib.ops.pool.<module>") is None
+
+
+def test_unknown_only_where_unknown(report):
+    # the library's own method reached through an nn.Module annotation, host-side utilities: not unknown
+    assert _fn(report, "vislib.models.build") is None
+    assert _fn(report, "vislib.models.odd")["status"] == "unknown"
 
 
 def test_python_value_named_C_is_not_the_compiled_extension(report):

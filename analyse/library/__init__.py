@@ -235,6 +235,7 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, roles=None) ->
 
     locator = FunctionLocator(res.summaries)
     ext_sites = {(caller, line) for caller, line, _ext, _cond in cg.ext_calls}
+    library_methods = {m for c in cg.linker.classes.values() for m in c.methods}
     class_lines = {(s.relpath, c.line): q for s in res.summaries for q, c in s.classes.items()}
     for f in res.findings:
         st = classify(f)
@@ -250,6 +251,8 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, roles=None) ->
             continue
         if f.code in EXT_FINDING_CODES and (fn, f.line) in ext_sites:
             continue   # the call graph's compiled-op call (full module name) is the root
+        if st == "unknown" and _known_enough(f.api, library_methods):
+            continue
         ref = _class_reference(f)
         if ref == "base":   # class X(nn.MaxPool3d): the subclass's forward runs the base's operator
             cls = class_lines.get((f.path, f.line))
@@ -367,6 +370,27 @@ def _discover(inputs, suffixes, errors):
         return discover(inputs, suffixes)
 
 
+# host-side torch utilities: they never touch the device, so "undocumented" does not make them unknown on NPU
+DEVICE_AGNOSTIC = ("torch.serialization.", "torch.hub.", "torch.jit.", "torch.compiler.", "torch.fx.",
+                   "torch.package.", "torch.onnx.", "torch.overrides.", "torch.testing.", "torch.utils.data.",
+                   "torch.utils.hooks.", "torch.utils.model_zoo.", "torch.inference_mode", "torch.no_grad",
+                   "torch.enable_grad", "torch.set_grad_enabled", "torch.is_grad_enabled", "torch.typename",
+                   "torch.is_tensor", "torch._assert", "torch.Size", "torch.finfo", "torch.iinfo",
+                   "torch.get_default_dtype", "torch.set_default_dtype", "torch.library.", "torch.export.",
+                   "torch._dynamo.", "torch.autograd.graph.", "torch.nn.modules.module.register_")
+_TORCH_CLASS_METHOD = re.compile(r"^torch\.nn\.(?:Module|Sequential|ModuleList|ModuleDict)\.(\w+)$")
+
+
+def _known_enough(api: str, library_methods: Set[str]) -> bool:
+    """An unknown-api finding that is not unknown for a library: a host-side
+    utility, or a method the library defines on its own ``nn.Module`` subclasses
+    (``model.load_pretrained()`` typed as ``torch.nn.Module``)."""
+    if api.startswith(DEVICE_AGNOSTIC):
+        return True
+    m = _TORCH_CLASS_METHOD.match(api)
+    return bool(m and m.group(1) in library_methods)
+
+
 _CLASS_API = re.compile(r"(?:^|\.)[A-Z]\w*$")
 
 
@@ -398,12 +422,12 @@ def _finding_condition(f: Finding) -> Optional[str]:
         return UNREACHABLE
     if not g or not g.get("fallback"):
         return None
-    line = g.get("line")
+    where = f"{f.path}:{g.get('line')}"
     if g.get("kind") == "import-fallback":
-        return f"only when the optional import succeeds (fallback in the except branch at line {line})"
+        return f"only when the optional import succeeds (fallback in the except branch at {where})"
     cond = g.get("condition")
     what = f"`{cond}`" if cond else "its guard"
-    return f"only when {what} ({g.get('kind')}, line {line}; otherwise the fallback runs)"
+    return f"only when {what} ({g.get('kind')}, {where}; otherwise the fallback runs)"
 
 
 def _split_conditions(reasons: Sequence[str]) -> Tuple[List[str], List[str]]:

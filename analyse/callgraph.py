@@ -40,6 +40,7 @@ from astroid import nodes
 
 from analyse.guards import guard_of
 from analyse.resolve import Resolver
+from analyse.syntax import walk
 
 MODULE_FN = "<module>"
 STATUS_ORDER = ("unsupported", "conditional", "unknown", "needs-migration")
@@ -84,6 +85,7 @@ class ModuleSummary:
     guards: Dict[int, str] = field(default_factory=dict)                 # index in calls -> condition text
     dynamic: List[Tuple[str, int, str]] = field(default_factory=list)    # (caller, line, expression)
     untyped_calls: int = 0                                               # method calls on receivers of unknown type
+    npu_evidence: Dict[str, List[str]] = field(default_factory=dict)    # kind -> ["path:line: what"]
 
     @property
     def module_fn(self) -> str:
@@ -235,6 +237,9 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
         else:
             s.imports.update(m for m, _ in imp.names)
 
+    if _mentions_npu(tree):
+        s.npu_evidence = npu_evidence(tree, relpath)
+
     # ---- walk with scope tracking
     # stack items: (node, caller qualname, enclosing class qualname for self/cls, self-name, cls-name)
     stack = [(c, s.module_fn, None, None, None) for c in reversed(list(tree.get_children()))]
@@ -299,6 +304,51 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
         for c in reversed(list(node.get_children())):
             stack.append((c, caller, cls, selfname, clsname))
     return s
+
+
+_NPU_CLASS = re.compile(r"npu|ascend", re.IGNORECASE)
+_NPU_AVAIL = re.compile(r"^(is_npu_available|is_torch_npu_available|npu_is_available|is_npu)$")
+
+
+def _mentions_npu(tree: nodes.Module) -> bool:
+    try:
+        text = tree.file_bytes
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+    except Exception:
+        text = None
+    if not text:
+        return True   # no source at hand: look at the tree
+    return "npu" in text or "NPU" in text or "Ascend" in text
+
+
+def npu_evidence(tree: nodes.Module, relpath: str) -> Dict[str, List[str]]:
+    """The module's own NPU support: NPU accelerator / backend classes, ``torch_npu``
+    imports, ``device.type == "npu"`` branches, NPU availability checks."""
+    ev: Dict[str, List[str]] = {}
+
+    def add(kind: str, text: str) -> None:
+        ev.setdefault(kind, []).append(text)
+
+    for node in walk(tree):
+        if isinstance(node, nodes.ClassDef) and _NPU_CLASS.search(node.name):
+            bases = [b.as_string() for b in node.bases]
+            if any(re.search(r"Accelerator|Backend|Platform|Device|Engine", b) for b in bases) \
+                    or "accelerator" in relpath.lower():
+                add("accelerator", f"{relpath}:{node.lineno}: class {node.name}({', '.join(bases)})")
+        elif isinstance(node, (nodes.Import, nodes.ImportFrom)):
+            mods = [m for m, _a in node.names] if isinstance(node, nodes.Import) else [node.modname or ""]
+            if any(m == "torch_npu" or m.startswith("torch_npu.") for m in mods):
+                add("torch_npu", f"{relpath}:{node.lineno}: imports torch_npu")
+        elif isinstance(node, nodes.Compare):
+            consts = [c for c in [node.left] + [o for _op, o in node.ops] if isinstance(c, nodes.Const)]
+            if any(isinstance(c.value, str) and c.value.lower() == "npu" for c in consts):
+                add("device_branch", f"{relpath}:{node.lineno}: {node.as_string()[:80]}")
+        elif isinstance(node, nodes.Call):
+            name = node.func.attrname if isinstance(node.func, nodes.Attribute) else getattr(node.func, "name", "")
+            if name and _NPU_AVAIL.match(name):
+                add("availability", f"{relpath}:{node.lineno}: {name}()")
+    return ev
 
 
 UNREACHABLE = "\x00unreachable"   # condition of code that only runs on another accelerator
@@ -861,35 +911,31 @@ def propagate(g: nx.DiGraph, roots: Dict[str, Dict[str, List[str]]]) -> Dict[str
 
 # --------------------------------------------------------------------------- script mode chains
 
-def add_chains(result) -> list:
+def add_chains(result, graph=None) -> list:
     """Script mode: findings inside project functions that a script calls get the
     call chain (script call site -> ... -> offending line). Returns all findings.
+    *graph*: the run's ``(summaries, CallGraph)`` when already built.
 
     Scripts are the files with an ``if __name__ == "__main__":`` block or that no
     other project file imports. Chains are a bonus: on any internal failure the
     findings are returned unchanged."""
     try:
-        return _add_chains(result)
+        return _add_chains(result, graph)
     except Exception:  # pragma: no cover - defensive
         return list(result.findings)
 
 
-def _add_chains(result) -> list:
+def _add_chains(result, graph=None) -> list:
     from dataclasses import replace
 
     sources = result.sources
-    if len(sources) < 2:
+    summaries = list(result.summaries)   # made by the pipeline's per-module step
+    if len(sources) < 2 or not summaries:
         return list(result.findings)
-    summaries = []
-    for rel, sf in sources.items():
-        if sf.tree is None:
-            continue
-        try:
-            r = Resolver(sf.tree, sf.modname, result.project.index, is_package=sf.is_package_init)
-            summaries.append(summarise_module(sf.tree, sf.modname, rel, r, sf.is_package_init, len(sf.lines)))
-        except Exception:  # pragma: no cover - defensive: chains are a bonus
-            continue
-    cg = build_graph(summaries)
+    if graph is not None:   # (summaries, CallGraph) already built for this run (analyse.reach.script_graph)
+        summaries, cg = graph
+    else:
+        cg = build_graph(summaries)
     g = cg.graph
     imported: Set[str] = set()
     for s in summaries:

@@ -43,19 +43,16 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from astroid import nodes
-
-from analyse import pipeline
 from analyse.callgraph import (MODULE_FN, UNREACHABLE, FunctionLocator, ModuleSummary, build_graph, classify,
                                other_device_only, propagate, summarise_module)
 from analyse.findings import AnalysisError, Finding, assign_ids
 from analyse.library.cpp import CPP_SUFFIXES, BuildExt, scan_sources
-from analyse.passes import discover_passes
-from analyse.passes.cuda_extension import _scan_file, project_scan
-from analyse.pipeline import _internal, dedupe
-from analyse.project import discover, load_source
+from analyse.passes.cuda_extension import EXTRA_KEY, prescan_build_file, project_scan
+from analyse.pipeline import Settings, dedupe
+from analyse.pipeline import run as pipeline_run
+from analyse.project import load_source
 from analyse.report import build_report
-from analyse.syntax import walk
+from analyse.resolve import ProjectIndex
 
 __all__ = ["analyse_library", "LibraryAnalysis", "analyse_library_data"]
 
@@ -88,16 +85,16 @@ class LibraryAnalysis:
         self.supported_ops: Dict[str, List[str]] = {}   # function -> compiled ops with the library's NPU implementation
 
 
-def _build_files(inputs: Sequence[Path], known: Set[str]):
+def _build_files(inputs: Sequence[Path]) -> List[Path]:
     """setup.py next to an analysed package folder (``mmcv/mmcv`` -> ``mmcv/setup.py``)."""
     out = []
     for inp in inputs:
         root = Path(os.path.realpath(inp))
-        if not root.is_dir():
+        if not root.is_dir() or (root / "setup.py").is_file():
             continue
         cand = root.parent / "setup.py"
         try:
-            if str(cand) in known or not cand.is_file() or cand.stat().st_size > 1_000_000:
+            if not cand.is_file() or cand.stat().st_size > 1_000_000:
                 continue
         except OSError:
             continue
@@ -106,16 +103,22 @@ def _build_files(inputs: Sequence[Path], known: Set[str]):
 
 
 def _configure(inputs: Sequence[Path]):
+    """Before the passes run: the build file next to the analysed package (outside
+    the tree) still names the compiled extensions; its scan joins the project's."""
     def configure(project) -> None:
-        scan = project_scan(project)     # the project's own modules, values and build-declared extensions
-        known = {str(Path(os.path.realpath(sf.path))) for sf in project.files.values() if getattr(sf, "path", None)}
-        for cand in _build_files(inputs, known):
+        extra = []
+        for cand in _build_files(inputs):
             sf, err = load_source(cand, "../setup.py", "setup")
-            if sf is not None:
-                try:
-                    _scan_file(sf, project.index, scan)
-                except Exception:  # a build file we cannot read is only lost evidence
-                    continue
+            if sf is None:
+                continue
+            try:
+                data = prescan_build_file(sf, ProjectIndex())
+            except Exception:  # a build file we cannot read is only lost evidence
+                continue
+            if data is not None:
+                extra.append(("../setup.py", data))
+        if extra:
+            project.store[EXTRA_KEY] = extra
     return configure
 
 
@@ -162,42 +165,34 @@ def _module_aliases(inputs: Sequence[Path]) -> Dict[str, str]:
     return out
 
 
-def analyse_library_data(inputs: Sequence[Path], kb, passes=None, roles=None) -> LibraryAnalysis:
+def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Optional[Settings] = None,
+                         roles=None) -> LibraryAnalysis:
     res = LibraryAnalysis()
     t = res.timings
     inputs = [Path(p) for p in inputs]
-    passes = list(passes) if passes is not None else discover_passes()
 
-    # ---- one project model: every file parsed once, the passes see the real file list
-    rr = pipeline.run(inputs, kb, mode="thirdparty", passes=passes, configure=_configure(inputs))
-    t["parse_s"] += rr.timings.get("parse_s", 0.0)
-    t["passes_s"] += rr.timings.get("passes_s", 0.0)
-    res.errors.extend(rr.errors)
+    # ---- one project model: the pipeline (pre-scan, passes and call-graph summaries per module, in workers);
+    # every file parsed once, the passes see the real module list
+    rr = pipeline_run(inputs, kb, mode="thirdparty", passes=passes, settings=settings, extra_suffixes=CPP_SUFFIXES,
+                      summaries=True, configure=_configure(inputs))
+    t["parse_s"] += rr.timings.get("prescan_s", 0.0) + rr.timings.get("hash_s", 0.0)
+    t["passes_s"] += rr.timings.get("analyse_s", 0.0) + rr.timings.get("finish_s", 0.0)
     res.findings = list(rr.findings)
-    res.files_analysed = rr.files_analysed
+    res.errors = list(rr.errors)
+    res.summaries = list(rr.summaries)
     res.lines_analysed = rr.lines_analysed
+    failed: Dict[str, str] = dict(rr.failed)
+    res.files_analysed = rr.files_analysed
     project = rr.project
-
-    # ---- summaries (trees dropped as they are reduced)
-    t0 = time.perf_counter()
-    failed: Dict[str, str] = _failed_modules(inputs, rr.errors)
-    for rel in sorted(rr.sources):
-        sf = rr.sources[rel]
-        resolver = rr.resolvers.get(rel)
-        try:
-            res.summaries.append(summarise_module(sf.tree, sf.modname, rel, resolver, sf.is_package_init, len(sf.lines)))
-        except Exception as exc:
-            res.errors.append(_internal(rel, "call graph", exc))
-            failed[sf.modname] = rel
-    python_evidence = _python_npu_evidence(rr.sources.values())
-    rr.sources.clear()
-    rr.resolvers.clear()
-    t["callgraph_s"] += time.perf_counter() - t0
+    python_evidence: Dict[str, List[str]] = {}
+    for s in res.summaries:
+        for kind, items in (getattr(s, "npu_evidence", None) or {}).items():
+            python_evidence.setdefault(kind, []).extend(items)
 
     # ---- C++/CUDA sources, with the extension modules the build declares
     t0 = time.perf_counter()
     cpp_errors: List[AnalysisError] = []
-    cpp_files = [(abspath, rel) for abspath, _root, rel, _m in _discover(inputs, CPP_SUFFIXES, cpp_errors)]
+    cpp_files = [(abspath, rel) for abspath, rel in rr.others if abspath.suffix in CPP_SUFFIXES]
     scan = project_scan(project)
     builds = [BuildExt(n, kind, srcs, path, line) for n, kind, srcs, path, line in scan.builds]
     res.cpp = scan_sources(cpp_files, builds=builds)
@@ -206,7 +201,6 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, roles=None) ->
         if (e.path, e.kind) not in seen_err:
             res.errors.append(e)
             seen_err.add((e.path, e.kind))
-    res.files_analysed += len([1 for a, _r in cpp_files if a.suffix not in (".cu", ".cuh")])
     res.lines_analysed += res.cpp.lines
     t["parse_s"] += time.perf_counter() - t0
 
@@ -337,37 +331,6 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, roles=None) ->
     }
     res.public_affected = public_affected
     return res
-
-
-def _failed_modules(inputs: Sequence[Path], errors: Sequence[AnalysisError]) -> Dict[str, str]:
-    """modname -> relpath of the Python files that could not be parsed or read."""
-    from analyse.project import module_name_for
-
-    out: Dict[str, str] = {}
-    roots = [Path(os.path.realpath(p)) for p in inputs]
-    for e in errors:
-        if not e.path.endswith(".py") or e.kind == "internal":
-            continue
-        rel = e.path
-        root = roots[0] if roots else None
-        if len(roots) > 1:
-            head, _, rest = rel.partition("/")
-            root = next((r for r in roots if r.name == head), None)
-            rel = rest
-        if root is None or not root.is_dir():
-            continue
-        try:
-            out[module_name_for(root / rel, root)] = e.path
-        except ValueError:
-            continue
-    return out
-
-
-def _discover(inputs, suffixes, errors):
-    try:
-        return discover(inputs, suffixes, errors=errors)
-    except TypeError:   # a discover() without the errors argument
-        return discover(inputs, suffixes)
 
 
 # host-side torch utilities: they never touch the device, so "undocumented" does not make them unknown on NPU
@@ -517,40 +480,10 @@ def _judge_ext_findings(findings: List[Finding], cpp) -> List[Finding]:
 
 # --------------------------------------------------------------------------- the library's own NPU support
 
-_NPU_CLASS = re.compile(r"npu|ascend", re.IGNORECASE)
-_NPU_AVAIL = re.compile(r"^(is_npu_available|is_torch_npu_available|npu_is_available|is_npu)$")
-
-
-def _python_npu_evidence(sources) -> Dict[str, List[str]]:
-    """Evidence of NPU support in the library's Python code, by kind."""
-    ev: Dict[str, List[str]] = {"accelerator": [], "torch_npu": [], "device_branch": [], "availability": []}
-    for sf in sources:
-        text = sf.text
-        if sf.tree is None or ("npu" not in text and "NPU" not in text and "Ascend" not in text):
-            continue
-        for node in walk(sf.tree):
-            if isinstance(node, nodes.ClassDef) and _NPU_CLASS.search(node.name):
-                bases = [b.as_string() for b in node.bases]
-                if any(re.search(r"Accelerator|Backend|Platform|Device|Engine", b) for b in bases) \
-                        or "accelerator" in sf.relpath.lower():
-                    ev["accelerator"].append(f"{sf.relpath}:{node.lineno}: class {node.name}({', '.join(bases)})")
-            elif isinstance(node, (nodes.Import, nodes.ImportFrom)):
-                mods = [m for m, _a in node.names] if isinstance(node, nodes.Import) else [node.modname or ""]
-                if any(m == "torch_npu" or m.startswith("torch_npu.") for m in mods):
-                    ev["torch_npu"].append(f"{sf.relpath}:{node.lineno}: imports torch_npu")
-            elif isinstance(node, nodes.Compare):
-                consts = [c for c in [node.left] + [o for _op, o in node.ops] if isinstance(c, nodes.Const)]
-                if any(isinstance(c.value, str) and c.value.lower() == "npu" for c in consts):
-                    ev["device_branch"].append(f"{sf.relpath}:{node.lineno}: {node.as_string()[:80]}")
-            elif isinstance(node, nodes.Call):
-                name = node.func.attrname if isinstance(node.func, nodes.Attribute) else getattr(node.func, "name", "")
-                if name and _NPU_AVAIL.match(name):
-                    ev["availability"].append(f"{sf.relpath}:{node.lineno}: {name}()")
-    return ev
-
-
 def _library_verdict(inputs, res: LibraryAnalysis, py_ev: Dict[str, List[str]], by_status: Dict[str, int],
                      n_functions: int, public_affected: List[str]) -> dict:
+    for k in ("accelerator", "torch_npu", "device_branch", "availability"):
+        py_ev.setdefault(k, [])
     cpp = res.cpp
     cuda_ops = [b for b in cpp.bindings if b.cuda_code or b.kernels]
     npu_ops = [b for b in cuda_ops if b.npu_impls]
@@ -671,11 +604,12 @@ def affected_aliases(res: LibraryAnalysis) -> Dict[str, List[str]]:
     return dict(sorted(out.items()))
 
 
-def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]] = None, passes=None) -> dict:
+def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]] = None, passes=None,
+                    settings: Optional[Settings] = None) -> dict:
     """The ``thirdparty`` report dict (report.schema.json)."""
     t0 = time.perf_counter()
     inputs = [Path(p) for p in inputs]
-    res = analyse_library_data(inputs, kb, passes=passes)
+    res = analyse_library_data(inputs, kb, passes=passes, settings=settings)
     extra = {
         "aliases": affected_aliases(res),
         "public_affected_entry_points": res.public_affected[:500],

@@ -166,7 +166,7 @@ def _module_aliases(inputs: Sequence[Path]) -> Dict[str, str]:
 
 
 def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Optional[Settings] = None,
-                         roles=None) -> LibraryAnalysis:
+                         admit=None, roles=None) -> LibraryAnalysis:
     res = LibraryAnalysis()
     t = res.timings
     inputs = [Path(p) for p in inputs]
@@ -174,7 +174,7 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
     # ---- one project model: the pipeline (pre-scan, passes and call-graph summaries per module, in workers);
     # every file parsed once, the passes see the real module list
     rr = pipeline_run(inputs, kb, mode="thirdparty", passes=passes, settings=settings, extra_suffixes=CPP_SUFFIXES,
-                      summaries=True, configure=_configure(inputs))
+                      summaries=True, configure=_configure(inputs), admit=admit)
     t["parse_s"] += rr.timings.get("prescan_s", 0.0) + rr.timings.get("hash_s", 0.0)
     t["passes_s"] += rr.timings.get("analyse_s", 0.0) + rr.timings.get("finish_s", 0.0)
     res.findings = list(rr.findings)
@@ -605,11 +605,12 @@ def affected_aliases(res: LibraryAnalysis) -> Dict[str, List[str]]:
 
 
 def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]] = None, passes=None,
-                    settings: Optional[Settings] = None) -> dict:
-    """The ``thirdparty`` report dict (report.schema.json)."""
+                    settings: Optional[Settings] = None, policy=None) -> dict:
+    """The ``thirdparty`` report dict (report.schema.json); *policy*: an :class:`analyse.policy.Policy`."""
     t0 = time.perf_counter()
     inputs = [Path(p) for p in inputs]
-    res = analyse_library_data(inputs, kb, passes=passes, settings=settings)
+    res = analyse_library_data(inputs, kb, passes=passes, settings=settings,
+                               admit=policy.admit if policy is not None else None)
     extra = {
         "aliases": affected_aliases(res),
         "public_affected_entry_points": res.public_affected[:500],
@@ -630,4 +631,5 @@ def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]]
         lines_analysed=res.lines_analysed,
         duration_s=time.perf_counter() - t0,
         thirdparty=thirdparty,
+        policy=policy,
     )

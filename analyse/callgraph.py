@@ -86,6 +86,8 @@ class ModuleSummary:
     dynamic: List[Tuple[str, int, str]] = field(default_factory=list)    # (caller, line, expression)
     untyped_calls: int = 0                                               # method calls on receivers of unknown type
     npu_evidence: Dict[str, List[str]] = field(default_factory=dict)    # kind -> ["path:line: what"]
+    # per-module facts for entry points and reach (analyse.reach.module_facts), made with the summary
+    reach: Dict[str, object] = field(default_factory=dict)
 
     @property
     def module_fn(self) -> str:

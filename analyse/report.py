@@ -277,7 +277,7 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
             wr = f"; the worst is {worst.id} ({effort})"
         who = f"{len(product_eps)} product entry point(s)" if product_eps else f"{len(eps)} entry point(s) (none is product code)"
         parts.append(f"Verdict over {who}{wr}.")
-    else:
+    elif effort != "unknown":
         parts.append("No entry point was found or given (--entry FILE[:FUNCTION]): every finding in product code counts.")
     off = len(findings) - len(counted)
     if off:

@@ -123,3 +123,36 @@ def test_markdown_rendering():
     h = to_html(md + "\n<script>")
     assert "<code>input</code>" in h and "<pre><code>import torch_npu</code></pre>" in h and "<table>" in h
     assert "<script>" not in h and "&lt;script&gt;" in h
+
+
+# --------------------------------------------------------------------------- explain
+
+
+def _explain(*args):
+    from click.testing import CliRunner
+
+    from analyse.cli import cli
+
+    return CliRunner().invoke(cli, ["explain", *args])
+
+
+def test_explain_shows_every_version_side_by_side():
+    r = _explain("torch.nn.GRU")
+    assert r.exit_code == 0
+    rows = [ln for ln in r.output.splitlines() if re.match(r"\s+2\.\d+\.\d+\*?\s", ln)]
+    assert len(rows) == len(TORCH_VERSIONS) >= 5
+    assert any("2.8.0" in ln and "UNSUPPORTED" in ln for ln in rows)
+    assert any("2.13.0*" in ln and "limited" in ln for ln in rows)
+    assert "param=dropout" in r.output and "transfer_to_npu" in r.output
+    assert not CJK.search(r.output)
+
+
+def test_explain_third_party_and_unknown():
+    r = _explain("flash_attn.flash_attn_func")
+    assert r.exit_code == 0 and "npu_fusion_attention" in r.output and "torch.flash_attn" not in r.output
+    r = _explain("no_such_lib.thing")
+    assert r.exit_code == 1 and "unknown" in r.output
+    r = _explain("torch.no_such_api")
+    assert r.exit_code == 1 and "unknown" in r.output
+    r = _explain("torch.cuda.nvtx.range_push", "--torch-version", "2.8.0")
+    assert r.exit_code == 0 and "does NOT handle it" in r.output and "mstx" in r.output

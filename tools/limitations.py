@@ -209,6 +209,7 @@ class Translator:
         self.lines: dict[str, str] = {}
         self.pairs = 0
         self.sources: list[str] = []
+        self._votes: dict[str, dict[str, int]] = {}
 
     def add_tables(self, zh_dir: Path, en_dir: Path, source: str) -> None:
         for zf in sorted(zh_dir.glob("*.md")):
@@ -228,8 +229,12 @@ class Translator:
                 self.full.setdefault("\n".join(zl), "\n".join(el))
                 if len(zl) == len(el):
                     for a, b in zip(zl, el):
-                        self.lines.setdefault(a, b)
+                        votes = self._votes.setdefault(a, {})
+                        votes[b] = votes.get(b, 0) + 1
         self.sources.append(source)
+        # the most frequent official translation of each line (ties: alphabetical)
+        self.lines = {a: sorted(v.items(), key=lambda kv: (-kv[1], kv[0]))[0][0] for a, v in self._votes.items()}
+        self.__dict__.pop("_keyed", None)
 
     def _official(self, n: str) -> str | None:
         if n in self.lines:
@@ -319,6 +324,15 @@ def parse_line(zh_line: str) -> dict | None:
     m = re.fullmatch(rf"(?:Only )?supports?\s+(?P<d>{_DTLIST})", n.replace("，", ", "), flags=re.I)
     if m:
         return {"kind": "dtype", "allowed": _dtypes(m.group("d"))}
+    m = re.fullmatch(rf"(?:属性)?(?P<a>{_PARAM})\s*(?P<neg>为|非|不为)\s*(?P<v>[A-Za-z0-9_.]+)\s*时，\s*(?P<p>{_PARAM})\s*(?:仅|只)?支持\s*(?P<d>{_DTLIST})", n, flags=re.I)
+    if m:
+        return {"kind": "dtype", "param": m.group("p"), "allowed": _dtypes(m.group("d")),
+                "when": {"param": m.group("a"), ("equals" if m.group("neg") == "为" else "not_equals"): m.group("v")}}
+    m = re.fullmatch(rf"(?:当前)?(?:NPU设备)?(?:仅|只)支持(?:设置|传入)?\s*(?P<p>{_PARAM})\s*(?:参数)?(?:为|取值为)\s*(?P<v>[A-Za-z0-9_.()、，,或和 ]+)", n)
+    if m:
+        vals = _values(m.group("v"))
+        if vals is not None:
+            return {"kind": "value", "param": m.group("p"), "allowed": vals}
     m = re.fullmatch(rf"(?:(?:入参)?(?P<p>{_PARAMS})\s*(?:参数)?\s*)?(?:仅|只)?支持(?:输出)?(?:数据类型)?\s*(?P<d>{_DTLIST})(?:数据类型|类型)?", n, flags=re.I)
     if m:
         c: dict = {"kind": "dtype", "allowed": _dtypes(m.group("d"))}
@@ -377,6 +391,9 @@ def render_check(c: dict) -> str:
     who = f"{c['param']}: " if c.get("param") else ""
     k = c["kind"]
     if k == "dtype":
+        if c.get("when"):
+            w = c["when"]
+            who = f"when {w['param']} is {'not ' if 'not_equals' in w else ''}{w.get('equals', w.get('not_equals'))}, " + who
         if "allowed" in c:
             return f"{who}supports {', '.join(c['allowed'])} only"
         return f"{who}does not support {', '.join(c['forbidden'])}"

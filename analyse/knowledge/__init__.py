@@ -227,6 +227,8 @@ def _validate_api_table(doc: Any, version: str, where: str) -> dict:
                 _require(c.get(k) is None or (isinstance(c[k], int) and not isinstance(c[k], bool)), w, f"check {k} must be an int")
             _require(c["kind"] not in ("arg", "value") or isinstance(c.get("param"), str), w, "arg/value checks name a param")
             _require(c["kind"] != "value" or bool(c.get("allowed") or c.get("forbidden")), w, "value checks need allowed or forbidden")
+            _require(c.get("when") is None or (isinstance(c["when"], dict) and isinstance(c["when"].get("param"), str)),
+                     w, "check when must name a param")
         rem = e.get("remainder")
         _require(rem is None or (isinstance(rem, list) and all(isinstance(x, str) for x in rem)), w, "remainder must be a list of strings")
     return doc

@@ -132,7 +132,9 @@ def evaluate_checks(checks, call: Optional[nodes.Call], resolver, method: bool =
             continue
         if kind == "dtype":
             param = c.get("param")
-            if call is None or param not in (None, "dtype", "input", "self"):
+            if c.get("when"):
+                continue  # conditional dtype lists (when mode is constant ...) are documentation, not checked
+            if call is None or param not in (None, "dtype"):
                 if "fp32" not in (c.get("allowed") or ["fp32"]):
                     unknown.append(c)
                 continue

@@ -79,6 +79,10 @@ class Finding:
     end_line: Optional[int] = None
     chain: Tuple[str, ...] = ()
     id: str = ""
+    # verdict fields (analyse.guards / analyse.reach / analyse.roles): optional, filled by the pipeline
+    reach: Optional[dict] = field(default=None, compare=False)   # {"status", "entry_points"?, "path"?}
+    role: Optional[str] = None                                    # product|test|example|tool|build|docs
+    guard: Optional[dict] = field(default=None, compare=False)   # Guard.to_dict() or None (unconditional)
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:
@@ -116,6 +120,12 @@ class Finding:
             d["end_line"] = self.end_line
         if self.chain:
             d["chain"] = list(self.chain)
+        if self.reach is not None:
+            d["reach"] = self.reach
+        if self.role is not None:
+            d["role"] = self.role
+        if self.guard is not None:
+            d["guard"] = self.guard
         return d
 
 

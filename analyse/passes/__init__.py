@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequ
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
+from analyse.guards import guard_of
 # re-exported for the passes: tree walking and text/code tests live below the passes room
 from analyse.syntax import LOG_CALLS, LOG_METHODS, in_log_or_docstring, walk  # noqa: F401
 
@@ -67,6 +68,7 @@ class ModuleContext:
                 category: Optional[str] = None, line: Optional[int] = None) -> Finding:
         lineno = line or getattr(node, "lineno", None) or 1
         end = getattr(node, "end_lineno", None) if line is None else line
+        guard = guard_of(node) if isinstance(node, nodes.NodeNG) else None
         return Finding(
             code=rule.code,
             category=category or rule.category,
@@ -81,6 +83,7 @@ class ModuleContext:
             confidence=confidence,
             evidence=evidence,
             snippet=self.snippet(lineno),
+            guard=guard.to_dict() if guard is not None else None,
         )
 
 

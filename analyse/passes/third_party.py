@@ -36,6 +36,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 from astroid import nodes
 
 from analyse.findings import Finding, Rule, SEVERITIES
+from analyse.guards import is_probe
 from analyse.passes import ModuleContext, Pass, walk
 
 DATA_FILE = "third_party_libs.yaml"
@@ -440,6 +441,8 @@ class ThirdPartyPass(Pass):
         "'''Uses apex.amp and flash_attn on GPUs.'''\n# import apex\nprint('install flash_attn for speed')\n",
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import apex\nimport torch\n",
         "from deepspeed.ops.adam import DeepSpeedCPUAdam\nopt = DeepSpeedCPUAdam(params)\n",
+        # an availability probe is not a use
+        "import importlib.util\nHAVE_FLASH = importlib.util.find_spec('flash_attn') is not None\n",
     )
     INVALID = (
         "from apex import amp  # expect: NPU401\n"
@@ -455,6 +458,9 @@ class ThirdPartyPass(Pass):
         "import xformers.ops as xops  # expect: NPU401\ny = xops.memory_efficient_attention(q, k, v, p=0.0)  # expect: NPU403\n",
         "import pynvml  # expect: NPU401\npynvml.nvmlInit()  # expect: NPU402\n",
         "from mmcv.ops import nms, CARAFE  # expect: NPU401\nkeep = nms(boxes, scores, 0.5)  # expect: NPU402\n",
+        # the probe `apex is not None` is not a use; the call under it is
+        "try:\n    import apex  # expect: NPU404\nexcept ImportError:\n    apex = None\n"
+        "if apex is not None:\n    model = apex.parallel.convert_syncbn_model(model)  # expect: NPU402\n",
     )
 
     # ------------------------------------------------------------------ project info
@@ -602,6 +608,8 @@ class ThirdPartyPass(Pass):
         parent = node.parent
         if isinstance(parent, (nodes.Attribute, nodes.AssignAttr, nodes.DelAttr)) and parent.expr is node:
             return None  # only the outermost name of a chain
+        if is_probe(node):
+            return None  # `if apex is not None:` tests whether the library is installed; it does not use it
         r = ctx.resolver
         q = r.qualname(node)
         if not q:

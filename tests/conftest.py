@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+# ../shared next to the checkout (integration checkout), or the nearest shared/ above it (worktrees)
+SHARED = next((d / "shared" for d in ROOT.parents if (d / "shared" / "spec").is_dir()), ROOT.parent / "shared")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

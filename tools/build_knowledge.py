@@ -81,6 +81,7 @@ SIGNATURES = {
     "torch.nn.RNN": {"num_layers": [2, 1], "nonlinearity": [3, "tanh"], "bias": [4, True], "batch_first": [5, False], "dropout": [6, 0.0],
                      "bidirectional": [7, False]},
     "torch.nn.functional.interpolate": {"size": [1, None], "scale_factor": [2, None], "mode": [3, "nearest"], "align_corners": [4, None]},
+    "torch.nn.Upsample": {"size": [0, None], "scale_factor": [1, None], "mode": [2, "nearest"], "align_corners": [3, None]},
     "torch.nn.functional.kl_div": {"reduction": [4, "mean"], "log_target": [5, False]},
     "torch.nn.KLDivLoss": {"reduction": [2, "mean"], "log_target": [3, False]},
     "torch.nn.functional.max_pool1d": {"dilation": [4, 1]},

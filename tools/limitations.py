@@ -125,6 +125,8 @@ LINE_TRANSLATIONS = {
         "With torch.use_deterministic_algorithms set, PyTorch fills uninitialised memory by default "
         "(torch.utils.deterministic.fill_uninitialized_memory defaults to True) but torch_npu does not; "
         "set torch.utils.deterministic.fill_uninitialized_memory = True to fill it",
+    "通过设置torch_npu.npu.use_compatible_impl(True)，保证与PyTorch同名接口在内存一致性上对齐，例如：":
+        "Call torch_npu.npu.use_compatible_impl(True) to align memory behaviour with the PyTorch API of the same name, for example:",
     "不支持多进程加载NPU数据，num_workers仅支持0":
         "Loading NPU data in several processes is not supported: num_workers supports only 0",
 }
@@ -333,6 +335,13 @@ def parse_line(zh_line: str) -> dict | None:
         vals = _values(m.group("v"))
         if vals is not None:
             return {"kind": "value", "param": m.group("p"), "allowed": vals}
+    m = re.fullmatch(r"(?:(?:入参)?input\s*)?(?:仅|只)?支持\s*((?:nearest|linear|bilinear|bicubic|trilinear|area|nearest-exact)(?:\s*[、，,]\s*)?)+", n)
+    if m:
+        modes = re.findall(r"nearest-exact|nearest|bilinear|bicubic|trilinear|linear|area", n)
+        return {"kind": "value", "param": "mode", "allowed": modes}
+    m = re.fullmatch(r"不支持\s*(?P<n>\d)\s*维度?的\s*shape", n)
+    if m:
+        return {"kind": "ndim", "forbidden": [int(m.group("n"))]}
     m = re.fullmatch(rf"(?:(?:入参)?(?P<p>{_PARAMS})\s*(?:参数)?\s*)?(?:仅|只)?支持(?:输出)?(?:数据类型)?\s*(?P<d>{_DTLIST})(?:数据类型|类型)?", n, flags=re.I)
     if m:
         c: dict = {"kind": "dtype", "allowed": _dtypes(m.group("d"))}
@@ -400,6 +409,8 @@ def render_check(c: dict) -> str:
     if k == "arg":
         return f"Does not support the {c['param']} parameter"
     if k == "value":
+        if "allowed" in c and c["param"] == "mode" and all(isinstance(v, str) for v in c["allowed"]):
+            return f"mode: supports {', '.join(c['allowed'])} only"
         if "allowed" in c:
             return f"{c['param']}: supports only {' or '.join(_fmt_value(v) for v in c['allowed'])}"
         return f"{c['param']}: does not support {' or '.join(_fmt_value(v) for v in c['forbidden'])}"

@@ -128,10 +128,13 @@ def evaluate_checks(checks, call: Optional[nodes.Call], resolver, method: bool =
     for c in checks:
         kind = c["kind"]
         if kind == "ndim":
-            unknown.append(c)
+            if _ndim_material(c):
+                unknown.append(c)  # calls do not show the input's number of dimensions
             continue
         if kind == "dtype":
             param = c.get("param")
+            if c.get("allowed") and all(d.startswith("complex") for d in c["allowed"]):
+                continue  # a complex-only API (view_as_real, is_complex): the list is its domain, not a limit
             if c.get("when"):
                 continue  # conditional dtype lists (when mode is constant ...) are documentation, not checked
             if call is None or param not in (None, "dtype"):
@@ -168,3 +171,12 @@ def evaluate_checks(checks, call: Optional[nodes.Call], resolver, method: bool =
             elif any(_same(v, f) for f in c.get("forbidden") or ()):
                 hits.append((c, _show(v)))
     return hits, unknown
+
+
+def _ndim_material(c) -> bool:
+    """Dimension limits that only concern tensors of 7 or more dimensions are not worth a note."""
+    if c.get("forbidden"):
+        return min(c["forbidden"]) <= 6
+    if c.get("min") is not None and c["min"] > 1:
+        return True
+    return c.get("max") is not None and c["max"] < 6

@@ -72,7 +72,10 @@ def _hardware_note(info) -> str:
     return f" Not supported on: {', '.join(no)}."
 
 
-_BENIGN = re.compile(r"^(?:supports? named tensors?|input: supports named tensor|支持named tensor)\.?$", re.I)
+_BENIGN = re.compile(r"^(?:supports? named tensors?|input: supports named tensor|支持named tensor)\.?$"
+                     r"|consistent with backend"  # torch.compile: npugraphs works like cudagraphs
+                     r"|^the (?:index dimension|number of dimensions of index) must be consistent with"  # as in PyTorch
+                     r"|^index must have the same number of dimensions as input", re.I)
 _ADVISORY = re.compile(r"建议|recommend|suggest|for example:?$|例如|performance|性能|fall back to (?:the )?CPU|回退至CPU", re.I)
 _PRODUCT_ONLY = re.compile(r"^(?:针对|for )?(?:Ascend 950DT|Atlas )", re.I)
 _DTYPE_LINE = re.compile(r"^(?:\w+: )?(?:only )?supports? ((?:bf16|fp16|fp32|fp64|u?int\d+|bool|complex\d+)(?:,\s*)?)+(?: only)?\.?$", re.I)

@@ -86,7 +86,31 @@ def common_options(f):
                      help="Report files to write: json, html or all (comma-separated or repeated).")(f)
     f = click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")(f)
     f = click.option("--color/--no-color", default=None, help="Colour the terminal summary (default: when a TTY).")(f)
+    # run settings (never change what is found): stored in the click context, read by _settings()
+    f = click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, expose_value=False, callback=_keep,
+                     help="Worker processes (default: the number of CPUs).")(f)
+    f = click.option("--cache-dir", type=click.Path(file_okay=False), default=None, expose_value=False, callback=_keep,
+                     help="Cache folder (default: $XDG_CACHE_HOME/npu-analyse or ~/.cache/npu-analyse).")(f)
+    f = click.option("--no-cache", is_flag=True, expose_value=False, callback=_keep,
+                     help="Neither read nor write the cache.")(f)
     return f
+
+
+def _keep(ctx, param, value):
+    ctx.meta[f"npu-analyse.{param.name}"] = value
+    return value
+
+
+def _settings(quiet: bool):
+    from analyse.cache import default_cache_dir
+    from analyse.pipeline import Settings
+
+    meta = click.get_current_context().meta
+    cache_dir = None
+    if not meta.get("npu-analyse.no_cache"):
+        cache_dir = Path(meta["npu-analyse.cache_dir"]) if meta.get("npu-analyse.cache_dir") else default_cache_dir()
+    return Settings(jobs=meta.get("npu-analyse.jobs"), cache_dir=cache_dir,
+                    progress=not quiet and sys.stderr.isatty())
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -102,7 +126,9 @@ def cli() -> None:
               help="A `npu-analyse thirdparty` report.json: calls into its affected functions become findings.")
 @click.option("--probe-results", "probe_results", default=None, metavar="PROBE_JSON",
               help="probe.json from `npu-analyse probe`: device evidence overrides the docs.")
-def script_cmd(paths, torch_version, output, formats, quiet, color, with_thirdparty, probe_results):
+@click.option("--entry", "entries", multiple=True, metavar="FILE[:FUNCTION]",
+              help="An entry point of the program (repeatable); replaces entry-point discovery.")
+def script_cmd(paths, torch_version, output, formats, quiet, color, with_thirdparty, probe_results, entries):
     """Analyse training scripts or a project folder (scripts + the project's own modules)."""
     fmts = _formats(formats)
     inputs = _check_paths(paths)
@@ -114,8 +140,8 @@ def script_cmd(paths, torch_version, output, formats, quiet, color, with_thirdpa
 
     try:
         report = run_script(inputs, kb, with_thirdparty=list(with_thirdparty), probe_results=probe_results,
-                            input_names=list(paths))
-    except ValueError as exc:  # unreadable --with-thirdparty / --probe-results file
+                            input_names=list(paths), entries=list(entries), settings=_settings(quiet))
+    except ValueError as exc:  # unreadable --with-thirdparty / --probe-results file, bad --entry
         raise UsageFail(str(exc))
     _emit(report, output, fmts, quiet, color)
 
@@ -130,7 +156,7 @@ def thirdparty_cmd(paths, torch_version, output, formats, quiet, color):
     kb = _load_kb(torch_version)
     from analyse.modes import run_thirdparty
 
-    report = run_thirdparty(inputs, kb, input_names=list(paths))
+    report = run_thirdparty(inputs, kb, input_names=list(paths), settings=_settings(quiet))
     _emit(report, output, fmts, quiet, color)
 
 

@@ -418,7 +418,14 @@ def _chain(node):
         cur = cur.expr
 
 
+# a choice between jobs of the program (`if args.subcommand == "train"`), not an optional feature
+DISPATCH_NAMES = {"subcommand", "command", "cmd", "mode", "action", "task", "phase", "stage", "split", "job",
+                  "run_mode", "operation", "op"}
+
+
 def _option_test(test, ctx) -> Optional[Tuple[str, str, bool]]:
+    if isinstance(test, nodes.Compare) and _leaf(test.left).lower() in DISPATCH_NAMES:
+        return None
     if isinstance(test, (nodes.Name, nodes.Attribute, nodes.Call, nodes.Subscript)):
         if _optionish(test, ctx):
             return "option", BODY, False
@@ -457,11 +464,22 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
     other = ifnode.orelse if in_body else ifnode.body
     if other:
         fallback = _branch_fallback(other)
+        if not fallback and kind == "option":
+            # `if impl == "a": ... elif impl == "b": ... else: raise` -- the earlier branches are the alternatives
+            fallback = any(_branch_fallback(b) for b in _chain_branches(ifnode))
     elif kind in ("option", "availability-check") and not cuda:
         fallback = True   # default off / optional library absent: the branch is skipped
     else:
         fallback = False
     return Guard(kind, ifnode.lineno or 1, fallback, _text(ifnode.test))
+
+
+def _chain_branches(ifnode):
+    """Bodies of the earlier branches of an ``if/elif`` chain that *ifnode* is an ``elif`` of."""
+    cur = ifnode
+    while isinstance(cur.parent, nodes.If) and cur.parent.orelse == [cur]:
+        cur = cur.parent
+        yield cur.body
 
 
 def _try_guard(trynode, cur) -> Optional[Guard]:

@@ -239,6 +239,32 @@ def test_option(test):
     assert g.line == 4
 
 
+def test_last_elif_of_an_option_chain_has_the_earlier_branches_as_fallback():
+    src = """
+    def build(pooler_type):
+        if pooler_type == 'ROIAlign':
+            p = ROIAlign()
+        elif pooler_type == 'ROIAlignRotated':
+            p = ROIAlignRotated()  # <-
+        else:
+            raise ValueError(pooler_type)
+        return p
+    """
+    g = _guard(src)
+    assert g.kind == "option" and g.fallback and g.line == 5
+
+
+def test_subcommand_dispatch_is_not_an_option():
+    src = """
+    def main(args):
+        if args.subcommand == 'train':
+            train(args)  # <-
+        else:
+            stylize(args)
+    """
+    assert _guard(src) is None
+
+
 def test_multi_way_dispatch_on_flags_is_an_option():
     src = """
     def load(w):

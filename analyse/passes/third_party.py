@@ -37,7 +37,7 @@ from astroid import nodes
 
 from analyse.findings import Finding, Rule, SEVERITIES
 from analyse.guards import is_probe
-from analyse.passes import ModuleContext, Pass, walk
+from analyse.passes import ModuleContext, Pass, nodes_of, walk
 
 DATA_FILE = "third_party_libs.yaml"
 STORE_KEY = "third-party"
@@ -468,7 +468,8 @@ class ThirdPartyPass(Pass):
         store = ctx.project.store.setdefault(STORE_KEY, {})
         tops = store.get("tops")
         if tops is None:
-            tops = {sf.modname.split(".")[0] for sf in ctx.project.files.values() if sf.modname}
+            mods = set(ctx.project.modules.values()) | {sf.modname for sf in ctx.project.files.values()}
+            tops = {m.split(".")[0] for m in mods if m}
             store["tops"] = tops
         return tops
 
@@ -517,20 +518,19 @@ class ThirdPartyPass(Pass):
         r = ctx.resolver
         guarded: Dict[int, Guard] = {}
         triton_funcs = []
-        for node in walk(ctx.tree):
-            if isinstance(node, nodes.FunctionDef) and node.decorators is not None:
+        for node in nodes_of(ctx.tree, nodes.FunctionDef):
+            if node.decorators is not None:
                 for d in node.decorators.nodes:
                     dq = r.qualname(d.func if isinstance(d, nodes.Call) else d)
                     if dq in _TRITON_DECORATORS:
                         triton_funcs.append(node)
                         break
         triton_ids = {id(f) for f in triton_funcs}
-        for node in walk(ctx.tree):
-            if isinstance(node, (nodes.Import, nodes.ImportFrom)):
-                f = self._import(ctx, table, node, guarded)
-                if f is not None:
-                    yield f
-        for node in walk(ctx.tree):
+        for node in nodes_of(ctx.tree, nodes.Import, nodes.ImportFrom):
+            f = self._import(ctx, table, node, guarded)
+            if f is not None:
+                yield f
+        for node in nodes_of(ctx.tree, nodes.Name, nodes.Attribute, nodes.Call):
             if isinstance(node, (nodes.Name, nodes.Attribute)):
                 f = self._use(ctx, table, node, guarded, triton_ids)
                 if f is not None:

@@ -395,14 +395,15 @@ def _shares(rels: List[str], tasks: Dict[str, _Task], n: int, owner: Optional[Di
 def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Sequence[Pass]] = None,
         probe=None, configure: Optional[Callable[[ProjectContext], None]] = None,
         settings: Optional[Settings] = None, extra_suffixes: Tuple[str, ...] = (),
-        summaries: Optional[bool] = None) -> RunResult:
-    """Analyse *inputs*. ``summaries``: compute call-graph summaries (default: yes)."""
+        summaries: Optional[bool] = None, admit=None) -> RunResult:
+    """Analyse *inputs*. ``summaries``: compute call-graph summaries (default: yes); *admit(abspath, relpath)*
+    is asked about every discovered file (configured excludes, see :func:`analyse.project.discover`)."""
     t0 = time.perf_counter()
     settings = settings or Settings()
     timings = {"hash_s": 0.0, "prescan_s": 0.0, "analyse_s": 0.0, "finish_s": 0.0}
     passes = list(passes) if passes is not None else discover_passes()
     suffixes = (".py",) + tuple(dict.fromkeys(other_suffixes(passes) + tuple(extra_suffixes)))
-    files = discover(inputs, suffixes)
+    files = discover(inputs, suffixes, admit=admit)
     py = [f for f in files if f[0].suffix == ".py"]
     others = [(abspath, rel) for abspath, _root, rel, _m in files if abspath.suffix != ".py"]
 

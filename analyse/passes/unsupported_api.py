@@ -93,7 +93,7 @@ def is_material(limitations: Optional[str]) -> bool:
     for line in to_plain(limitations).splitlines():
         if line.startswith("    "):
             continue  # code sample
-        line = line.strip()
+        line = re.sub(r"\(https?://[^)\s]*\)", "", line).strip()  # link targets say nothing about the API
         if not line or _BENIGN.match(line) or _ADVISORY.search(line) or _PRODUCT_ONLY.match(line):
             continue
         if _DTYPE_LINE.match(line):

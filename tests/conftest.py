@@ -50,3 +50,35 @@ def pytest_addoption(parser):
 @pytest.fixture(scope="session")
 def regen_goldens(request):
     return request.config.getoption("--regen-goldens")
+
+
+def _click_81_runner_like_82():
+    """Python 3.9 gets click 8.1 (click 8.2 needs 3.10), whose CliRunner mixes stderr into stdout and has no
+    separate ``result.stderr``. The tests are written against click 8.2: ``stderr`` separate, ``output``
+    both streams. Give click 8.1's runner those semantics (test-only; the product works with either)."""
+    from importlib.metadata import version
+
+    import click.testing
+
+    if tuple(int(x) for x in version("click").split(".")[:2]) >= (8, 2):
+        return
+
+    class Result(click.testing.Result):
+        @property
+        def output(self):
+            return self.stdout + (self.stderr if self.stderr_bytes is not None else "")
+
+    class CliRunner(click.testing.CliRunner):
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("mix_stderr", False)
+            super().__init__(*args, **kwargs)
+
+        def invoke(self, *args, **kwargs):
+            result = super().invoke(*args, **kwargs)
+            result.__class__ = Result
+            return result
+
+    click.testing.CliRunner = CliRunner
+
+
+_click_81_runner_like_82()

@@ -268,9 +268,10 @@ def _function_head(text: str, brace: int, paren_open: Dict[int, int]) -> Optiona
 _DECL_START = re.compile(r"[;{}][^;{}]*$")
 
 
-def _functions(text: str, braces: Dict[int, int], parens: Dict[int, int]) -> List[Tuple[str, int, int, bool]]:
-    """(name, body start, body end, device-only) of function definitions; device-only:
-    declared ``__device__`` without ``__host__`` (callable from device code only)."""
+def _functions(text: str, braces: Dict[int, int], parens: Dict[int, int]) -> List[Tuple[str, int, int, str]]:
+    """(name, body start, body end, where) of function definitions; where: "device"
+    (``__device__`` only, callable from device code only), "both" (``__host__ __device__``)
+    or "host"."""
     paren_open = {c: o for o, c in parens.items()}
     out = []
     covered_until = -1
@@ -285,8 +286,9 @@ def _functions(text: str, braces: Dict[int, int], parens: Dict[int, int]) -> Lis
         d = _DECL_START.search(window)
         decl = d.group(0) if d else window
         device = "__device__" in decl and "__host__" not in decl
+        both = "__device__" in decl and "__host__" in decl
         end = braces[start]
-        out.append((name, start, end, device))
+        out.append((name, start, end, "device" if device else "both" if both else "host"))
         covered_until = end
     return out
 
@@ -398,16 +400,17 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
     braces = match_brackets(nostr, "{", "}")
     parens = match_brackets(nostr, "(", ")")
     other_device = bool(set(parts[:-1]) & _OTHER_DEVICE_DIRS)
-    for name, a, b, device in _functions(nostr, braces, parens):
+    for name, a, b, where in _functions(nostr, braces, parens):
         if other_device:
             continue   # another accelerator's implementation (mlu/, musa/ ...): not on an NPU's path
         body = nostr[a:b]
         scan.functions.setdefault(name, set()).update(_IDENT.findall(body))
-        if device:
+        if where == "device":
             scan.device_functions.add(name)
         else:
             scan.host_functions.add(name)
-        if cuda_file or _CUDA_ANY.search(body):
+        # a __host__ __device__ helper is portable C++; host code in a .cu file is built by nvcc
+        if (cuda_file and where != "both") or _CUDA_ANY.search(body):
             scan.cuda_functions.add(name)
     for m in _REGISTER.finditer(nostr):
         if _in_define(nostr, m.start()) or m.group(2).upper() in _OTHER_DEVICES:

@@ -26,6 +26,11 @@ LIB = {
 
         def is_musa_available():
             return False
+
+
+        def env_info():
+            from torch.utils.cpp_extension import CUDA_HOME
+            return {"CUDA_HOME": str(CUDA_HOME)}
     """,
     "ops/__init__.py": "from .nms import nms\nfrom .carafe import carafe, fused_act\nfrom .area import box_area\n"
                        "from .pool import RoIPool\n",
@@ -244,6 +249,11 @@ def test_unknown_only_where_unknown(report):
     # the library's own method reached through an nn.Module annotation, host-side utilities: not unknown
     assert _fn(report, "vislib.models.build") is None
     assert _fn(report, "vislib.models.odd")["status"] == "unknown"
+
+
+def test_reading_cuda_home_is_not_a_blocker(report):
+    assert any(f["api"].endswith("CUDA_HOME") and f["path"] == "utils.py" for f in report["findings"])
+    assert _fn(report, "vislib.utils.env_info") is None
 
 
 def test_python_value_named_C_is_not_the_compiled_extension(report):

@@ -60,6 +60,7 @@ COND_SEP = "\x1f"            # root reason <SEP> condition, for conditional root
 MAX_CONDITIONS = 8
 MAX_DYNAMIC = 200
 EXT_FINDING_CODES = {"NPU504", "NPU505"}
+BUILD_ONLY_CODES = {"NPU503"}    # cuda-toolchain-config: CUDA_HOME is None on an Ascend host, nothing raises
 DEVICE_TYPE_CHECK = "NPU004"     # `x.device.type == 'cuda'`: the other branch runs on an NPU
 
 
@@ -234,6 +235,8 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
     for f in res.findings:
         st = classify(f)
         api = f.api
+        if f.code in BUILD_ONLY_CODES:
+            continue   # CUDA_HOME / nvcc flags configure a build; reading them at run time does not fail
         if f.code in EXT_FINDING_CODES and "." in f.api and res.cpp.binding_for(f.api):
             st, api, _ev = res.cpp.op_status(f.api)   # the C++ scan knows the op's devices
             if st == "supported":

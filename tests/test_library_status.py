@@ -96,6 +96,18 @@ LIB = {
 
         class Pool3d(nn.MaxPool3d):
             pass
+
+
+        def patch(wrap):
+            import torch.nn.functional as F
+            F.adaptive_max_pool2d = wrap(F.adaptive_max_pool2d)
+            HOOKS = [F.adaptive_max_pool2d, nn.AdaptiveMaxPool2d]
+            return HOOKS
+
+
+        def pool(x):
+            import torch.nn.functional as F
+            return F.adaptive_max_pool2d(x, 1)
     """,
     "models.py": """
         import torch
@@ -238,6 +250,13 @@ def test_default_off_option_makes_the_caller_conditional(report):
 
 def test_other_accelerator_branch_is_not_reached_on_npu(report):
     assert _fn(report, "vislib.ops.carafe.sync") is None
+
+
+def test_monkey_patches_and_function_references_are_not_calls(report):
+    apis = {(f["api"], f["line"]) for f in report["findings"] if f["path"] == "ops/pool.py"}
+    assert ("torch.nn.functional.adaptive_max_pool2d", 21) in apis    # reported as a finding ...
+    assert _fn(report, "vislib.ops.pool.patch") is None               # ... but not a call
+    assert _fn(report, "vislib.ops.pool.pool")["status"] == "unsupported"
 
 
 def test_class_references_and_registrations_are_not_calls(report):

@@ -132,11 +132,13 @@ class CppScan:
             self._by_op = {}
             for b in self.bindings:
                 self._by_op.setdefault(b.op, []).append(b)
+        if ext_qualname.startswith("torch.ops."):
+            parts = ext_qualname.split(".")   # torch.ops.<ns>.<op>[.<overload>]
+            if len(parts) < 4:
+                return []
+            return [b for b in self._by_op.get(parts[3], []) if b.module == f"torch.ops.{parts[2]}"]
         mod, _, op = ext_qualname.rpartition(".")
         cands = self._by_op.get(op, [])
-        if ext_qualname.startswith("torch.ops."):
-            ns = mod.split(".")[2] if mod.count(".") >= 2 else ""
-            return [b for b in cands if b.module == f"torch.ops.{ns}"]
         exact = [b for b in cands if b.module == mod or mod.endswith("." + b.module) or b.module.endswith("." + mod)]
         return exact or [b for b in cands if not b.module.startswith("torch.ops.")]
 

@@ -71,6 +71,18 @@ LIB = {
                 torch.musa.synchronize()
             return x
     """,
+    "ops/deform.py": """
+        from ..utils import load_ext
+
+        ext_module = load_ext('_ext', ['carafe_forward'])
+
+
+        def deform(x):
+            if x.device.type == 'npu':
+                return x * 2
+            ext_module.carafe_forward(x, x, x)
+            return x
+    """,
     "ops/area.py": """
         from ..utils import load_ext
 
@@ -246,6 +258,10 @@ def test_default_off_option_makes_the_caller_conditional(report):
     assert f["status"] == "conditional"
     assert f["conditions"] == ["only when `use_custom_op` (option, ops/carafe.py:18; otherwise the fallback runs)"]
     assert f["reasons"][0].startswith("vislib._ext.carafe_forward")
+
+
+def test_the_librarys_own_npu_branch_wins(report):
+    assert _fn(report, "vislib.ops.deform.deform") is None
 
 
 def test_other_accelerator_branch_is_not_reached_on_npu(report):

@@ -253,8 +253,9 @@ def affected_aliases(res: LibraryAnalysis) -> Dict[str, List[str]]:
 
 
 def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]] = None, passes=None,
-                    settings: Optional[Settings] = None, policy=None) -> dict:
-    """The ``thirdparty`` report dict (report.schema.json); *policy*: an :class:`analyse.policy.Policy`."""
+                    settings: Optional[Settings] = None, policy=None, roles=None) -> dict:
+    """The ``thirdparty`` report dict (report.schema.json); *policy*: an :class:`analyse.policy.Policy`;
+    *roles*: ``{glob: role}`` file-role overrides."""
     t0 = time.perf_counter()
     inputs = [Path(p) for p in inputs]
     res = analyse_library_data(inputs, kb, passes=passes, settings=settings,
@@ -279,4 +280,5 @@ def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]]
         duration_s=time.perf_counter() - t0,
         thirdparty=thirdparty,
         policy=policy,
+        roles=roles,
     )

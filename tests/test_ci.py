@@ -754,6 +754,7 @@ def test_help_of_every_command_ends_with_examples():
         tail = r.output[r.output.rindex("Examples:"):]
         examples = [l for l in tail.splitlines()[1:] if l.strip().startswith("npu-analyse ")]
         assert 2 <= len(examples) <= 4, (cmd, tail)
+        assert [l for l in tail.splitlines()[1:] if l.strip()] == examples  # the help ends with them
     text = run("script", "--help").output
     assert "Exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage" in text
 

@@ -11,7 +11,8 @@ from typing import List, Optional
 
 import click
 
-from analyse.probe.opsfile import OpsFileError, OpsList, merge, parse_dtype_list, read_ops_file, read_report_apis
+from analyse.probe.opsfile import (OpsFileError, OpsList, merge, parse_dtype_list, read_ops_file, read_report_apis,
+                                   report_torch_version)
 
 DEVICE_RE = re.compile(r"^(?:(?:npu|cuda)(?::\d+)?|cpu|meta)$")
 TORCH_HINT = ("npu-analyse probe needs PyTorch, which is not installed: "
@@ -27,7 +28,7 @@ def _fail(message: str) -> None:
 @click.option("--ops", "ops_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Ops file: one operator per line (torch.X, torch.nn.functional.X, torch.Tensor.X, aten::X ...).")
 @click.option("--from-report", "report", type=click.Path(dir_okay=False, path_type=Path),
-              help="report.json of `npu-analyse script`: probe its unknown-api / unsupported-api APIs.")
+              help="report.json of `npu-analyse script` or `thirdparty`: probe the torch APIs it names.")
 @click.option("--device", default="npu", show_default=True,
               help="Device to probe: npu, npu:N, cuda, cuda:N, cpu or meta.")
 @click.option("--dtypes", default="float32,float16,bfloat16", show_default=True,
@@ -74,11 +75,11 @@ def probe(ops_file: Optional[Path], report: Optional[Path], device: str, dtypes:
     for inv in ops.invalid:
         where = f"{ops_file}:{inv.line}" if inv.source == "ops-file" else f"{report} ({inv.source})"
         click.echo(f"npu-analyse probe: invalid line {where}: {inv.text!r}: {inv.reason}", err=True)
-    if not ops.ops:
+    if not ops.ops and not ops.unprobeable:
         if ops.invalid:
             _fail("no valid operator to probe (every line was invalid; see above)")
         _fail("no operator to probe: the ops file is empty" if report is None
-              else "no operator to probe (no unknown-api / unsupported-api finding with a torch API)")
+              else "no operator to probe (the report names no torch API the probe can run)")
 
     if importlib.util.find_spec("torch") is None:
         _fail(TORCH_HINT)
@@ -90,7 +91,8 @@ def probe(ops_file: Optional[Path], report: Optional[Path], device: str, dtypes:
     setup = [str(p.resolve()) for p in setup_files]
     setup += [p for p in os.environ.get(SETUP_ENV, "").split(os.pathsep) if p]
     options = ProbeOptions(device=device, dtypes=list(wanted), timeout_per_op=timeout_per_op,
-                           max_samples=max_samples, repeats=repeats, setup_files=setup)
+                           max_samples=max_samples, repeats=repeats, setup_files=setup,
+                           kb_torch_version=report_torch_version(report) if report is not None else None)
 
     def progress(rec):
         if not quiet:
@@ -100,9 +102,14 @@ def probe(ops_file: Optional[Path], report: Optional[Path], device: str, dtypes:
         run = run_probe(ops.ops, options, progress)
     except ProbeFatal as exc:
         _fail(str(exc))
+    results = run["results"] + [
+        {"op": u.text, "dtype": "any", "status": "no-samples", "samples": 0, "max_abs_error": None,
+         "max_rel_error": None, "tolerance": None, "device_time_ms": None, "arguments": None,
+         "message": f"cannot be probed: {u.reason}", "source": u.source} for u in ops.unprobeable]
     doc = render.build_document(
-        version=__version__, device=device, environment=run["environment"], results=run["results"],
+        version=__version__, device=device, environment=run["environment"], results=results,
         duration_s=run["duration_s"], invalid_lines=[i.to_dict() for i in ops.invalid],
+        skipped=[k.to_dict() for k in ops.skipped],
         options={"dtypes": list(wanted), "timeout_per_op": timeout_per_op, "max_samples": max_samples,
                  "repeats": repeats, "worker_starts": run["worker_starts"]})
     try:

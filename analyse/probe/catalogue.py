@@ -172,7 +172,7 @@ def parse_catalogue(doc: Any) -> Dict[str, Entry]:
 
 
 @lru_cache(maxsize=4)
-def _load(path: str) -> Dict[str, Entry]:
+def _load(path: str, _stamp: Tuple[int, int]) -> Dict[str, Entry]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -186,4 +186,10 @@ def _load(path: str) -> Dict[str, Entry]:
 
 def load_catalogue(path: Optional[Path] = None) -> Dict[str, Entry]:
     """The validated catalogue, keyed by torch name; raises :class:`CatalogueError`."""
-    return _load(str(path or data_dir() / CATALOGUE_FILE))
+    p = Path(path or data_dir() / CATALOGUE_FILE)
+    try:
+        st = p.stat()
+        stamp = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = (0, 0)
+    return _load(str(p), stamp)

@@ -27,8 +27,9 @@ def _fail(message: str) -> None:
 @click.command("probe")
 @click.option("--ops", "ops_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Ops file: one operator per line (torch.X, torch.nn.functional.X, torch.Tensor.X, aten::X ...).")
-@click.option("--from-report", "report", type=click.Path(dir_okay=False, path_type=Path),
-              help="report.json of `npu-analyse script` or `thirdparty`: probe the torch APIs it names.")
+@click.option("--from-report", "reports", type=click.Path(dir_okay=False, path_type=Path), multiple=True,
+              help="report.json of `npu-analyse script` or `thirdparty`: probe the torch APIs it names "
+                   "(repeat for several reports).")
 @click.option("--device", default="npu", show_default=True,
               help="Device to probe: npu, npu:N, cuda, cuda:N, cpu or meta.")
 @click.option("--dtypes", default="float32,float16,bfloat16", show_default=True,
@@ -45,13 +46,14 @@ def _fail(message: str) -> None:
 @click.option("--setup-file", "setup_files", multiple=True, hidden=True,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="TEST ONLY: Python file executed in the worker before probing (registers test operators).")
-def probe(ops_file: Optional[Path], report: Optional[Path], device: str, dtypes: str, timeout_per_op: float,
+def probe(ops_file: Optional[Path], reports: tuple, device: str, dtypes: str, timeout_per_op: float,
           max_samples: int, repeats: int, out_dir: Path, quiet: bool, setup_files: tuple) -> None:
     """Run operators on a device, compare with a CPU reference and detect CPU fallbacks.
 
     Writes DIR/probe.json and DIR/probe.html. Each operator is probed in a reusable worker
     process, so a crash or hang of one operator is recorded and the run goes on.
     """
+    report = reports[0] if reports else None
     if ops_file is None and report is None:
         raise click.UsageError("give --ops FILE and/or --from-report report.json")
     device = device.strip().lower()
@@ -67,8 +69,8 @@ def probe(ops_file: Optional[Path], report: Optional[Path], device: str, dtypes:
     try:
         if ops_file is not None:
             lists.append(read_ops_file(ops_file))
-        if report is not None:
-            lists.append(read_report_apis(report))
+        for path in reports:
+            lists.append(read_report_apis(path))
     except OpsFileError as exc:
         _fail(str(exc))
     ops = merge(lists)

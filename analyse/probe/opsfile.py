@@ -289,7 +289,8 @@ def merge(lists: Iterable[OpsList]) -> OpsList:
     index: Dict[str, int] = {}
     for ol in lists:
         out.invalid.extend(ol.invalid)
-        out.skipped.extend(ol.skipped)
+        known = {k.api for k in out.skipped}
+        out.skipped.extend(k for k in ol.skipped if k.api not in known)
         out.unprobeable.extend(ol.unprobeable)
         for spec in ol.ops:
             if spec.op in index:

@@ -115,3 +115,33 @@ def terminal_summary(doc: Dict[str, Any], out_dir: Path) -> str:
         lines.append(f"  {len(doc['invalid_lines'])} invalid line(s) skipped (see stderr / probe.json)")
     lines.append(f"  wrote {out_dir / 'probe.json'} and {out_dir / 'probe.html'}")
     return "\n".join(lines)
+
+
+def markdown_summary(doc: Dict[str, Any]) -> str:
+    """A README-ready summary of a probe.json: device, versions, counts, and one row per record."""
+    env = doc["environment"]
+    s = doc["summary"]
+    out = [f"- device: `{doc['device']}` ({env.get('device_name') or 'unknown'})",
+           f"- torch {env.get('torch')}, torch_npu {env.get('torch_npu') or 'not installed'}, "
+           f"CANN {env.get('cann') or 'not installed'}, Python {env.get('python')}, "
+           f"npu-analyse {doc['tool']['version']}",
+           f"- documentation compared with: torch_npu native-API tables for torch {env.get('documentation')}",
+           f"- {s['operators']} APIs, {s['records']} records in {s['duration_s']:.1f} s; "
+           f"{s.get('skipped_apis', 0)} APIs of the reports not probed (each with its reason in `skipped`)",
+           "- records by status: " + ", ".join(f"{k} {v}" for k, v in s["by_status"].items() if v),
+           "- APIs by worst status: " + ", ".join(f"{k} {v}" for k, v in s.get("operators_by_status", {}).items()
+                                                   if v),
+           "- records by kind: " + ", ".join(f"{k} {v}" for k, v in s.get("by_kind", {}).items()),
+           f"- documented limitations probed: {s.get('limitations', {}).get('probed', 0)}, doc conflicts: "
+           f"{len(s.get('limitations', {}).get('doc_conflicts') or [])}",
+           "",
+           "| API | kind | dtype | arguments | status | max abs error | device time (ms) |",
+           "|---|---|---|---|---|---|---|"]
+    for r in doc["results"]:
+        args = json.dumps(r.get("arguments"), ensure_ascii=False) if r.get("arguments") else ""
+        err = f"{r['max_abs_error']:.3g}" if r.get("max_abs_error") is not None else ""
+        t = f"{r['device_time_ms']:.3f}" if r.get("device_time_ms") is not None else ""
+        status = r["status"] + (" (doc conflict)" if r.get("doc_conflict") else "")
+        out.append(f"| `{r['op']}` | {r.get('kind') or ''} | {r['dtype']} | {args.replace('|', '/')} | {status} "
+                   f"| {err} | {t} |")
+    return "\n".join(out) + "\n"

@@ -73,7 +73,7 @@ class WorkerProcess:
         )
         self._buf = b""
         self.starts += 1
-        reply = self._request({"cmd": "init", "device": self.device, "setup": self.setup_files},
+        reply = self._request({"cmd": "init", "device": self.device, "setup": self.setup_files, "home": self._home},
                               STARTUP_TIMEOUT_S)
         if not reply.get("ok"):
             raise ProbeFatal(reply.get("fatal") or reply.get("error") or "probe worker failed to start")

@@ -394,7 +394,9 @@ class Worker:
             return {"ok": False, "fatal": f"--device {msg['device']}: {first_line(str(exc))}", "kind": "device"}
         from analyse.probe import kinds, samples
 
-        self.ctx = kinds.Context(msg["device"], tempfile.mkdtemp(prefix="npu-analyse-probe-"))
+        home = msg.get("home")
+        self.ctx = kinds.Context(msg["device"], tempfile.mkdtemp(prefix="probe-", dir=home)
+                                 if home and os.path.isdir(home) else tempfile.mkdtemp(prefix="npu-analyse-probe-"))
         env = self.backend.environment()
         # Loads op_db (seconds) here, under the start-up time limit, not under an op's timeout.
         env["sample_source"] = samples.opinfo_db_status() or "opinfo"

@@ -758,35 +758,31 @@ def propagate(g: nx.DiGraph, roots: Dict[str, Dict[str, List[str]]]) -> Dict[str
 
 # --------------------------------------------------------------------------- script mode chains
 
-def add_chains(result) -> list:
+def add_chains(result, graph=None) -> list:
     """Script mode: findings inside project functions that a script calls get the
     call chain (script call site -> ... -> offending line). Returns all findings.
+    *graph*: the run's ``(summaries, CallGraph)`` when already built.
 
     Scripts are the files with an ``if __name__ == "__main__":`` block or that no
     other project file imports. Chains are a bonus: on any internal failure the
     findings are returned unchanged."""
     try:
-        return _add_chains(result)
+        return _add_chains(result, graph)
     except Exception:  # pragma: no cover - defensive
         return list(result.findings)
 
 
-def _add_chains(result) -> list:
+def _add_chains(result, graph=None) -> list:
     from dataclasses import replace
 
     sources = result.sources
-    if len(sources) < 2:
+    summaries = list(result.summaries)   # made by the pipeline's per-module step
+    if len(sources) < 2 or not summaries:
         return list(result.findings)
-    summaries = []
-    for rel, sf in sources.items():
-        if sf.tree is None:
-            continue
-        try:
-            r = Resolver(sf.tree, sf.modname, result.project.index, is_package=sf.is_package_init)
-            summaries.append(summarise_module(sf.tree, sf.modname, rel, r, sf.is_package_init, len(sf.lines)))
-        except Exception:  # pragma: no cover - defensive: chains are a bonus
-            continue
-    cg = build_graph(summaries)
+    if graph is not None:   # (summaries, CallGraph) already built for this run (analyse.reach.script_graph)
+        summaries, cg = graph
+    else:
+        cg = build_graph(summaries)
     g = cg.graph
     imported: Set[str] = set()
     for s in summaries:

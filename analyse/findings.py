@@ -79,6 +79,10 @@ class Finding:
     end_line: Optional[int] = None
     chain: Tuple[str, ...] = ()
     id: str = ""
+    # verdict fields (analyse.guards / analyse.reach / analyse.roles): optional, filled by the pipeline
+    reach: Optional[dict] = field(default=None, compare=False)   # {"status", "entry_points"?, "path"?}
+    role: Optional[str] = None                                    # product|test|example|tool|build|docs
+    guard: Optional[dict] = field(default=None, compare=False)   # Guard.to_dict() or None (unconditional)
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:
@@ -116,6 +120,12 @@ class Finding:
             d["end_line"] = self.end_line
         if self.chain:
             d["chain"] = list(self.chain)
+        if self.reach is not None:
+            d["reach"] = self.reach
+        if self.role is not None:
+            d["role"] = self.role
+        if self.guard is not None:
+            d["guard"] = self.guard
         return d
 
 
@@ -139,7 +149,12 @@ def _normalise(text: str) -> str:
 
 
 def fingerprint(code: str, path: str, api: str, snippet: str, occurrence: int) -> str:
-    """Stable id: independent of line numbers, dependent on what the line says."""
+    """Stable id: independent of line numbers, dependent on what the line says.
+
+    Project-level findings (``api`` ``project:...``, anchored at the top of a file) do not
+    depend on any line, so their text is left out: adding lines at the top keeps their id."""
+    if api.startswith("project:"):
+        snippet = ""
     h = hashlib.sha1()
     for part in (code, path, api, _normalise(snippet), str(occurrence)):
         h.update(part.encode("utf-8", "replace"))
@@ -158,7 +173,7 @@ def assign_ids(findings):
     seen: dict = {}
     out = []
     for f in sorted(findings, key=lambda f: f.sort_key):
-        key = (f.code, f.path, f.api, _normalise(f.snippet))
+        key = (f.code, f.path, f.api, "" if f.api.startswith("project:") else _normalise(f.snippet))
         n = seen.get(key, 0)
         seen[key] = n + 1
         out.append(replace(f, id=fingerprint(f.code, f.path, f.api, f.snippet, n)))

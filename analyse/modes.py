@@ -2,20 +2,42 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from analyse import pipeline
-from analyse.findings import assign_ids
 from analyse.report import build_report
 
 
+def _file_digest(path: str) -> str:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return "unreadable"
+
+
 def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (), probe_results: Optional[str] = None,
-               input_names: Optional[List[str]] = None) -> dict:
-    """``npu-analyse script``: scripts or a project folder."""
+               input_names: Optional[List[str]] = None, entries: Sequence[str] = (),
+               roles: Optional[Dict[str, str]] = None, settings: Optional[pipeline.Settings] = None,
+               policy=None) -> dict:
+    """``npu-analyse script``: scripts or a project folder.
+
+    *entries*: ``FILE[:FUNCTION]`` entry points that replace discovery (``--entry``); *roles*:
+    ``{glob: role}`` file-role overrides. Both raise ValueError (a usage error) when they name
+    nothing analysable. *policy* (:class:`analyse.policy.Policy`): rule selection, excludes,
+    inline suppressions and the baseline.
+    """
+    from analyse.entrypoints import check_entry_files
+    from analyse.roles import check_overrides
+
     t0 = time.perf_counter()
+    roles = check_overrides(roles)
+    check_entry_files(entries, inputs)
+    settings = settings or pipeline.Settings()
     overlay = None
+    options = []
     if probe_results:
         from analyse.probe.overlay import load_probe_results
 
@@ -23,15 +45,34 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
             overlay = load_probe_results(probe_results)
         except (OSError, ValueError) as exc:
             raise ValueError(f"cannot read --probe-results {probe_results}: {exc}") from exc
-    result = pipeline.run(list(inputs), kb, mode="script", probe=overlay)
+        options.append(("probe-results", _file_digest(probe_results)))
+    configure = None
+    if with_thirdparty:  # the reports are knowledge for the thirdparty-calls pass, loaded before any module
+        from analyse.library.compose import thirdparty_configure
+
+        configure = thirdparty_configure(list(with_thirdparty))
+        options.extend(("with-thirdparty", _file_digest(p)) for p in with_thirdparty)
+    settings = pipeline.Settings(jobs=settings.jobs, cache_dir=settings.cache_dir, progress=settings.progress,
+                                 options=tuple(settings.options) + tuple(options))
+    result = pipeline.run(list(inputs), kb, mode="script", probe=overlay, configure=configure, settings=settings,
+                          admit=policy.admit if policy is not None else None)
     from analyse.callgraph import add_chains
+    from analyse.entrypoints import discover, given_entries
+    from analyse.reach import Reach, annotate, imported_modules, script_graph
 
-    findings = add_chains(result)  # cross-file chains: script call site -> ... -> offending line
-    if with_thirdparty:
-        from analyse.library.compose import thirdparty_findings
-
-        findings.extend(thirdparty_findings(result, list(with_thirdparty)))
-        findings = assign_ids(pipeline.dedupe(findings))
+    try:
+        graph = script_graph(result)
+    except RecursionError:  # pragma: no cover - defensive: no graph, no reach
+        graph = None
+    # cross-file chains: script call site -> ... -> offending line
+    findings = add_chains(result, graph=(graph.summaries, graph.cg) if graph is not None else None)
+    if entries:
+        eps = given_entries(entries, result.sources, roles)
+    else:
+        eps = discover(result.sources, list(inputs), imported=imported_modules(graph.summaries) if graph else (),
+                       roles=roles)
+    reach = Reach(graph, result.sources, eps) if graph is not None and eps else None
+    findings, members = annotate(findings, reach, eps, roles)
     return build_report(
         mode="script",
         inputs=input_names or [str(p) for p in inputs],
@@ -43,11 +84,26 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         files_analysed=result.files_analysed,
         lines_analysed=result.lines_analysed,
         duration_s=time.perf_counter() - t0,
+        entry_points=eps,
+        ep_members=members,
+        roles=roles,
+        policy=policy,
     )
 
 
-def run_thirdparty(inputs: Sequence[Path], kb, *, input_names: Optional[List[str]] = None) -> dict:
-    """``npu-analyse thirdparty``: a whole library, with call-graph propagation."""
-    from analyse.library import analyse_library
+def run_thirdparty(inputs: Sequence[Path], kb, *, input_names: Optional[List[str]] = None,
+                   roles: Optional[Dict[str, str]] = None, settings: Optional[pipeline.Settings] = None,
+                   policy=None) -> dict:
+    """``npu-analyse thirdparty``: a whole library, with call-graph propagation.
 
-    return analyse_library(list(inputs), kb, input_names=input_names or [str(p) for p in inputs])
+    Findings get their file ``role`` (*roles*: ``{glob: role}`` overrides); *policy* as in :func:`run_script`."""
+    from analyse.library import analyse_library
+    from analyse.roles import check_overrides, role_of
+
+    roles = check_overrides(roles)
+    report = analyse_library(list(inputs), kb, input_names=input_names or [str(p) for p in inputs], settings=settings,
+                             policy=policy)
+    if roles:
+        for f in report.get("findings", ()):
+            f["role"] = role_of(f["path"], roles)
+    return report

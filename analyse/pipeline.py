@@ -1,23 +1,76 @@
 """The pass pipeline: discover files, parse, index, run every pass, collect.
 
+Design (parallel and cached, with output independent of both):
+
+1. **Discover** the files; the main process reads and hashes every Python file
+   (:mod:`analyse.cache` key: content + path + module name + the run key).
+2. **Pre-scan** (per file): parse (astroid, no inference), record the file's
+   share of the project-wide facts -- its classes and bases and argparse
+   defaults for the :class:`~analyse.resolve.ProjectIndex`, and each pass's
+   ``prescan`` (cuda-extension: the extension names a ``setup.py`` builds).
+   Picklable, canonical (sorted) data.
+3. **Combine** (main process): merge the pre-scans into the index and each
+   pass's ``combine`` (into ``project.store``). A digest of all pre-scans is the
+   *context* the per-file results depend on.
+4. **Analyse** (per file): run every pass's ``check_module`` with the complete
+   index, and reduce the module to a call-graph
+   :class:`~analyse.callgraph.ModuleSummary`. The result is findings, errors,
+   the summary and ``ctx.facts`` -- per-module facts the passes with
+   project-level output read in ``finish`` (performance advice, once-per-report
+   precision advice). Nothing accumulates in a worker between files.
+5. **Finish** (main process, single-threaded): non-Python files
+   (``check_file``), each pass's ``finish``, then dedupe and deterministic ids;
+   the modes build the call graph from the summaries.
+
+Steps 2 and 4 run in ``--jobs`` forked worker processes, each owning a fixed
+share of the files (largest first, round-robin) and keeping its parsed trees
+between the two steps unless the project is too big for that (then a tree is
+parsed again for step 4 -- memory stays bounded). With one job, or little
+work, the same functions run in this process. Results are collected per file
+and ordered by discovery order, so every ``--jobs`` gives the same report.
+
+The cache stores both results per file: the pre-scan is reused whenever the
+file is unchanged, the analysis only when the context digest is unchanged as
+well (editing a function body re-analyses that file; adding a class
+re-analyses all). A warm run on an unchanged tree only hashes and loads.
+
 A failure of one pass on one file becomes an ``internal`` error entry for that
-file; the other passes and files still run.
+file; the other passes and files still run. A worker that dies has its files
+redone in the main process.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+import astroid
+
+from analyse.cache import Cache, digest, run_key
 from analyse.findings import AnalysisError, Finding, assign_ids
 from analyse.passes import ModuleContext, Pass, ProjectContext, discover_passes
-from analyse.project import SourceFile, discover, load_source
-from analyse.resolve import ProjectIndex, Resolver
+from analyse.progress import Progress
+from analyse.project import MAX_FILE_BYTES, SourceFile, decode_source, discover, parse_source
+from analyse.resolve import ClassInfo, ProjectIndex, Resolver
+
+# Below this much Python source to (re)analyse, worker processes cost more than they save.
+PARALLEL_MIN_BYTES = 200_000
+# Workers keep parsed trees between the pre-scan and the analysis up to this much source each.
+KEEP_TREES_MAX_BYTES = 12_000_000
+
+
+@dataclass
+class Settings:
+    """How to run (never what is found): processes, cache, progress display."""
+
+    jobs: Optional[int] = None          # None: os.cpu_count()
+    cache_dir: Optional[Path] = None    # None: no cache
+    progress: bool = False
+    options: Tuple = ()                 # extra cache-key material (digests of option files)
 
 
 @dataclass
@@ -28,7 +81,49 @@ class RunResult:
     lines_analysed: int
     duration_s: float
     project: ProjectContext
+    # relpath -> SourceFile (text and lines; the tree parsed again on first use, see LazySource)
     sources: Dict[str, SourceFile] = field(default_factory=dict)
+    summaries: list = field(default_factory=list)          # ModuleSummary per module, discovery order
+    failed: Dict[str, str] = field(default_factory=dict)   # modname -> relpath: unparsable / no summary
+    others: List[Tuple[Path, str]] = field(default_factory=list)  # non-Python files (abspath, relpath)
+    timings: Dict[str, float] = field(default_factory=dict)
+    cache_hits: int = 0
+
+
+@dataclass
+class Prescan:
+    """Step 2 result for one file (picklable, canonical)."""
+
+    relpath: str
+    modname: str
+    lines: int = 0
+    error: Optional[AnalysisError] = None
+    classes: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    argparse: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    passes: Tuple[Tuple[str, object], ...] = ()   # (pass name, prescan data)
+    errors: Tuple[AnalysisError, ...] = ()
+    digest: str = ""
+
+
+@dataclass
+class ModuleResult:
+    """Step 4 result for one file (picklable)."""
+
+    relpath: str
+    findings: List[Finding] = field(default_factory=list)
+    errors: List[AnalysisError] = field(default_factory=list)
+    facts: Dict[str, object] = field(default_factory=dict)
+    summary: object = None
+    summary_error: Optional[AnalysisError] = None
+
+
+@dataclass
+class _Task:
+    abspath: Path
+    relpath: str
+    modname: str
+    key: str = ""
+    size: int = 0
 
 
 def _internal(relpath: str, where: str, exc: BaseException) -> AnalysisError:
@@ -46,50 +141,418 @@ def other_suffixes(passes: Sequence[Pass]) -> Tuple[str, ...]:
     return tuple(out)
 
 
-def load_project(inputs: Sequence[Path], passes: Sequence[Pass], keep: bool = True):
-    """Parse every Python file; returns (sources, other files, errors, lines)."""
-    suffixes = (".py",) + other_suffixes(passes)
-    sources: List[SourceFile] = []
-    others: List[Tuple[Path, str]] = []
-    errors: List[AnalysisError] = []
-    lines = 0
-    for abspath, _root, rel, modname in discover(inputs, suffixes):
-        if abspath.suffix != ".py":
-            others.append((abspath, rel))
-            continue
-        sf, err = load_source(abspath, rel, modname)
-        if err is not None:
-            errors.append(err)
-            continue
-        lines += len(sf.lines)
-        sources.append(sf)
-    return sources, others, errors, lines
+def default_jobs() -> int:
+    env = os.environ.get("NPU_ANALYSE_JOBS")
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            pass
+    return max(1, os.cpu_count() or 1)
 
+
+# --------------------------------------------------------------------------- per-file work
+
+def _read(task: _Task) -> Tuple[Optional[str], Optional[AnalysisError]]:
+    try:
+        size = task.abspath.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return None, AnalysisError(task.relpath, "too-large", f"{size} bytes exceeds the {MAX_FILE_BYTES}-byte limit")
+        data = task.abspath.read_bytes()
+    except OSError as exc:
+        return None, AnalysisError(task.relpath, "io", f"cannot read file: {exc.strerror or exc}")
+    try:
+        text = decode_source(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
+        return None, AnalysisError(task.relpath, "encoding", f"cannot decode file: {exc}")
+    if "\x00" in text:
+        return None, AnalysisError(task.relpath, "encoding", "file contains NUL bytes (binary file?)")
+    return text, None
+
+
+class _Worker:
+    """The per-file steps; one instance per process (the main one for --jobs 1)."""
+
+    def __init__(self, kb, project: ProjectContext, passes: Sequence[Pass], summaries: bool, keep: bool):
+        self.kb = kb
+        self.project = project
+        self.passes = list(passes)
+        self.summaries = summaries
+        self.keep = keep
+        self.trees: Dict[str, SourceFile] = {}
+        self.kept: Dict[str, object] = {}   # trees analysed in this process, kept for the main process' use
+        self.retain = False
+
+    def _parse(self, task: _Task) -> Tuple[Optional[SourceFile], Optional[AnalysisError]]:
+        text, err = _read(task)
+        if err is not None:
+            return None, err
+        return parse_source(text, task.abspath, task.relpath, task.modname)
+
+    def prescan(self, task: _Task) -> Prescan:
+        sf, err = self._parse(task)
+        if err is not None:
+            return Prescan(task.relpath, task.modname, error=err, digest=digest("error", err))
+        local = ProjectIndex()
+        errors: List[AnalysisError] = []
+        r = Resolver(sf.tree, task.modname, local, is_package=sf.is_package_init)
+        try:
+            local.add_module(task.modname, sf.tree, r)
+        except Exception as exc:  # pragma: no cover - defensive
+            errors.append(_internal(task.relpath, "indexing", exc))
+        classes = tuple(sorted((q, tuple(info.bases)) for q, info in local.classes.items()))
+        argparse = tuple(sorted((d, tuple(sorted(v))) for d, v in local.argparse_defaults.items()))
+        facts = []
+        ctx = ModuleContext(source=sf, resolver=Resolver(sf.tree, task.modname, local, is_package=sf.is_package_init),
+                            kb=self.kb, project=self.project)
+        for p in self.passes:
+            if type(p).prescan is Pass.prescan:
+                continue
+            try:
+                data = p.prescan(ctx)
+            except Exception as exc:
+                errors.append(_internal(task.relpath, f"pass {p.name} (pre-scan)", exc))
+                continue
+            if data is not None:
+                facts.append((p.name, data))
+        pre = Prescan(task.relpath, task.modname, lines=len(sf.lines), classes=classes, argparse=argparse,
+                      passes=tuple(facts), errors=tuple(errors))
+        pre.digest = digest(task.modname, repr(classes), repr(argparse), repr(pre.passes))
+        if self.keep:
+            self.trees[task.relpath] = sf
+        else:
+            astroid.MANAGER.astroid_cache.pop(task.modname, None)
+        return pre
+
+    def set_context(self, index: ProjectIndex, prescans: Sequence[Prescan]) -> None:
+        self.project.index = index
+        _combine(self.project, self.passes, prescans)
+
+    def analyse(self, task: _Task) -> ModuleResult:
+        sf = self.trees.pop(task.relpath, None)
+        if sf is None:
+            sf, err = self._parse(task)
+            if err is not None:  # changed on disk since the pre-scan
+                return ModuleResult(task.relpath, errors=[err])
+        out = ModuleResult(task.relpath)
+        resolver = Resolver(sf.tree, sf.modname, self.project.index, is_package=sf.is_package_init)
+        ctx = ModuleContext(source=sf, resolver=resolver, kb=self.kb, project=self.project)
+        for p in self.passes:
+            try:
+                out.findings.extend(p.check_module(ctx))
+            except Exception as exc:
+                out.errors.append(_internal(sf.relpath, f"pass {p.name}", exc))
+        out.facts = dict(ctx.facts)
+        if self.summaries:
+            from analyse.callgraph import summarise_module
+
+            try:
+                out.summary = summarise_module(sf.tree, sf.modname, sf.relpath, resolver, sf.is_package_init,
+                                               len(sf.lines))
+            except Exception as exc:
+                out.summary_error = _internal(sf.relpath, "call graph", exc)
+        astroid.MANAGER.astroid_cache.pop(sf.modname, None)
+        if self.retain:
+            self.kept[sf.relpath] = sf.tree
+        return out
+
+
+def _merge_index(prescans: Iterable[Prescan]) -> ProjectIndex:
+    index = ProjectIndex()
+    for pre in prescans:
+        if pre.error is not None:
+            continue
+        index.modules.add(pre.modname)
+        for q, bases in pre.classes:
+            index.classes[q] = ClassInfo(q, bases)
+        for dest, defaults in pre.argparse:
+            index.argparse_defaults.setdefault(dest, set()).update(defaults)
+    return index
+
+
+def _combine(project: ProjectContext, passes: Sequence[Pass], prescans: Sequence[Prescan]) -> None:
+    for p in passes:
+        if type(p).combine is Pass.combine:
+            continue
+        data = [(pre.relpath, d) for pre in prescans for name, d in pre.passes if name == p.name]
+        p.combine(project, data)
+
+
+# --------------------------------------------------------------------------- workers
+
+def _worker_main(conn, worker: _Worker, tasks: Dict[str, _Task]) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C and ends the workers
+    try:
+        while True:
+            cmd = conn.recv()
+            if cmd[0] == "prescan":
+                for rel in cmd[1]:
+                    conn.send(("item", worker.prescan(tasks[rel])))
+            elif cmd[0] == "analyse":
+                index, prescans, rels = cmd[1], cmd[2], cmd[3]
+                worker.set_context(index, prescans)
+                for rel in rels:
+                    conn.send(("item", worker.analyse(tasks[rel])))
+            else:
+                break
+            conn.send(("done", None))
+    except (EOFError, KeyboardInterrupt, BrokenPipeError):
+        pass
+    finally:
+        conn.close()
+        os._exit(0)
+
+
+class _Pool:
+    """``jobs`` forked workers, each owning a fixed share of the files."""
+
+    def __init__(self, jobs: int, worker: _Worker, tasks: Dict[str, _Task]):
+        import multiprocessing
+
+        mp = multiprocessing.get_context("fork")
+        self.worker = worker
+        self.tasks = tasks
+        self.procs = []
+        for _ in range(jobs):
+            parent, child = mp.Pipe()
+            proc = mp.Process(target=_worker_main, args=(child, worker, tasks), daemon=True)
+            proc.start()
+            child.close()
+            self.procs.append((proc, parent))
+
+    def run(self, shares: List[List[str]], command: tuple, step: Callable, on_item: Callable) -> None:
+        """Send *command* + each worker's share; results go to on_item; a dead worker's rest is done here."""
+        from multiprocessing.connection import wait
+
+        pending = {}
+        for (proc, conn), share in zip(self.procs, shares):
+            try:
+                conn.send(command + (share,))
+                pending[conn] = list(share)
+            except (OSError, ValueError):
+                pending[conn] = None
+        redo: List[str] = []
+        live = [c for c, s in pending.items() if s is not None]
+        for (proc, conn), share in zip(self.procs, shares):
+            if pending.get(conn) is None:
+                redo.extend(share)
+        while live:
+            for conn in wait(live):
+                try:
+                    kind, item = conn.recv()
+                except (EOFError, OSError):
+                    redo.extend(pending[conn])
+                    live.remove(conn)
+                    continue
+                if kind == "done":
+                    live.remove(conn)
+                    continue
+                rest = pending[conn]
+                if item.relpath in rest:
+                    rest.remove(item.relpath)
+                on_item(item)
+        for rel in redo:
+            on_item(step(self.tasks[rel]))
+
+    def close(self) -> None:
+        for proc, conn in self.procs:
+            try:
+                conn.send(("exit",))
+            except (OSError, ValueError):
+                pass
+            conn.close()
+        for proc, _conn in self.procs:
+            proc.join(timeout=5)
+            if proc.is_alive():  # pragma: no cover
+                proc.kill()
+                proc.join()
+
+
+def _shares(rels: List[str], tasks: Dict[str, _Task], n: int, owner: Optional[Dict[str, int]] = None) -> List[List[str]]:
+    """Files to the worker that holds their tree (*owner*), the others largest first to
+    the least loaded worker (by bytes)."""
+    loads = [0] * n
+    out: List[List[str]] = [[] for _ in range(n)]
+    rest = []
+    for rel in rels:
+        i = (owner or {}).get(rel)
+        if i is None:
+            rest.append(rel)
+            continue
+        out[i].append(rel)
+        loads[i] += tasks[rel].size
+    for rel in sorted(rest, key=lambda r: (-tasks[r].size, r)):
+        i = loads.index(min(loads))
+        out[i].append(rel)
+        loads[i] += tasks[rel].size
+    return out
+
+
+# --------------------------------------------------------------------------- the run
 
 def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Sequence[Pass]] = None,
-        probe=None, configure: Optional[Callable[[ProjectContext], None]] = None) -> RunResult:
+        probe=None, configure: Optional[Callable[[ProjectContext], None]] = None,
+        settings: Optional[Settings] = None, extra_suffixes: Tuple[str, ...] = (),
+        summaries: Optional[bool] = None, admit=None) -> RunResult:
+    """Analyse *inputs*. ``summaries``: compute call-graph summaries (default: yes); *admit(abspath, relpath)*
+    is asked about every discovered file (configured excludes, see :func:`analyse.project.discover`)."""
     t0 = time.perf_counter()
+    settings = settings or Settings()
+    timings = {"hash_s": 0.0, "prescan_s": 0.0, "analyse_s": 0.0, "finish_s": 0.0}
     passes = list(passes) if passes is not None else discover_passes()
-    sources, others, errors, lines = load_project(inputs, passes)
+    suffixes = (".py",) + tuple(dict.fromkeys(other_suffixes(passes) + tuple(extra_suffixes)))
+    files = discover(inputs, suffixes, admit=admit)
+    py = [f for f in files if f[0].suffix == ".py"]
+    others = [(abspath, rel) for abspath, _root, rel, _m in files if abspath.suffix != ".py"]
 
-    index = ProjectIndex()
-    resolvers: Dict[str, Resolver] = {}
-    for sf in sources:
-        r = Resolver(sf.tree, sf.modname, index, is_package=sf.is_package_init)
-        resolvers[sf.relpath] = r
-        try:
-            index.add_module(sf.modname, sf.tree, r)
-        except Exception as exc:  # pragma: no cover - defensive
-            errors.append(_internal(sf.relpath, "indexing", exc))
-
-    project = ProjectContext(kb=kb, index=index, mode=mode, probe=probe,
-                             files={sf.relpath: sf for sf in sources},
+    project = ProjectContext(kb=kb, index=ProjectIndex(), mode=mode, probe=probe, files={},
                              other_files=[rel for _p, rel in others],
-                             root_names=tuple(p.name for p in inputs))
+                             root_names=tuple(p.name for p in inputs),
+                             modules={rel: mod for _a, _r, rel, mod in py})
     if configure is not None:
         configure(project)
+    want_summaries = True if summaries is None else summaries
 
-    findings = check_modules(sources, resolvers, kb, project, passes, errors, lines)
+    # ---- 1. hash (and look up)
+    cache = Cache(settings.cache_dir) if settings.cache_dir is not None else None
+    rkey = run_key(kb, mode, [p.name for p in passes], tuple(settings.options) + (want_summaries,)) if cache else ""
+    tasks: Dict[str, _Task] = {}
+    order: List[str] = []
+    texts: Dict[str, bytes] = {}
+    entries: Dict[str, dict] = {}
+    th = time.perf_counter()
+    for abspath, _root, rel, modname in py:
+        task = _Task(abspath, rel, modname)
+        try:
+            task.size = abspath.stat().st_size
+            if cache is not None and task.size <= MAX_FILE_BYTES:
+                data = abspath.read_bytes()
+                task.key = digest(rkey, rel, modname, data)
+                if mode == "script":
+                    texts[rel] = data
+                hit = cache.get(task.key)
+                if hit is not None:
+                    entries[rel] = hit
+        except OSError:
+            pass  # reported by the pre-scan
+        tasks[rel] = task
+        order.append(rel)
+    timings["hash_s"] = time.perf_counter() - th
+
+    progress = Progress(settings.progress)
+    jobs = settings.jobs if settings.jobs is not None else default_jobs()
+    todo_pre = [rel for rel in order if rel not in entries]
+    work_bytes = sum(tasks[r].size for r in todo_pre)
+    parallel = jobs > 1 and hasattr(os, "fork") and len(todo_pre) > 1 and work_bytes >= PARALLEL_MIN_BYTES
+    n_workers = min(jobs, len(todo_pre)) if parallel else 1
+    keep = work_bytes <= KEEP_TREES_MAX_BYTES * n_workers
+    worker = _Worker(kb, project, passes, want_summaries, keep)
+    pool = _Pool(n_workers, worker, tasks) if parallel else None
+    worker.retain = mode == "script" and keep  # in this process: no need to parse again for entry points / reach
+    prescans: Dict[str, Prescan] = {rel: e["prescan"] for rel, e in entries.items()}
+    results: Dict[str, ModuleResult] = {}
+    owner: Dict[str, int] = {}
+    try:
+        # ---- 2. pre-scan
+        tp = time.perf_counter()
+        if todo_pre:
+            progress.start("indexing", len(todo_pre))
+
+            def got_pre(pre: Prescan) -> None:
+                prescans[pre.relpath] = pre
+                progress.advance()
+
+            if pool is not None:
+                shares = _shares(todo_pre, tasks, n_workers)
+                owner = {rel: i for i, share in enumerate(shares) for rel in share} if keep else {}
+                pool.run(shares, ("prescan",), worker.prescan, got_pre)
+            else:
+                for rel in todo_pre:
+                    got_pre(worker.prescan(tasks[rel]))
+        timings["prescan_s"] = time.perf_counter() - tp
+
+        # ---- 3. combine
+        ordered_pre = [prescans[rel] for rel in order]
+        index = _merge_index(ordered_pre)
+        context = digest(rkey, repr([(p.relpath, p.modname, p.digest) for p in ordered_pre]),
+                         repr(project.other_files), repr(project.root_names))
+        worker.set_context(index, ordered_pre)
+        todo = []
+        for rel in order:
+            if prescans[rel].error is not None:
+                continue
+            e = entries.get(rel)
+            if e is not None and e.get("context") == context and isinstance(e.get("result"), ModuleResult):
+                results[rel] = e["result"]
+            else:
+                todo.append(rel)
+
+        # ---- 4. analyse
+        ta = time.perf_counter()
+        if todo:
+            progress.start("analysing", len(todo))
+
+            def got_result(res: ModuleResult) -> None:
+                results[res.relpath] = res
+                progress.advance()
+                if cache is not None and tasks[res.relpath].key:
+                    cache.put(tasks[res.relpath].key, {"prescan": prescans[res.relpath], "context": context,
+                                                       "result": res})
+
+            if pool is not None and len(todo) > 1:
+                pool.run(_shares(todo, tasks, n_workers, owner), ("analyse", index, ordered_pre), worker.analyse,
+                         got_result)
+            else:
+                for rel in todo:
+                    got_result(worker.analyse(tasks[rel]))
+        timings["analyse_s"] = time.perf_counter() - ta
+    finally:
+        progress.close()
+        if pool is not None:
+            pool.close()
+    if cache is not None:
+        for rel in order:  # unparsable files: remember the error
+            pre = prescans[rel]
+            if pre.error is not None and rel not in entries and tasks[rel].key:
+                cache.put(tasks[rel].key, {"prescan": pre, "context": None, "result": None})
+
+    # ---- 5. collect and finish
+    tf = time.perf_counter()
+    findings: List[Finding] = []
+    errors: List[AnalysisError] = []
+    facts: Dict[str, List[Tuple[str, object]]] = {}
+    summaries_out = []
+    failed: Dict[str, str] = {}
+    lines = 0
+    for rel in order:
+        pre = prescans[rel]
+        if pre.error is not None:
+            errors.append(pre.error)
+            failed[pre.modname] = rel
+            continue
+        lines += pre.lines
+        errors.extend(pre.errors)
+        res = results[rel]
+        findings.extend(res.findings)
+        errors.extend(res.errors)
+        for name, value in res.facts.items():
+            facts.setdefault(name, []).append((rel, value))
+        if res.summary is not None:
+            summaries_out.append(res.summary)
+        elif want_summaries:
+            failed[pre.modname] = rel
+            if res.summary_error is not None and mode != "script":
+                errors.append(res.summary_error)
+    project.facts = facts
+    sources: Dict[str, SourceFile] = {}
+    if mode == "script":
+        for rel in order:
+            if prescans[rel].error is None:
+                t = tasks[rel]
+                sources[rel] = _light_source(t, texts.get(rel), worker.kept.get(rel))
+        project.files = sources
     for abspath, rel in others:
         for p in passes:
             if abspath.suffix in p.file_suffixes or any(abspath.name.endswith(s) for s in p.file_suffixes):
@@ -104,96 +567,48 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
             findings.extend(p.finish(project))
         except Exception as exc:
             errors.append(_internal("<project>", f"pass {p.name} (project level)", exc))
-
-    findings = dedupe(findings)
-    findings = assign_ids(findings)
-    return RunResult(findings=findings, errors=errors, files_analysed=len(sources) + len(others),
+    findings = assign_ids(dedupe(findings))
+    timings["finish_s"] = time.perf_counter() - tf
+    if cache is not None and cache.writes:
+        cache.evict()
+    n_ok = len([r for r in order if prescans[r].error is None])
+    return RunResult(findings=findings, errors=errors, files_analysed=n_ok + len(others),
                      lines_analysed=lines, duration_s=time.perf_counter() - t0, project=project,
-                     sources={sf.relpath: sf for sf in sources})
+                     sources=sources, summaries=summaries_out, failed=failed, others=others, timings=timings,
+                     cache_hits=len(entries))
 
 
-PARALLEL_MIN_LINES = 20000
+class LazySource(SourceFile):
+    """A SourceFile in the main process: text and lines at once, the tree parsed on first use
+    (the modes' cross-file steps that still walk trees: entry points and reach)."""
+
+    def __init__(self, *args, **kwargs):
+        self._tree = None
+        self._tried = False
+        super().__init__(*args, **kwargs)
+
+    @property
+    def tree(self):
+        if self._tree is None and not self._tried:
+            self._tried = True
+            sf, _err = parse_source(self.text, self.path, self.relpath, self.modname)
+            self._tree = sf.tree if sf is not None else None
+        return self._tree
+
+    @tree.setter
+    def tree(self, value) -> None:
+        self._tree = value
+        self._tried = value is not None
 
 
-def _jobs(lines: int) -> int:
-    env = os.environ.get("NPU_ANALYSE_JOBS")
-    if env:
-        try:
-            return max(1, int(env))
-        except ValueError:
-            pass
-    if lines < PARALLEL_MIN_LINES or not hasattr(os, "fork"):
-        return 1
-    return max(1, min(os.cpu_count() or 1, 4))
-
-
-def _run_modules(sources, resolvers, kb, project, passes) -> Tuple[List[Finding], List[AnalysisError]]:
-    findings: List[Finding] = []
-    errors: List[AnalysisError] = []
-    for sf in sources:
-        ctx = ModuleContext(source=sf, resolver=resolvers[sf.relpath], kb=kb, project=project)
-        for p in passes:
-            try:
-                findings.extend(p.check_module(ctx))
-            except Exception as exc:
-                errors.append(_internal(sf.relpath, f"pass {p.name}", exc))
-    return findings, errors
-
-
-def check_modules(sources, resolvers, kb, project, passes, errors: List[AnalysisError], lines: int) -> List[Finding]:
-    """Run every pass over every module.
-
-    Large projects use several cores: after parsing, forked workers (sharing
-    the parsed trees copy-on-write) each run the stateless passes over a share
-    of the modules and send their findings back; passes marked ``stateful``
-    (they accumulate project-level state in ``project.store`` for ``finish``)
-    run over all modules in this process. A worker that fails is redone here.
-    """
-    jobs = _jobs(lines)
-    if jobs <= 1 or len(sources) < 2:
-        found, errs = _run_modules(sources, resolvers, kb, project, passes)
-        errors.extend(errs)
-        return found
-    stateful = [p for p in passes if getattr(p, "stateful", False)]
-    stateless = [p for p in passes if not getattr(p, "stateful", False)]
-    ordered = sorted(sources, key=lambda sf: -len(sf.lines))
-    chunks = [ordered[i::jobs] for i in range(jobs)]
-    children = []
-    for chunk in chunks[1:]:
-        rfd, wfd = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # worker
-            code = 0
-            try:
-                os.close(rfd)
-                payload = pickle.dumps(_run_modules(chunk, resolvers, kb, project, stateless), pickle.HIGHEST_PROTOCOL)
-            except BaseException:  # noqa: BLE001 - reported by the parent redoing the chunk
-                payload, code = b"", 1
-            try:
-                with os.fdopen(wfd, "wb") as fh:
-                    fh.write(payload)
-            finally:
-                os._exit(code)
-        os.close(wfd)
-        children.append((pid, rfd, chunk))
-    found, errs = _run_modules(chunks[0], resolvers, kb, project, stateless)
-    more, more_errs = _run_modules(sources, resolvers, kb, project, stateful)
-    found += more
-    errs += more_errs
-    for pid, rfd, chunk in children:
-        with os.fdopen(rfd, "rb") as fh:
-            payload = fh.read()
-        _pid, status = os.waitpid(pid, 0)
-        try:
-            if status != 0 or not payload:
-                raise ValueError("worker failed")
-            part, part_errs = pickle.loads(payload)
-        except Exception:
-            part, part_errs = _run_modules(chunk, resolvers, kb, project, stateless)
-        found += part
-        errs += part_errs
-    errors.extend(errs)
-    return found
+def _light_source(task: _Task, data: Optional[bytes], tree=None) -> SourceFile:
+    text = ""
+    try:
+        text = decode_source(data if data is not None else task.abspath.read_bytes())
+    except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
+        pass
+    return LazySource(path=task.abspath, relpath=task.relpath, modname=task.modname, text=text,
+                      lines=text.splitlines(), tree=tree)
 
 
 def dedupe(findings: Iterable[Finding]) -> List[Finding]:

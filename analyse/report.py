@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Dict, Iterable, List, Optional, Sequence
+from dataclasses import replace
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from analyse import __version__
-from analyse.findings import CATEGORIES, SEVERITIES, AnalysisError, Finding
+from analyse.findings import CATEGORIES, SEVERITIES, SEVERITY_RANK, AnalysisError, Finding
 
 EFFORT_TEXT = {
     "none": "No migration work found",
@@ -14,7 +15,9 @@ EFFORT_TEXT = {
     "medium": "Medium effort",
     "high": "High effort",
     "blocked": "Blocked until new NPU work is done",
+    "unknown": "Effort unknown: too little could be analysed",
 }
+EFFORT_ORDER = ("none", "low", "medium", "high", "blocked")
 
 
 def grade(blockers: int, manual_apis: int, manual: int, auto: int) -> str:
@@ -76,14 +79,276 @@ def verdict(findings: Sequence[Finding], files_analysed: int) -> dict:
     }
 
 
+# --------------------------------------------------------------------------- scoped verdict
+#
+# A finding counts for an entry point when the entry point reaches it (entry-point, reachable or
+# unknown reach), it is not guarded with a working fallback, and its file is product code (or is the
+# entry point's own file, or a non-product file of the entry point's own role and top folder: an
+# example's helper module counts for the example). Guarded findings with a fallback do not count,
+# except automatic ones (transfer_to_npu makes torch.cuda.is_available() true on an NPU, so the CUDA
+# branch is the one that runs) and distributed set-up (multi-device training is not optional for
+# the programs that use it). The overall effort is the worst verdict of the product entry points
+# (of all entry points when none is product). Without entry points every product finding counts.
+
+COUNTED_REACH = ("entry-point", "reachable", "unknown")
+REACH_RANK = {"entry-point": 0, "reachable": 0, "unknown": 1, "unreached": 2}
+DRIVER_SEVERITIES = ("blocker", "manual", "auto")
+MAX_DRIVERS = 8
+
+
+def excused(f: Finding) -> bool:
+    """Guarded with a working fallback, so not counted (see above)."""
+    g = f.guard
+    return bool(g and g.get("fallback")) and f.severity != "auto" and f.category != "distributed"
+
+
+def _top_dir(path: str) -> str:
+    return path.split("/", 1)[0] if "/" in path else ""
+
+
+def role_counts_for(f: Finding, ep) -> bool:
+    if f.role in (None, "product"):
+        return True
+    if ep is None:
+        return False
+    return f.path == ep.path or (f.role == ep.role and _top_dir(f.path) == _top_dir(ep.path))
+
+
+def _rank(effort: str) -> int:
+    return EFFORT_ORDER.index(effort) if effort in EFFORT_ORDER else -1
+
+
+def grade_findings(fs: Sequence[Finding]) -> Tuple[str, int, int, int]:
+    """(effort, blockers, manual, auto). Low-confidence findings alone never grade above medium."""
+    def g(sub):
+        sev = Counter(f.severity for f in sub)
+        manual_apis = {f.api for f in sub if f.severity == "manual"}
+        return grade(sev.get("blocker", 0), len(manual_apis), sev.get("manual", 0), sev.get("auto", 0))
+
+    sure = g([f for f in fs if f.confidence != "low"])
+    every = g(fs)
+    capped = every if _rank(every) <= _rank("medium") else "medium"
+    effort = sure if _rank(sure) >= _rank(capped) else capped
+    sev = Counter(f.severity for f in fs)
+    return effort, sev.get("blocker", 0), sev.get("manual", 0), sev.get("auto", 0)
+
+
+def drivers_of(fs: Sequence[Finding], limit: int = MAX_DRIVERS) -> List[dict]:
+    """The distinct APIs that set the grade, worst first: severity, then reached before unknown, then count."""
+    groups: Dict[str, List[Finding]] = {}
+    for f in fs:
+        if f.severity in DRIVER_SEVERITIES:
+            groups.setdefault(f.api, []).append(f)
+    rows = []
+    for api, members in groups.items():
+        sev = min((f.severity for f in members), key=lambda x: SEVERITY_RANK[x])
+        worst = [f for f in members if f.severity == sev]
+        reach = min(REACH_RANK.get((f.reach or {}).get("status", "unknown"), 1) for f in worst)
+        paths = sorted({f.path for f in members})
+        rows.append(((SEVERITY_RANK[sev], reach, -len(members), api),
+                     {"api": api, "severity": sev, "count": len(members), "paths": paths[:5]}))
+    rows.sort(key=lambda r: r[0])
+    return [r[1] for r in rows[:limit]]
+
+
+def _hops(path: Sequence[str]) -> str:
+    hops = [h for h in path if not h.endswith(".<module>")]
+    if len(hops) > 4:
+        hops = hops[:2] + ["..."] + hops[-2:]
+    return " -> ".join(hops)
+
+
+def _driver_sentence(effort: str, drivers: List[dict], findings: Sequence[Finding], counted_idx: Sequence[int],
+                     counted_eps: Sequence, ep_counted: Dict[str, List[int]]) -> str:
+    """"BLOCKED by X (blocker, 3 place(s)), used in train.py via main -> build_model (models/x.py:12)"."""
+    if not drivers or effort in ("none", "unknown"):
+        return ""
+    top = drivers[0]
+    cands = [i for i in counted_idx if findings[i].api == top["api"] and findings[i].severity == top["severity"]]
+    if not cands:
+        return ""
+    ep_ids = [ep.id for ep in counted_eps]
+
+    def reached_by(i):
+        r = findings[i].reach or {}
+        listed = set(r.get("entry_points") or ()) if r.get("status") in ("entry-point", "reachable") else set()
+        return [e for e in ep_ids if e in listed and i in ep_counted.get(e, ())]
+
+    first = ep_ids[0] if ep_ids else None
+    cands.sort(key=lambda i: (not reached_by(i), first not in reached_by(i),
+                              len((findings[i].reach or {}).get("path") or ()), findings[i].path, findings[i].line))
+    i = cands[0]
+    f = findings[i]
+    r = f.reach or {}
+    more = f" (and {len(drivers) - 1} more API(s))" if len(drivers) > 1 else ""
+    where = f"{f.path}:{f.line}"
+    direct = reached_by(i)
+    if direct:
+        ep = direct[0]
+        if f.path == ep.split(":")[0]:
+            used = f"used in {where}"
+        else:
+            via = _hops(r.get("path") or ())
+            used = f"used in {ep}" + (f" via {via}" if via else "") + f" ({where})"
+    else:
+        maybe = [e for e in ep_ids if i in ep_counted.get(e, ())]
+        if maybe and r.get("status") != "unknown" and f.path.endswith(".py"):
+            used = f"in {where}, which {maybe[0]} may run through dynamic dispatch (registries, configs)"
+        elif maybe:
+            used = f"in {where}" + (f" ({r['reason']})" if r.get("reason") else "") + f", possibly run by {maybe[0]}"
+        else:
+            used = f"in {where}"
+    return f"{effort.upper()} by {top['api']} ({top['severity']}, {top['count']} place(s)){more}, {used}."
+
+
+def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError], files_analysed: int,
+                   entry_points: Sequence, ep_members: Dict[str, List[int]], roles=None,
+                   lines_analysed: int = 1) -> dict:
+    from analyse.roles import ROLES, role_of
+
+    eps = list(entry_points)
+    ep_rows = []
+    ep_counted: Dict[str, List[int]] = {}
+    for ep in eps:
+        idx = [i for i in ep_members.get(ep.id, ())
+               if (findings[i].reach or {}).get("status", "unknown") in COUNTED_REACH
+               and not excused(findings[i]) and role_counts_for(findings[i], ep)]
+        ep_counted[ep.id] = idx
+        fs = [findings[i] for i in idx]
+        effort, b, m, a = grade_findings(fs)
+        v = {"effort": effort, "blockers": b, "manual_changes": m, "auto_migratable": a,
+             "drivers": drivers_of(fs, 3)}
+        row = ep.to_dict()
+        row["verdict"] = v
+        ep_rows.append(row)
+    product_eps = [ep for ep in eps if ep.role == "product"]
+    counted_eps = product_eps or eps
+    counted_roles = {"product"} | {ep.role for ep in counted_eps}
+    if eps:
+        scope = "entry-points"
+        counted_idx = sorted({i for ep in counted_eps for i in ep_counted[ep.id]})
+    else:
+        scope = "whole-tree"
+        products = [i for i, f in enumerate(findings) if f.role in (None, "product")]
+        base = products if products else list(range(len(findings)))
+        counted_idx = [i for i in base if not excused(findings[i])]
+        if not products:
+            counted_roles = set(ROLES)
+    counted = [findings[i] for i in counted_idx]
+    v = verdict(counted, files_analysed)
+    rows_by_id = {ep.id: row for ep, row in zip(eps, ep_rows)}
+    if eps:
+        def weight(ep):
+            ev = rows_by_id[ep.id]["verdict"]
+            return (_rank(ev["effort"]), ev["blockers"], ev["manual_changes"], ev["auto_migratable"])
+
+        worst = max(counted_eps, key=weight)
+        effort = rows_by_id[worst.id]["verdict"]["effort"]
+    else:
+        worst = None
+        effort = grade_findings(counted)[0]
+    # completeness: errors in files of a counted role (or a failed pass)
+    bad = sorted({e.path for e in errors if role_of(e.path, roles) in counted_roles or e.path.startswith("<")})
+    complete = not bad
+    if files_analysed == 0 or (lines_analysed == 0 and errors):
+        effort = "unknown"   # nothing analysable remains
+    drivers = drivers_of(counted)
+    parts = []
+    ordered_eps = sorted(counted_eps, key=lambda ep: ep is not worst) if eps else ()
+    head = _driver_sentence(effort, drivers, findings, counted_idx, ordered_eps, ep_counted)
+    if head:
+        parts.append(head)
+    if effort == "unknown":
+        parts.append("Effort unknown: no source file could be analysed" +
+                     (f" ({len(bad)} failed: {', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''})." if bad else "."))
+    if eps:
+        wr = f"; the worst is {worst.id} ({effort})" if worst is not None and effort not in ("none", "unknown") else ""
+        who = f"{len(product_eps)} product entry point(s)" if product_eps else f"{len(eps)} entry point(s) (none is product code)"
+        parts.append(f"Verdict over {who}{wr}.")
+    else:
+        parts.append("No entry point was found or given (--entry FILE[:FUNCTION]): every finding in product code counts.")
+    off = len(findings) - len(counted)
+    if off:
+        parts.append(f"{off} finding(s) off the path (unreached, guarded with a fallback, or in tests, tools, "
+                     "examples, docs or build files) are listed but not counted.")
+    low = [f for f in counted if f.confidence == "low" and f.severity in ("blocker", "manual")]
+    if low:
+        parts.append(f"{len(low)} low-confidence finding(s) (e.g. documentation conflicts) cannot on their own "
+                     "raise the effort above medium.")
+    if effort == "unknown":
+        pass
+    elif counted or not findings:
+        parts.append(v["explanation"])
+    else:
+        parts.append(f"Nothing that the counted code runs needs changing for an Ascend NPU ({files_analysed} file(s) "
+                     "analysed).")
+    if not complete and effort != "unknown":
+        parts.append(f"Analysis incomplete: {len(bad)} file(s) could not be analysed "
+                     f"({', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''}); the verdict may miss problems there.")
+    v.update({"effort": effort, "explanation": " ".join(parts), "scope": scope, "drivers": drivers})
+    # off-path accounting
+    counted_set = set(counted_idx)
+    off_sev: Counter = Counter()
+    off_role: Counter = Counter()
+    off_why: Counter = Counter()
+    for i, f in enumerate(findings):
+        if i in counted_set:
+            continue
+        off_sev[f.severity] += 1
+        off_role[f.role or "product"] += 1
+        if excused(f):
+            off_why["guarded"] += 1
+        elif eps and not f.path.endswith(".py"):
+            off_why["not-python"] += 1
+        elif f.role not in counted_roles and f.role is not None:
+            off_why["role"] += 1
+        else:
+            off_why[(f.reach or {}).get("status", "unreached") if eps else "unreached"] += 1
+    off_path = {
+        "count": sum(off_sev.values()),
+        "by_severity": {s: off_sev[s] for s in SEVERITIES if off_sev.get(s)},
+        "by_role": dict(sorted(off_role.items())),
+        "by_reason": dict(sorted(off_why.items())),
+    }
+    ep_rows.sort(key=lambda r: (r["role"] != "product", -_rank(r["verdict"]["effort"]), r["path"], r["function"] or ""))
+    return {"verdict": v, "entry_points": ep_rows, "off_path": off_path, "complete": complete,
+            "incomplete_files": bad[:100]}
+
+
 def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_npu_version: Optional[str],
                  knowledge_base: str, findings: Sequence[Finding], errors: Sequence[AnalysisError],
                  files_analysed: int, lines_analysed: int, duration_s: float,
-                 thirdparty: Optional[dict] = None, extra_summary: Optional[dict] = None) -> dict:
-    findings = sorted(findings, key=lambda f: f.sort_key)
+                 thirdparty: Optional[dict] = None, extra_summary: Optional[dict] = None,
+                 entry_points: Optional[Sequence] = None, ep_members: Optional[Dict[str, List[int]]] = None,
+                 roles: Optional[Dict[str, str]] = None, policy=None) -> dict:
+    """The report object. *entry_points* (:class:`analyse.entrypoints.EntryPoint`) and *ep_members*
+    (entry point id -> indexes into *findings* it reaches) scope the verdict; without them it covers
+    the whole tree. *policy* (:class:`analyse.policy.Policy`) drops deselected, suppressed and
+    baselined findings first, so that every count and the verdict see only what is reported."""
+    from analyse.roles import role_of
+
+    sections: dict = {}
+    if policy is not None:
+        findings = list(findings)
+        kept, policy_summary, sections = policy.apply(findings)
+        extra_summary = {**(extra_summary or {}), **policy_summary}
+        keep = {id(f) for f in kept}
+        old_idx = [i for i, f in enumerate(findings) if id(f) in keep]
+        remap = {old: new for new, old in enumerate(old_idx)}
+        findings = [findings[i] for i in old_idx]
+        if ep_members is not None:
+            ep_members = {k: [remap[i] for i in v if i in remap] for k, v in ep_members.items()}
+    findings = [f if f.role is not None else replace(f, role=role_of(f.path, roles)) for f in findings]
+    order = sorted(range(len(findings)), key=lambda i: findings[i].sort_key)
+    pos = {old: new for new, old in enumerate(order)}
+    findings = [findings[i] for i in order]
+    if ep_members is not None:
+        ep_members = {k: sorted(pos[i] for i in v) for k, v in ep_members.items()}
     by_cat = Counter(f.category for f in findings)
     by_sev = Counter(f.severity for f in findings)
     unknown = Counter(f.api for f in findings if f.category == "unknown-api")
+    scoped = scoped_verdict(findings, errors, files_analysed, entry_points or (), ep_members or {}, roles,
+                            lines_analysed)
     summary = {
         "files_analysed": files_analysed,
         "files_failed": len({e.path for e in errors if e.kind != "internal"}),
@@ -91,9 +356,14 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
         "duration_s": round(duration_s, 3),
         "by_category": {c: by_cat[c] for c in CATEGORIES if by_cat.get(c)},
         "by_severity": {s: by_sev[s] for s in SEVERITIES if by_sev.get(s)},
-        "verdict": verdict(findings, files_analysed),
+        "verdict": scoped["verdict"],
         "unknown_apis": [{"api": a, "count": n} for a, n in sorted(unknown.items(), key=lambda kv: (-kv[1], kv[0]))],
+        "complete": scoped["complete"],
+        "entry_points": scoped["entry_points"],
+        "off_path": scoped["off_path"],
     }
+    if scoped["incomplete_files"]:
+        summary["incomplete_files"] = scoped["incomplete_files"]
     if extra_summary:
         summary.update(extra_summary)
     report = {
@@ -112,4 +382,5 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
     }
     if thirdparty is not None:
         report["thirdparty"] = thirdparty
+    report.update(sections)
     return report

@@ -33,7 +33,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 import astroid
 from astroid import nodes
 
-from analyse.syntax import walk
+from analyse.syntax import nodes_of
 
 _MAX_DEPTH = 12
 _MISSING = object()
@@ -111,10 +111,10 @@ class ProjectIndex:
 
     def add_module(self, modname: str, tree: nodes.Module, resolver: "Resolver") -> None:
         self.modules.add(modname)
-        for cls in tree.nodes_of_class(nodes.ClassDef):
+        for cls in nodes_of(tree, nodes.ClassDef):
             bases = tuple(filter(None, (resolver.qualname(b) for b in cls.bases)))
             self.classes[cls.qname()] = ClassInfo(cls.qname(), bases)
-        for call in tree.nodes_of_class(nodes.Call):
+        for call in nodes_of(tree, nodes.Call):
             func = call.func
             if isinstance(func, nodes.Attribute) and func.attrname == "add_argument":
                 dest, default = _argparse_dest_default(call)
@@ -223,7 +223,8 @@ class Resolver:
         its scope lookup -- the costliest step -- is skipped."""
         if self._bindable is None:
             out: Set[str] = set()
-            for n in walk(self.tree):
+            for n in nodes_of(self.tree, nodes.Import, nodes.ImportFrom, nodes.FunctionDef, nodes.ClassDef,
+                              nodes.AssignName):
                 if isinstance(n, nodes.Import):
                     for mod, asname in n.names:
                         out.add(asname or mod.split(".")[0])

@@ -5,7 +5,7 @@ messages). Depends on astroid only, so the resolver and the passes can share it.
 
 from __future__ import annotations
 
-from typing import Iterator, List
+from typing import Iterator, List, Sequence
 
 from astroid import nodes
 
@@ -36,6 +36,42 @@ def walk(node) -> Iterator:
             node._npu_preorder = cached
         return iter(cached)
     return iter(_preorder(node))
+
+
+def nodes_of(node, *classes) -> Sequence:
+    """The nodes under *node* (itself included) that are instances of *classes*, in pre-order.
+
+    For a whole module this is one shared traversal: the pre-order list (see
+    :func:`walk`) is indexed by node type once, and each selection of types is
+    memoised on the module, so a pass asking for the calls does not visit (or
+    test) every other node of the tree.
+    """
+    if not isinstance(node, nodes.Module):
+        return [n for n in walk(node) if isinstance(n, classes)]
+    memo = getattr(node, "_npu_selections", None)
+    if memo is None:
+        memo = node._npu_selections = {}
+    hit = memo.get(classes)
+    if hit is not None:
+        return hit
+    by_type = getattr(node, "_npu_types", None)
+    if by_type is None:
+        by_type = {}
+        for i, n in enumerate(walk(node)):
+            by_type.setdefault(type(n), []).append(i)
+        node._npu_types = by_type
+    positions: List[int] = []
+    groups = 0
+    for t, pos in by_type.items():
+        if issubclass(t, classes):
+            positions.extend(pos)
+            groups += 1
+    if groups > 1:
+        positions.sort()
+    pre = node._npu_preorder
+    hit = tuple(pre[i] for i in positions)
+    memo[classes] = hit
+    return hit
 
 
 # Calls whose string arguments are log / display text, never device values.

@@ -1,7 +1,13 @@
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# The command line caches per-file results under $XDG_CACHE_HOME/npu-analyse by default: tests (and the
+# processes they start) use a throw-away folder, never the user's home.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="npu-analyse-test-cache-")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

@@ -1,16 +1,16 @@
 """``npu-analyse thirdparty``: which functions of a library break on an NPU, and why.
 
-The library is processed module by module in bounded memory:
+The library goes through :func:`analyse.pipeline.run` (worker processes,
+per-file cache, bounded memory):
 
-1. **index** -- every module is parsed (astroid, no inference), its classes
-   and bases go into the shared :class:`~analyse.resolve.ProjectIndex`, and the
-   tree is dropped;
-2. **passes + summary** -- every module is parsed again, the script-mode
-   passes (whatever :func:`analyse.passes.discover_passes` returns) run on it,
-   it is reduced to a :class:`~analyse.callgraph.ModuleSummary` (functions with
-   line ranges, resolved call sites, import / re-export tables), and the tree
-   is dropped; non-Python files go to the passes' ``check_file`` and the
-   C++/CUDA sources to :mod:`analyse.library.cpp`;
+1. **pre-scan** -- every module is parsed (astroid, no inference), its classes
+   and bases go into the shared :class:`~analyse.resolve.ProjectIndex`;
+2. **passes + summary** -- the script-mode passes (whatever
+   :func:`analyse.passes.discover_passes` returns) run on each module, which is
+   reduced to a :class:`~analyse.callgraph.ModuleSummary` (functions with line
+   ranges, resolved call sites, import / re-export tables), and the tree is
+   dropped; non-Python files go to the passes' ``check_file`` and the C++/CUDA
+   sources to :mod:`analyse.library.cpp`;
 3. **call graph** -- :func:`analyse.callgraph.build_graph` links the summaries;
 4. **roots** -- each finding is mapped to its innermost enclosing function
    (blocker/manual findings of unsupported-api, third-party, cuda-extension and
@@ -25,34 +25,18 @@ Nothing analysed is imported or executed.
 
 from __future__ import annotations
 
-import gc
 import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-import astroid
-
-from analyse.callgraph import (MODULE_FN, FunctionLocator, ModuleSummary, build_graph, classify, propagate,
-                               summarise_module)
-from analyse.findings import AnalysisError, Finding, assign_ids
-from analyse.passes import ModuleContext, ProjectContext, discover_passes
-from analyse.pipeline import _internal, dedupe, other_suffixes
-from analyse.project import discover, load_source
+from analyse.callgraph import MODULE_FN, FunctionLocator, ModuleSummary, build_graph, classify, propagate
+from analyse.findings import AnalysisError, Finding
+from analyse.pipeline import Settings
+from analyse.pipeline import run as pipeline_run
 from analyse.report import build_report
-from analyse.resolve import ProjectIndex, Resolver
 from analyse.library.cpp import CPP_SUFFIXES, scan_sources
 
 __all__ = ["analyse_library", "LibraryAnalysis", "analyse_library_data"]
-
-CLEAR_EVERY = 300
-
-
-def _drop(modname: str, n: int) -> None:
-    astroid.MANAGER.astroid_cache.pop(modname, None)
-    if n and n % CLEAR_EVERY == 0:
-        astroid.MANAGER.clear_cache()
-        gc.collect()
-
 
 class LibraryAnalysis:
     """Everything :func:`analyse_library` computes (for tests and benchmarks)."""
@@ -85,88 +69,26 @@ def _setup_texts(inputs: Sequence[Path]) -> List[str]:
     return out
 
 
-def analyse_library_data(inputs: Sequence[Path], kb, passes=None) -> LibraryAnalysis:
+def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Optional[Settings] = None,
+                         admit=None) -> LibraryAnalysis:
     res = LibraryAnalysis()
     t = res.timings
-    passes = list(passes) if passes is not None else discover_passes()
-    py_other = other_suffixes(passes)
-    files = discover(inputs, (".py",) + tuple(dict.fromkeys(py_other + CPP_SUFFIXES)))
-    py_files = [f for f in files if f[0].suffix == ".py"]
-    other = [f for f in files if f[0].suffix != ".py"]
+    # ---- phases 1-2: the pipeline (pre-scan, passes and call-graph summaries per module, in workers)
+    run = pipeline_run(list(inputs), kb, mode="thirdparty", passes=passes, settings=settings,
+                       extra_suffixes=CPP_SUFFIXES, summaries=True, admit=admit)
+    t["parse_s"] += run.timings.get("prescan_s", 0.0) + run.timings.get("hash_s", 0.0)
+    t["passes_s"] += run.timings.get("analyse_s", 0.0) + run.timings.get("finish_s", 0.0)
+    res.findings = list(run.findings)
+    res.errors = list(run.errors)
+    res.summaries = list(run.summaries)
+    res.lines_analysed = run.lines_analysed
+    failed: Dict[str, str] = dict(run.failed)
+    res.files_analysed = len(res.summaries)
+    other = run.others
 
-    # ---- phase 1: class index
-    index = ProjectIndex()
-    failed: Dict[str, str] = {}
-    for n, (abspath, _root, rel, modname) in enumerate(py_files, 1):
-        t0 = time.perf_counter()
-        sf, err = load_source(abspath, rel, modname)
-        t["parse_s"] += time.perf_counter() - t0
-        if err is not None:
-            res.errors.append(err)
-            failed[modname] = rel
-            continue
-        try:
-            index.add_module(modname, sf.tree, Resolver(sf.tree, modname, index, is_package=sf.is_package_init))
-        except Exception as exc:  # pragma: no cover - defensive
-            res.errors.append(_internal(rel, "indexing", exc))
-        res.lines_analysed += len(sf.lines)
-        sf = None
-        _drop(modname, n)
-
-    project = ProjectContext(kb=kb, index=index, mode="thirdparty", files={},
-                             other_files=[rel for _a, _r, rel, _m in other],
-                             root_names=tuple(p.name for p in inputs))
-    # ---- phase 2: passes and summaries
-    for n, (abspath, _root, rel, modname) in enumerate(py_files, 1):
-        if modname in failed:
-            continue
-        t0 = time.perf_counter()
-        sf, err = load_source(abspath, rel, modname)
-        t["parse_s"] += time.perf_counter() - t0
-        if err is not None:  # pragma: no cover - parsed fine the first time
-            continue
-        resolver = Resolver(sf.tree, modname, index, is_package=sf.is_package_init)
-        ctx = ModuleContext(source=sf, resolver=resolver, kb=kb, project=project)
-        t0 = time.perf_counter()
-        for p in passes:
-            try:
-                res.findings.extend(p.check_module(ctx))
-            except Exception as exc:
-                res.errors.append(_internal(rel, f"pass {p.name}", exc))
-        t1 = time.perf_counter()
-        t["passes_s"] += t1 - t0
-        try:
-            res.summaries.append(summarise_module(sf.tree, modname, rel, resolver, sf.is_package_init, len(sf.lines)))
-        except Exception as exc:
-            res.errors.append(_internal(rel, "call graph", exc))
-            failed[modname] = rel
-        t["callgraph_s"] += time.perf_counter() - t1
-        ctx = resolver = sf = None
-        _drop(modname, n)
-    astroid.MANAGER.clear_cache()
-    res.files_analysed = len(py_files) - len([1 for m in failed])
-
-    # ---- non-Python files: passes, then the C++/CUDA scan
+    # ---- the C++/CUDA scan
     t0 = time.perf_counter()
-    cpp_files = []
-    for abspath, _root, rel, _m in other:
-        if abspath.suffix in CPP_SUFFIXES:
-            cpp_files.append((abspath, rel))
-        for p in passes:
-            if abspath.suffix in p.file_suffixes or any(abspath.name.endswith(s) for s in p.file_suffixes):
-                try:
-                    fs, errs = p.check_file(abspath, rel, project)
-                    res.findings.extend(fs)
-                    res.errors.extend(errs)
-                except Exception as exc:
-                    res.errors.append(_internal(rel, f"pass {p.name}", exc))
-    for p in passes:
-        try:
-            res.findings.extend(p.finish(project))
-        except Exception as exc:
-            res.errors.append(_internal("<project>", f"pass {p.name} (project level)", exc))
-    t["passes_s"] += time.perf_counter() - t0
-    t0 = time.perf_counter()
+    cpp_files = [(abspath, rel) for abspath, rel in other if abspath.suffix in CPP_SUFFIXES]
     res.cpp = scan_sources(cpp_files, _setup_texts(inputs))
     seen_err = {(e.path, e.kind) for e in res.errors}
     res.errors.extend(e for e in res.cpp.errors if (e.path, e.kind) not in seen_err)
@@ -174,7 +96,6 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None) -> LibraryAnal
     res.lines_analysed += res.cpp.lines
     t["parse_s"] += time.perf_counter() - t0
     res.files_analysed += len([o for o in other if o[0].suffix not in CPP_SUFFIXES])
-    res.findings = assign_ids(dedupe(res.findings))
 
     # ---- call graph
     t0 = time.perf_counter()
@@ -331,11 +252,13 @@ def affected_aliases(res: LibraryAnalysis) -> Dict[str, List[str]]:
     return dict(sorted(out.items()))
 
 
-def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]] = None, passes=None) -> dict:
-    """The ``thirdparty`` report dict (report.schema.json)."""
+def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]] = None, passes=None,
+                    settings: Optional[Settings] = None, policy=None) -> dict:
+    """The ``thirdparty`` report dict (report.schema.json); *policy*: an :class:`analyse.policy.Policy`."""
     t0 = time.perf_counter()
     inputs = [Path(p) for p in inputs]
-    res = analyse_library_data(inputs, kb, passes=passes)
+    res = analyse_library_data(inputs, kb, passes=passes, settings=settings,
+                               admit=policy.admit if policy is not None else None)
     extra = {
         "aliases": affected_aliases(res),
         "public_affected_entry_points": res.public_affected[:500],
@@ -355,4 +278,5 @@ def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]]
         lines_analysed=res.lines_analysed,
         duration_s=time.perf_counter() - t0,
         thirdparty=thirdparty,
+        policy=policy,
     )

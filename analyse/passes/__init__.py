@@ -10,8 +10,17 @@ A pass module defines one subclass of :class:`Pass` with
   ``# expect: NPU001[,NPU002]`` must yield exactly those codes on that line,
 * ``check_module(ctx)``: yields findings for one parsed module,
 * optionally ``check_file(ctx)`` for non-Python files whose suffix is listed in
-  ``file_suffixes`` and ``finish(project)`` for project-level findings; a pass
-  whose ``check_module`` collects state for ``finish`` sets ``stateful = True``.
+  ``file_suffixes`` and ``finish(project)`` for project-level findings.
+
+Modules are analysed in worker processes (see :mod:`analyse.pipeline`), so a
+pass keeps no state between modules. Project-wide facts flow two ways:
+
+* before any ``check_module``: ``prescan(ctx)`` returns picklable, canonical
+  (sorted) facts of one module, ``combine(project, [(relpath, facts), ...])``
+  merges them (into ``project.store``) in every process;
+* towards ``finish``: ``check_module`` puts picklable facts of its module in
+  ``ctx.facts[self.name]``; ``finish`` reads ``project.facts[self.name]``, a
+  list of ``(relpath, facts)`` in file order.
 
 :func:`discover_passes` imports every module of this package and collects the
 subclasses, so adding a pass touches only its module, its knowledge file and
@@ -29,8 +38,9 @@ from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequ
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
+from analyse.guards import guard_of
 # re-exported for the passes: tree walking and text/code tests live below the passes room
-from analyse.syntax import LOG_CALLS, LOG_METHODS, in_log_or_docstring, walk  # noqa: F401
+from analyse.syntax import LOG_CALLS, LOG_METHODS, in_log_or_docstring, nodes_of, walk  # noqa: F401
 
 if TYPE_CHECKING:  # pragma: no cover
     from analyse.knowledge import KnowledgeBase
@@ -48,6 +58,8 @@ class ModuleContext:
     project: "ProjectContext"
     # per-module memo shared by passes (e.g. the list of API uses)
     cache: Dict[str, object] = field(default_factory=dict)
+    # picklable per-module facts for Pass.finish, keyed by pass name (see the module docstring)
+    facts: Dict[str, object] = field(default_factory=dict)
 
     @property
     def path(self) -> str:
@@ -67,6 +79,7 @@ class ModuleContext:
                 category: Optional[str] = None, line: Optional[int] = None) -> Finding:
         lineno = line or getattr(node, "lineno", None) or 1
         end = getattr(node, "end_lineno", None) if line is None else line
+        guard = guard_of(node) if isinstance(node, nodes.NodeNG) else None
         return Finding(
             code=rule.code,
             category=category or rule.category,
@@ -81,6 +94,7 @@ class ModuleContext:
             confidence=confidence,
             evidence=evidence,
             snippet=self.snippet(lineno),
+            guard=guard.to_dict() if guard is not None else None,
         )
 
 
@@ -96,17 +110,18 @@ class ProjectContext:
     store: Dict[str, object] = field(default_factory=dict)
     # overlay of probe results (analyse.probe.overlay.ProbeOverlay) when given
     probe: object = None
-    # files of the project: relpath -> SourceFile (script mode keeps them)
+    # files of the project: relpath -> SourceFile, text only, no tree (script mode, in finish)
     files: Dict[str, "SourceFile"] = field(default_factory=dict)
     # relpaths of every non-Python file seen (setup.cfg, .cu ...)
     other_files: List[str] = field(default_factory=list)
+    # every Python file of the project: relpath -> module name (known before any module is analysed)
+    modules: Dict[str, str] = field(default_factory=dict)
+    # per-module facts for finish(): pass name -> [(relpath, facts)] in file order
+    facts: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)
 
 
 class Pass:
     name: str = ""
-    # True when check_module accumulates project-level state in project.store for finish():
-    # such a pass always sees every module in the main process (the others may run in workers).
-    stateful: bool = False
     rules: Tuple[Rule, ...] = ()
     file_suffixes: Tuple[str, ...] = ()
     VALID: Tuple[str, ...] = ()
@@ -117,6 +132,13 @@ class Pass:
             if r.code == code:
                 return r
         raise KeyError(code)
+
+    def prescan(self, ctx: ModuleContext) -> object:
+        """Project-wide facts of one module, before any check_module (picklable, canonical); None: nothing."""
+        return None
+
+    def combine(self, project: ProjectContext, prescans: List[Tuple[str, object]]) -> None:
+        """Merge the prescan facts of every module, in file order (into project.store)."""
 
     def check_module(self, ctx: ModuleContext) -> Iterable[Finding]:
         return ()

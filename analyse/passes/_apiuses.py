@@ -7,7 +7,7 @@ from typing import List
 
 from astroid import nodes
 
-from analyse.passes import ModuleContext, walk
+from analyse.passes import ModuleContext, nodes_of
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ def api_uses(ctx: ModuleContext, prefix: str = "torch.") -> List[ApiUse]:
     r = ctx.resolver
     out: List[ApiUse] = []
     call_funcs = set()
-    for node in walk(ctx.tree):
+    for node in nodes_of(ctx.tree, nodes.Call, nodes.Attribute, nodes.Name, nodes.AssignAttr):
         if isinstance(node, nodes.Call):
             func = node.func
             call_funcs.add(id(func))

@@ -34,12 +34,12 @@ torch.optim optimizers with fused twins are reported by the affinity pass
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, Iterator, List, Optional
+from typing import Dict, Iterable, Iterator, List, Optional, Set
 
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
-from analyse.passes import ModuleContext, Pass, ProjectContext, walk
+from analyse.passes import ModuleContext, Pass, ProjectContext, nodes_of, walk
 
 
 def _r(code, name, cat, summary, why, example, fix):
@@ -106,16 +106,28 @@ def _has_star_kwargs(call: nodes.Call) -> bool:
     return any(kw.arg is None for kw in call.keywords or ())
 
 
-def _state(project: ProjectContext) -> dict:
-    return project.store.setdefault("performance-advice", {
-        "trains": [], "main": [], "dynamic": None, "compile_mode": False, "env": set(), "ddp": [], "dist": [],
-        "accum": False, "no_sync": False, "files": [],
-    })
+def _new_state() -> dict:
+    return {"trains": [], "main": [], "dynamic": None, "compile_mode": False, "env": set(), "ddp": [], "dist": [],
+            "accum": False, "no_sync": False, "files": []}
+
+
+def _merge_states(states) -> dict:
+    """One project state from the per-module states, in file order."""
+    st = _new_state()
+    for s in states:
+        for k in ("trains", "main", "ddp", "dist", "files"):
+            st[k].extend(s[k])
+        st["env"] |= set(s["env"])
+        for k in ("compile_mode", "accum", "no_sync"):
+            st[k] = st[k] or s[k]
+        if st["dynamic"] is None:
+            st["dynamic"] = s["dynamic"]
+    return st
 
 
 class PrecisionAdvicePass(Pass):
     name = "precision-advice"
-    stateful = True  # once per report: remembers what it reported in project.store
+    # once per report: each module offers its first use of each API (ctx.facts); finish keeps the first file's
     rules = (R_PREC,)
     VALID = (
         "import torch\ny = torch.bmm(a, b)\nz = x.view(2, 3)\n",
@@ -132,28 +144,36 @@ class PrecisionAdvicePass(Pass):
         r = ctx.resolver
         first: Dict[str, nodes.Call] = {}
         count: Dict[str, int] = {}
-        for node in walk(ctx.tree):
-            if not isinstance(node, nodes.Call):
-                continue
+        for node in nodes_of(ctx.tree, nodes.Call):
             q = r.call_target(node)
             if q not in table:
                 continue
             count[q] = count.get(q, 0) + 1
             first.setdefault(q, node)
-        done = ctx.project.store.setdefault("precision-advice", set())
+        offers = []
         for q, call in first.items():
-            if q in done:
-                continue  # once per report: the first file that uses it
-            done.add(q)
             item = table[q]
             more = f" ({count[q] - 1} more use(s) in this file.)" if count[q] > 1 else ""
-            yield ctx.finding(self.rule("NPU801"), call, q, f"`{q}`: {item['advice']}.{more}",
-                              replacement=item["replacement"], confidence="medium", evidence="knowledge")
+            offers.append((q, ctx.finding(self.rule("NPU801"), call, q, f"`{q}`: {item['advice']}.{more}",
+                                          replacement=item["replacement"], confidence="medium", evidence="knowledge")))
+        if offers:
+            ctx.facts[self.name] = offers
+        return ()
+
+    def finish(self, project: ProjectContext) -> Iterable[Finding]:
+        done: Set[str] = set()
+        out: List[Finding] = []
+        for _rel, offers in project.facts.get(self.name, ()):
+            for q, finding in offers:
+                if q not in done:  # once per report: the first file that uses it
+                    done.add(q)
+                    out.append(finding)
+        return out
 
 
 class PerformanceAdvicePass(Pass):
     name = "performance-advice"
-    stateful = True  # collects project facts in project.store for finish()
+    # each module's facts (training loops, DDP, env vars ...) go to ctx.facts; finish() merges them
     rules = (R_LOADER, R_NONBLOCK, R_BUCKET, R_NOSYNC, R_ANOMALY, R_COMPILE, R_TASKQ, R_FFTS)
     VALID = (
         "from torch.utils.data import DataLoader\nloader = DataLoader(ds, pin_memory=True, num_workers=4)\n",
@@ -182,12 +202,14 @@ class PerformanceAdvicePass(Pass):
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
         facts = ctx.kb.data_file("advice.yaml")
         params = facts["parameters"]
-        st = _state(ctx.project)
+        st = _new_state()
         st["files"].append(ctx.path)
+        st["first_line"] = ctx.source.line(1)
+        ctx.facts[self.name] = st
         r = ctx.resolver
         is_test = "test" in ctx.path.rsplit("/", 1)[-1] or "/tests/" in "/" + ctx.path
         training_loops = []
-        for node in walk(ctx.tree):
+        for node in nodes_of(ctx.tree, nodes.If, nodes.For, nodes.While, nodes.Const, nodes.Attribute, nodes.Call):
             if isinstance(node, nodes.If) and self._is_main_guard(node):
                 st["main"].append(ctx.path)
             elif isinstance(node, (nodes.For, nodes.While)) and self._calls_backward(node):
@@ -322,9 +344,11 @@ class PerformanceAdvicePass(Pass):
 
     # ------------------------------------------------------------------ project level
     def finish(self, project: ProjectContext) -> Iterable[Finding]:
-        st = project.store.get("performance-advice")
-        if not st or not st["files"]:
+        states = [s for _rel, s in project.facts.get(self.name, ())]
+        st = _merge_states(states)
+        if not st["files"]:
             return []
+        first_lines = {s["files"][0]: s.get("first_line", "") for s in states}
         out: List[Finding] = []
         # NPU805 at the DDP site
         if st["ddp"] and st["accum"] and not st["no_sync"]:
@@ -336,8 +360,7 @@ class PerformanceAdvicePass(Pass):
                                replacement="with model.no_sync():  # every micro-step except the one that calls optimizer.step()",
                                confidence="medium", evidence="inferred", snippet=snip))
         main = self._main(st)
-        sf = project.files.get(main)
-        snippet = sf.line(1) if sf is not None else ""
+        snippet = first_lines.get(main, "")
 
         def proj(rule: Rule, api: str, msg: str, repl: str) -> Finding:
             return Finding(code=rule.code, category=rule.category, severity="advice", path=main, line=1, api=api,

@@ -34,7 +34,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
-from analyse.passes import ModuleContext, Pass, walk
+from analyse.passes import ModuleContext, Pass, nodes_of, walk
 
 
 def _rule(code, name, summary, why, example, fix):
@@ -430,7 +430,7 @@ class AffinityPass(Pass):
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
         facts = self.facts(ctx)
         found: List[Tuple[Finding, int, int]] = []  # finding, span start, span end
-        scopes = [ctx.tree] + [n for n in walk(ctx.tree) if isinstance(n, nodes.FunctionDef)]
+        scopes = [ctx.tree] + list(nodes_of(ctx.tree, nodes.FunctionDef))
         rotate_fns: Set[str] = set()
         scope_objs = {id(fn): Scope(ctx, fn) for fn in scopes}
         for fn in scopes:
@@ -445,7 +445,7 @@ class AffinityPass(Pass):
                 f = self._listed_function(ctx, fn, facts)
                 if f:
                     found.append((f, fn.lineno, fn.end_lineno or fn.lineno))
-        for cls in (n for n in walk(ctx.tree) if isinstance(n, nodes.ClassDef)):
+        for cls in nodes_of(ctx.tree, nodes.ClassDef):
             f = self._listed_class(ctx, cls, facts)
             if f:
                 found.append((f, cls.lineno, cls.end_lineno or cls.lineno))

@@ -33,7 +33,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 from astroid import nodes
 
 from analyse.findings import AnalysisError, Finding, Rule
-from analyse.passes import ModuleContext, Pass, ProjectContext, walk
+from analyse.passes import ModuleContext, Pass, ProjectContext, nodes_of, walk
 
 STORE_KEY = "cuda-extension"
 FIX_OP = ("implement the operator for Ascend (Ascend C kernel registered through op-plugin / a torch_npu custom op), "
@@ -201,7 +201,7 @@ def _scan_file(sf, index, scan: ProjectScan) -> None:
         return
     r = Resolver(sf.tree, sf.modname, index, is_package=sf.is_package_init)
     helper_funcs: Set[str] = set()
-    for node in walk(sf.tree):
+    for node in nodes_of(sf.tree, nodes.Call, nodes.FunctionDef):
         if want_ext and isinstance(node, nodes.Call):
             q = r.qualname(node.func)
             cuda = q in _CUDA_EXT_CALLS or (q in _SETUPTOOLS_EXT and _has_cuda_sources(node, r))
@@ -220,8 +220,8 @@ def _scan_file(sf, index, scan: ProjectScan) -> None:
                     scan.triton_kernels.add(node.qname())
                     break
     if helper_funcs:  # make_cuda_ext(name='roi_align_cuda', module='mmdet.ops.roi_align', sources=[...])
-        for node in walk(sf.tree):
-            if isinstance(node, nodes.Call) and isinstance(node.func, nodes.Name) and node.func.name in helper_funcs:
+        for node in nodes_of(sf.tree, nodes.Call):
+            if isinstance(node.func, nodes.Name) and node.func.name in helper_funcs:
                 names = _ext_name(node, r)
                 mod = _kw(node, "module")
                 mods = (r.strings(mod) or set()) if mod is not None else set()
@@ -240,16 +240,38 @@ def scan_leaves(scan: ProjectScan) -> Set[str]:
     return leaves
 
 
-def project_scan(project: ProjectContext) -> ProjectScan:
+def _prescan_data(scan: ProjectScan):
+    """The canonical (ordered, picklable) form of one module's share of the scan."""
+    if not (scan.ext_names or scan.ext_leaves or scan.cpp_names or scan.triton_kernels):
+        return None
+    return (tuple(scan.ext_names.items()), tuple(scan.ext_leaves.items()), tuple(sorted(scan.cpp_names)),
+            tuple(sorted(scan.triton_kernels)))
+
+
+def project_scan(project: ProjectContext, prescans=None) -> ProjectScan:
+    """The project-wide scan: from the modules' prescan data when given (the pipeline's
+    combine step), else (direct callers) by scanning the trees in ``project.files``."""
     scan = project.store.get(STORE_KEY)
-    if isinstance(scan, ProjectScan):
+    if isinstance(scan, ProjectScan) and prescans is None:
         return scan
     scan = ProjectScan()
-    for sf in project.files.values():
-        if sf.modname:
-            scan.python_modules.add(sf.modname)
-            if not sf.is_package_init:
-                scan.plain_modules.add(sf.modname)
+    modules = dict(project.modules)
+    for rel, sf in project.files.items():
+        modules.setdefault(rel, sf.modname)
+    for rel, mod in modules.items():
+        if mod:
+            scan.python_modules.add(mod)
+            if rel.rsplit("/", 1)[-1] != "__init__.py":
+                scan.plain_modules.add(mod)
+    if prescans is not None:
+        for _rel, (ext_names, ext_leaves, cpp_names, triton) in prescans:
+            for k, v in ext_names:
+                scan.ext_names.setdefault(k, v)
+            for k, v in ext_leaves:
+                scan.ext_leaves.setdefault(k, v)
+            scan.cpp_names.update(cpp_names)
+            scan.triton_kernels.update(triton)
+    for sf in project.files.values() if prescans is None else ():
         if sf.tree is not None:
             try:
                 _scan_file(sf, project.index, scan)
@@ -306,6 +328,18 @@ class CudaExtensionPass(Pass):
         "    pid = tl.program_id(0)\n\nadd_kernel[(4,)](a, b, 8, BLOCK=1024)  # expect: NPU506\n",
     )
 
+    # ------------------------------------------------------------------ project scan
+    def prescan(self, ctx: ModuleContext):
+        scan = ProjectScan()
+        try:
+            _scan_file(ctx.source, ctx.resolver.index, scan)
+        except RecursionError:  # pragma: no cover - pathological trees
+            return None
+        return _prescan_data(scan)
+
+    def combine(self, project: ProjectContext, prescans) -> None:
+        project_scan(project, prescans)
+
     # ------------------------------------------------------------------ python modules
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
         scan = project_scan(ctx.project)
@@ -313,7 +347,8 @@ class CudaExtensionPass(Pass):
         text = ctx.source.text
         load_vars: Dict[int, Tuple[str, int]] = {}   # id(AssignName) -> (ext name, line)
         ext_imports: Dict[int, str] = {}             # id(import node) -> module name
-        for node in walk(ctx.tree):
+        for node in nodes_of(ctx.tree, nodes.Call, nodes.Import, nodes.ImportFrom, nodes.Dict, nodes.Subscript,
+                             nodes.FunctionDef):
             if isinstance(node, nodes.Call):
                 yield from self._call(ctx, node, scan, load_vars)
             elif isinstance(node, (nodes.Import, nodes.ImportFrom)):
@@ -454,9 +489,7 @@ class CudaExtensionPass(Pass):
     def _uses(self, ctx, scan: ProjectScan, load_vars, ext_imports) -> Iterator[Finding]:
         r = ctx.resolver
         tops = self._tops(ctx)
-        for node in walk(ctx.tree):
-            if not isinstance(node, (nodes.Name, nodes.Attribute)):
-                continue
+        for node in nodes_of(ctx.tree, nodes.Name, nodes.Attribute):
             parent = node.parent
             if isinstance(parent, (nodes.Attribute, nodes.AssignAttr, nodes.DelAttr)) and parent.expr is node:
                 continue

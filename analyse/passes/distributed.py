@@ -19,7 +19,7 @@ from typing import Iterator, Optional
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
-from analyse.passes import ModuleContext, Pass, in_log_or_docstring, walk
+from analyse.passes import ModuleContext, Pass, in_log_or_docstring, nodes_of, walk
 
 R_NCCL = Rule(
     code="NPU101", name="nccl-backend", category="distributed", severity="auto",
@@ -125,7 +125,7 @@ class DistributedPass(Pass):
     )
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
-        for node in walk(ctx.tree):
+        for node in nodes_of(ctx.tree, nodes.Call, nodes.Compare, nodes.Const, nodes.Attribute, nodes.Name, nodes.AssignAttr):
             if isinstance(node, nodes.Call):
                 yield from self._call(ctx, node)
             elif isinstance(node, nodes.Compare):

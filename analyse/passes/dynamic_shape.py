@@ -48,7 +48,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
-from analyse.passes import ModuleContext, Pass, walk
+from analyse.passes import ModuleContext, Pass, nodes_of, walk
 
 DATA_FILE = "dynamic_shape.yaml"
 SET_COMPILE = "torch_npu.npu.set_compile_mode(jit_compile=False)"
@@ -420,7 +420,7 @@ class DynamicShapePass(Pass):
             return f
 
         collate_names = _collate_names(ctx)
-        for node in walk(ctx.tree):
+        for node in nodes_of(ctx.tree, nodes.Call, nodes.Subscript, nodes.FunctionDef):
             if isinstance(node, nodes.Call):
                 for f in self._op_call(ctx, an, node, funcs, methods):
                     f = emit(f)
@@ -439,7 +439,7 @@ class DynamicShapePass(Pass):
                     f = emit(f)
                     if f:
                         yield f
-        for scope in [ctx.tree] + [n for n in walk(ctx.tree) if isinstance(n, (nodes.FunctionDef, nodes.Lambda))]:
+        for scope in [ctx.tree] + list(nodes_of(ctx.tree, nodes.FunctionDef, nodes.Lambda)):
             for f in self._value_shapes(ctx, an, scope):
                 f = emit(f)
                 if f:
@@ -1010,8 +1010,8 @@ _FIXED_BOUND_PREFIXES = ("max_len", "max_seq", "max_length", "pad_to", "min_len"
 def _collate_names(ctx) -> Set[str]:
     """Function / method names passed as ``collate_fn=`` in this module."""
     out: Set[str] = set()
-    for n in walk(ctx.tree):
-        if isinstance(n, nodes.Keyword) and n.arg in ("collate_fn", "collator", "data_collator"):
+    for n in nodes_of(ctx.tree, nodes.Keyword):
+        if n.arg in ("collate_fn", "collator", "data_collator"):
             v = n.value
             if isinstance(v, nodes.Call) and v.args and isinstance(v.func, (nodes.Name, nodes.Attribute)) and \
                     (getattr(v.func, "name", None) == "partial" or getattr(v.func, "attrname", None) == "partial"):

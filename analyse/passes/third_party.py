@@ -36,7 +36,8 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 from astroid import nodes
 
 from analyse.findings import Finding, Rule, SEVERITIES
-from analyse.passes import ModuleContext, Pass, walk
+from analyse.guards import is_probe
+from analyse.passes import ModuleContext, Pass, nodes_of, walk
 
 DATA_FILE = "third_party_libs.yaml"
 STORE_KEY = "third-party"
@@ -440,6 +441,8 @@ class ThirdPartyPass(Pass):
         "'''Uses apex.amp and flash_attn on GPUs.'''\n# import apex\nprint('install flash_attn for speed')\n",
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import apex\nimport torch\n",
         "from deepspeed.ops.adam import DeepSpeedCPUAdam\nopt = DeepSpeedCPUAdam(params)\n",
+        # an availability probe is not a use
+        "import importlib.util\nHAVE_FLASH = importlib.util.find_spec('flash_attn') is not None\n",
     )
     INVALID = (
         "from apex import amp  # expect: NPU401\n"
@@ -455,6 +458,9 @@ class ThirdPartyPass(Pass):
         "import xformers.ops as xops  # expect: NPU401\ny = xops.memory_efficient_attention(q, k, v, p=0.0)  # expect: NPU403\n",
         "import pynvml  # expect: NPU401\npynvml.nvmlInit()  # expect: NPU402\n",
         "from mmcv.ops import nms, CARAFE  # expect: NPU401\nkeep = nms(boxes, scores, 0.5)  # expect: NPU402\n",
+        # the probe `apex is not None` is not a use; the call under it is
+        "try:\n    import apex  # expect: NPU404\nexcept ImportError:\n    apex = None\n"
+        "if apex is not None:\n    model = apex.parallel.convert_syncbn_model(model)  # expect: NPU402\n",
     )
 
     # ------------------------------------------------------------------ project info
@@ -462,7 +468,8 @@ class ThirdPartyPass(Pass):
         store = ctx.project.store.setdefault(STORE_KEY, {})
         tops = store.get("tops")
         if tops is None:
-            tops = {sf.modname.split(".")[0] for sf in ctx.project.files.values() if sf.modname}
+            mods = set(ctx.project.modules.values()) | {sf.modname for sf in ctx.project.files.values()}
+            tops = {m.split(".")[0] for m in mods if m}
             store["tops"] = tops
         return tops
 
@@ -511,20 +518,19 @@ class ThirdPartyPass(Pass):
         r = ctx.resolver
         guarded: Dict[int, Guard] = {}
         triton_funcs = []
-        for node in walk(ctx.tree):
-            if isinstance(node, nodes.FunctionDef) and node.decorators is not None:
+        for node in nodes_of(ctx.tree, nodes.FunctionDef):
+            if node.decorators is not None:
                 for d in node.decorators.nodes:
                     dq = r.qualname(d.func if isinstance(d, nodes.Call) else d)
                     if dq in _TRITON_DECORATORS:
                         triton_funcs.append(node)
                         break
         triton_ids = {id(f) for f in triton_funcs}
-        for node in walk(ctx.tree):
-            if isinstance(node, (nodes.Import, nodes.ImportFrom)):
-                f = self._import(ctx, table, node, guarded)
-                if f is not None:
-                    yield f
-        for node in walk(ctx.tree):
+        for node in nodes_of(ctx.tree, nodes.Import, nodes.ImportFrom):
+            f = self._import(ctx, table, node, guarded)
+            if f is not None:
+                yield f
+        for node in nodes_of(ctx.tree, nodes.Name, nodes.Attribute, nodes.Call):
             if isinstance(node, (nodes.Name, nodes.Attribute)):
                 f = self._use(ctx, table, node, guarded, triton_ids)
                 if f is not None:
@@ -602,6 +608,8 @@ class ThirdPartyPass(Pass):
         parent = node.parent
         if isinstance(parent, (nodes.Attribute, nodes.AssignAttr, nodes.DelAttr)) and parent.expr is node:
             return None  # only the outermost name of a chain
+        if is_probe(node):
+            return None  # `if apex is not None:` tests whether the library is installed; it does not use it
         r = ctx.resolver
         q = r.qualname(node)
         if not q:

@@ -19,7 +19,7 @@ from typing import Iterator
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
-from analyse.passes import ModuleContext, Pass, walk
+from analyse.passes import ModuleContext, Pass, nodes_of
 
 R_TP_UNSUPPORTED = Rule(
     code="NPU450", name="call-into-unsupported-library-function", category="third-party", severity="blocker",
@@ -103,9 +103,7 @@ class ThirdpartyCallsPass(Pass):
         if text and not any(t in text for t in tops):
             return
         r = ctx.resolver
-        for node in walk(ctx.tree):
-            if not isinstance(node, nodes.Call):
-                continue
+        for node in nodes_of(ctx.tree, nodes.Call):
             q = r.call_target(node)
             if not q or q.split(".")[0] not in tops:
                 continue

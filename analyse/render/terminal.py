@@ -8,6 +8,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from ..termsafe import safe
+
 SEVERITY_ORDER = ("blocker", "manual", "auto", "advice", "info")
 _SEV_RANK = {s: i for i, s in enumerate(SEVERITY_ORDER)}
 
@@ -27,7 +29,9 @@ _EFFORT_COLOR = {
     "medium": "\033[1;33m",
     "high": "\033[1;31m",
     "blocked": "\033[1;41;97m",
+    "unknown": "\033[1;35m",
 }
+MAX_ENTRY_POINT_LINES = 15
 _STATUS_COLOR = {"unsupported": "\033[31m", "needs-migration": "\033[33m", "unknown": "\033[36m"}
 
 
@@ -49,6 +53,32 @@ def _counts_line(counts: Dict[str, int], order, paint) -> str:
     if not keys:
         return "none"
     return ", ".join(f"{paint(k, k)} {counts[k]}" for k in keys)
+
+
+def _entry_point_lines(summary: dict, width: int, c) -> List[str]:
+    """One line per entry point (effort, path, top driver), product code first, capped."""
+    eps = [e for e in (summary.get("entry_points") or []) if isinstance(e, dict)]
+    if not eps:
+        return []
+    n_product = sum(1 for e in eps if e.get("role") == "product")
+    out = [f"Entry points: {len(eps):,}" + (f" ({n_product:,} product)" if n_product != len(eps) else "")]
+    for e in eps[:MAX_ENTRY_POINT_LINES]:
+        v = e.get("verdict") or {}
+        effort = str(v.get("effort") or "unknown")
+        name = str(e.get("path", "?")) + (f":{str(e['function']).rsplit('.', 1)[-1]}" if e.get("function") else "")
+        role = e.get("role") or "product"
+        drivers = v.get("drivers") or []
+        top = ""
+        if drivers:
+            d = drivers[0]
+            top = f"{d.get('api', '')} ({d.get('severity', '')} x{d.get('count', 0)})"
+        head = f"  {effort.upper():<8} "
+        tail = f"{name}" + (f" [{role}]" if role != "product" else "")
+        line = _truncate(tail + (f" — {top}" if top else ""), width - len(head))
+        out.append(c(_EFFORT_COLOR.get(effort, ""), head) + line)
+    if len(eps) > MAX_ENTRY_POINT_LINES:
+        out.append(f"  ... {len(eps) - MAX_ENTRY_POINT_LINES:,} more (see the report)")
+    return out
 
 
 def render_terminal(report: dict, written: Dict[str, Path], color: bool = False, top: int = 10,
@@ -81,19 +111,31 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
         stats += f" · torch {target['torch_version']}"
     out.append(c(_BOLD, head) + c(_DIM, " — " + stats))
 
+    out.extend(_entry_point_lines(summary, width, c))
     label = f"Verdict: {effort.upper()} effort" if effort not in ("none", "blocked") else (
         "Verdict: NO migration effort" if effort == "none" else "Verdict: BLOCKED")
     counts = (f" ({verdict.get('blockers', 0)} blockers, {verdict.get('manual_changes', 0)} manual,"
               f" {verdict.get('auto_migratable', 0)} automatic)")
     out.append(c(_EFFORT_COLOR.get(effort, _BOLD), label) + counts)
-    explanation = str(verdict.get("explanation") or "").strip()
+    explanation = safe(str(verdict.get("explanation") or "").strip())
     if explanation:
         out.extend(textwrap.wrap(explanation, width=width, initial_indent="  ", subsequent_indent="  "))
+    if summary.get("complete") is False:
+        bad = list(summary.get("incomplete_files") or sorted({str(e.get("path", "?")) for e in errors}))
+        shown = ", ".join(bad[:8]) + (f" ... and {len(bad) - 8} more" if len(bad) > 8 else "")
+        out.extend(textwrap.wrap(c("\033[1;31m", "Analysis incomplete:") + f" {len(bad)} file(s) could not be analysed"
+                                 f" ({shown}); the verdict may miss problems there.", width=width + (11 if color else 0),
+                                 subsequent_indent="  "))
 
     out.append(f"Findings: {len(findings):,}" + (" — nothing to migrate" if not findings else ""))
     if findings or by_sev:
         out.append("  by severity: " + _counts_line(by_sev, SEVERITY_ORDER, sev))
         out.append("  by category: " + _counts_line(by_cat, (), lambda k, t: t))
+    hidden = [f"{summary[k]:,} {k}" for k in ("suppressed", "baselined") if summary.get(k)]
+    if hidden:
+        out.append("  not shown: " + ", ".join(hidden) + (" (--show-suppressed lists them)"
+                                                          if summary.get("suppressed") and not report.get("suppressed")
+                                                          else ""))
 
     tp = report.get("thirdparty")
     if isinstance(tp, dict):
@@ -125,17 +167,25 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
         shown = ranked[:top]
         out.append(f"Top {len(shown)} of {len(findings):,}:" if len(findings) > len(shown) else "Findings:")
         for f in shown:
-            loc = f"{f.get('path', '?')}:{f.get('line', '?')}"
-            code = str(f.get("code", ""))
-            api = str(f.get("api", ""))
+            loc = safe(f"{f.get('path', '?')}:{f.get('line', '?')}")
+            code = safe(f.get("code", ""))
+            api = safe(f.get("api", ""))
             s = str(f.get("severity", ""))
             plain_prefix = f"  {s:<7} {loc} {code} {api} — "
-            msg = _truncate(f.get("message", ""), width - len(plain_prefix))
+            msg = _truncate(safe(f.get("message", "")), width - len(plain_prefix))
             if len(plain_prefix) > width:  # very long path/api: cut the whole line
                 line = _truncate(plain_prefix + msg, width)
                 out.append(sev(s, line[:9]) + line[9:] if color else line)
                 continue
             out.append(f"  {sev(s, f'{s:<7}')} {loc} {c(_BOLD, code)} {api} — {msg}")
+
+    suppressed = report.get("suppressed")
+    if isinstance(suppressed, list) and suppressed:
+        out.append(f"Suppressed: {len(suppressed):,}")
+        for f in suppressed:
+            where = (f.get("suppression") or {})
+            out.append(safe(f"  {f.get('severity', ''):<7} {f.get('path', '?')}:{f.get('line', '?')} {f.get('code', '')} "
+                            f"{f.get('api', '')} — by {where.get('comment', '')} (line {where.get('line', '?')})"))
 
     if errors:
         kinds = Counter(e.get("kind", "?") for e in errors)
@@ -147,5 +197,5 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
     if written:
         out.append("Reports written:")
         for fmt, path in written.items():
-            out.append(f"  {fmt:<5} {path}")
+            out.append(f"  {fmt:<6} {safe(path)}")
     return "\n".join(out) + "\n"

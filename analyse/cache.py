@@ -1,0 +1,185 @@
+"""A content-addressed cache of per-file analysis results.
+
+One entry per analysed Python file, named by a hash of
+
+* the file's bytes, its path relative to the analysed root and its module name,
+* the *run key*: the tool version, a hash of the package's own source and data
+  files (any development change invalidates everything), the knowledge-base id,
+  the target torch / torch_npu versions, the analysis mode, the passes that run,
+  the options that change results (probe results, thirdparty reports), and the
+  Python and astroid versions.
+
+An entry holds what the pipeline computes for the file (its pre-scan and, when
+the project-wide facts it was computed against are unchanged, its findings,
+errors and call-graph summary; see :mod:`analyse.pipeline`). Entries are
+pickles written to a temporary file and moved into place with ``os.replace``,
+so concurrent runs sharing one cache never see a half-written entry; an
+unreadable or foreign entry is a miss. The cache is bounded: when it grows
+over ``max_bytes`` the least recently used entries (by modification time,
+refreshed on every hit) are deleted. Only this tool's own pickles are read,
+from the user's own cache folder.
+
+The folder is ``$XDG_CACHE_HOME/npu-analyse`` (default ``~/.cache/npu-analyse``),
+or ``--cache-dir DIR``; ``--no-cache`` turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Optional
+
+FORMAT = "v1"
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+_PKG = Path(__file__).resolve().parent
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "npu-analyse"
+
+
+def digest(*parts) -> str:
+    h = hashlib.blake2b(digest_size=20)
+    for p in parts:
+        if not isinstance(p, bytes):
+            p = str(p).encode("utf-8", "surrogatepass")
+        h.update(len(p).to_bytes(8, "little"))
+        h.update(p)
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=None)
+def package_fingerprint() -> str:
+    """Hash of the package's own Python sources and shipped data files."""
+    from analyse.paths import data_dir
+
+    h = hashlib.blake2b(digest_size=20)
+    roots = [_PKG]
+    try:
+        roots.append(data_dir())
+    except FileNotFoundError:  # pragma: no cover - incomplete installation
+        pass
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
+            for f in sorted(filenames):
+                if f.endswith((".pyc", ".pyo")) or f.startswith("."):
+                    continue
+                p = Path(dirpath) / f
+                try:
+                    data = p.read_bytes()
+                except OSError:
+                    continue
+                h.update(p.relative_to(root).as_posix().encode())
+                h.update(len(data).to_bytes(8, "little"))
+                h.update(data)
+    return h.hexdigest()
+
+
+def run_key(kb, mode: str, pass_names: Iterable[str], options: Iterable = ()) -> str:
+    """Everything besides the file itself that the per-file results depend on."""
+    import astroid
+
+    from analyse import __version__
+
+    return digest(FORMAT, __version__, package_fingerprint(), getattr(kb, "identifier", ""),
+                  getattr(kb, "torch_version", ""), getattr(kb, "torch_npu_version", ""), mode,
+                  ",".join(pass_names), repr(tuple(options)), sys.version_info[:2], astroid.__version__)
+
+
+class Cache:
+    """Pickled entries in ``<dir>/v1/<2 hex>/<key>``."""
+
+    def __init__(self, directory: Path, max_bytes: int = DEFAULT_MAX_BYTES):
+        self.root = Path(directory) / FORMAT
+        self.max_bytes = max_bytes
+        self.hits = 0
+        self.writes = 0
+        self.usable = True
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / key
+
+    def get(self, key: str) -> Optional[dict]:
+        p = self._path(key)
+        try:
+            with open(p, "rb") as fh:
+                entry = pickle.load(fh)
+        except FileNotFoundError:
+            return None
+        except Exception:  # truncated by a crash, foreign file, old class layout: a miss
+            return None
+        if not isinstance(entry, dict) or entry.get("key") != key:
+            return None
+        try:
+            os.utime(p)  # least recently *used* goes first when evicting
+        except OSError:
+            pass
+        self.hits += 1
+        return entry
+
+    def put(self, key: str, entry: dict) -> None:
+        if not self.usable:
+            return
+        entry = dict(entry, key=key)
+        p = self._path(key)
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=str(p.parent))
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    pickle.dump(entry, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(tmp, p)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            self.usable = False  # read-only or full disk: run on without caching
+            return
+        self.writes += 1
+
+    def evict(self) -> int:
+        """Delete least recently used entries while the cache is over its bound. Returns entries removed."""
+        entries = []
+        total = 0
+        try:
+            subdirs = list(os.scandir(self.root))
+        except OSError:
+            return 0
+        for sub in subdirs:
+            if not sub.is_dir(follow_symlinks=False):
+                continue
+            try:
+                for e in os.scandir(sub.path):
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    entries.append((st.st_mtime, st.st_size, e.path))
+                    total += st.st_size
+            except OSError:
+                continue
+        if total <= self.max_bytes:
+            return 0
+        removed = 0
+        entries.sort()
+        target = self.max_bytes * 0.8
+        for _mtime, size, path in entries:
+            if total <= target:
+                break
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            total -= size
+            removed += 1
+        return removed

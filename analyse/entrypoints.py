@@ -1,0 +1,400 @@
+"""Entry points: the programs a project runs.
+
+Found statically (nothing is imported or run, ``setup.py`` is read as a tree):
+
+* ``main-guard``: a module with ``if __name__ == "__main__":``;
+* ``top-level-code``: a script that does work when run -- a loop, a ``with``
+  block, or a call statement at module level that is not set-up (logging,
+  warnings, registration) -- and that no other project module imports. A
+  module of only definitions, imports, constant or registry assignments and
+  decorators is a library module, never an entry point. ``__init__.py`` and
+  files whose role is ``build`` or ``docs`` (``setup.py``, Sphinx ``conf.py``)
+  are not programs to migrate;
+* ``console-script``: ``[project.scripts]`` / ``[project.gui-scripts]`` in
+  ``pyproject.toml``, ``entry_points={"console_scripts": [...]}`` in
+  ``setup.py``, ``[options.entry_points] console_scripts`` in ``setup.cfg``;
+  the ``module:function`` target must be an analysed file;
+* ``given``: a PATH given as a single file, or ``--entry FILE[:FUNCTION]``
+  (which replaces discovery altogether).
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+
+from astroid import nodes
+
+from analyse.roles import role_of
+
+REASONS = ("main-guard", "top-level-code", "console-script", "given")
+
+# module-level call statements that set things up rather than do the work of a program
+_SETUP_CALL = re.compile(
+    r"^(_?register\w*|\w*_register|filterwarnings|simplefilter|basicConfig|setLevel|getLogger|addHandler|"
+    r"setdefault|set_printoptions|use|append|extend|insert|update|add|__import__|install|patch|warn|"
+    r"set_start_method|add_safe_globals|export|_init\w*|init_\w*|setup_logger|disable|enable|"
+    r"add_argument|set_default\w*|setattr|seed|manual_seed|set_seed|\w*_setup|load_dotenv|require\w*|"
+    r"check_requirements|_?patch\w*|monkey_patch\w*|trace|lru_cache|cache)$")
+_RUN_ASSIGN = {"parse_args", "parse_known_args", "main", "run", "train", "fit", "evaluate", "launch", "spawn",
+               "start", "serve", "app"}
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    path: str                        # report path of the file
+    reason: str
+    modname: str = ""
+    function: Optional[str] = None   # qualified name when the entry point is a function
+    role: str = "product"
+    name: str = ""                   # console-script name
+
+    @property
+    def id(self) -> str:
+        """``path`` or ``path:function`` (the function relative to its module)."""
+        if not self.function:
+            return self.path
+        prefix = self.modname + "."
+        local = self.function[len(prefix):] if self.modname and self.function.startswith(prefix) else self.function
+        return f"{self.path}:{local}"
+
+    def to_dict(self) -> dict:
+        d = {"path": self.path, "function": self.function, "reason": self.reason, "role": self.role}
+        if self.name:
+            d["name"] = self.name
+        return d
+
+
+# --------------------------------------------------------------------------- module classification
+
+def _is_main_guard(node) -> bool:
+    if not isinstance(node, nodes.If) or not isinstance(node.test, nodes.Compare):
+        return False
+    t = node.test
+    parts = [t.left] + [c for _op, c in t.ops]
+    names = {p.name for p in parts if isinstance(p, nodes.Name)}
+    consts = {p.value for p in parts if isinstance(p, nodes.Const)}
+    return "__name__" in names and "__main__" in consts
+
+
+def has_main_guard(tree: nodes.Module) -> bool:
+    for st in tree.body:
+        if _is_main_guard(st):
+            return True
+        if isinstance(st, (nodes.Try, nodes.If)):
+            if any(_is_main_guard(c) for c in st.get_children()):
+                return True
+    return False
+
+
+def _leaf(func) -> str:
+    if isinstance(func, nodes.Attribute):
+        return func.attrname
+    if isinstance(func, nodes.Name):
+        return func.name
+    return ""
+
+
+def _is_action(st) -> bool:
+    """A module-level statement that does the work of a program when run."""
+    if isinstance(st, (nodes.For, nodes.While, nodes.With, nodes.AsyncFor, nodes.AsyncWith)):
+        if isinstance(st, nodes.For) and not _calls_in(st):
+            return False    # `for name in NAMES: globals()[...]`-style table building has no calls... usually
+        return True
+    if isinstance(st, nodes.Expr):
+        v = st.value
+        if isinstance(v, nodes.Await):
+            return True
+        if isinstance(v, nodes.Call):
+            leaf = _leaf(v.func)
+            if leaf == "exec":
+                return True
+            if not leaf or _SETUP_CALL.match(leaf):
+                return False
+            if isinstance(v.func, nodes.Attribute) and _leaf(v.func.expr) in ("warnings", "logging", "logger",
+                                                                                "torch", "np", "numpy", "os",
+                                                                                "sys", "matplotlib", "plt",
+                                                                                "mpl", "__all__"):
+                return leaf in ("show", "savefig", "exit")
+            return True
+        return False
+    if isinstance(st, (nodes.Assign, nodes.AnnAssign)):
+        v = st.value
+        if isinstance(v, nodes.Call) and _leaf(v.func) in _RUN_ASSIGN:
+            return True
+        return False
+    if isinstance(st, nodes.Try):
+        return any(_is_action(c) for c in st.body)
+    if isinstance(st, nodes.If):
+        t = st.test
+        names = {n.name for n in t.nodes_of_class(nodes.Name)} if not isinstance(t, nodes.Name) else {t.name}
+        if "TYPE_CHECKING" in names or _is_main_guard(st):
+            return False
+        return any(_is_action(c) for c in list(st.body) + list(st.orelse))
+    return False
+
+
+def _calls_in(node) -> bool:
+    for _ in node.nodes_of_class(nodes.Call):
+        return True
+    return False
+
+
+def has_top_level_code(tree: nodes.Module) -> bool:
+    """True when running the module does the work of a program (see the module docstring)."""
+    return any(_is_action(st) for st in tree.body)
+
+
+# --------------------------------------------------------------------------- packaging files
+
+def _toml_scripts(text: str) -> List[Tuple[str, str]]:
+    try:
+        import tomllib  # Python 3.11+
+    except ImportError:  # pragma: no cover - Python < 3.11
+        tomllib = None
+    out: List[Tuple[str, str]] = []
+    if tomllib is not None:
+        try:
+            doc = tomllib.loads(text)
+        except Exception:
+            return []
+        proj = doc.get("project") or {}
+        for table in ("scripts", "gui-scripts"):
+            for name, target in (proj.get(table) or {}).items():
+                if isinstance(target, str):
+                    out.append((str(name), target))
+        poetry = ((doc.get("tool") or {}).get("poetry") or {}).get("scripts") or {}
+        for name, target in poetry.items():
+            if isinstance(target, str):
+                out.append((str(name), target))
+        return out
+    # minimal reader for the two tables when tomllib is missing
+    section = None
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("["):
+            section = s.strip("[] ")
+            continue
+        if section in ("project.scripts", "project.gui-scripts", "tool.poetry.scripts"):
+            m = re.match(r"""^["']?([\w.\-]+)["']?\s*=\s*["']([^"']+)["']""", s)
+            if m:
+                out.append((m.group(1), m.group(2)))
+    return out
+
+
+def _ini_scripts(text: str) -> List[Tuple[str, str]]:
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"^\s*([\w.\-]+)\s*=\s*([\w.]+(?::[\w.]+)?)", line)
+        if m:
+            out.append((m.group(1), m.group(2)))
+    return out
+
+
+def _cfg_scripts(text: str) -> List[Tuple[str, str]]:
+    cp = configparser.ConfigParser(interpolation=None)
+    try:
+        cp.read_string(text)
+    except configparser.Error:
+        return []
+    out = []
+    if cp.has_section("options.entry_points"):
+        for key in ("console_scripts", "gui_scripts"):
+            if cp.has_option("options.entry_points", key):
+                out.extend(_ini_scripts(cp.get("options.entry_points", key)))
+    return out
+
+
+def _str_items(node) -> Optional[List[str]]:
+    if isinstance(node, (nodes.List, nodes.Tuple, nodes.Set)):
+        return [e.value for e in node.elts if isinstance(e, nodes.Const) and isinstance(e.value, str)]
+    if isinstance(node, nodes.Const) and isinstance(node.value, str):
+        return [node.value]
+    return None
+
+
+def _module_value(tree: nodes.Module, name: str):
+    for st in tree.body:
+        if isinstance(st, nodes.Assign):
+            for t in st.targets:
+                if isinstance(t, nodes.AssignName) and t.name == name:
+                    return st.value
+    return None
+
+
+def setup_py_scripts(tree: nodes.Module) -> List[Tuple[str, str]]:
+    """console_scripts of the ``setup(...)`` call, read from the tree (never run)."""
+    out: List[Tuple[str, str]] = []
+    for call in tree.nodes_of_class(nodes.Call):
+        if _leaf(call.func) != "setup":
+            continue
+        for kw in call.keywords or ():
+            if kw.arg != "entry_points":
+                continue
+            value = kw.value
+            if isinstance(value, nodes.Name):
+                value = _module_value(tree, value.name)
+            if isinstance(value, nodes.Dict):
+                for k, v in value.items:
+                    if isinstance(k, nodes.Const) and k.value in ("console_scripts", "gui_scripts"):
+                        if isinstance(v, nodes.Name):
+                            v = _module_value(tree, v.name)
+                        for item in _str_items(v) or ():
+                            out.extend(_ini_scripts(item))
+            elif isinstance(value, nodes.Const) and isinstance(value.value, str):
+                section = None
+                for line in value.value.splitlines():
+                    s = line.strip()
+                    if s.startswith("["):
+                        section = s.strip("[] ")
+                    elif section in ("console_scripts", "gui_scripts"):
+                        out.extend(_ini_scripts(s))
+    return out
+
+
+# --------------------------------------------------------------------------- discovery
+
+def _module_index(sources: Mapping[str, object]) -> Dict[str, object]:
+    return {sf.modname: sf for sf in sources.values()}
+
+
+def _target(spec: str, by_mod: Mapping[str, object]) -> Optional[Tuple[object, Optional[str]]]:
+    """``pkg.mod:func`` -> (source file, qualified function name)."""
+    mod, _, func = spec.strip().partition(":")
+    mod = mod.strip()
+    func = func.strip().split()[0] if func.strip() else ""
+    sf = by_mod.get(mod)
+    if sf is None:
+        return None
+    return sf, (f"{mod}.{func}" if func else None)
+
+
+def console_scripts(inputs: Sequence[Path], sources: Mapping[str, object]) -> List[Tuple[str, str]]:
+    """(script name, ``module:function``) declared by the packaging files of the inputs."""
+    out: List[Tuple[str, str]] = []
+    by_path = {getattr(sf, "path", None): sf for sf in sources.values()}
+    for inp in inputs:
+        root = Path(inp)
+        if not root.is_dir():
+            continue
+        for fname, reader in (("pyproject.toml", _toml_scripts), ("setup.cfg", _cfg_scripts)):
+            p = root / fname
+            try:
+                if p.is_file() and p.stat().st_size < 2_000_000:
+                    out.extend(reader(p.read_text(encoding="utf-8", errors="replace")))
+            except OSError:
+                continue
+        setup = root / "setup.py"
+        sf = by_path.get(setup.resolve()) if setup.is_file() else None
+        if sf is not None and getattr(sf, "tree", None) is not None:
+            out.extend(setup_py_scripts(sf.tree))
+    return list(dict.fromkeys(out))
+
+
+def _function_exists(tree: nodes.Module, dotted: str) -> bool:
+    scope = tree
+    for part in dotted.split("."):
+        found = None
+        for st in scope.body:
+            if isinstance(st, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and st.name == part:
+                found = st
+        if found is None:
+            # an imported or assigned name at module level also makes a valid target (`main = cli.main`)
+            return scope is tree and part in tree.locals and dotted.count(".") == 0
+        scope = found
+    return True
+
+
+def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported: Iterable[str] = (),
+             roles: Optional[Mapping[str, str]] = None) -> List[EntryPoint]:
+    """Entry points of an analysed project (``sources``: report path -> SourceFile)."""
+    imported = set(imported)
+    out: Dict[Tuple[str, Optional[str]], EntryPoint] = {}
+    by_mod = _module_index(sources)
+    file_inputs = {Path(p).resolve() for p in inputs if Path(p).is_file()}
+    for rel, sf in sources.items():
+        if sf.path in file_inputs:
+            out[(rel, None)] = EntryPoint(rel, "given", sf.modname, None, role_of(rel, roles))
+    for name, spec in console_scripts(inputs, sources):
+        hit = _target(spec, by_mod)
+        if hit is None:
+            continue
+        sf, func = hit
+        key = (sf.relpath, func)
+        if key not in out:
+            out[key] = EntryPoint(sf.relpath, "console-script", sf.modname, func, role_of(sf.relpath, roles), name)
+    for rel, sf in sorted(sources.items()):
+        if (rel, None) in out or sf.tree is None:
+            continue
+        role = role_of(rel, roles)
+        if has_main_guard(sf.tree):
+            out[(rel, None)] = EntryPoint(rel, "main-guard", sf.modname, None, role)
+        elif (not sf.is_package_init and role not in ("build", "docs") and sf.modname not in imported
+              and has_top_level_code(sf.tree)):
+            out[(rel, None)] = EntryPoint(rel, "top-level-code", sf.modname, None, role)
+    return sorted(out.values(), key=lambda e: (e.path, e.function or ""))
+
+
+def parse_entry(spec: str) -> Tuple[str, Optional[str]]:
+    """``FILE[:FUNCTION]`` -> (file, function or None); a Windows drive letter is not a function."""
+    spec = spec.strip()
+    if ":" in spec:
+        file, _, func = spec.rpartition(":")
+        if file and re.fullmatch(r"[A-Za-z_][\w.]*", func) and not re.fullmatch(r"[A-Za-z]", file):
+            return file, func
+    return spec, None
+
+
+def given_entries(specs: Sequence[str], sources: Mapping[str, object],
+                  roles: Optional[Mapping[str, str]] = None) -> List[EntryPoint]:
+    """``--entry FILE[:FUNCTION]`` values -> entry points; ValueError names a value that matches nothing."""
+    out: List[EntryPoint] = []
+    by_abs = {Path(sf.path).resolve(): sf for sf in sources.values()}
+    for spec in specs:
+        file, func = parse_entry(spec)
+        sf = None
+        p = Path(file)
+        try:
+            if p.exists():
+                sf = by_abs.get(p.resolve())
+        except OSError:
+            sf = None
+        if sf is None:
+            norm = file.replace("\\", "/").lstrip("./") if not file.startswith("../") else file
+            cands = [s for rel, s in sources.items() if rel == norm or rel.endswith("/" + norm)]
+            if len(cands) > 1:
+                raise ValueError(f"--entry {spec}: {file} matches several analysed files: "
+                                 f"{', '.join(sorted(c.relpath for c in cands)[:5])}")
+            sf = cands[0] if cands else None
+        if sf is None:
+            raise ValueError(f"--entry {spec}: no analysed Python file matches {file}")
+        qual = None
+        if func:
+            if sf.tree is None or not _function_exists(sf.tree, func):
+                raise ValueError(f"--entry {spec}: {sf.relpath} has no function {func}")
+            qual = f"{sf.modname}.{func}"
+        ep = EntryPoint(sf.relpath, "given", sf.modname, qual, role_of(sf.relpath, roles))
+        if ep not in out:
+            out.append(ep)
+    return out
+
+
+def check_entry_files(specs: Sequence[str], inputs: Sequence[Path]) -> None:
+    """Fail early (ValueError) when an ``--entry`` file exists neither as a path nor under an input."""
+    for spec in specs:
+        file, _func = parse_entry(spec)
+        if not file.endswith(".py"):
+            raise ValueError(f"--entry {spec}: expected a Python file, FILE[:FUNCTION]")
+        if Path(file).is_file():
+            continue
+        norm = file.replace("\\", "/")
+        if any(Path(inp).is_dir() and (Path(inp) / norm).is_file() for inp in inputs):
+            continue
+        if any(Path(inp).is_file() and Path(inp).name == Path(norm).name for inp in inputs):
+            continue
+        if any(Path(inp).is_dir() and any(Path(inp).rglob(Path(norm).name)) for inp in inputs):
+            continue   # a path relative to a sub-folder: matched against report paths after parsing
+        raise ValueError(f"--entry {spec}: file not found ({file})")

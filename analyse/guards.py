@@ -1,0 +1,598 @@
+"""Guards: the condition under which a piece of code runs.
+
+:func:`guard_of` answers, for any astroid node, "is this code only run under a
+condition that an Ascend NPU host would normally not meet, and is there an
+alternative path?" It walks up from the node to the module and returns the
+innermost :class:`Guard`:
+
+* ``import-fallback``: inside ``try: import X`` with an ``except ImportError``
+  (or ``contextlib.suppress(ImportError)``); *fallback* when the handler does
+  something other than re-raise (assigns ``X = None``, imports another module,
+  sets a flag);
+* ``availability-check``: ``if torch.cuda.is_available():``, ``if HAVE_APEX:``,
+  ``if amp is not None:``, ``importlib.util.find_spec("flash_attn")``,
+  ``is_flash_attn_available()``, ``hasattr(torch, "compile")``;
+* ``device-branch``: ``if device.type == "cuda":``, ``if x.is_cuda:``,
+  ``"cuda" in str(device)``;
+* ``option``: a user flag or setting: ``if args.trt:``, ``if engine == "tensorrt":``,
+  ``if self.use_cuda_kernel:``, a boolean parameter, ``os.environ.get(...)``;
+* ``version-check``: ``torch.__version__``, ``TORCH_VERSION``, ``version.parse``,
+  ``TORCH_1_9``, ``sys.version_info``;
+* ``platform-check``: ``sys.platform``, ``platform.system()``, ``os.name``,
+  ``MACOS`` / ``WINDOWS``.
+
+Which branch is guarded follows the test's polarity: ``if not HAVE_X: fallback
+else: use X`` guards the ``else`` branch; for version and platform tests both
+branches are guarded. An early exit counts too: in ``if not HAVE_X: return``
+the rest of the block is guarded.
+
+*fallback* is true when the guarded code has an alternative that runs on an
+NPU: an ``else`` branch (that does more than raise), an ``except`` body that does
+more than re-raise, the default of an option (off), or -- for an optional
+library's availability check -- simply skipping the branch. A CUDA availability
+or device test without an ``else`` has no fallback: skipping it skips the
+accelerator.
+
+The test expression of a guard is not itself guarded by it, and
+:func:`is_probe` tells whether a name is only *tested* for presence
+(``if apex is not None``), which the passes must not report as a use.
+
+Depends on astroid only (usable by the passes, the verdict and the library mode).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+from astroid import nodes
+
+GUARD_KINDS = ("import-fallback", "availability-check", "device-branch", "option", "version-check",
+               "platform-check")
+
+IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError",
+                 "AttributeError"}
+DEVICE_WORDS = {"cuda", "cpu", "gpu", "npu", "mps", "xla", "xpu", "hpu", "meta", "nccl", "gloo", "hccl"}
+OPTION_ROOTS = {"args", "opt", "opts", "option", "options", "cfg", "config", "conf", "configs", "hparams", "hp",
+                "params", "flags", "FLAGS", "settings", "kwargs", "cmd_args", "parsed_args", "arguments", "hyp",
+                "training_args", "model_args", "data_args", "train_cfg", "model_cfg", "run_config"}
+OPTION_ATTR_RE = re.compile(
+    r"^_?(use|enable|enabled|with|do|apply|allow|fuse|fused|export|compile|trt|tensorrt|onnx|engine|half|fp16|bf16|"
+    r"amp|cuda_graph|cudnn|benchmark|deterministic|flash|xformers|triton|deepspeed|apex|sync_bn|distributed|dist|"
+    r"profile|debug|fast|quant|int8)(_|$)|_enabled$|_mode$|_backend$|^backend$|^engine$|^impl$|^mode$",
+    re.IGNORECASE)
+AVAIL_NAME_RE = re.compile(
+    r"^_?(HAVE|HAS)_[A-Z0-9_]+$|^_?have_\w+|\w*_(AVAILABLE|available|INSTALLED|installed|SUPPORTED|supported)$")
+AVAIL_CALL_RE = re.compile(r"^(is_\w*_?available|\w*_available|is_\w+_installed|has_\w+|available|is_available|"
+                           r"find_spec|find_loader|device_count|is_built|is_compiled)$")
+VERSION_NAME_RE = re.compile(r"(^|_)version(_|s?$)|^version|^_?(IS_)?TORCH_(GE|LT|GT|LE|GREATER|LESS|\d)|^_?TORCH\d|"
+                             r"LooseVersion|digit_version|check_version|^parse_version$", re.IGNORECASE)
+PLATFORM_NAMES = {"MACOS", "WINDOWS", "LINUX", "IS_WINDOWS", "IS_MACOS", "IS_LINUX", "ON_WINDOWS", "IS_MAC", "IS_WIN",
+                  "WIN32", "IS_DARWIN", "is_windows", "is_macos", "is_linux", "is_mac", "IS_JETSON", "IS_COLAB",
+                  "ARM64", "IS_ARM", "is_arm", "is_jetson", "is_colab", "is_docker", "is_kaggle", "IS_KAGGLE"}
+PLATFORM_WORDS = {"win32", "cygwin", "darwin", "linux", "linux2", "nt", "posix", "windows", "Windows", "Darwin",
+                  "Linux", "aarch64", "arm64", "x86_64", "AMD64"}
+
+# polarity: which branch of an ``if`` is the guarded one
+BODY, ORELSE, BOTH = "body", "orelse", "both"
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The innermost condition a piece of code runs under.
+
+    ``condition`` is the source text of the test (shortened), ``line`` the line
+    of the ``if`` / ``try`` / ``except``.
+    """
+
+    kind: str
+    line: int
+    fallback: bool
+    condition: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in GUARD_KINDS:
+            raise ValueError(f"unknown guard kind {self.kind!r}")
+
+    def to_dict(self) -> dict:
+        d = {"kind": self.kind, "line": self.line, "fallback": self.fallback}
+        if self.condition:
+            d["condition"] = self.condition
+        return d
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _text(node, limit: int = 80) -> str:
+    try:
+        s = node.as_string()
+    except Exception:  # pragma: no cover - defensive
+        return ""
+    s = " ".join(s.split())
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def _dotted(node) -> str:
+    """``a.b.c`` for Name/Attribute chains (calls are looked through: ``platform.system()`` -> ``platform.system``)."""
+    parts = []
+    cur = node
+    while True:
+        if isinstance(cur, nodes.Attribute):
+            parts.append(cur.attrname)
+            cur = cur.expr
+        elif isinstance(cur, nodes.Name):
+            parts.append(cur.name)
+            break
+        elif isinstance(cur, nodes.Call):
+            cur = cur.func
+        else:
+            parts.append("?")
+            break
+    return ".".join(reversed(parts))
+
+
+def _leaf(node) -> str:
+    if isinstance(node, nodes.Attribute):
+        return node.attrname
+    if isinstance(node, nodes.Name):
+        return node.name
+    if isinstance(node, nodes.Call):
+        return _leaf(node.func)
+    return ""
+
+
+def _root_name(node) -> str:
+    cur = node
+    while isinstance(cur, (nodes.Attribute, nodes.Call, nodes.Subscript)):
+        cur = cur.func if isinstance(cur, nodes.Call) else (cur.value if isinstance(cur, nodes.Subscript) else cur.expr)
+    return cur.name if isinstance(cur, nodes.Name) else ""
+
+
+def _strings(node):
+    """String constants of a Const or a tuple/list/set of them."""
+    if isinstance(node, nodes.Const) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)):
+        return [e.value for e in node.elts if isinstance(e, nodes.Const) and isinstance(e.value, str)]
+    return []
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, nodes.Const) and node.value is None
+
+
+def handler_catches_import(h: nodes.ExceptHandler) -> bool:
+    if h.type is None:
+        return True
+    names = []
+    for n in ([h.type] if not isinstance(h.type, nodes.Tuple) else h.type.elts):
+        if isinstance(n, nodes.Name):
+            names.append(n.name)
+        elif isinstance(n, nodes.Attribute):
+            names.append(n.attrname)
+    return any(x in IMPORT_ERRORS for x in names)
+
+
+def _only_raises(body) -> bool:
+    """True when a block does nothing but raise / exit / log (no alternative path)."""
+    if not body:
+        return True
+    for st in body:
+        if isinstance(st, (nodes.Raise, nodes.Pass)):
+            continue
+        if isinstance(st, nodes.Expr) and isinstance(st.value, nodes.Call):
+            leaf = _leaf(st.value.func)
+            if leaf in ("exit", "_exit", "abort") or leaf in ("print", "warn", "warning", "error", "info", "debug",
+                                                             "critical", "exception", "log"):
+                continue
+        if isinstance(st, nodes.Expr) and isinstance(st.value, nodes.Const):
+            continue  # a docstring / bare string
+        return False
+    return True
+
+
+def _has_import(body) -> bool:
+    for st in body:
+        if isinstance(st, (nodes.Import, nodes.ImportFrom)):
+            return True
+        for n in st.nodes_of_class((nodes.Import, nodes.ImportFrom, nodes.Call)):
+            if isinstance(n, (nodes.Import, nodes.ImportFrom)):
+                return True
+            if _leaf(n.func) in ("import_module", "__import__", "load", "load_ext", "load_inline"):
+                return True
+    return False
+
+
+def _terminates(body) -> bool:
+    return bool(body) and isinstance(body[-1], (nodes.Return, nodes.Raise, nodes.Continue, nodes.Break))
+
+
+def _enclosing_function(node):
+    cur = node.parent
+    while cur is not None and not isinstance(cur, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.Lambda,
+                                                   nodes.Module)):
+        cur = cur.parent
+    return cur if isinstance(cur, (nodes.FunctionDef, nodes.AsyncFunctionDef)) else None
+
+
+def _param_default(name: str, node):
+    """(is a parameter of the enclosing function, its default node or None)."""
+    fn = _enclosing_function(node)
+    while fn is not None:
+        args = fn.args
+        if args is not None:
+            pos = list(args.posonlyargs or []) + list(args.args or [])
+            defaults = list(args.defaults or [])
+            off = len(pos) - len(defaults)
+            for i, a in enumerate(pos):
+                if a.name == name:
+                    return True, (defaults[i - off] if i >= off else None)
+            for a, d in zip(args.kwonlyargs or [], args.kw_defaults or []):
+                if a.name == name:
+                    return True, d
+        fn = _enclosing_function(fn)
+    return False, None
+
+
+def _bound_by_guarded_import(name: nodes.Name) -> bool:
+    """The name is bound by an import inside ``try`` (or set to None in its handler)."""
+    try:
+        _scope, defs = name.lookup(name.name)
+    except Exception:
+        return False
+    for d in defs:
+        cur = d
+        while cur is not None and not isinstance(cur, (nodes.Module, nodes.FunctionDef, nodes.ClassDef)):
+            if isinstance(cur, (nodes.Try, nodes.ExceptHandler)):
+                return True
+            cur = cur.parent
+    return False
+
+
+# --------------------------------------------------------------------------- test classification
+
+def _classify(test, ctx) -> Optional[Tuple[str, str, bool]]:
+    """(kind, polarity, cuda) of an ``if`` test; None when the test is not a guard.
+
+    *cuda* marks tests of the CUDA device itself (``torch.cuda.is_available()``,
+    ``device.type == 'cuda'``): skipping their branch is no fallback.
+    """
+    if isinstance(test, nodes.UnaryOp) and test.op == "not":
+        got = _classify(test.operand, ctx)
+        if got is None:
+            return None
+        kind, pol, cuda = got
+        return kind, {BODY: ORELSE, ORELSE: BODY, BOTH: BOTH}[pol], cuda
+    if isinstance(test, nodes.BoolOp):
+        found = [g for g in (_classify(v, ctx) for v in test.values) if g is not None]
+        if not found:
+            return None
+        order = ("device-branch", "availability-check", "version-check", "platform-check", "option")
+        found.sort(key=lambda g: order.index(g[0]))
+        kind, pol, cuda = found[0]
+        if test.op == "or" and pol != BOTH:
+            # `if not HAVE_X or args.cpu:` -> the else branch needs every operand false: keep the polarity
+            return kind, pol, cuda
+        return kind, pol, cuda
+    if isinstance(test, nodes.NamedExpr):
+        return _classify(test.value, ctx)
+    names = _names_in(test)
+    if "__name__" in names or "TYPE_CHECKING" in names:
+        return None   # the main guard and typing-only imports are not run-time conditions
+    text_names = names
+    # version checks first: torch.version.cuda, TORCH_VERSION, version.parse(...)
+    if any(VERSION_NAME_RE.search(n) for n in text_names) or _dotted(test).endswith("version_info"):
+        return "version-check", BOTH, False
+    if _is_platform(test, text_names):
+        return "platform-check", BOTH, False
+    dev = _device_test(test)
+    if dev is not None:
+        return dev
+    avail = _availability_test(test, ctx)
+    if avail is not None:
+        return avail
+    return _option_test(test, ctx)
+
+
+def _names_in(test):
+    out = []
+    stack = [test]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, nodes.Name):
+            out.append(n.name)
+        elif isinstance(n, nodes.Attribute):
+            out.append(n.attrname)
+        if isinstance(n, (nodes.Lambda, nodes.FunctionDef)):
+            continue
+        stack.extend(n.get_children())
+    return out
+
+
+def _is_platform(test, names) -> bool:
+    d = _dotted(test) if isinstance(test, (nodes.Name, nodes.Attribute, nodes.Call)) else ""
+    if any(n in PLATFORM_NAMES for n in names):
+        return True
+    for n in test.nodes_of_class((nodes.Attribute, nodes.Name)) if not isinstance(test, (nodes.Name,)) else [test]:
+        dd = _dotted(n)
+        if dd in ("sys.platform", "os.name", "platform.system", "platform.machine", "platform.platform",
+                  "platform.processor", "platform.uname"):
+            return True
+    return d in ("sys.platform", "os.name", "platform.system")
+
+
+def _device_test(test) -> Optional[Tuple[str, str, bool]]:
+    if isinstance(test, nodes.Attribute) and test.attrname in ("is_cuda", "is_npu", "is_cpu", "is_mps", "is_xla"):
+        return "device-branch", (ORELSE if test.attrname == "is_cpu" else BODY), test.attrname == "is_cuda"
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1:
+        op, right = test.ops[0]
+        left = test.left
+        for side, other in ((right, left), (left, right)):
+            consts = _strings(side)
+            words = {c.split(":")[0].lower() for c in consts}
+            if consts and words & DEVICE_WORDS and words <= DEVICE_WORDS | {""}:
+                cuda = bool(words & {"cuda", "gpu", "nccl"})
+                pol = BODY
+                if op in ("!=", "not in", "is not"):
+                    pol = ORELSE
+                if not cuda and words & {"cpu", "gloo", "meta"}:
+                    pol = ORELSE if pol == BODY else BODY   # `if device == 'cpu': ... else: <gpu code>`
+                    cuda = True
+                return "device-branch", pol, cuda
+            if op == "in" and isinstance(left, nodes.Const) and isinstance(left.value, str) \
+                    and left.value.lower() in DEVICE_WORDS:
+                cuda = left.value.lower() in ("cuda", "gpu")
+                return "device-branch", BODY if left.value.lower() != "cpu" else ORELSE, cuda or left.value.lower() == "cpu"
+    return None
+
+
+def _availability_test(test, ctx) -> Optional[Tuple[str, str, bool]]:
+    # X is None / X is not None for a guarded-import name or a module-level name
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1:
+        op, right = test.ops[0]
+        left = test.left
+        if op in ("is", "is not", "==", "!=") and (_is_none(right) or _is_none(left)):
+            other = left if _is_none(right) else right
+            inner = _availability_test(other, ctx)
+            if inner is not None:
+                return inner[0], (BODY if op in ("is not", "!=") else ORELSE), inner[2]
+            if isinstance(other, nodes.Name) and (_bound_by_guarded_import(other) or AVAIL_NAME_RE.match(other.name)):
+                return "availability-check", (BODY if op in ("is not", "!=") else ORELSE), False
+            if isinstance(other, nodes.Call) and _leaf(other.func) in ("find_spec", "find_loader", "get_loader"):
+                return "availability-check", (BODY if op in ("is not", "!=") else ORELSE), False
+            return None
+        if op in (">", ">=", "!=", "==") and isinstance(left, nodes.Call) and _leaf(left.func) == "device_count":
+            return "availability-check", (BODY if op != "==" else ORELSE), "cuda" in _dotted(left.func)
+        return None
+    if isinstance(test, nodes.Call):
+        leaf = _leaf(test.func)
+        if leaf == "hasattr" and len(test.args) >= 2:
+            return "availability-check", BODY, False
+        if AVAIL_CALL_RE.match(leaf):
+            d = _dotted(test.func)
+            return "availability-check", BODY, ("cuda" in d.split(".")[:-1] or d in ("cuda.is_available",))
+        return None
+    if isinstance(test, nodes.Name):
+        if AVAIL_NAME_RE.match(test.name) and not test.name.lower().startswith(("is_training", "has_bias")):
+            return "availability-check", BODY, "CUDA" in test.name.upper().split("_")
+        if _bound_by_guarded_import(test):
+            return "availability-check", BODY, False
+    if isinstance(test, nodes.Attribute) and AVAIL_NAME_RE.match(test.attrname):
+        return "availability-check", BODY, "CUDA" in test.attrname.upper().split("_")
+    return None
+
+
+def _optionish(node, ctx) -> bool:
+    """A name or attribute that reads a user setting."""
+    if isinstance(node, nodes.Attribute):
+        if _root_name(node) in OPTION_ROOTS or OPTION_ATTR_RE.search(node.attrname):
+            return True
+        return any(a.attrname in OPTION_ROOTS for a in _chain(node.expr))
+    if isinstance(node, nodes.Name):
+        if node.name in OPTION_ROOTS or OPTION_ATTR_RE.search(node.name):
+            return True
+        is_param, default = _param_default(node.name, node)
+        if is_param and isinstance(default, nodes.Const) and (isinstance(default.value, (bool, str))):
+            return True
+        return False
+    if isinstance(node, nodes.Call):
+        d = _dotted(node.func)
+        if d in ("os.environ.get", "os.getenv", "environ.get", "getenv") or d.endswith(".getenv"):
+            return True
+        if _leaf(node.func) == "get" and isinstance(node.func, nodes.Attribute):
+            return _root_name(node.func) in OPTION_ROOTS or _optionish(node.func.expr, ctx)
+        if _leaf(node.func) == "getattr" and node.args and _root_name(node.args[0]) in OPTION_ROOTS:
+            return True
+        return False
+    if isinstance(node, nodes.Subscript):
+        d = _dotted(node.value)
+        return d in ("os.environ",) or _root_name(node.value) in OPTION_ROOTS
+    return False
+
+
+def _chain(node):
+    cur = node
+    while isinstance(cur, nodes.Attribute):
+        yield cur
+        cur = cur.expr
+
+
+# a choice between jobs of the program (`if args.subcommand == "train"`), not an optional feature
+DISPATCH_NAMES = {"subcommand", "command", "cmd", "mode", "action", "task", "phase", "stage", "split", "job",
+                  "run_mode", "operation", "op"}
+
+
+def _option_test(test, ctx) -> Optional[Tuple[str, str, bool]]:
+    if isinstance(test, nodes.Compare) and _leaf(test.left).lower() in DISPATCH_NAMES:
+        return None
+    if isinstance(test, (nodes.Name, nodes.Attribute, nodes.Call, nodes.Subscript)):
+        if _optionish(test, ctx):
+            return "option", BODY, False
+        # a bare flag in a multi-way dispatch: `if pt: ... elif engine: ... else: ...`
+        if isinstance(test, nodes.Name) and isinstance(ctx, nodes.If) and ctx.orelse:
+            return "option", BODY, False
+        return None
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1:
+        op, right = test.ops[0]
+        left = test.left
+        consts = _strings(right) or _strings(left)
+        other = left if _strings(right) else right
+        if consts and isinstance(other, (nodes.Name, nodes.Attribute, nodes.Call, nodes.Subscript)):
+            pol = ORELSE if op in ("!=", "not in", "is not") else BODY
+            return "option", pol, False
+        if op in ("is", "is not", "==", "!=") and (_is_none(right) or _is_none(left)):
+            o = left if _is_none(right) else right
+            if _optionish(o, ctx) and not isinstance(o, nodes.Name):
+                return "option", (BODY if op in ("is not", "!=") else ORELSE), False
+    return None
+
+
+# --------------------------------------------------------------------------- public API
+
+def _branch_fallback(other_branch) -> bool:
+    return bool(other_branch) and not _only_raises(other_branch)
+
+
+def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
+    got = _classify(ifnode.test, ifnode)
+    if got is None:
+        return None
+    kind, pol, cuda = got
+    if pol == BODY and not in_body or pol == ORELSE and in_body:
+        return None  # the node is on the ordinary path of this test
+    other = ifnode.orelse if in_body else ifnode.body
+    if other:
+        fallback = _branch_fallback(other)
+        if not fallback and kind == "option":
+            # `if impl == "a": ... elif impl == "b": ... else: raise` -- the earlier branches are the alternatives
+            fallback = any(_branch_fallback(b) for b in _chain_branches(ifnode))
+    elif kind in ("option", "availability-check") and not cuda:
+        fallback = True   # default off / optional library absent: the branch is skipped
+    else:
+        fallback = False
+    return Guard(kind, ifnode.lineno or 1, fallback, _text(ifnode.test))
+
+
+def _chain_branches(ifnode):
+    """Bodies of the earlier branches of an ``if/elif`` chain that *ifnode* is an ``elif`` of."""
+    cur = ifnode
+    while isinstance(cur.parent, nodes.If) and cur.parent.orelse == [cur]:
+        cur = cur.parent
+        yield cur.body
+
+
+def _try_guard(trynode, cur) -> Optional[Guard]:
+    handlers = [h for h in trynode.handlers if handler_catches_import(h)]
+    if not handlers or not (_has_import(trynode.body) or cur in trynode.orelse):
+        return None
+    if cur in trynode.orelse and not _has_import(trynode.body):
+        return None
+    fallback = any(not _only_raises(h.body) for h in handlers)
+    h = handlers[0]
+    return Guard("import-fallback", h.lineno or trynode.lineno or 1, fallback, _text(h.type) if h.type else "except")
+
+
+def _with_guard(withnode) -> Optional[Guard]:
+    for item, _as in withnode.items:
+        if isinstance(item, nodes.Call) and _leaf(item.func) == "suppress":
+            names = {_leaf(a) for a in item.args}
+            if names & IMPORT_ERRORS:
+                return Guard("import-fallback", withnode.lineno or 1, True, _text(item))
+    return None
+
+
+def _early_exit_guard(block, cur) -> Optional[Guard]:
+    """``if not HAVE_X: return fallback`` before *cur* in the same block guards *cur*."""
+    try:
+        idx = block.index(cur)
+    except ValueError:
+        return None
+    for prev in reversed(block[max(0, idx - 25):idx]):
+        if isinstance(prev, nodes.If) and not prev.orelse and _terminates(prev.body):
+            got = _classify(prev.test, prev)
+            if got is None:
+                continue
+            kind, pol, cuda = got
+            if pol in (ORELSE, BOTH):
+                return Guard(kind, prev.lineno or 1, not _only_raises(prev.body), _text(prev.test))
+    return None
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody")
+
+
+def guard_of(node) -> Optional[Guard]:
+    """The innermost guard of *node*, or None when it runs unconditionally.
+
+    The walk goes through functions and classes up to the module: a ``def``
+    inside ``if HAVE_X:`` is guarded by it. The test of an ``if`` is not
+    guarded by that ``if``; an ``except`` body is the fallback, not guarded by
+    its ``try``.
+    """
+    if node is None:
+        return None
+    cur = node
+    parent = node.parent
+    while parent is not None:
+        g = None
+        if isinstance(parent, nodes.If):
+            if cur in parent.body:
+                g = _if_guard(parent, True)
+            elif cur in parent.orelse:
+                g = _if_guard(parent, False)
+        elif isinstance(parent, nodes.IfExp):
+            if cur is parent.body or cur is parent.orelse:
+                g = _ifexp_guard(parent, cur is parent.body)
+        elif isinstance(parent, nodes.Try):
+            if cur in parent.body or cur in parent.orelse:
+                g = _try_guard(parent, cur)
+        elif isinstance(parent, nodes.With):
+            if cur in parent.body:
+                g = _with_guard(parent)
+        if g is None:
+            for fld in _BLOCK_FIELDS:
+                block = getattr(parent, fld, None)
+                if isinstance(block, list) and cur in block:
+                    g = _early_exit_guard(block, cur)
+                    break
+        if g is not None:
+            return g
+        cur, parent = parent, parent.parent
+    return None
+
+
+def _ifexp_guard(ifexp, in_body: bool) -> Optional[Guard]:
+    got = _classify(ifexp.test, ifexp)
+    if got is None:
+        return None
+    kind, pol, _cuda = got
+    if pol == BODY and not in_body or pol == ORELSE and in_body:
+        return None
+    return Guard(kind, ifexp.lineno or 1, True, _text(ifexp.test))
+
+
+def is_probe(node) -> bool:
+    """True when *node* (a Name or Attribute) is only tested for presence:
+    ``if apex is not None``, ``if amp:``, ``hasattr(apex, 'amp')``,
+    ``assert flash_attn is not None``, ``x = apex is None``.
+
+    Such a test probes whether an optional library is installed; it is not a
+    use of the library.
+    """
+    cur, parent = node, node.parent
+    while isinstance(parent, nodes.UnaryOp) and parent.op == "not" or isinstance(parent, nodes.BoolOp):
+        cur, parent = parent, parent.parent
+    if isinstance(parent, nodes.Compare) and len(parent.ops) == 1:
+        op, right = parent.ops[0]
+        if op in ("is", "is not", "==", "!=") and (_is_none(right) or _is_none(parent.left)):
+            return True
+        return False
+    if isinstance(parent, (nodes.If, nodes.IfExp, nodes.While)) and cur is parent.test:
+        return isinstance(node, nodes.Name) or isinstance(node, nodes.Attribute) and node is cur
+    if isinstance(parent, nodes.Assert) and cur is parent.test:
+        return True
+    if isinstance(parent, nodes.Call) and parent.args and parent.args[0] is cur \
+            and _leaf(parent.func) in ("hasattr", "bool", "callable"):
+        return True
+    return False

@@ -1,0 +1,490 @@
+"""Reach: does the code of a finding run when an entry point runs?
+
+From each entry point the walk follows, on the static call graph of
+:mod:`analyse.callgraph` (nothing is imported or run):
+
+* calls (resolved names, ``self``/``super()`` dispatch, methods on receivers
+  of known type, function references passed as arguments);
+* imports: importing a module runs its top level (``<module>``), and its
+  parent packages' ``__init__``;
+* classes: a class that reached code instantiates or references is *live*:
+  all its methods (and those of its project base classes) count as reached,
+  since any of them may be called on its instances (``model(x)`` ->
+  ``forward``, hooks, callbacks);
+* an entry point's roots are the top level of its module and, for console
+  scripts and ``--entry FILE:FUNCTION``, the named function.
+
+Each finding gets ``reach``:
+
+* ``entry-point``: in an entry point's own top-level code, its named function,
+  or a function of the entry file called directly from its top level (``main``);
+* ``reachable``: a path exists; ``entry_points`` lists the entry points that
+  reach it and ``path`` one shortest chain of qualified names (caller first);
+* ``unknown``: the graph cannot tell -- code of a class defined in a module that
+  reached code imports but never names (registries, configs, ``eval``-built
+  layers, dynamic dispatch), a decorated (possibly registered) function of such
+  a module, the target module of a ``getattr(module, name)`` call in reached
+  code, and everything those call; also findings outside Python sources
+  (kernels, build files) and every finding when there is no entry point;
+* ``unreached``: none of the above: no entry point imports or calls it.
+
+Guards travel along calls: when every call (or import) that reaches a
+function sits under a guard (``if engine: export_engine(...)``), the function's
+unguarded findings inherit that guard (with the call site's ``path`` and
+``line``), for every entry point that reaches them.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field, replace
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from astroid import nodes
+
+from analyse.callgraph import (K_INST, K_METHOD, K_NAME, K_REF, K_SELF, MODULE_FN, FunctionLocator, ModuleSummary,
+                               build_graph)
+from analyse.guards import guard_of
+from analyse.syntax import walk
+
+ENTRY, REACHABLE, UNREACHED, UNKNOWN = "entry-point", "reachable", "unreached", "unknown"
+STATUS_RANK = {ENTRY: 0, REACHABLE: 1, UNKNOWN: 2, UNREACHED: 3}
+MAX_LISTED_ENTRY_POINTS = 20
+_SRC_SUFFIXES = (".py",)
+
+
+@dataclass
+class ScriptGraph:
+    """The call graph of a script-mode run (shared by chains and reach)."""
+
+    summaries: List[ModuleSummary]
+    cg: object   # analyse.callgraph.CallGraph
+
+
+def script_graph(result) -> ScriptGraph:
+    """The graph of the run's module summaries (made per module by the pipeline's workers)."""
+    summaries = list(result.summaries)
+    return ScriptGraph(summaries, build_graph(summaries))
+
+
+def imported_modules(summaries: Iterable[ModuleSummary]) -> Set[str]:
+    """Modules some project module imports (with their parent packages)."""
+    out: Set[str] = set()
+    for s in summaries:
+        for m in s.imports:
+            parts = m.split(".")
+            for i in range(1, len(parts) + 1):
+                q = ".".join(parts[:i])
+                if q != s.modname:
+                    out.add(q)
+    return out
+
+
+def _absolute(modname: str, is_package: bool, target: Optional[str], level: Optional[int]) -> str:
+    target = target or ""
+    if not level:
+        return target
+    pkg = modname if is_package else modname.rpartition(".")[0]
+    parts = pkg.split(".") if pkg else []
+    if level > 1:
+        parts = parts[: max(0, len(parts) - (level - 1))]
+    base = ".".join(parts)
+    if target:
+        return f"{base}.{target}" if base else target
+    return base
+
+
+def _unalias(q: str, aliases: Dict[str, str]) -> str:
+    head = q
+    while head:
+        real = aliases.get(head)
+        if real is not None:
+            return real + q[len(head):]
+        head = head.rpartition(".")[0]
+    return q
+
+
+def _func_leaf(func) -> str:
+    if isinstance(func, nodes.Attribute):
+        return func.attrname
+    if isinstance(func, nodes.Name):
+        return func.name
+    return ""
+
+
+def _scope_fn(node, modname: str) -> str:
+    """Qualified name of the function whose execution runs *node* (module level -> ``<module>``)."""
+    cur = node.parent
+    while cur is not None:
+        if isinstance(cur, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+            return cur.qname()
+        if isinstance(cur, nodes.Module):
+            break
+        cur = cur.parent
+    return f"{modname}.{MODULE_FN}"
+
+
+@dataclass
+class _EPReach:
+    parent: Dict[str, Tuple[Optional[str], int]] = field(default_factory=dict)
+    inherited: Dict[str, dict] = field(default_factory=dict)     # node -> guard reached only under
+    unknown: Dict[str, str] = field(default_factory=dict)        # node -> reason
+    roots: Set[str] = field(default_factory=set)
+
+
+class Reach:
+    """Reach of every node of the graph from each entry point."""
+
+    def __init__(self, sg: ScriptGraph, sources, entry_points: Sequence):
+        self.sg = sg
+        self.sources = sources
+        self.entry_points = list(entry_points)
+        self.linker = sg.cg.linker
+        self._call_nodes: Dict[str, Dict[int, object]] = {}
+        self._guard_cache: Dict[Tuple[str, int], Optional[dict]] = {}
+        self.edges: Dict[str, Dict[str, Tuple[int, Optional[dict]]]] = {}
+        self.dyn: Dict[str, List[str]] = {}
+        self.decorated: Dict[str, List[str]] = {}
+        self.classes_of: Dict[str, List[str]] = {}
+        self.aliases: Dict[str, Dict[str, str]] = {}   # module -> {imported name: project module}
+        self.loose: Set[str] = set()                    # modules only reached through such imports
+        self._build()
+        self.locator = FunctionLocator(sg.summaries)
+        self.per_ep: Dict[str, _EPReach] = {}
+        for ep in self.entry_points:
+            self.per_ep[ep.id] = self._walk(ep)
+
+    # ------------------------------------------------------------------ graph
+    def _call_guard(self, relpath: str, line: int, leaf: str = "") -> Optional[dict]:
+        """Guard of the call (or import) at *line* whose callee's last name is *leaf*.
+
+        Several calls on one line (``test() if opt.test else run()``) are told apart by the called
+        name; when none matches, the line is guarded only if all its calls share one guard."""
+        key = (relpath, line, leaf)
+        if key in self._guard_cache:
+            return self._guard_cache[key]
+        by_line = self._call_nodes.get(relpath)
+        if by_line is None:
+            by_line = {}
+            sf = self.sources.get(relpath)
+            if sf is not None and sf.tree is not None:
+                for n in walk(sf.tree):
+                    if isinstance(n, (nodes.Call, nodes.Import, nodes.ImportFrom, nodes.Decorators)):
+                        by_line.setdefault(n.lineno, []).append(n)
+            self._call_nodes[relpath] = by_line
+        cands = by_line.get(line, ())
+        if leaf and len(cands) > 1:
+            named = [n for n in cands if isinstance(n, nodes.Call) and _func_leaf(n.func) == leaf]
+            if named:
+                cands = named[:1]
+        guards = []
+        for n in cands:
+            got = guard_of(n)
+            guards.append(got.to_dict() if got is not None else None)
+        g = guards[0] if guards and all(x == guards[0] for x in guards) else None
+        if g is not None:
+            g = dict(g)
+            g["path"] = relpath
+        self._guard_cache[key] = g
+        return g
+
+    def _edge(self, caller: str, callee: str, line: int, relpath: str, leaf: str = "") -> None:
+        out = self.edges.setdefault(caller, {})
+        old = out.get(callee)
+        if old is not None and old[1] is None:
+            return   # already reached by an unguarded call
+        g = self._call_guard(relpath, line, leaf)
+        if old is None or g is None:
+            out[callee] = (line, g)
+
+    def _script_relative(self, modname: str, is_pkg: bool, target: str) -> Optional[str]:
+        """A module imported by a plain name that is not a project module (``import model`` in
+        ``word_language_model/main.py``): Python finds it next to the running script, so try the
+        importing file's folder and its parents."""
+        lk = self.linker
+        if not target or target in lk.modules:
+            return None
+        pkg = modname if is_pkg else modname.rpartition(".")[0]
+        parts = pkg.split(".") if pkg else []
+        while parts:
+            cand = ".".join(parts) + "." + target
+            if cand in lk.modules:
+                return cand
+            parts.pop()
+        return None
+
+    def _build(self) -> None:
+        lk = self.linker
+        g = self.sg.cg.graph
+        # imports: importing a module runs its top level (and its parent packages')
+        for rel, sf in self.sources.items():
+            if sf.tree is None:
+                continue
+            is_pkg = sf.is_package_init
+            aliases = self.aliases.setdefault(sf.modname, {})
+            for n in walk(sf.tree):
+                if isinstance(n, nodes.Import):
+                    targets = [m for m, _as in n.names]
+                elif isinstance(n, nodes.ImportFrom):
+                    base = _absolute(sf.modname, is_pkg, n.modname, n.level)
+                    targets = [base] + [f"{base}.{m}" for m, _as in n.names if m != "*"]
+                elif isinstance(n, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and n.decorators:
+                    if isinstance(n.parent, nodes.Module):
+                        self.decorated.setdefault(sf.modname, []).append(n.qname())
+                    continue
+                elif (isinstance(n, nodes.Call) and isinstance(n.func, nodes.Name) and n.func.name == "getattr"
+                      and len(n.args) >= 2 and isinstance(n.args[0], nodes.Name)
+                      and not isinstance(n.args[1], nodes.Const)):
+                    # getattr(module, name) with a computed name: any function of that module may run
+                    summ = lk.modules.get(sf.modname)
+                    target = summ.bindings.get(n.args[0].name) if summ is not None else None
+                    if target in lk.modules or target in lk.classes:
+                        self.dyn.setdefault(_scope_fn(n, sf.modname), []).append(target)
+                    continue
+                else:
+                    continue
+                caller = _scope_fn(n, sf.modname)
+                for t in targets:
+                    if t not in lk.modules and not (n.level if isinstance(n, nodes.ImportFrom) else 0):
+                        real = self._script_relative(sf.modname, is_pkg, t)
+                        if real is not None:
+                            aliases[t] = real
+                            self.loose.add(real)
+                            t = real
+                    parts = t.split(".")
+                    for i in range(1, len(parts) + 1):
+                        m = ".".join(parts[:i])
+                        if m in lk.modules and m != sf.modname:
+                            self._edge(caller, f"{m}.{MODULE_FN}", n.lineno or 1, rel)
+        for s in self.sg.summaries:
+            for q, info in s.classes.items():
+                self.classes_of.setdefault(s.modname, []).append(q)
+            aliases = self.aliases.get(s.modname) or {}
+            for caller, line, kind, a, b in s.calls:
+                if aliases and kind in (K_NAME, K_REF, K_METHOD, K_INST):
+                    a = _unalias(a, aliases)
+                try:
+                    callees, unknown, _ext = lk.resolve_call(kind, a, b)
+                except RecursionError:
+                    continue
+                leaf = ""
+                if kind in (K_NAME, K_METHOD):
+                    leaf = (b if kind == K_METHOD else a.rpartition(".")[2])
+                elif kind in (K_SELF, "super"):
+                    leaf = b.partition("|")[0]
+                for c in callees:
+                    if c and c in g and not (c == caller and kind == K_REF):
+                        self._edge(caller, c, line, s.relpath, leaf)
+                cls = None
+                if kind in (K_NAME, K_METHOD, K_INST) or (kind == K_REF and not b):
+                    k, q = lk.canonical(a)
+                    if k == "class":
+                        cls = q
+                elif kind == K_SELF and "|" in b:
+                    k, q = lk.canonical(b.partition("|")[2])
+                    if k == "class":
+                        cls = q
+                if cls is not None and cls != caller:
+                    self._edge(caller, cls, line, s.relpath, leaf)
+                if unknown and unknown.startswith("dynamic getattr on "):
+                    self.dyn.setdefault(caller, []).append(unknown[len("dynamic getattr on "):])
+        # live classes: every method and project base class
+        for q, info in lk.classes.items():
+            out = self.edges.setdefault(q, {})
+            for m in info.methods:
+                fq = f"{q}.{m}"
+                if fq in lk.functions:
+                    out.setdefault(fq, (info.line, None))
+            for base in lk.mro(q)[1:]:
+                if base in lk.classes:
+                    out.setdefault(base, (info.line, None))
+        # nested functions run when their enclosing function runs (closures are called from it or returned)
+        for fq, (_path, fa, _fb) in lk.functions.items():
+            parent = fq.rpartition(".")[0]
+            if parent in lk.functions and not fq.endswith(MODULE_FN):
+                self.edges.setdefault(parent, {}).setdefault(fq, (fa, None))
+
+    # ------------------------------------------------------------------ walks
+    def roots_of(self, ep) -> List[str]:
+        roots = []
+        mod_fn = f"{ep.modname}.{MODULE_FN}"
+        if mod_fn in self.linker.functions:
+            roots.append(mod_fn)
+        if ep.function:
+            q = ep.function
+            if q not in self.linker.functions:
+                try:
+                    k, cq = self.linker.canonical(q)
+                except RecursionError:
+                    k, cq = "unresolved", q
+                if k == "def":
+                    q = cq
+                elif k == "class":
+                    q = cq
+            if q in self.linker.functions or q in self.linker.classes:
+                roots.append(q)
+        return roots
+
+    def _walk(self, ep) -> _EPReach:
+        st = _EPReach()
+        roots = self.roots_of(ep)
+        st.roots = set(roots)
+        parent = st.parent
+        edges = self.edges
+        # 1. unguarded edges
+        q = deque()
+        for r in roots:
+            parent[r] = (None, 0)
+            q.append(r)
+        while q:
+            n = q.popleft()
+            for c, (line, g) in edges.get(n, {}).items():
+                if g is None and c not in parent:
+                    parent[c] = (n, line)
+                    q.append(c)
+        # 2. guarded edges: what is only reached under a guard inherits it
+        q = deque()
+        for n in list(parent):
+            for c, (line, g) in edges.get(n, {}).items():
+                if g is not None and c not in parent:
+                    parent[c] = (n, line)
+                    st.inherited[c] = g
+                    q.append(c)
+        while q:
+            n = q.popleft()
+            for c, (line, _g) in edges.get(n, {}).items():
+                if c not in parent:
+                    parent[c] = (n, line)
+                    st.inherited[c] = st.inherited[n]
+                    q.append(c)
+        # 3. unknown: code that reached code may run through dynamic dispatch
+        lk = self.linker
+        seeds: List[Tuple[str, str]] = []
+        for n in list(parent):
+            if n.endswith("." + MODULE_FN):
+                mod = n[: -len(MODULE_FN) - 1]
+                for cls in self.classes_of.get(mod, ()):
+                    if cls not in parent:
+                        seeds.append((cls, f"{cls} is defined in imported code ({mod}) but never named by "
+                                           f"reached code: a registry, a config or dynamic dispatch may build it"))
+                for fq in self.decorated.get(mod, ()):
+                    if fq not in parent:
+                        seeds.append((fq, f"{fq} is decorated (possibly registered) in imported code ({mod})"))
+                if mod in self.loose:
+                    for fq in lk.modules[mod].functions:
+                        if fq not in parent:
+                            seeds.append((fq, f"{mod} is imported relative to the script's folder; its calls "
+                                              "are only partly linked"))
+            for target in self.dyn.get(n, ()):
+                if target in lk.modules:
+                    s = lk.modules[target]
+                    for fq in list(s.functions) + list(s.classes):
+                        seeds.append((fq, f"reached code calls getattr() on module {target}"))
+                elif target in lk.classes or target in lk.functions:
+                    seeds.append((target, f"reached code calls getattr() on {target}"))
+        unknown = st.unknown
+        q = deque()
+        for node, reason in seeds:
+            if node not in parent and node not in unknown:
+                unknown[node] = reason
+                q.append(node)
+        while q:
+            n = q.popleft()
+            for c in edges.get(n, {}):
+                if c not in parent and c not in unknown:
+                    unknown[c] = unknown[n]
+                    q.append(c)
+        return st
+
+    def path_to(self, ep_id: str, node: str) -> List[str]:
+        st = self.per_ep[ep_id]
+        out = []
+        cur: Optional[str] = node
+        guard = 0
+        while cur is not None and guard < 200:
+            out.append(cur)
+            cur = st.parent.get(cur, (None, 0))[0]
+            guard += 1
+        out.reverse()
+        return out
+
+    # ------------------------------------------------------------------ findings
+    def status_for(self, ep, fn: str) -> Optional[Tuple[str, int]]:
+        """(status, path length) of function *fn* for one entry point, None when unreached."""
+        st = self.per_ep[ep.id]
+        if fn in st.roots:
+            return ENTRY, 0
+        hop = st.parent.get(fn)
+        if hop is not None:
+            pred = hop[0]
+            if pred in st.roots and pred.endswith(MODULE_FN) and self.linker.functions.get(fn, ("",))[0] == ep.path:
+                return ENTRY, 1
+            n = 1
+            cur = pred
+            while cur is not None and n < 200:
+                cur = st.parent.get(cur, (None, 0))[0]
+                n += 1
+            return REACHABLE, n
+        if fn in st.unknown:
+            return UNKNOWN, 10 ** 6
+        return None
+
+
+def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence, roles=None):
+    """Findings with ``reach``, ``role`` and (inherited) ``guard``; and for each entry point id the
+    indexes of the findings it reaches (entry-point, reachable or unknown)."""
+    from analyse.roles import role_of
+
+    members: Dict[str, List[int]] = {ep.id: [] for ep in entry_points}
+    out = []
+    fn_cache: Dict[Tuple[str, int], Optional[str]] = {}
+    for i, f in enumerate(findings):
+        role = role_of(f.path, roles)
+        if not entry_points or reach is None:
+            rs = {"status": UNKNOWN, "reason": "no entry point was found or given"}
+            out.append(replace(f, reach=rs, role=role))
+            continue
+        sf = reach.sources.get(f.path)
+        if sf is None or not f.path.endswith(_SRC_SUFFIXES):
+            # a kernel, build or data file: not on the Python call graph. Its Python users (the calls of
+            # the compiled ops, the load() of the extension) are findings of their own with their reach.
+            rs = {"status": UNKNOWN, "reason": "not Python: counted through the Python code that builds or "
+                                               "loads it"}
+            out.append(replace(f, reach=rs, role=role))
+            continue
+        key = (f.path, f.line)
+        if key not in fn_cache:
+            fn_cache[key] = reach.locator.locate(f.path, f.line)
+        fn = fn_cache[key]
+        best: Dict[str, List[Tuple[int, object]]] = {ENTRY: [], REACHABLE: [], UNKNOWN: []}
+        for ep in entry_points:
+            got = reach.status_for(ep, fn) if fn else None
+            if got is None:
+                continue
+            status, dist = got
+            best[status].append((dist, ep))
+            members[ep.id].append(i)
+        guard = f.guard
+        if best[ENTRY] or best[REACHABLE]:
+            status = ENTRY if best[ENTRY] else REACHABLE
+            eps = sorted(best[ENTRY] + best[REACHABLE], key=lambda t: (t[1].role != "product", t[0], t[1].id))
+            rs = {"status": status, "entry_points": [ep.id for _d, ep in eps[:MAX_LISTED_ENTRY_POINTS]]}
+            if len(eps) > MAX_LISTED_ENTRY_POINTS:
+                rs["entry_points_total"] = len(eps)
+            path = reach.path_to(eps[0][1].id, fn)
+            if status == REACHABLE or len(path) > 1:
+                rs["path"] = path
+            if guard is None:
+                inh = [reach.per_ep[ep.id].inherited.get(fn) for _d, ep in eps]
+                if inh and all(g is not None for g in inh):
+                    guard = dict(inh[0])
+        elif best[UNKNOWN]:
+            eps = sorted((ep for _d, ep in best[UNKNOWN]), key=lambda ep: (ep.role != "product", ep.id))
+            rs = {"status": UNKNOWN, "entry_points": [ep.id for ep in eps[:MAX_LISTED_ENTRY_POINTS]],
+                  "reason": reach.per_ep[eps[0].id].unknown.get(fn, "")}
+            if len(eps) > MAX_LISTED_ENTRY_POINTS:
+                rs["entry_points_total"] = len(eps)
+        else:
+            rs = {"status": UNREACHED}
+        out.append(replace(f, reach=rs, role=role, guard=guard))
+    return out, members

@@ -1,0 +1,100 @@
+"""File roles: what a file is in its project, from its path alone.
+
+* ``test``: under ``tests/`` / ``test/`` / ``testing/``, ``test_*.py``, ``*_test.py``, ``conftest.py``;
+* ``docs``: under ``docs/`` / ``doc/``, Sphinx ``conf.py``;
+* ``build``: ``setup.py``, ``noxfile.py``, ``build*.py`` at the top of the project, under ``ci/`` / ``.github/`` /
+  ``packaging/`` / ``docker/``;
+* ``example``: under ``examples/`` / ``example/`` / ``demo/`` / ``demos/`` / ``samples/`` / ``tutorials/`` / ``notebooks/``;
+* ``tool``: under ``tools/`` / ``scripts/`` / ``dev/`` / ``benchmarks/`` / ``bench/``, environment printers
+  (``collect_env.py``, ``env_info.py``, ``print_env*.py``), exporters and benchmarks named so
+  (``export.py`` / ``export_*.py`` / ``*_export.py``, ``benchmark*.py`` / ``bench_*.py`` / ``*_benchmark.py``);
+* ``product`` otherwise: the code users run or import.
+
+The path is the report path (relative to the analysed root), so a project
+analysed from inside its own ``examples/`` folder is the product there.
+Folder rules look at every folder of the path; the first matching rule in the
+order above wins (``tests/tools/x.py`` is a test). ``overrides`` (``{glob: role}``,
+from ``[tool.npu-analyse] roles``) come first: the longest matching glob wins;
+globs match the whole path (``fnmatch``: ``*`` also crosses ``/``) or, when
+they end in ``/`` or ``/**``, everything under a folder.
+"""
+
+from __future__ import annotations
+
+import re
+from fnmatch import fnmatchcase
+from functools import lru_cache
+from typing import Dict, Mapping, Optional, Tuple
+
+ROLES = ("product", "test", "example", "tool", "build", "docs")
+
+_TEST_DIRS = {"tests", "test", "testing", "unittests", "unit_tests", "unittest", "integration_tests"}
+_DOCS_DIRS = {"docs", "doc", "documentation", "sphinx", "_docs"}
+_BUILD_DIRS = {"ci", ".ci", ".github", ".circleci", "packaging", "build_tools", "cmake", "docker"}
+_EXAMPLE_DIRS = {"examples", "example", "demo", "demos", "samples", "sample", "tutorials", "tutorial", "notebooks"}
+_TOOL_DIRS = {"tools", "tool", "scripts", "script", "dev", "benchmarks", "benchmark", "bench", "benchmarking",
+              "utilities"}
+
+_TEST_FILE = re.compile(r"^(test_.*|.*_test|.*_tests|conftest)\.py$")
+_DOCS_FILE = re.compile(r"^conf\.py$")
+_BUILD_FILE = re.compile(r"^(setup|noxfile|fabfile)\.py$")
+_ROOT_BUILD_FILE = re.compile(r"^(build|build_.*|make_.*|setup_.*)\.py$")   # only at the top of the project
+_TOOL_FILE = re.compile(r"^(collect_env.*|env_info|print_env.*|.*_collect_env|export|export_.*|.*_export|"
+                        r"benchmark.*|bench_.*|.*_benchmark)\.py$")
+
+
+def _norm_glob(glob: str) -> Tuple[str, ...]:
+    g = glob.strip().replace("\\", "/")
+    if g.startswith("./"):
+        g = g[2:]
+    if g.endswith("/**"):
+        g = g[:-3]
+    if g.endswith("/"):
+        g = g.rstrip("/")
+        return (g, g + "/*")
+    if not any(c in g for c in "*?["):
+        return (g, g + "/*")     # a plain folder or file name
+    return (g,)
+
+
+def check_overrides(overrides: Optional[Mapping[str, str]]) -> Dict[str, str]:
+    """Validated ``{glob: role}``; raises ValueError on an unknown role."""
+    out: Dict[str, str] = {}
+    for glob, role in (overrides or {}).items():
+        if role not in ROLES:
+            raise ValueError(f"unknown role {role!r} for {glob!r}; roles are: {', '.join(ROLES)}")
+        out[str(glob)] = role
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _default_role(relpath: str) -> str:
+    parts = relpath.replace("\\", "/").split("/")
+    name = parts[-1].lower()
+    dirs = [d.lower() for d in parts[:-1]]
+    if _TEST_FILE.match(name) or any(d in _TEST_DIRS for d in dirs):
+        return "test"
+    if any(d in _DOCS_DIRS for d in dirs) or _DOCS_FILE.match(name):
+        return "docs"
+    if _BUILD_FILE.match(name) or (not dirs and _ROOT_BUILD_FILE.match(name)) or any(d in _BUILD_DIRS for d in dirs):
+        return "build"
+    if any(d in _EXAMPLE_DIRS for d in dirs):
+        return "example"
+    if any(d in _TOOL_DIRS for d in dirs) or _TOOL_FILE.match(name):
+        return "tool"
+    return "product"
+
+
+def role_of(relpath: str, overrides: Optional[Mapping[str, str]] = None) -> str:
+    """The role of the file at *relpath* (a report path)."""
+    if overrides:
+        best = None
+        for glob, role in overrides.items():
+            for g in _norm_glob(glob):
+                if fnmatchcase(relpath, g):
+                    if best is None or len(glob) > best[0]:
+                        best = (len(glob), role)
+                    break
+        if best is not None:
+            return best[1]
+    return _default_role(relpath)

@@ -1,0 +1,144 @@
+"""Wall time, ratio to ast.parse and peak memory of `npu-analyse` on one tree.
+
+    python benchmarks/bench.py PATH [--mode script|thirdparty] [--runs cold,warm,jobs1] [--jobs N]
+
+Each configuration runs the real command line (``python -m analyse MODE PATH -q
+--format json``) in a fresh process, so the figures include interpreter
+start-up, imports and report writing -- what a user waits for. In the same run
+the script times plain ``ast.parse`` of the same Python files (the floor any
+Python analyser pays) and prints every wall time as a ratio to it: absolute
+times on a shared machine are noisy, ratios much less so.
+
+Configurations:
+
+* ``cold``  -- an empty cache directory (a fresh one under the system temp dir),
+* ``warm``  -- the same cache directory again, the tree unchanged,
+* ``jobs1`` -- ``--jobs 1 --no-cache`` (one process, nothing cached),
+* ``nocache`` -- ``--no-cache`` with the default --jobs.
+
+Peak memory is the largest resident set of the command's processes (main and
+worker processes: ``getrusage(RUSAGE_CHILDREN)`` of a wrapper process that
+waits for them). The finding ids of all configurations are compared; the
+script says whether they are identical. The load average is printed too:
+ratios taken on a busy machine are worse than on an idle one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from analyse.project import decode_source, discover  # noqa: E402
+
+
+def time_ast_parse(path: Path):
+    files = [f[0] for f in discover([path])]
+    lines = 0
+    t0 = time.perf_counter()
+    for f in files:
+        try:
+            text = decode_source(f.read_bytes())
+            ast.parse(text)
+        except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, OSError, RecursionError, MemoryError):
+            continue
+        lines += text.count("\n") + 1
+    return len(files), lines, time.perf_counter() - t0
+
+
+_CHILD = r"""
+import resource, subprocess, sys, time, json
+t0 = time.perf_counter()
+rc = subprocess.call(sys.argv[1:])
+wall = time.perf_counter() - t0
+print(json.dumps({"rc": rc, "wall": wall,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+"""
+
+
+def run_cli(mode: str, path: Path, out: Path, extra):
+    cmd = [sys.executable, "-m", "analyse", mode, str(path), "-q", "--format", "json", "-o", str(out)] + list(extra)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, "-c", _CHILD] + cmd, cwd=str(ROOT), env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"benchmark wrapper failed: {proc.stderr.strip()[-2000:]}")
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    if res["rc"] != 0:
+        raise SystemExit(f"npu-analyse exited {res['rc']}: {' '.join(cmd)}")
+    report = json.loads((out / "report.json").read_text())
+    res["ids"] = sorted(f["id"] for f in report["findings"])
+    res["findings"] = len(report["findings"])
+    res["errors"] = len(report["errors"])
+    return res
+
+
+def supports_cache() -> bool:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT)
+    out = subprocess.run([sys.executable, "-m", "analyse", "script", "--help"], cwd=str(ROOT), env=env,
+                         capture_output=True, text=True).stdout
+    return "--no-cache" in out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("path", type=Path)
+    ap.add_argument("--mode", choices=("script", "thirdparty"), default="script")
+    ap.add_argument("--runs", default="cold,warm,jobs1", help="comma-separated: cold, warm, jobs1, nocache")
+    ap.add_argument("--jobs", type=int, default=None, help="--jobs for the cold / warm / nocache runs")
+    args = ap.parse_args()
+    runs = [r.strip() for r in args.runs.split(",") if r.strip()]
+    new_cli = supports_cache()
+    load = os.getloadavg()
+    files, lines, t_ast = time_ast_parse(args.path)
+    print(f"tree        {args.path} ({args.mode})")
+    print(f"files/lines {files} / {lines}   cpus {os.cpu_count()}   load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(f"ast.parse   {t_ast:8.2f} s")
+    scratch = Path(tempfile.mkdtemp(prefix="npu-bench-"))
+    cache = scratch / "cache"
+    jobs = ["--jobs", str(args.jobs)] if args.jobs and new_cli else []
+    results = {}
+    try:
+        for name in runs:
+            if not new_cli:
+                extra = []
+                if name != runs[0]:
+                    print(f"{name:<8} skipped (this version has no --jobs / cache options)")
+                    continue
+                name = "baseline"
+            elif name in ("cold", "warm"):
+                extra = jobs + ["--cache-dir", str(cache)]
+            elif name == "jobs1":
+                extra = ["--jobs", "1", "--no-cache"]
+            elif name == "nocache":
+                extra = jobs + ["--no-cache"]
+            else:
+                raise SystemExit(f"unknown run {name!r}")
+            res = run_cli(args.mode, args.path, scratch / name, extra)
+            results[name] = res
+            print(f"{name:<8} {res['wall']:8.2f} s  {res['wall'] / t_ast:6.2f}x ast.parse   peak RSS {res['peak_mb']:7.0f} MB"
+                  f"   {res['findings']} findings, {res['errors']} errors")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if len(results) > 1:
+        ids = {name: r["ids"] for name, r in results.items()}
+        first = next(iter(ids.values()))
+        same = all(v == first for v in ids.values())
+        print(f"finding ids identical across {', '.join(ids)}: {'yes' if same else 'NO'}")
+        return 0 if same else 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

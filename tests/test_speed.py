@@ -1,0 +1,346 @@
+"""Worker processes, the per-file cache and the progress display (issue 14).
+
+Every test that caches points the cache at its own tmp folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from analyse import cache as cache_mod
+from analyse import pipeline
+from analyse.pipeline import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# A small project touching every kind of cross-file state: classes subclassing a project nn.Module
+# (resolver index), an extension built in setup.py and used elsewhere (cuda-extension pre-scan), precision
+# advice once per report and project-level performance advice (finish), a file that does not parse.
+PROJECT = {
+    "setup.py": """
+        from setuptools import setup
+        from torch.utils.cpp_extension import CUDAExtension, BuildExtension
+        setup(name="proj", ext_modules=[CUDAExtension("proj.fused_ops", ["csrc/fused.cu"])],
+              cmdclass={"build_ext": BuildExtension})
+    """,
+    "proj/__init__.py": "",
+    "proj/base.py": """
+        import torch.nn as nn
+
+
+        class Base(nn.Module):
+            pass
+    """,
+    "proj/net.py": """
+        import torch
+        from proj.base import Base
+        from proj import fused_ops
+
+
+        class Net(Base):
+            def forward(self, x):
+                idx = x.nonzero()
+                y = torch.baddbmm(x, x, x)
+                return fused_ops.run(idx) + y
+    """,
+    "proj/more.py": """
+        import torch
+
+
+        def f(a, b, c):
+            return torch.baddbmm(a, b, c).cuda()
+    """,
+    "train.py": """
+        import torch
+        from torch.utils.data import DataLoader
+        from proj.net import Net
+
+        if __name__ == "__main__":
+            model = Net().cuda()
+            for x in DataLoader(range(4), batch_size=2):
+                x = x.to("cuda")
+                model(x).sum().backward()
+    """,
+    "broken.py": "def f(:\n    pass\n",
+}
+
+
+def write(root: Path, files=PROJECT) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip("\n"))
+    return root
+
+
+def dump(result):
+    return ([f.to_dict() for f in result.findings], [e.to_dict() for e in result.errors],
+            result.files_analysed, result.lines_analysed)
+
+
+@pytest.fixture
+def parallel(monkeypatch):
+    """Use worker processes even for a tiny project."""
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 0)
+
+
+@pytest.fixture
+def count_parses(monkeypatch):
+    """Record which files get parsed."""
+    parsed = []
+    real = pipeline.parse_source
+
+    def spy(text, path, relpath, modname):
+        parsed.append(relpath)
+        return real(text, path, relpath, modname)
+
+    monkeypatch.setattr(pipeline, "parse_source", spy)
+    return parsed
+
+
+def test_fixture_project_has_cross_file_findings(tmp_path, kb):
+    res = pipeline.run([write(tmp_path)], kb, settings=Settings(jobs=1))
+    by = {(f.code, f.path, f.line) for f in res.findings}
+    assert ("NPU202", "proj/net.py", 8) in by            # x.nonzero(): x is a tensor because Base is an nn.Module
+    assert ("NPU504", "proj/net.py", 10) in by           # fused_ops named by setup.py (pre-scan)
+    assert [f.path for f in res.findings if f.code == "NPU801"] == ["proj/more.py"]  # once per report, first file
+    assert any(f.code == "NPU808" for f in res.findings)  # project-level: trains, no TASK_QUEUE_ENABLE
+    assert [(e.path, e.kind) for e in res.errors] == [("broken.py", "syntax")]
+    assert len(res.summaries) == 6 and "broken" in res.failed
+
+
+def test_same_report_for_every_jobs(tmp_path, kb, parallel):
+    root = write(tmp_path)
+    one = dump(pipeline.run([root], kb, settings=Settings(jobs=1)))
+    for jobs in (2, 3, 8):
+        assert dump(pipeline.run([root], kb, settings=Settings(jobs=jobs))) == one
+
+
+def test_worker_death_is_redone_here(tmp_path, kb, parallel, monkeypatch):
+    root = write(tmp_path)
+    one = dump(pipeline.run([root], kb, settings=Settings(jobs=1)))
+    real = pipeline._Worker.analyse
+    main_pid = os.getpid()
+
+    def dying(self, task):
+        if os.getpid() != main_pid and task.relpath == "proj/net.py":
+            os._exit(3)
+        return real(self, task)
+
+    monkeypatch.setattr(pipeline._Worker, "analyse", dying)
+    assert dump(pipeline.run([root], kb, settings=Settings(jobs=2))) == one
+
+
+def test_warm_run_only_hashes_and_loads(tmp_path, kb, parallel, count_parses):
+    root = write(tmp_path / "p")
+    cold = pipeline.run([root], kb, settings=Settings(jobs=2, cache_dir=tmp_path / "c"))
+    count_parses.clear()
+    warm = pipeline.run([root], kb, settings=Settings(jobs=2, cache_dir=tmp_path / "c"))
+    assert count_parses == []
+    assert warm.cache_hits == 7
+    assert dump(warm) == dump(cold) == dump(pipeline.run([root], kb, settings=Settings(jobs=1)))
+    assert len(warm.summaries) == len(cold.summaries) == 6
+
+
+def test_edit_reanalyses_only_that_file(tmp_path, kb, count_parses):
+    root = write(tmp_path / "p")
+    settings = Settings(jobs=1, cache_dir=tmp_path / "c")
+    pipeline.run([root], kb, settings=settings)
+    (root / "proj/more.py").write_text("import torch\n\n\ndef f(a):\n    return a.cuda()\n")
+    count_parses.clear()
+    res = pipeline.run([root], kb, settings=settings)
+    assert count_parses == ["proj/more.py"]
+    # precision advice is once per report: now the next file using baddbmm reports it
+    assert [f.path for f in res.findings if f.code == "NPU801"] == ["proj/net.py"]
+    assert dump(res) == dump(pipeline.run([root], kb, settings=Settings(jobs=1)))
+
+
+def test_cross_file_change_invalidates_dependent_results(tmp_path, kb):
+    root = write(tmp_path / "p")
+    settings = Settings(jobs=1, cache_dir=tmp_path / "c")
+    first = pipeline.run([root], kb, settings=settings)
+    assert ("NPU202", "proj/net.py", 8) in {(f.code, f.path, f.line) for f in first.findings}
+    (root / "proj/base.py").write_text("class Base:\n    pass\n")   # no longer an nn.Module: x is not a tensor
+    again = pipeline.run([root], kb, settings=settings)
+    assert ("NPU202", "proj/net.py", 8) not in {(f.code, f.path, f.line) for f in again.findings}
+    assert dump(again) == dump(pipeline.run([root], kb, settings=Settings(jobs=1)))
+
+
+@pytest.mark.parametrize("part", ["version", "package", "knowledge", "options", "mode"])
+def test_each_key_part_invalidates(tmp_path, kb, count_parses, monkeypatch, part):
+    from analyse.knowledge import load_knowledge
+
+    root = write(tmp_path / "p")
+    cache_dir = tmp_path / "c"
+    pipeline.run([root], kb, settings=Settings(jobs=1, cache_dir=cache_dir))
+    count_parses.clear()
+    pipeline.run([root], kb, settings=Settings(jobs=1, cache_dir=cache_dir))
+    assert count_parses == []
+    run_kb, mode, options = kb, "script", ()
+    if part == "version":
+        monkeypatch.setattr("analyse.__version__", "999.0")
+    elif part == "package":
+        monkeypatch.setattr(cache_mod, "package_fingerprint", lambda: "a development change")
+    elif part == "knowledge":
+        run_kb = load_knowledge("2.1.0")
+        assert run_kb.identifier != kb.identifier
+    elif part == "options":
+        options = (("with-thirdparty", "0123"),)
+    else:
+        mode = "thirdparty"
+    pipeline.run([root], run_kb, mode=mode, settings=Settings(jobs=1, cache_dir=cache_dir, options=options))
+    assert sorted(count_parses) == sorted(r for r in PROJECT if r.endswith(".py"))
+
+
+def test_package_fingerprint_follows_source_and_data(tmp_path, monkeypatch):
+    pkg = tmp_path / "pkg"
+    data = tmp_path / "data"
+    pkg.mkdir()
+    data.mkdir()
+    (pkg / "mod.py").write_text("X = 1\n")
+    (data / "facts.yaml").write_text("a: 1\n")
+    monkeypatch.setattr(cache_mod, "_PKG", pkg)
+    monkeypatch.setattr("analyse.paths.data_dir", lambda: data)
+    fp = cache_mod.package_fingerprint.__wrapped__
+    first = fp()
+    (pkg / "mod.py").write_text("X = 2\n")
+    second = fp()
+    (data / "facts.yaml").write_text("a: 2\n")
+    third = fp()
+    assert len({first, second, third}) == 3
+
+
+def test_with_thirdparty_report_change_is_seen(tmp_path, kb):
+    from analyse.modes import run_script
+
+    proj = tmp_path / "user"
+    proj.mkdir()
+    (proj / "use.py").write_text("from mylib.ops import fast\n\ny = fast(1)\n")
+    rep = tmp_path / "lib.json"
+
+    def report(status):
+        return {"mode": "thirdparty", "inputs": ["mylib"], "thirdparty": {"functions": [
+            {"qualname": "mylib.ops.fast", "path": "ops.py", "line": 1, "status": status, "reasons": ["x"],
+             "via": ["mylib.ops.fast"]}], "aliases": {}}}
+
+    settings = Settings(jobs=1, cache_dir=tmp_path / "c")
+    rep.write_text(json.dumps(report("unsupported")))
+    first = run_script([proj], kb, with_thirdparty=[str(rep)], settings=settings)
+    rep.write_text(json.dumps(report("unknown")))
+    second = run_script([proj], kb, with_thirdparty=[str(rep)], settings=settings)
+    assert [f["code"] for f in first["findings"] if f["path"] == "use.py"] == ["NPU450"]
+    assert [f["code"] for f in second["findings"] if f["path"] == "use.py"] == ["NPU451"]
+
+
+def test_corrupt_entries_are_misses(tmp_path, kb):
+    root = write(tmp_path / "p")
+    settings = Settings(jobs=1, cache_dir=tmp_path / "c")
+    want = dump(pipeline.run([root], kb, settings=settings))
+    entries = [p for p in (tmp_path / "c").rglob("*") if p.is_file()]
+    assert len(entries) == 7
+    for p in entries[:4]:
+        p.write_bytes(b"not a pickle")
+    res = pipeline.run([root], kb, settings=settings)
+    assert res.cache_hits == 3
+    assert dump(res) == want
+
+
+def test_cache_is_bounded(tmp_path):
+    c = cache_mod.Cache(tmp_path, max_bytes=10_000)
+    for i in range(40):
+        c.put(f"{i:040x}", {"blob": b"x" * 1000})
+        os.utime(c._path(f"{i:040x}"), (1_000_000 + i, 1_000_000 + i))
+    removed = c.evict()
+    left = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
+    assert removed > 0
+    assert sum((tmp_path / "v1" / n[:2] / n).stat().st_size for n in left) <= 10_000
+    assert f"{39:040x}" in left and f"{0:040x}" not in left   # the oldest go first
+    assert c.get(f"{39:040x}")["blob"] == b"x" * 1000
+
+
+def _cli(args, env=None, **kw):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
+    return subprocess.Popen([sys.executable, "-m", "analyse"] + args, cwd=str(ROOT), env=env, **kw)
+
+
+def test_concurrent_runs_share_one_cache(tmp_path):
+    root = write(tmp_path / "p")
+    cache_dir = tmp_path / "c"
+    procs = [_cli(["script", str(root), "-q", "--format", "json", "-o", str(tmp_path / f"o{i}"), "--cache-dir",
+                   str(cache_dir), "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in range(2)]
+    for p in procs:
+        _out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    third = _cli(["script", str(root), "-q", "--format", "json", "-o", str(tmp_path / "o2"), "--cache-dir",
+                  str(cache_dir)], stderr=subprocess.PIPE)
+    assert third.wait(timeout=300) == 0
+    reports = [json.loads((tmp_path / f"o{i}" / "report.json").read_text()) for i in range(3)]
+    ids = [sorted(f["id"] for f in r["findings"]) for r in reports]
+    assert ids[0] == ids[1] == ids[2] and ids[0]
+    assert not [p for p in cache_dir.rglob(".tmp-*")]
+
+
+def test_no_cache_writes_nothing_and_cache_dir_is_used(tmp_path):
+    root = write(tmp_path / "p")
+    xdg = tmp_path / "xdg"
+    env_extra = {"XDG_CACHE_HOME": str(xdg)}
+    p = _cli(["script", str(root), "-q", "--format", "json", "-o", str(tmp_path / "o"), "--no-cache"],
+             env=env_extra)
+    assert p.wait(timeout=300) == 0
+    assert not xdg.exists()
+    p = _cli(["script", str(root), "-q", "--format", "json", "-o", str(tmp_path / "o")],
+             env=env_extra)
+    assert p.wait(timeout=300) == 0
+    assert len([f for f in (xdg / "npu-analyse").rglob("*") if f.is_file()]) == 7
+
+
+def test_jobs_must_be_positive(tmp_path):
+    p = _cli(["script", str(tmp_path), "--jobs", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _out, err = p.communicate(timeout=120)
+    assert p.returncode == 2 and "--jobs" in err
+
+
+def _run_with_stderr_tty(args):
+    """Run the CLI with stderr on a pseudo-terminal; returns (stderr bytes, stdout bytes)."""
+    master, slave = pty.openpty()
+    p = _cli(args, stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        r, _w, _x = select.select([master], [], [], 120)
+        if not r:
+            break
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    out = p.stdout.read()
+    p.wait(timeout=120)
+    os.close(master)
+    return b"".join(chunks), out
+
+
+def test_progress_on_a_terminal_only(tmp_path):
+    root = write(tmp_path / "p")
+    args = ["script", str(root), "--format", "json", "-o", str(tmp_path / "o"), "--no-cache", "--no-color"]
+    err, _out = _run_with_stderr_tty(args)
+    assert b"\r" in err and b"files" in err and b"ETA" in err and b"analysing" in err
+    assert b"7/7 files" in err or b"6/6 files" in err
+    piped = _cli(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = piped.communicate(timeout=300)
+    assert piped.returncode == 0
+    assert b"\r" not in err and b"\x1b" not in err and b"ETA" not in err
+    assert b"\r" not in out and b"\x1b" not in out
+    quiet_err, _ = _run_with_stderr_tty(args + ["-q"])
+    assert b"ETA" not in quiet_err and b"\r" not in quiet_err

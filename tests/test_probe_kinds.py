@@ -179,11 +179,12 @@ def test_every_catalogue_entry_runs_on_the_cpu(torch_mod, tmp_path):
     assert failures == []
 
 
-def test_module_db_modules_get_forward_and_backward(torch_mod):
+def test_module_db_modules_get_forward_and_backward(torch_mod, tmp_path):
     from analyse.probe import worker as W
 
     w = W.Worker()
-    assert w.init({"device": "cpu"})["ok"]
+    assert w.init({"device": "cpu", "home": str(tmp_path)})["ok"]
+    assert w.ctx.tmpdir.startswith(str(tmp_path))
     rec = w.probe({"op": "torch.nn.Conv1d", "dtype": "float32", "max_samples": 1, "repeats": 1})["record"]
     assert rec["status"] == "pass" and rec["kind"] == "module" and rec["sample_source"] == "module_db"
     plan = w.plan({"op": "torch.utils.data.Sampler", "requested": ["float32"]})

@@ -98,7 +98,10 @@ def probe(ops_file: Optional[Path], reports: tuple, device: str, dtypes: str, ti
 
     def progress(rec):
         if not quiet:
-            click.echo(f"  {rec['status']:<17} {rec['op']} [{rec['dtype']}]", err=True)
+            extra = ""
+            if rec.get("limitation") and rec.get("arguments"):
+                extra = " " + ", ".join(f"{k}={v}" for k, v in rec["arguments"].items())
+            click.echo(f"  {rec['status']:<17} {rec['op']} [{rec['dtype']}]{extra}", err=True)
 
     try:
         run = run_probe(ops.ops, options, progress)

@@ -58,7 +58,7 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
                           admit=policy.admit if policy is not None else None)
     from analyse.callgraph import add_chains
     from analyse.entrypoints import discover, given_entries
-    from analyse.reach import Reach, annotate, imported_modules, script_graph
+    from analyse.reach import Reach, annotate, imported_modules, script_graph, summary_facts
 
     try:
         graph = script_graph(result)
@@ -70,7 +70,8 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         eps = given_entries(entries, result.sources, roles)
     else:
         eps = discover(result.sources, list(inputs), imported=imported_modules(graph.summaries) if graph else (),
-                       roles=roles)
+                       roles=roles,
+                       facts={s.relpath: summary_facts(s, result.sources) for s in graph.summaries} if graph else None)
     reach = Reach(graph, result.sources, eps) if graph is not None and eps else None
     findings, members = annotate(findings, reach, eps, roles)
     return build_report(

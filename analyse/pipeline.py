@@ -251,6 +251,14 @@ class _Worker:
                                                len(sf.lines))
             except Exception as exc:
                 out.summary_error = _internal(sf.relpath, "call graph", exc)
+            if out.summary is not None:
+                from analyse.reach import call_lines, module_facts
+
+                try:
+                    out.summary.reach = module_facts(sf.tree, sf.modname, sf.relpath, sf.is_package_init,
+                                                     call_lines(out.summary, self.project.index.modules))
+                except Exception as exc:
+                    out.summary_error = _internal(sf.relpath, "entry points and reach", exc)
         astroid.MANAGER.astroid_cache.pop(sf.modname, None)
         if self.retain:
             self.kept[sf.relpath] = sf.tree

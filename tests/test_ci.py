@@ -944,3 +944,15 @@ def test_thirdparty_honours_config(tmp_path):
     report = report_of(out)
     assert {(f["path"], f["line"], f["code"]) for f in report["findings"]} == {("ops.py", 4, "NPU001")}
     assert report["summary"]["suppressed"] == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_fifo_baseline_or_config_never_hangs(proj, tmp_path):
+    os.mkfifo(proj / "base.json")
+    write_config(proj, 'baseline = "base.json"\n')
+    r = run("script", proj, "-o", tmp_path / "o")
+    assert r.exit_code == 2 and "not a regular file" in r.stderr
+    (proj / "pyproject.toml").unlink()
+    os.mkfifo(tmp_path / "cfg.toml")
+    r = run("script", proj, "-o", tmp_path / "o", "--config", tmp_path / "cfg.toml")
+    assert r.exit_code == 2 and "not a regular file" in r.stderr

@@ -126,12 +126,35 @@ def test_doc_conflict_only_on_the_documented_device():
     assert "settles none" in L.summarise([on_cpu], "cpu")["note"]
 
 
+def test_structured_checks_of_the_knowledge_base():
+    doc = {"api": "torch.nn.LSTM", "status": "limited", "source": "docs torch-nn.md", "torch_version": "2.13.0",
+           "limitations": "input: supports fp32\nDoes not support the proj_size parameter",
+           "evidence": "- `input`仅支持fp32\n- 不支持`proj_size`参数\n- 入参`input`不支持2维",
+           "checks": [{"kind": "dtype", "param": "input", "allowed": ["fp32"], "text": "input: supports fp32"},
+                      {"kind": "arg", "param": "proj_size", "text": "Does not support the proj_size parameter"},
+                      {"kind": "ndim", "param": "input", "forbidden": [2],
+                       "text": "The input parameter does not support 2 dimensions"}]}
+    doc.update(dtypes=["float32"], dtype_text="input: supports fp32")
+    proj = L.limitation_for(doc, "float32", {"match": "proj_size", "expect": "unsupported"})
+    assert proj["text"] == "Does not support the proj_size parameter" and proj["check"]["kind"] == "arg"
+    ndim = L.limitation_for(doc, "float32", {"match": "ndim"})
+    assert ndim["text"] == "The input parameter does not support 2 dimensions" and ndim["expect"] == "unsupported"
+    assert L.limitation_for(doc, "float16", None)["text"] == "input: supports fp32"
+    assert L._check_dtypes(doc["checks"]) == {"dtypes": ["float32"], "text": "input: supports fp32"}
+    # no structured check: a word of the (Chinese) evidence text still points at the line
+    assert L.limitation_for(dict(doc, checks=[]), "float32", {"match": "2维"})["text"] == "入参`input`不支持2维"
+
+
 def test_documentation_from_the_knowledge_base():
     docs = L.load_documentation("2.13.0")
     gru = docs.lookup("torch.nn.GRU")
     assert gru["status"] == "limited" and L.match_line(gru["limitations"], "dropout")
     assert "Ascend/pytorch" in gru["source"]
     assert docs.lookup("torch.optim.Adam")["dtypes"] == ["bfloat16", "float16", "float32"]
+    lstm = docs.lookup("torch.nn.LSTM")
+    for word in ("proj_size", "dropout", "ndim"):
+        assert L.limitation_for(lstm, "float32", {"match": word}) is not None, word
+    assert lstm["dtypes"] == ["float32"]
     assert docs.lookup("torch.not_an_api") is None
 
 

@@ -70,6 +70,8 @@ def test_ops_file_with_classes_optimizers_and_collectives(torch_mod, tmp_path):
     assert any(a.get("proj_size") == 4 for a in lstm_args)
     assert any(a.get("dropout") == 0.1 for a in lstm_args)
     assert any(a.get("input_shapes") == [[5, 8]] for a in lstm_args)
+    two_d = next(x for x in res["torch.nn.LSTM"] if x["arguments"].get("input_shapes"))
+    assert "2" in two_d["limitation"]["text"] and two_d["limitation"]["expect"] == "unsupported"
     proj = next(x for x in res["torch.nn.LSTM"] if x["arguments"].get("proj_size"))
     assert "proj_size" in proj["limitation"]["text"] and proj["max_abs_error"] < 1e-4
     # a dtype outside the documented list is probed once (float64 for LSTM: "input 仅支持fp32")

@@ -2,8 +2,9 @@
 
 For every operator the probe asks the knowledge base (``analyse.knowledge``,
 the torch_npu native API support tables) what it documents: the status, the
-dtypes a limitation text allows (``仅支持bf16，fp16，fp32``), and the lines a
-catalogue variant's ``match`` word points at (``不支持`dropout`参数``). The
+dtypes a limitation allows (its structured ``dtype`` check, or a text such as
+``仅支持bf16，fp16，fp32``), and the check a catalogue variant's ``match`` word
+names (the ``arg`` check of ``dropout``, the ``ndim`` check of a 2-D input). The
 worker probes those arguments and dtypes; :func:`annotate` then attaches the
 limitation to the record and flags a **doc conflict** when an NPU run passes
 something the documentation lists as unsupported.
@@ -20,6 +21,8 @@ DTYPE_WORDS = {
     "double": "float64", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8",
     "bool": "bool", "complex64": "complex64", "complex128": "complex128",
 }
+# The knowledge base's structured dtype checks use short names (bf16, fp16 ...).
+CHECK_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64"}
 _ONLY_RE = re.compile(r"(?:仅支持|只支持|支持)(?:输出)?\s*([A-Za-z0-9_，,、/ ]+)")
 # The devices whose documentation the knowledge base holds: a pass elsewhere settles nothing.
 DOCUMENTED_DEVICE_TYPES = ("npu",)
@@ -76,7 +79,8 @@ class Documentation:
         self.version = getattr(kb, "torch_version", None)
 
     def lookup(self, op: str) -> Optional[Dict[str, Any]]:
-        """Plain data for the worker and :func:`annotate`: status, source, limitation text, dtypes."""
+        """Plain data for the worker and :func:`annotate`: status, source, limitation text, structured
+        checks (``checks`` of the knowledge base: dtype / arg / value / ndim), dtypes."""
         if self.kb is None:
             return None
         try:
@@ -85,10 +89,34 @@ class Documentation:
             info = None
         if info is None:
             return None
-        dt = doc_dtypes(info.limitations)
+        checks = [dict(c) for c in (getattr(info, "checks", None) or ())]
+        dt = _check_dtypes(checks) or doc_dtypes(info.limitations) or doc_dtypes(getattr(info, "evidence", None))
         return {"api": info.name, "status": info.status, "source": info.source,
-                "limitations": info.limitations, "dtypes": dt["dtypes"] if dt else None,
-                "dtype_text": dt["text"] if dt else None, "torch_version": self.version}
+                "limitations": info.limitations, "evidence": getattr(info, "evidence", None), "checks": checks,
+                "dtypes": dt["dtypes"] if dt else None, "dtype_text": dt["text"] if dt else None,
+                "torch_version": self.version}
+
+
+def _check_dtypes(checks: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The allowed dtypes of the first dtype check that names only dtypes torch has."""
+    for c in checks:
+        if c.get("kind") != "dtype" or not c.get("allowed"):
+            continue
+        names = [CHECK_DTYPES.get(d, d) for d in c["allowed"]]
+        known = [n for n in names if n in DTYPE_WORDS.values()]
+        if known:
+            return {"dtypes": list(dict.fromkeys(known)), "text": c.get("text") or ""}
+    return None
+
+
+def _match(doc: Dict[str, Any], word: str) -> Optional[Dict[str, Any]]:
+    """The documented limit a catalogue variant's ``match`` names: a structured check whose param or
+    kind is ``word`` (``dropout``, ``proj_size``, ``ndim``), else a text line containing it."""
+    for c in doc.get("checks") or ():
+        if c.get("kind") in ("arg", "value") and c.get("param") == word or c.get("kind") == word:
+            return {"text": c.get("text"), "check": c}
+    line = match_line(doc.get("limitations"), word) or match_line(doc.get("evidence"), word)
+    return {"text": line} if line else None
 
 
 def load_documentation(torch_version: Optional[str]) -> Documentation:
@@ -108,9 +136,9 @@ def limitation_for(doc: Optional[Dict[str, Any]], dtype: str, variant: Optional[
     base = {"api": doc["api"], "source": doc["source"], "documented_status": doc["status"],
             "torch_version": doc.get("torch_version")}
     if variant and variant.get("match"):
-        line = match_line(doc.get("limitations"), variant["match"])
-        if line:
-            return dict(base, text=line, expect=variant.get("expect") or "unsupported")
+        found = _match(doc, variant["match"])
+        if found:
+            return dict(base, **found, expect=variant.get("expect") or "unsupported")
     if doc["status"] == "unsupported":
         return dict(base, text="listed as unsupported", expect="unsupported")
     if doc.get("dtypes") and dtype in DTYPE_WORDS.values() and dtype not in doc["dtypes"]:

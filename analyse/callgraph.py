@@ -745,10 +745,10 @@ class Linker:
                 if meth == "apply" and self.is_autograd_function(cls):
                     return [x for x in (self.lookup_method(cls, "forward"), self.lookup_method(cls, "backward")) if x], None, None
                 return [], None, None
+            if kind == K_REF:
+                return [], None, None   # an op or function named as a value is not called here
             if k == "ext":
                 return [], None, q
-            if kind == K_REF:
-                return [], None, None
             if k == "broken":
                 return [], f"calls {q}, in a module that failed to parse", None
             if k == "ambiguous":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import errno
+import fnmatch
 import functools
 import io
 import os
@@ -305,9 +306,9 @@ def _looks_like_python2(text: str) -> bool:
     return bool(re.search(r"^\s*print\s+[\"'\w]|^\s*exec\s+[\"']|except\s+\w+\s*,\s*\w+\s*:|\bur[\"']", text, re.M))
 
 
-def iter_files(root: Path, suffixes: Tuple[str, ...] = (".py",)) -> Iterator[Path]:
-    """Files under *root* with the given suffixes (see :func:`discover`); problems are skipped."""
-    for path, _root, _rel, _mod in discover([root], suffixes):
+def iter_files(root: Path, suffixes: Tuple[str, ...] = (".py",), names: Tuple[str, ...] = ()) -> Iterator[Path]:
+    """Files under *root* with the given suffixes or names (see :func:`discover`); problems are skipped."""
+    for path, _root, _rel, _mod in discover([root], suffixes, names=names):
         yield path
 
 
@@ -321,7 +322,8 @@ def _inside(path: str, root: str) -> bool:
     return path == root or os.path.commonpath([path, root]) == root
 
 
-def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError]) -> List[Tuple[str, str, bool]]:
+def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError],
+               names: Tuple[str, ...] = ()) -> List[Tuple[str, str, bool]]:
     """(relpath, real path, reached through a symlink) of the files under the real folder *root*.
 
     Iterative, in os.walk's top-down order with sorted names. Symlinks (to files
@@ -334,7 +336,8 @@ def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError]
         errors.append(AnalysisError(rel or ".", "io", msg))
 
     def wanted(name: str) -> bool:
-        return name.endswith(suffixes) and not name.startswith(".")
+        return ((name.endswith(suffixes) or bool(names) and any(fnmatch.fnmatchcase(name, g) for g in names))
+                and not name.startswith("."))
 
     try:
         st = os.stat(root)
@@ -428,7 +431,8 @@ def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError]
 
 def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
              errors: Optional[List[AnalysisError]] = None,
-             admit: Optional[Callable[[Path, str], bool]] = None) -> List[Tuple[Path, Path, str, str]]:
+             admit: Optional[Callable[[Path, str], bool]] = None,
+             names: Tuple[str, ...] = ()) -> List[Tuple[Path, Path, str, str]]:
     """(path, root, relpath, modname) for each file of each input, in a deterministic order.
 
     *path* is the file's absolute path inside the analysed tree (a symlink's own
@@ -437,7 +441,7 @@ def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
     (symlinks leaving the tree, symlink loops, FIFOs and devices, unreadable
     folders) are appended to *errors* as ``io`` entries. *admit(path, relpath)*, when
     given, is asked about every file; a file it rejects (an ``exclude`` glob of the
-    configuration) is left out.
+    configuration) is left out. *names*: file-name globs taken besides the *suffixes*.
     """
     inputs = [Path(p) for p in inputs]
     errors = errors if errors is not None else []
@@ -454,7 +458,7 @@ def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
         if stat.S_ISDIR(st.st_mode):
             root = Path(os.path.realpath(inp))
             sub: List[AnalysisError] = []
-            found = _walk_tree(str(root), suffixes, sub)
+            found = _walk_tree(str(root), suffixes, sub, names)
             for e in sub:
                 if len(inputs) > 1:
                     e = AnalysisError(f"{root.name}/{e.path}" if e.path != "." else root.name, e.kind, e.message, e.line)

@@ -289,7 +289,10 @@ def console_scripts(inputs: Sequence[Path], sources: Mapping[str, object]) -> Li
                 continue
         setup = root / "setup.py"
         sf = by_path.get(setup.resolve()) if setup.is_file() else None
-        if sf is not None and getattr(sf, "tree", None) is not None:
+        facts = getattr(sf, "facts", None)
+        if facts is not None:   # read from the tree in the pipeline's worker (analyse.reach.module_facts)
+            out.extend(tuple(x) for x in facts["setup_scripts"])
+        elif sf is not None and getattr(sf, "tree", None) is not None:
             out.extend(setup_py_scripts(sf.tree))
     return list(dict.fromkeys(out))
 
@@ -327,13 +330,14 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
         if key not in out:
             out[key] = EntryPoint(sf.relpath, "console-script", sf.modname, func, role_of(sf.relpath, roles), name)
     for rel, sf in sorted(sources.items()):
-        if (rel, None) in out or sf.tree is None:
+        facts = getattr(sf, "facts", None)   # read from the tree in the pipeline's worker (analyse.reach.module_facts)
+        if (rel, None) in out or (facts is None and sf.tree is None):
             continue
         role = role_of(rel, roles)
-        if has_main_guard(sf.tree):
+        if facts["main_guard"] if facts is not None else has_main_guard(sf.tree):
             out[(rel, None)] = EntryPoint(rel, "main-guard", sf.modname, None, role)
         elif (not sf.is_package_init and role not in ("build", "docs") and sf.modname not in imported
-              and has_top_level_code(sf.tree)):
+              and (facts["top_level_code"] if facts is not None else has_top_level_code(sf.tree))):
             out[(rel, None)] = EntryPoint(rel, "top-level-code", sf.modname, None, role)
     return sorted(out.values(), key=lambda e: (e.path, e.function or ""))
 

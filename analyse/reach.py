@@ -45,7 +45,7 @@ from astroid import nodes
 from analyse.callgraph import (K_INST, K_METHOD, K_NAME, K_REF, K_SELF, MODULE_FN, FunctionLocator, ModuleSummary,
                                build_graph)
 from analyse.guards import guard_of
-from analyse.syntax import walk
+from analyse.syntax import nodes_of
 
 ENTRY, REACHABLE, UNREACHED, UNKNOWN = "entry-point", "reachable", "unreached", "unknown"
 STATUS_RANK = {ENTRY: 0, REACHABLE: 1, UNKNOWN: 2, UNREACHED: 3}
@@ -65,6 +65,63 @@ def script_graph(result) -> ScriptGraph:
     """The graph of the run's module summaries (made per module by the pipeline's workers)."""
     summaries = list(result.summaries)
     return ScriptGraph(summaries, build_graph(summaries))
+
+
+def module_facts(sf) -> dict:
+    """What reach and entry-point discovery read from one module's tree, as picklable data.
+
+    The pipeline computes it per module in its worker processes (and caches it), so the
+    main process needs no trees: ``events`` are the module's imports, top-level decorated
+    definitions and computed ``getattr(module, name)`` calls in pre-order; ``guards`` the
+    guard of each call / import / decorator on the lines where any of them is guarded;
+    plus the entry-point tests of :mod:`analyse.entrypoints`."""
+    from analyse.entrypoints import has_main_guard, has_top_level_code, setup_py_scripts
+
+    tree = sf.tree
+    modname, is_pkg = sf.modname, sf.is_package_init
+    by_line: Dict[int, List[Tuple[bool, str, Optional[dict]]]] = {}
+    for n in nodes_of(tree, nodes.Call, nodes.Import, nodes.ImportFrom, nodes.Decorators):
+        got = guard_of(n)
+        is_call = isinstance(n, nodes.Call)
+        by_line.setdefault(n.lineno, []).append((is_call, _func_leaf(n.func) if is_call else "",
+                                                 got.to_dict() if got is not None else None))
+    events: List[tuple] = []
+    for n in nodes_of(tree, nodes.Import, nodes.ImportFrom, nodes.FunctionDef, nodes.AsyncFunctionDef,
+                      nodes.ClassDef, nodes.Call):
+        if isinstance(n, nodes.Import):
+            events.append(("import", _scope_fn(n, modname), n.lineno or 1, 0, [m for m, _as in n.names]))
+        elif isinstance(n, nodes.ImportFrom):
+            base = _absolute(modname, is_pkg, n.modname, n.level)
+            events.append(("import", _scope_fn(n, modname), n.lineno or 1, n.level or 0,
+                           [base] + [f"{base}.{m}" for m, _as in n.names if m != "*"]))
+        elif isinstance(n, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)):
+            if n.decorators and isinstance(n.parent, nodes.Module):
+                events.append(("decorated", n.qname()))
+        elif (isinstance(n.func, nodes.Name) and n.func.name == "getattr" and len(n.args) >= 2
+              and isinstance(n.args[0], nodes.Name) and not isinstance(n.args[1], nodes.Const)):
+            events.append(("getattr", _scope_fn(n, modname), n.args[0].name))
+    return {
+        "guards": {line: c for line, c in by_line.items() if any(g is not None for _c, _l, g in c)},
+        "events": events,
+        "main_guard": has_main_guard(tree),
+        "top_level_code": has_top_level_code(tree),
+        "setup_scripts": setup_py_scripts(tree) if sf.path.name == "setup.py" else [],
+    }
+
+
+def facts_of(sf) -> Optional[dict]:
+    """The module facts the pipeline attached to *sf*, else computed from its tree (None: no tree)."""
+    got = getattr(sf, "facts", None)
+    if got is not None:
+        return got
+    if sf.tree is None:
+        return None
+    got = module_facts(sf)
+    try:
+        sf.facts = got
+    except AttributeError:  # pragma: no cover - a frozen stand-in
+        pass
+    return got
 
 
 def imported_modules(summaries: Iterable[ModuleSummary]) -> Set[str]:
@@ -165,22 +222,16 @@ class Reach:
             return self._guard_cache[key]
         by_line = self._call_nodes.get(relpath)
         if by_line is None:
-            by_line = {}
             sf = self.sources.get(relpath)
-            if sf is not None and sf.tree is not None:
-                for n in walk(sf.tree):
-                    if isinstance(n, (nodes.Call, nodes.Import, nodes.ImportFrom, nodes.Decorators)):
-                        by_line.setdefault(n.lineno, []).append(n)
+            facts = facts_of(sf) if sf is not None else None
+            by_line = facts["guards"] if facts is not None else {}   # (is call, callee leaf, guard) by line
             self._call_nodes[relpath] = by_line
         cands = by_line.get(line, ())
         if leaf and len(cands) > 1:
-            named = [n for n in cands if isinstance(n, nodes.Call) and _func_leaf(n.func) == leaf]
+            named = [c for c in cands if c[0] and c[1] == leaf]
             if named:
                 cands = named[:1]
-        guards = []
-        for n in cands:
-            got = guard_of(n)
-            guards.append(got.to_dict() if got is not None else None)
+        guards = [c[2] for c in cands]
         g = guards[0] if guards and all(x == guards[0] for x in guards) else None
         if g is not None:
             g = dict(g)
@@ -218,34 +269,25 @@ class Reach:
         g = self.sg.cg.graph
         # imports: importing a module runs its top level (and its parent packages')
         for rel, sf in self.sources.items():
-            if sf.tree is None:
+            facts = facts_of(sf)
+            if facts is None:
                 continue
             is_pkg = sf.is_package_init
             aliases = self.aliases.setdefault(sf.modname, {})
-            for n in walk(sf.tree):
-                if isinstance(n, nodes.Import):
-                    targets = [m for m, _as in n.names]
-                elif isinstance(n, nodes.ImportFrom):
-                    base = _absolute(sf.modname, is_pkg, n.modname, n.level)
-                    targets = [base] + [f"{base}.{m}" for m, _as in n.names if m != "*"]
-                elif isinstance(n, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and n.decorators:
-                    if isinstance(n.parent, nodes.Module):
-                        self.decorated.setdefault(sf.modname, []).append(n.qname())
+            for ev in facts["events"]:
+                if ev[0] == "decorated":
+                    self.decorated.setdefault(sf.modname, []).append(ev[1])
                     continue
-                elif (isinstance(n, nodes.Call) and isinstance(n.func, nodes.Name) and n.func.name == "getattr"
-                      and len(n.args) >= 2 and isinstance(n.args[0], nodes.Name)
-                      and not isinstance(n.args[1], nodes.Const)):
+                if ev[0] == "getattr":
                     # getattr(module, name) with a computed name: any function of that module may run
                     summ = lk.modules.get(sf.modname)
-                    target = summ.bindings.get(n.args[0].name) if summ is not None else None
+                    target = summ.bindings.get(ev[2]) if summ is not None else None
                     if target in lk.modules or target in lk.classes:
-                        self.dyn.setdefault(_scope_fn(n, sf.modname), []).append(target)
+                        self.dyn.setdefault(ev[1], []).append(target)
                     continue
-                else:
-                    continue
-                caller = _scope_fn(n, sf.modname)
+                _kind, caller, lineno, level, targets = ev
                 for t in targets:
-                    if t not in lk.modules and not (n.level if isinstance(n, nodes.ImportFrom) else 0):
+                    if t not in lk.modules and not level:
                         real = self._script_relative(sf.modname, is_pkg, t)
                         if real is not None:
                             aliases[t] = real
@@ -255,7 +297,7 @@ class Reach:
                     for i in range(1, len(parts) + 1):
                         m = ".".join(parts[:i])
                         if m in lk.modules and m != sf.modname:
-                            self._edge(caller, f"{m}.{MODULE_FN}", n.lineno or 1, rel)
+                            self._edge(caller, f"{m}.{MODULE_FN}", lineno, rel)
         for s in self.sg.summaries:
             for q, info in s.classes.items():
                 self.classes_of.setdefault(s.modname, []).append(q)

@@ -1,33 +1,63 @@
 """Command line: ``npu-analyse script | thirdparty | probe | explain | rules``.
 
-Exit codes: 0 when the analysis ran (with or without findings), 2 for usage
-errors (unknown torch version, missing path), with a one-line message.
+Exit codes (``script`` and ``thirdparty``; ``probe`` uses 2 and 130 the same way):
+
+* 0 -- the analysis ran and nothing at or above ``--fail-on`` remains (always with ``--exit-zero``);
+* 1 -- a finding at or above ``--fail-on`` remains after suppressions and the baseline;
+* 2 -- usage or configuration error (one line on stderr);
+* 3 -- the analysis could not run: no input file could be analysed, an internal failure, or the
+  reports could not be written;
+* 130 -- interrupted (Ctrl-C); no report is left half-written.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from pathlib import Path
-from typing import Iterable, List, Optional, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import click
 
 from analyse import __version__
+from analyse.termsafe import safe
 
-FORMAT_CHOICES = ("json", "html", "all")
+FORMAT_NAMES = ("json", "html", "sarif", "csv", "junit", "gitlab", "github", "text")
+FAIL_ON = ("blocker", "manual", "auto", "advice", "info", "never")
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 class UsageFail(click.UsageError):
-    """A usage error printed as one line."""
+    """A usage or configuration error printed as one line (exit 2)."""
 
     def show(self, file=None):  # noqa: D401 - click API
-        click.echo(f"npu-analyse: error: {self.format_message()}", err=True)
+        click.echo(f"npu-analyse: error: {safe(self.format_message())}", err=True)
 
 
-def _torch_versions():
-    from analyse.knowledge import TORCH_VERSIONS
+class RunFailed(click.ClickException):
+    """The analysis could not run (exit 3), printed as one line."""
 
-    return TORCH_VERSIONS
+    exit_code = EXIT_FAILED
+
+    def show(self, file=None):  # noqa: D401 - click API
+        click.echo(f"npu-analyse: error: {safe(self.format_message())}", err=True)
+
+
+def use_color(flag: Optional[bool], stream=None) -> bool:
+    """--color/--no-color win; then NO_COLOR (off) and FORCE_COLOR (on); else colour only on a TTY."""
+    if flag is not None:
+        return flag
+    if os.environ.get("NO_COLOR", ""):
+        return False
+    force = os.environ.get("FORCE_COLOR", "")
+    if force and force not in ("0", "false", "no"):
+        return True
+    stream = stream if stream is not None else sys.stdout
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def _load_kb(torch_version: Optional[str]):
@@ -38,6 +68,8 @@ def _load_kb(torch_version: Optional[str]):
         return load_knowledge(version)
     except UnknownTorchVersion:
         raise UsageFail(f"unknown --torch-version {version!r}; the knowledge base has: {', '.join(TORCH_VERSIONS)}")
+    except (OSError, ValueError) as exc:  # damaged installation: the analysis cannot run
+        raise RunFailed(f"cannot load the knowledge base for torch {version}: {exc}")
 
 
 def _check_paths(paths: Sequence[str]) -> List[Path]:
@@ -50,49 +82,316 @@ def _check_paths(paths: Sequence[str]) -> List[Path]:
     return out
 
 
+def _split(values: Iterable[str]) -> List[str]:
+    out: List[str] = []
+    for v in values or ():
+        out.extend(part.strip() for part in str(v).split(",") if part.strip())
+    return out
+
+
 def _formats(values: Iterable[str]) -> List[str]:
     fmts: List[str] = []
-    for v in values:
-        for part in v.split(","):
-            part = part.strip().lower()
-            if not part:
-                continue
-            if part == "all":
-                fmts.extend(["json", "html"])
-            elif part in ("json", "html"):
-                fmts.append(part)
-            else:
-                raise UsageFail(f"unknown --format {part!r}; choose from json, html, all")
+    for part in _split(values):
+        part = part.lower()
+        if part == "all":
+            fmts.extend(["json", "html"])
+        elif part in FORMAT_NAMES:
+            fmts.append(part)
+        else:
+            raise UsageFail(f"unknown --format {part!r}; choose from {', '.join(FORMAT_NAMES)} (comma-separated)")
     return list(dict.fromkeys(fmts)) or ["json", "html"]
 
 
-def _emit(report: dict, out: str, formats: List[str], quiet: bool, color: Optional[bool]) -> None:
-    from analyse.passes import all_rules
-    from analyse.render import render_terminal, write_reports
+def _check_output(output: str, fmts: List[str]) -> None:
+    """-o is checked before the analysis runs."""
+    from analyse.render import check_output_dir
 
-    rules = [r.to_dict() for r in all_rules()]
-    written = write_reports(report, rules, Path(out), formats)
-    if not quiet:
-        use_color = sys.stdout.isatty() if color is None else color
-        click.echo(render_terminal(report, written, color=use_color))
+    if output == "-":
+        if len(fmts) != 1:
+            raise UsageFail(f"-o - writes one format to stdout; --format names {len(fmts)} ({','.join(fmts)})")
+        return
+    problem = check_output_dir(Path(output))
+    if problem:
+        raise UsageFail(problem)
+
+
+def _check_file_target(path: str, what: str) -> None:
+    p = Path(path)
+    if p.is_dir():
+        raise UsageFail(f"{what} {path} is a folder, not a file")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageFail(f"{what} {path}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UsageFail(f"{what} {path} is not writable")
+
+
+def _pairs(values: Iterable[str], sep: str, flag: str) -> List[Tuple[str, str]]:
+    out = []
+    for v in values or ():
+        glob, found, rest = str(v).rpartition(sep)
+        if not found or not glob.strip() or not rest.strip():
+            raise UsageFail(f"{flag} expects GLOB{sep}VALUE, not {v!r}")
+        out.append((glob.strip(), rest.strip()))
+    return out
+
+
+def _effective_config(paths: List[Path], opts: dict, mode: str):
+    """The effective configuration: the file's values, then the command line's."""
+    from analyse import config as C
+
+    try:
+        cfg = C.load(paths, explicit=Path(opts["config"]) if opts.get("config") else None,
+                      isolated=bool(opts.get("isolated")))
+        cli_values: Dict[str, object] = {}
+        if opts.get("torch_version"):
+            cli_values["torch-version"] = ("--torch-version", opts["torch_version"])
+        for key, flag in (("select", "--select"), ("extend-select", "--extend-select"), ("ignore", "--ignore"),
+                          ("exclude", "--exclude")):
+            vals = _split(opts.get(key.replace("-", "_")) or ())
+            if vals:
+                if key == "ignore" or key == "extend-select" or key == "exclude":
+                    # like ruff's --extend-*: the command line adds to the file's list
+                    vals = list(dict.fromkeys(list(cfg[key]) + vals))
+                cli_values[key] = (flag, vals)
+        pfi = _pairs(opts.get("per_file_ignores") or (), ":", "--per-file-ignores")
+        if pfi:
+            merged = dict(cfg["per-file-ignores"])
+            for glob, codes in pfi:
+                merged[glob] = list(dict.fromkeys(merged.get(glob, []) + _split([codes])))
+            cli_values["per-file-ignores"] = ("--per-file-ignores", merged)
+        if opts.get("fail_on"):
+            cli_values["fail-on"] = ("--fail-on", opts["fail_on"].lower())
+        if opts.get("entries"):
+            cli_values["entry"] = ("--entry", list(opts["entries"]))
+        roles = _pairs(opts.get("roles") or (), "=", "--role")
+        if roles:
+            cli_values["roles"] = ("--role", {**cfg["roles"], **dict(roles)})
+        if opts.get("baseline"):
+            cli_values["baseline"] = ("--baseline", opts["baseline"])
+        for key, (flag, value) in cli_values.items():
+            where = f"command line ({flag})"
+            value = C._check(key, value, where)
+            cfg.set(key, value, where)
+    except C.ConfigError as exc:
+        raise UsageFail(str(exc))
+    return cfg
+
+
+def _from_file(cfg, key: str) -> bool:
+    return cfg.sources[key] != "default" and not cfg.sources[key].startswith("command line")
+
+
+def _config_path(cfg, key: str, value: str) -> Path:
+    """A path from the configuration file is relative to the file's folder; from the command line, to the cwd."""
+    p = Path(value)
+    if not p.is_absolute() and _from_file(cfg, key) and cfg.base is not None:
+        p = cfg.base / p
+    return p
+
+
+def _policy(cfg, paths: List[Path], opts: dict):
+    from analyse import config as C
+    from analyse.baseline import BaselineError, read_baseline
+    from analyse.policy import Locator, Policy
+
+    try:
+        everything = C.resolve_selectors(["ALL"], "ALL")
+        enabled = (C.resolve_selectors(cfg["select"], "select") | C.resolve_selectors(cfg["extend-select"], "extend-select")) \
+            - C.resolve_selectors(cfg["ignore"], "ignore")
+        pfi = tuple((glob, C.resolve_selectors(codes, f"per-file-ignores ({glob!r})"))
+                    for glob, codes in cfg["per-file-ignores"].items())
+    except C.ConfigError as exc:
+        raise UsageFail(str(exc))
+    baseline = None
+    if cfg["baseline"]:
+        path = _config_path(cfg, "baseline", cfg["baseline"])
+        try:
+            baseline = read_baseline(path)
+        except BaselineError as exc:
+            raise UsageFail(str(exc))
+    return Policy(
+        locator=Locator(paths, cfg.base),
+        enabled=None if enabled == everything else frozenset(enabled),
+        per_file_ignores=pfi,
+        baseline=baseline,
+        suppressions=True,
+        show_suppressed=bool(opts.get("show_suppressed")),
+        exclude=tuple(cfg["exclude"]),
+        warn_unused=bool(opts.get("warn_unused_ignores")),
+    )
+
+
+def _gated(report: dict, fail_on: str) -> List[dict]:
+    from analyse.render.common import gated
+
+    return [f for f in report.get("findings") or [] if gated(f, fail_on)]
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    import tempfile
+
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent or Path(".")))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
+    fmts = _formats(opts["formats"])
+    output = opts["output"]
+    _check_output(output, fmts)
+    if opts.get("write_baseline"):
+        _check_file_target(opts["write_baseline"], "--write-baseline")
+    inputs = _check_paths(paths)
+    if mode == "script":
+        for extra in list(opts.get("with_thirdparty") or ()) + ([opts["probe_results"]] if opts.get("probe_results") else []):
+            if not Path(extra).is_file():
+                raise UsageFail(f"file does not exist: {extra}")
+    cfg = _effective_config(inputs, opts, mode)
+    if opts.get("show_config"):
+        from analyse.config import describe
+
+        click.echo(safe(describe(cfg), keep_newlines=True))
+        return
+    policy = _policy(cfg, inputs, opts)
+    kb = _load_kb(cfg["torch-version"])
+    entries = [str(_config_path(cfg, "entry", e)) if _from_file(cfg, "entry") else e for e in cfg["entry"]]
+    roles = dict(cfg["roles"]) or None
+
+    from analyse import modes
+
+    try:
+        if mode == "script":
+            report = modes.run_script(inputs, kb, with_thirdparty=list(opts.get("with_thirdparty") or ()),
+                                      probe_results=opts.get("probe_results"), input_names=list(paths),
+                                      entries=entries, roles=roles, policy=policy,
+                                      settings=_run_settings(bool(opts.get("quiet"))))
+        else:
+            report = modes.run_thirdparty(inputs, kb, input_names=list(paths), roles=roles, policy=policy,
+                                          settings=_run_settings(bool(opts.get("quiet"))))
+    except ValueError as exc:  # unreadable --with-thirdparty / --probe-results file
+        if mode == "script":
+            raise UsageFail(str(exc))
+        raise RunFailed(f"analysis failed: {exc}")
+    except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException):
+        raise
+    except Exception as exc:  # noqa: BLE001 - a crash of the tool is exit 3 with one line
+        if os.environ.get("NPU_ANALYSE_DEBUG"):
+            raise
+        raise RunFailed(f"analysis failed: {type(exc).__name__}: {exc} (set NPU_ANALYSE_DEBUG=1 for a traceback)")
+
+    from analyse.passes import all_rules
+    from analyse.render import RenderOptions, render_format, render_terminal, write_reports
+
+    fail_on = cfg["fail-on"]
+    options = RenderOptions(rules=[r.to_dict() for r in all_rules()], fail_on=fail_on)
+    written: Dict[str, Path] = {}
+    try:
+        if opts.get("write_baseline"):
+            from analyse.baseline import render_baseline
+
+            _write_atomic(Path(opts["write_baseline"]), render_baseline(policy.before_baseline))
+        if output == "-":
+            text = render_format(report, fmts[0], options=options)
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            written = write_reports(report, options.rules, Path(output), fmts, options=options)
+    except OSError as exc:
+        raise RunFailed(f"cannot write the report: {exc.strerror or exc}"
+                        + (f": {exc.filename}" if getattr(exc, "filename", None) else ""))
+
+    to_stderr = output == "-"
+    if not opts.get("quiet"):
+        stream = sys.stderr if to_stderr else sys.stdout
+        color = use_color(opts.get("color"), stream)
+        click.echo(render_terminal(report, written, color=color), err=to_stderr, color=color, nl=False)
+        if opts.get("write_baseline"):
+            click.echo(f"Baseline written: {safe(opts['write_baseline'])} "
+                       f"({len(policy.before_baseline)} finding(s))", err=to_stderr)
+    if opts.get("warn_unused_ignores"):
+        for u in policy.unused:
+            codes = f" ({', '.join(u['codes'])} unused)" if u["codes"] else ""
+            from analyse.render.common import source_path
+
+            click.echo(f"{safe(source_path(report, u['path']))}:{u['line']}: warning: unused suppression "
+                       f"{safe(u['comment'])}{codes}", err=True)
+
+    summary = report.get("summary") or {}
+    if not summary.get("files_analysed") and report.get("errors"):
+        click.echo("npu-analyse: error: no input file could be analysed (see the report's errors)", err=True)
+        raise click.exceptions.Exit(EXIT_FAILED)
+    if opts.get("exit_zero") or opts.get("write_baseline"):
+        return
+    gated = _gated(report, fail_on)
+    if gated:
+        if not opts.get("quiet"):
+            click.echo(f"npu-analyse: {len(gated)} finding(s) at or above {fail_on!r} (--fail-on {fail_on})", err=True)
+        raise click.exceptions.Exit(EXIT_FINDINGS)
+
+
+def _csv_option(*names, help, metavar="CODES"):
+    return click.option(*names, multiple=True, metavar=metavar, help=help)
 
 
 def common_options(f):
-    f = click.option("--torch-version", "torch_version", default=None, metavar="VERSION",
-                     help="PyTorch version the code targets (default: the newest in the knowledge base).")(f)
-    f = click.option("-o", "--output", "output", default="./npu-analyse-report", show_default=True,
-                     help="Folder for report.json and report.html.")(f)
-    f = click.option("--format", "formats", multiple=True, default=("json,html",), show_default=True,
-                     help="Report files to write: json, html or all (comma-separated or repeated).")(f)
-    f = click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")(f)
-    f = click.option("--color/--no-color", default=None, help="Colour the terminal summary (default: when a TTY).")(f)
-    # run settings (never change what is found): stored in the click context, read by _settings()
-    f = click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, expose_value=False, callback=_keep,
-                     help="Worker processes (default: the number of CPUs).")(f)
-    f = click.option("--cache-dir", type=click.Path(file_okay=False), default=None, expose_value=False, callback=_keep,
-                     help="Cache folder (default: $XDG_CACHE_HOME/npu-analyse or ~/.cache/npu-analyse).")(f)
-    f = click.option("--no-cache", is_flag=True, expose_value=False, callback=_keep,
-                     help="Neither read nor write the cache.")(f)
+    opts = [
+        click.option("--torch-version", "torch_version", default=None, metavar="VERSION",
+                     help="PyTorch version the code targets (default: the newest in the knowledge base)."),
+        click.option("-o", "--output", "output", default="./npu-analyse-report", show_default=True, metavar="DIR|-",
+                     help="Folder for the report files; '-' writes the one selected --format to stdout."),
+        click.option("--format", "formats", multiple=True, default=("json,html",), show_default=True,
+                     help="Report files: json, html, sarif, csv, junit, gitlab, github, text (comma-separated or "
+                          "repeated; all = json,html)."),
+        click.option("--fail-on", "fail_on", type=click.Choice(FAIL_ON, case_sensitive=False), default=None,
+                     help="Exit 1 when a finding at or above this severity remains after suppressions and the "
+                          "baseline (default: never, or fail-on in the config)."),
+        click.option("--exit-zero", "exit_zero", is_flag=True,
+                     help="Exit 0 even when findings reach --fail-on (usage errors still exit 2, failures 3)."),
+        _csv_option("--select", help="Report only these rule codes or prefixes (e.g. NPU0,NPU101); default ALL."),
+        _csv_option("--extend-select", "extend_select", help="Rule codes or prefixes added to the selection."),
+        _csv_option("--ignore", help="Rule codes or prefixes never reported (added to the config's ignore)."),
+        _csv_option("--exclude", metavar="GLOBS", help="Path globs not analysed (added to the config's exclude)."),
+        _csv_option("--per-file-ignores", "per_file_ignores", metavar="GLOB:CODES",
+                    help="Ignore rule codes in files matching GLOB, e.g. 'tests/*:NPU002,NPU003' (repeatable)."),
+        click.option("--role", "roles", multiple=True, metavar="GLOB=ROLE",
+                     help="File role for paths matching GLOB: product, test, example, tool, build, docs."),
+        click.option("--baseline", "baseline", default=None, metavar="FILE",
+                     help="Findings recorded in this baseline file are dropped (summary.baselined)."),
+        click.option("--write-baseline", "write_baseline", default=None, metavar="FILE",
+                     help="Record the current findings (after suppressions) as a baseline file; exits 0."),
+        click.option("--show-suppressed", "show_suppressed", is_flag=True,
+                     help="List findings suppressed by `# npu-analyse: ignore` comments (terminal and report)."),
+        click.option("--warn-unused-ignores", "warn_unused_ignores", is_flag=True,
+                     help="Warn about `# npu-analyse: ignore` comments that suppress nothing."),
+        click.option("--config", "config", default=None, metavar="FILE",
+                     help="Configuration file (default: .npu-analyse.toml or pyproject.toml [tool.npu-analyse], "
+                          "searched from the analysed path upwards)."),
+        click.option("--isolated", is_flag=True, help="Ignore every configuration file."),
+        click.option("--show-config", "show_config", is_flag=True,
+                     help="Print the effective configuration, with where each value comes from, and exit."),
+        click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors."),
+        click.option("--color/--no-color", default=None,
+                     help="Colour the terminal summary (default: on a TTY; NO_COLOR / FORCE_COLOR honoured)."),
+        # run settings (never change what is found): stored in the click context, read by _run_settings()
+        click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, expose_value=False, callback=_keep,
+                     help="Worker processes (default: the number of CPUs)."),
+        click.option("--cache-dir", type=click.Path(file_okay=False), default=None, expose_value=False, callback=_keep,
+                     help="Cache folder (default: $XDG_CACHE_HOME/npu-analyse or ~/.cache/npu-analyse)."),
+        click.option("--no-cache", is_flag=True, expose_value=False, callback=_keep,
+                     help="Neither read nor write the cache."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
     return f
 
 
@@ -101,7 +400,7 @@ def _keep(ctx, param, value):
     return value
 
 
-def _settings(quiet: bool):
+def _run_settings(quiet: bool):
     from analyse.cache import default_cache_dir
     from analyse.pipeline import Settings
 
@@ -113,54 +412,86 @@ def _settings(quiet: bool):
                     progress=not quiet and sys.stderr.isatty())
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+EPILOG_MAIN = """\b
+Examples:
+  npu-analyse script train.py                       # one script: report in ./npu-analyse-report
+  npu-analyse script . --fail-on manual --format sarif -o reports
+  npu-analyse thirdparty .venv/lib/python3.11/site-packages/apex
+  npu-analyse rules NPU002
+
+\b
+Exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage or configuration error,
+3 analysis could not run, 130 interrupted."""
+
+EPILOG_SCRIPT = """\b
+Examples:
+  npu-analyse script train.py --torch-version 2.8.0
+  npu-analyse script . --fail-on manual --format sarif,html -o reports
+  npu-analyse script src --format json -o - | jq '.summary.verdict'
+  npu-analyse script . --write-baseline npu-baseline.json
+
+\b
+Exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage or configuration error,
+3 analysis could not run, 130 interrupted."""
+
+EPILOG_THIRDPARTY = """\b
+Examples:
+  npu-analyse thirdparty ~/src/apex -o apex-report
+  npu-analyse thirdparty .venv/lib/python3.11/site-packages/timm --format json,sarif
+  npu-analyse thirdparty vendor/mylib --fail-on blocker -q
+
+\b
+Exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage or configuration error,
+3 analysis could not run, 130 interrupted."""
+
+EPILOG_EXPLAIN = """\b
+Examples:
+  npu-analyse explain torch.cuda.set_device
+  npu-analyse explain torch.Tensor.nonzero --torch-version 2.8.0
+  npu-analyse explain torch.std_mean"""
+
+EPILOG_RULES = """\b
+Examples:
+  npu-analyse rules
+  npu-analyse rules NPU002
+  npu-analyse rules npu501"""
+
+EPILOG_PROBE = """\b
+Examples:
+  npu-analyse probe --ops ops.txt --device npu:0
+  npu-analyse probe --from-report npu-analyse-report/report.json --device npu
+  npu-analyse probe --ops ops.txt --device cpu --dtypes float32 -o probe-cpu"""
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG_MAIN)
 @click.version_option(__version__, "--version", prog_name="npu-analyse")
 def cli() -> None:
     """Static migration analysis of PyTorch CUDA code for Huawei Ascend NPUs (torch_npu)."""
 
 
-@cli.command("script")
+@cli.command("script", epilog=EPILOG_SCRIPT)
 @click.argument("paths", nargs=-1, required=True)
 @common_options
+@click.option("--entry", "entries", multiple=True, metavar="FILE[:FUNCTION]",
+              help="An entry point of the program (repeatable); replaces entry-point discovery and the config's entry.")
 @click.option("--with-thirdparty", "with_thirdparty", multiple=True, metavar="REPORT",
               help="A `npu-analyse thirdparty` report.json: calls into its affected functions become findings.")
 @click.option("--probe-results", "probe_results", default=None, metavar="PROBE_JSON",
               help="probe.json from `npu-analyse probe`: device evidence overrides the docs.")
-@click.option("--entry", "entries", multiple=True, metavar="FILE[:FUNCTION]",
-              help="An entry point of the program (repeatable); replaces entry-point discovery.")
-def script_cmd(paths, torch_version, output, formats, quiet, color, with_thirdparty, probe_results, entries):
+def script_cmd(paths, **opts):
     """Analyse training scripts or a project folder (scripts + the project's own modules)."""
-    fmts = _formats(formats)
-    inputs = _check_paths(paths)
-    for extra in list(with_thirdparty) + ([probe_results] if probe_results else []):
-        if not Path(extra).is_file():
-            raise UsageFail(f"file does not exist: {extra}")
-    kb = _load_kb(torch_version)
-    from analyse.modes import run_script
-
-    try:
-        report = run_script(inputs, kb, with_thirdparty=list(with_thirdparty), probe_results=probe_results,
-                            input_names=list(paths), entries=list(entries), settings=_settings(quiet))
-    except ValueError as exc:  # unreadable --with-thirdparty / --probe-results file, bad --entry
-        raise UsageFail(str(exc))
-    _emit(report, output, fmts, quiet, color)
+    _run("script", paths, opts)
 
 
-@cli.command("thirdparty")
+@cli.command("thirdparty", epilog=EPILOG_THIRDPARTY)
 @click.argument("paths", nargs=-1, required=True)
 @common_options
-def thirdparty_cmd(paths, torch_version, output, formats, quiet, color):
+def thirdparty_cmd(paths, **opts):
     """Analyse a library (source tree or installed package folder): which functions break, and through which calls."""
-    fmts = _formats(formats)
-    inputs = _check_paths(paths)
-    kb = _load_kb(torch_version)
-    from analyse.modes import run_thirdparty
-
-    report = run_thirdparty(inputs, kb, input_names=list(paths), settings=_settings(quiet))
-    _emit(report, output, fmts, quiet, color)
+    _run("thirdparty", paths, opts)
 
 
-@cli.command("explain")
+@cli.command("explain", epilog=EPILOG_EXPLAIN)
 @click.argument("api")
 @click.option("--torch-version", "torch_version", default=None, metavar="VERSION")
 def explain_cmd(api, torch_version):
@@ -171,7 +502,7 @@ def explain_cmd(api, torch_version):
     click.echo(explain(kb, api))
 
 
-@cli.command("rules")
+@cli.command("rules", epilog=EPILOG_RULES)
 @click.argument("code", required=False)
 def rules_cmd(code):
     """List the rule codes, or document one (what it detects, why, example, fix)."""
@@ -199,18 +530,45 @@ def _register_probe() -> None:
         from analyse.probe.command import probe
     except ImportError:  # pragma: no cover - the probe package is part of the distribution
         return
+    if not probe.epilog:
+        probe.epilog = EPILOG_PROBE
     cli.add_command(probe)
 
 
 _register_probe()
 
 
+def _terminate(signum, frame):  # pragma: no cover - exercised through a subprocess
+    raise SystemExit(128 + signum)  # unwinds like Ctrl-C: temporary report files are removed
+
+
 def main(argv: Optional[Sequence[str]] = None) -> None:
+    """Entry point: click in non-standalone mode so that Ctrl-C is 130 (click's own handling exits 1)."""
     try:
-        cli.main(args=argv, prog_name="npu-analyse", standalone_mode=True)
-    except KeyboardInterrupt:  # pragma: no cover
+        signal.signal(signal.SIGTERM, _terminate)
+    except (ValueError, OSError):  # pragma: no cover - not the main thread
+        pass
+    try:
+        rv = cli.main(args=argv, prog_name="npu-analyse", standalone_mode=False)
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__context__, EOFError) and not isinstance(exc.__context__, KeyboardInterrupt):
+            sys.exit(1)
         click.echo("npu-analyse: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt:
+        click.echo("npu-analyse: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.UsageError as exc:
+        if isinstance(exc, UsageFail):
+            exc.show()
+        else:
+            hint = f" (see {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
+            click.echo(f"npu-analyse: error: {safe(exc.format_message())}{hint}", err=True)
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    sys.exit(rv if isinstance(rv, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -149,7 +149,12 @@ def _normalise(text: str) -> str:
 
 
 def fingerprint(code: str, path: str, api: str, snippet: str, occurrence: int) -> str:
-    """Stable id: independent of line numbers, dependent on what the line says."""
+    """Stable id: independent of line numbers, dependent on what the line says.
+
+    Project-level findings (``api`` ``project:...``, anchored at the top of a file) do not
+    depend on any line, so their text is left out: adding lines at the top keeps their id."""
+    if api.startswith("project:"):
+        snippet = ""
     h = hashlib.sha1()
     for part in (code, path, api, _normalise(snippet), str(occurrence)):
         h.update(part.encode("utf-8", "replace"))
@@ -168,7 +173,7 @@ def assign_ids(findings):
     seen: dict = {}
     out = []
     for f in sorted(findings, key=lambda f: f.sort_key):
-        key = (f.code, f.path, f.api, _normalise(f.snippet))
+        key = (f.code, f.path, f.api, "" if f.api.startswith("project:") else _normalise(f.snippet))
         n = seen.get(key, 0)
         seen[key] = n + 1
         out.append(replace(f, id=fingerprint(f.code, f.path, f.api, f.snippet, n)))

@@ -20,12 +20,14 @@ def _file_digest(path: str) -> str:
 
 def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (), probe_results: Optional[str] = None,
                input_names: Optional[List[str]] = None, entries: Sequence[str] = (),
-               roles: Optional[Dict[str, str]] = None, settings: Optional[pipeline.Settings] = None) -> dict:
+               roles: Optional[Dict[str, str]] = None, settings: Optional[pipeline.Settings] = None,
+               policy=None) -> dict:
     """``npu-analyse script``: scripts or a project folder.
 
     *entries*: ``FILE[:FUNCTION]`` entry points that replace discovery (``--entry``); *roles*:
     ``{glob: role}`` file-role overrides. Both raise ValueError (a usage error) when they name
-    nothing analysable.
+    nothing analysable. *policy* (:class:`analyse.policy.Policy`): rule selection, excludes,
+    inline suppressions and the baseline.
     """
     from analyse.entrypoints import check_entry_files
     from analyse.roles import check_overrides
@@ -57,7 +59,7 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
     from analyse.reach import Reach, annotate, imported_modules, module_facts, script_graph
 
     result = pipeline.run(list(inputs), kb, mode="script", probe=overlay, configure=configure, settings=settings,
-                          extract=module_facts)
+                          extract=module_facts, admit=policy.admit if policy is not None else None)
 
     try:
         graph = script_graph(result)
@@ -86,19 +88,22 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         entry_points=eps,
         ep_members=members,
         roles=roles,
+        policy=policy,
     )
 
 
 def run_thirdparty(inputs: Sequence[Path], kb, *, input_names: Optional[List[str]] = None,
-                   roles: Optional[Dict[str, str]] = None, settings: Optional[pipeline.Settings] = None) -> dict:
+                   roles: Optional[Dict[str, str]] = None, settings: Optional[pipeline.Settings] = None,
+                   policy=None) -> dict:
     """``npu-analyse thirdparty``: a whole library, with call-graph propagation.
 
-    Findings get their file ``role`` (*roles*: ``{glob: role}`` overrides)."""
+    Findings get their file ``role`` (*roles*: ``{glob: role}`` overrides); *policy* as in :func:`run_script`."""
     from analyse.library import analyse_library
     from analyse.roles import check_overrides, role_of
 
     roles = check_overrides(roles)
-    report = analyse_library(list(inputs), kb, input_names=input_names or [str(p) for p in inputs], settings=settings)
+    report = analyse_library(list(inputs), kb, input_names=input_names or [str(p) for p in inputs], settings=settings,
+                             policy=policy)
     if roles:
         for f in report.get("findings", ()):
             f["role"] = role_of(f["path"], roles)

@@ -30,3 +30,12 @@ def data_dir() -> Path:
 
 def templates_dir() -> Path:
     return _locate("_templates", "templates")
+
+
+def rules_doc():
+    """docs/rules.md (the rule documentation): packaged as ``analyse/_docs/rules.md`` in a wheel,
+    ``docs/rules.md`` in a source checkout; None when neither exists."""
+    for candidate in (_PKG / "_docs" / "rules.md", _PKG.parent / "docs" / "rules.md"):
+        if candidate.is_file():
+            return candidate
+    return None

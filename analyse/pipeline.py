@@ -403,16 +403,18 @@ def _shares(rels: List[str], tasks: Dict[str, _Task], n: int, owner: Optional[Di
 def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Sequence[Pass]] = None,
         probe=None, configure: Optional[Callable[[ProjectContext], None]] = None,
         settings: Optional[Settings] = None, extra_suffixes: Tuple[str, ...] = (),
-        summaries: Optional[bool] = None, extract: Optional[Callable[[SourceFile], object]] = None) -> RunResult:
+        summaries: Optional[bool] = None, extract: Optional[Callable[[SourceFile], object]] = None,
+        admit=None) -> RunResult:
     """Analyse *inputs*. ``summaries``: compute call-graph summaries (default: yes); ``extract``: a
     function of a parsed module returning picklable data, computed per module with the passes
-    (cached with them) and attached to ``result.sources[rel].facts`` (script mode)."""
+    (cached with them) and attached to ``result.sources[rel].facts`` (script mode); *admit(abspath,
+    relpath)* is asked about every discovered file (configured excludes, see :func:`analyse.project.discover`)."""
     t0 = time.perf_counter()
     settings = settings or Settings()
     timings = {"hash_s": 0.0, "prescan_s": 0.0, "analyse_s": 0.0, "finish_s": 0.0}
     passes = list(passes) if passes is not None else discover_passes()
     suffixes = (".py",) + tuple(dict.fromkeys(other_suffixes(passes) + tuple(extra_suffixes)))
-    files = discover(inputs, suffixes)
+    files = discover(inputs, suffixes, admit=admit)
     py = [f for f in files if f[0].suffix == ".py"]
     others = [(abspath, rel) for abspath, _root, rel, _m in files if abspath.suffix != ".py"]
 

@@ -12,7 +12,7 @@ import os
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, List, Optional, Tuple
+from typing import Callable, Iterable, Iterator, List, Optional, Tuple
 
 import astroid
 from astroid import nodes
@@ -193,8 +193,12 @@ def _looks_like_python2(text: str) -> bool:
     return bool(re.search(r"^\s*print\s+[\"'\w]|^\s*exec\s+[\"']|except\s+\w+\s*,\s*\w+\s*:|\bur[\"']", text, re.M))
 
 
-def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",)) -> List[Tuple[Path, Path, str, str]]:
-    """(abs path, root, relpath, modname) for each file of each input."""
+def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
+             admit: Optional[Callable[[Path, str], bool]] = None) -> List[Tuple[Path, Path, str, str]]:
+    """(abs path, root, relpath, modname) for each file of each input.
+
+    *admit(abspath, relpath)*, when given, is asked about every file; a file it
+    rejects (an ``exclude`` glob of the configuration) is left out."""
     inputs = list(inputs)
     out = []
     seen = set()
@@ -207,9 +211,13 @@ def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",)) -> Li
             seen.add(ap)
             if root.is_file():
                 rel = p.name
+                if len(inputs) > 1:  # several files (pre-commit): as given, so a/utils.py and b/utils.py differ
+                    rel = Path(os.path.normpath(str(inp))).as_posix()
             else:
                 rel = p.relative_to(root).as_posix()
                 if len(inputs) > 1:
                     rel = f"{root.name}/{rel}"
+            if admit is not None and not admit(ap, rel):
+                continue
             out.append((ap, root, rel, module_name_for(ap, root) if ap.suffix == ".py" else rel))
     return out

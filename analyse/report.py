@@ -320,12 +320,24 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
                  files_analysed: int, lines_analysed: int, duration_s: float,
                  thirdparty: Optional[dict] = None, extra_summary: Optional[dict] = None,
                  entry_points: Optional[Sequence] = None, ep_members: Optional[Dict[str, List[int]]] = None,
-                 roles: Optional[Dict[str, str]] = None) -> dict:
+                 roles: Optional[Dict[str, str]] = None, policy=None) -> dict:
     """The report object. *entry_points* (:class:`analyse.entrypoints.EntryPoint`) and *ep_members*
     (entry point id -> indexes into *findings* it reaches) scope the verdict; without them it covers
-    the whole tree."""
+    the whole tree. *policy* (:class:`analyse.policy.Policy`) drops deselected, suppressed and
+    baselined findings first, so that every count and the verdict see only what is reported."""
     from analyse.roles import role_of
 
+    sections: dict = {}
+    if policy is not None:
+        findings = list(findings)
+        kept, policy_summary, sections = policy.apply(findings)
+        extra_summary = {**(extra_summary or {}), **policy_summary}
+        keep = {id(f) for f in kept}
+        old_idx = [i for i, f in enumerate(findings) if id(f) in keep]
+        remap = {old: new for new, old in enumerate(old_idx)}
+        findings = [findings[i] for i in old_idx]
+        if ep_members is not None:
+            ep_members = {k: [remap[i] for i in v if i in remap] for k, v in ep_members.items()}
     findings = [f if f.role is not None else replace(f, role=role_of(f.path, roles)) for f in findings]
     order = sorted(range(len(findings)), key=lambda i: findings[i].sort_key)
     pos = {old: new for new, old in enumerate(order)}
@@ -370,4 +382,5 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
     }
     if thirdparty is not None:
         report["thirdparty"] = thirdparty
+    report.update(sections)
     return report

@@ -150,7 +150,7 @@ def _embedded_data(html: str) -> dict:
 # ------------------------------------------------------------------ write_reports / JSON
 
 def test_formats_constant():
-    assert FORMATS == ("json", "html")
+    assert FORMATS == ("json", "html", "sarif", "csv", "junit", "gitlab", "github", "text")
 
 
 @pytest.mark.parametrize("name", sorted(ALL_REPORTS))

@@ -69,12 +69,13 @@ def _setup_texts(inputs: Sequence[Path]) -> List[str]:
     return out
 
 
-def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Optional[Settings] = None) -> LibraryAnalysis:
+def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Optional[Settings] = None,
+                         admit=None) -> LibraryAnalysis:
     res = LibraryAnalysis()
     t = res.timings
     # ---- phases 1-2: the pipeline (pre-scan, passes and call-graph summaries per module, in workers)
     run = pipeline_run(list(inputs), kb, mode="thirdparty", passes=passes, settings=settings,
-                       extra_suffixes=CPP_SUFFIXES, summaries=True)
+                       extra_suffixes=CPP_SUFFIXES, summaries=True, admit=admit)
     t["parse_s"] += run.timings.get("prescan_s", 0.0) + run.timings.get("hash_s", 0.0)
     t["passes_s"] += run.timings.get("analyse_s", 0.0) + run.timings.get("finish_s", 0.0)
     res.findings = list(run.findings)
@@ -252,11 +253,12 @@ def affected_aliases(res: LibraryAnalysis) -> Dict[str, List[str]]:
 
 
 def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]] = None, passes=None,
-                    settings: Optional[Settings] = None) -> dict:
-    """The ``thirdparty`` report dict (report.schema.json)."""
+                    settings: Optional[Settings] = None, policy=None) -> dict:
+    """The ``thirdparty`` report dict (report.schema.json); *policy*: an :class:`analyse.policy.Policy`."""
     t0 = time.perf_counter()
     inputs = [Path(p) for p in inputs]
-    res = analyse_library_data(inputs, kb, passes=passes, settings=settings)
+    res = analyse_library_data(inputs, kb, passes=passes, settings=settings,
+                               admit=policy.admit if policy is not None else None)
     extra = {
         "aliases": affected_aliases(res),
         "public_affected_entry_points": res.public_affected[:500],
@@ -276,4 +278,5 @@ def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]]
         lines_analysed=res.lines_analysed,
         duration_s=time.perf_counter() - t0,
         thirdparty=thirdparty,
+        policy=policy,
     )

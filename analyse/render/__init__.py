@@ -1,50 +1,145 @@
-"""Report renderers: one per output format, all over the same report dict.
+"""Report renderers: one module per output format, all over the same report dict.
 
 The report dict follows ``report.schema.json`` (see :mod:`analyse.render.json_report`).
-File formats are written by :func:`write_reports`; the terminal summary is a
-string returned by :func:`render_terminal` for the CLI to print.
+File formats are written by :func:`write_reports` (atomically: each file goes to
+a temporary name in the output folder and is renamed into place only when
+every requested format has been rendered and written); :func:`render_format`
+gives one format as text (``-o -``). The terminal summary is a string returned
+by :func:`render_terminal` for the CLI to print.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
-from typing import Dict, Iterable, List
+from typing import Callable, Dict, Iterable, List, Optional
 
+from .common import RenderOptions
+from .csv_report import render_csv
+from .github import render_github
+from .gitlab import render_gitlab
 from .html import render_html
 from .json_report import render_json
+from .junit import render_junit
+from .sarif import render_sarif
 from .terminal import render_terminal
+from .text import render_text
 
-__all__ = ["FORMATS", "write_reports", "render_html", "render_json", "render_terminal"]
+__all__ = ["FORMATS", "FILENAMES", "RenderOptions", "write_reports", "render_format", "render_html", "render_json",
+           "render_terminal", "check_output_dir"]
 
-#: File formats :func:`write_reports` knows (the terminal summary is always printed unless quiet).
-FORMATS = ("json", "html")
+#: File formats, in the order they are written and listed.
+FORMATS = ("json", "html", "sarif", "csv", "junit", "gitlab", "github", "text")
 
-_FILENAMES = {"json": "report.json", "html": "report.html"}
+FILENAMES = {
+    "json": "report.json",
+    "html": "report.html",
+    "sarif": "report.sarif",
+    "csv": "report.csv",
+    "junit": "report.junit.xml",
+    "gitlab": "report.gitlab.json",
+    "github": "report.github.txt",
+    "text": "report.txt",
+}
+
+_RENDERERS: Dict[str, Callable[[dict, RenderOptions], str]] = {
+    "json": lambda report, options: render_json(report),
+    "html": lambda report, options: render_html(report, options.rules),
+    "sarif": render_sarif,
+    "csv": render_csv,
+    "junit": render_junit,
+    "gitlab": render_gitlab,
+    "github": render_github,
+    "text": render_text,
+}
 
 
-def write_reports(report: dict, rules: List[dict], out_dir: Path, formats: Iterable[str]) -> Dict[str, Path]:
-    """Write the requested formats into ``out_dir`` (created if needed).
+def _options(rules, options: Optional[RenderOptions]) -> RenderOptions:
+    if options is not None:
+        return options
+    return RenderOptions(rules=list(rules or []))
 
-    Returns ``{format: path}`` for every file written, in ``FORMATS`` order.
-    Raises ``ValueError`` for an unknown format before writing anything.
-    """
-    wanted = set()
+
+def _check_formats(formats: Iterable[str]) -> List[str]:
+    wanted = []
     for fmt in formats:
         fmt = fmt.strip().lower()
         if fmt not in FORMATS:
             raise ValueError(f"unknown report format {fmt!r}; choose from {', '.join(FORMATS)}")
-        wanted.add(fmt)
+        if fmt not in wanted:
+            wanted.append(fmt)
+    return [f for f in FORMATS if f in wanted]
+
+
+def render_format(report: dict, fmt: str, rules: Optional[List[dict]] = None,
+                  options: Optional[RenderOptions] = None) -> str:
+    """One format as text."""
+    (fmt,) = _check_formats([fmt])
+    return _RENDERERS[fmt](report, _options(rules, options))
+
+
+def check_output_dir(out_dir: Path) -> Optional[str]:
+    """Why *out_dir* cannot hold reports (one line), or None. Checked before the analysis runs."""
+    out_dir = Path(out_dir)
+    probe = out_dir
+    while not probe.exists():
+        if probe.is_symlink():
+            return f"output folder {out_dir} is a broken symbolic link"
+        parent = probe.parent
+        if parent == probe:
+            break
+        probe = parent
+    if not probe.is_dir():
+        what = "is a file" if probe == out_dir else f"cannot be created: {probe} is a file"
+        return f"output folder {out_dir} {what}, not a folder"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"output folder {out_dir} is not writable" if probe == out_dir else \
+            f"output folder {out_dir} cannot be created: {probe} is not writable"
+    return None
+
+
+def write_reports(report: dict, rules: List[dict], out_dir: Path, formats: Iterable[str],
+                  options: Optional[RenderOptions] = None) -> Dict[str, Path]:
+    """Write the requested formats into ``out_dir`` (created if needed).
+
+    Returns ``{format: path}`` for every file written, in ``FORMATS`` order.
+    Raises ``ValueError`` for an unknown format before writing anything. Every
+    file is first written to a temporary name and renamed into place after all
+    of them were written, so an interrupted run (Ctrl-C, a full disk) leaves
+    the previous reports or none, never a truncated one.
+    """
+    wanted = _check_formats(formats)
+    opts = _options(rules, options)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written: Dict[str, Path] = {}
-    for fmt in FORMATS:
-        if fmt not in wanted:
-            continue
-        path = out_dir / _FILENAMES[fmt]
-        if fmt == "json":
-            text = render_json(report)
-        else:
-            text = render_html(report, rules)
-        path.write_text(text, encoding="utf-8")
-        written[fmt] = path
-    return written
+    staged: List[tuple] = []
+    try:
+        for fmt in wanted:
+            text = _RENDERERS[fmt](report, opts)
+            fd, tmp = tempfile.mkstemp(prefix=f".{FILENAMES[fmt]}.", suffix=".tmp", dir=str(out_dir))
+            staged.append((fmt, tmp))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, 0o666 & ~_umask())
+        written: Dict[str, Path] = {}
+        for fmt, tmp in staged:
+            path = out_dir / FILENAMES[fmt]
+            os.replace(tmp, path)
+            written[fmt] = path
+        staged = []
+        return written
+    finally:
+        for _fmt, tmp in staged:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

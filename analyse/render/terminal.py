@@ -8,6 +8,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from ..termsafe import safe
+
 SEVERITY_ORDER = ("blocker", "manual", "auto", "advice", "info")
 _SEV_RANK = {s: i for i, s in enumerate(SEVERITY_ORDER)}
 
@@ -115,7 +117,7 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
     counts = (f" ({verdict.get('blockers', 0)} blockers, {verdict.get('manual_changes', 0)} manual,"
               f" {verdict.get('auto_migratable', 0)} automatic)")
     out.append(c(_EFFORT_COLOR.get(effort, _BOLD), label) + counts)
-    explanation = str(verdict.get("explanation") or "").strip()
+    explanation = safe(str(verdict.get("explanation") or "").strip())
     if explanation:
         out.extend(textwrap.wrap(explanation, width=width, initial_indent="  ", subsequent_indent="  "))
     if summary.get("complete") is False:
@@ -129,6 +131,11 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
     if findings or by_sev:
         out.append("  by severity: " + _counts_line(by_sev, SEVERITY_ORDER, sev))
         out.append("  by category: " + _counts_line(by_cat, (), lambda k, t: t))
+    hidden = [f"{summary[k]:,} {k}" for k in ("suppressed", "baselined") if summary.get(k)]
+    if hidden:
+        out.append("  not shown: " + ", ".join(hidden) + (" (--show-suppressed lists them)"
+                                                          if summary.get("suppressed") and not report.get("suppressed")
+                                                          else ""))
 
     tp = report.get("thirdparty")
     if isinstance(tp, dict):
@@ -160,17 +167,25 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
         shown = ranked[:top]
         out.append(f"Top {len(shown)} of {len(findings):,}:" if len(findings) > len(shown) else "Findings:")
         for f in shown:
-            loc = f"{f.get('path', '?')}:{f.get('line', '?')}"
-            code = str(f.get("code", ""))
-            api = str(f.get("api", ""))
+            loc = safe(f"{f.get('path', '?')}:{f.get('line', '?')}")
+            code = safe(f.get("code", ""))
+            api = safe(f.get("api", ""))
             s = str(f.get("severity", ""))
             plain_prefix = f"  {s:<7} {loc} {code} {api} — "
-            msg = _truncate(f.get("message", ""), width - len(plain_prefix))
+            msg = _truncate(safe(f.get("message", "")), width - len(plain_prefix))
             if len(plain_prefix) > width:  # very long path/api: cut the whole line
                 line = _truncate(plain_prefix + msg, width)
                 out.append(sev(s, line[:9]) + line[9:] if color else line)
                 continue
             out.append(f"  {sev(s, f'{s:<7}')} {loc} {c(_BOLD, code)} {api} — {msg}")
+
+    suppressed = report.get("suppressed")
+    if isinstance(suppressed, list) and suppressed:
+        out.append(f"Suppressed: {len(suppressed):,}")
+        for f in suppressed:
+            where = (f.get("suppression") or {})
+            out.append(safe(f"  {f.get('severity', ''):<7} {f.get('path', '?')}:{f.get('line', '?')} {f.get('code', '')} "
+                            f"{f.get('api', '')} — by {where.get('comment', '')} (line {where.get('line', '?')})"))
 
     if errors:
         kinds = Counter(e.get("kind", "?") for e in errors)
@@ -182,5 +197,5 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
     if written:
         out.append("Reports written:")
         for fmt, path in written.items():
-            out.append(f"  {fmt:<5} {path}")
+            out.append(f"  {fmt:<6} {safe(path)}")
     return "\n".join(out) + "\n"

@@ -1,0 +1,67 @@
+"""Baseline files: today's findings, recorded so that only new ones gate.
+
+Format (version 1), sorted and indented so that it diffs well in review::
+
+    {
+      "findings": [
+        {"api": "torch.Tensor.cuda", "code": "NPU002", "id": "3f0c1d2e4a5b6c7d", "path": "train.py"},
+        ...
+      ],
+      "tool": "npu-analyse",
+      "version": 1
+    }
+
+Only ``id`` is used for matching; it is the finding fingerprint of
+``report.schema.json`` (rule, path, API and the normalised source line plus an
+occurrence counter), so adding or removing lines above a finding keeps it
+baselined, while editing the offending line itself makes it new. ``code``,
+``path`` and ``api`` are there for the reader. Line numbers are not recorded
+(they would make every unrelated edit a baseline diff).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import FrozenSet, Iterable, Mapping
+
+BASELINE_VERSION = 1
+
+
+class BaselineError(ValueError):
+    """A baseline file that cannot be read or is not a baseline."""
+
+
+def render_baseline(findings: Iterable[Mapping]) -> str:
+    """Baseline JSON text for *findings* (report finding dicts)."""
+    entries = {}
+    for f in findings:
+        fid = str(f.get("id") or "")
+        if not fid:
+            continue
+        entries[fid] = {"id": fid, "code": str(f.get("code", "")), "path": str(f.get("path", "")),
+                        "api": str(f.get("api", ""))}
+    rows = sorted(entries.values(), key=lambda e: (e["path"], e["code"], e["api"], e["id"]))
+    doc = {"tool": "npu-analyse", "version": BASELINE_VERSION, "findings": rows}
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def read_baseline(path: Path) -> FrozenSet[str]:
+    """The finding ids recorded in the baseline at *path*."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise BaselineError(f"cannot read baseline {path}: {exc.strerror or exc}") from exc
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"baseline {path} is not valid JSON: {exc}") from exc
+    if not isinstance(doc, dict) or doc.get("tool") != "npu-analyse" or not isinstance(doc.get("findings"), list):
+        raise BaselineError(f"{path} is not an npu-analyse baseline (write one with --write-baseline)")
+    if doc.get("version") != BASELINE_VERSION:
+        raise BaselineError(f"baseline {path} has version {doc.get('version')!r}; this npu-analyse reads version "
+                            f"{BASELINE_VERSION}")
+    ids = set()
+    for entry in doc["findings"]:
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            raise BaselineError(f"baseline {path}: every entry needs a string 'id'")
+        ids.add(entry["id"])
+    return frozenset(ids)

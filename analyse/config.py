@@ -1,0 +1,231 @@
+"""Configuration: ``[tool.npu-analyse]`` in pyproject.toml, or ``.npu-analyse.toml``.
+
+The file is looked for from the analysed path upwards (the folder of the
+inputs, then each parent); in each folder ``.npu-analyse.toml`` (keys at the
+top level) wins over ``pyproject.toml`` (keys under ``[tool.npu-analyse]``;
+a pyproject.toml without that table is passed over). ``--config FILE`` names
+one explicitly, ``--isolated`` ignores every file. Command-line flags win over
+the file; paths and globs in the file are relative to the file's folder.
+
+Every problem -- unreadable TOML, an unknown key, a value of the wrong type,
+an unknown rule code -- is a :class:`ConfigError` with a one-line message
+(the command line exits 2 with it).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11
+    import tomli as tomllib
+
+SEVERITY_LEVELS = ("blocker", "manual", "auto", "advice", "info")
+FAIL_ON_CHOICES = SEVERITY_LEVELS + ("never",)
+ROLES = ("product", "test", "example", "tool", "build", "docs")
+CONFIG_FILE = ".npu-analyse.toml"
+TABLE = "npu-analyse"
+
+# key -> (kind, description)
+KEYS: Dict[str, Tuple[str, str]] = {
+    "torch-version": ("str", "PyTorch version the code targets"),
+    "select": ("codes", "rule codes or prefixes to report (default: all)"),
+    "extend-select": ("codes", "rule codes or prefixes added to select"),
+    "ignore": ("codes", "rule codes or prefixes never reported"),
+    "exclude": ("globs", "path globs not analysed"),
+    "per-file-ignores": ("glob-codes", "path glob -> rule codes ignored in those files"),
+    "fail-on": ("fail-on", "exit 1 when a finding at or above this severity remains"),
+    "entry": ("strs", "entry points, FILE or FILE:FUNCTION"),
+    "roles": ("glob-role", "path glob -> file role"),
+    "baseline": ("path", "baseline file: its findings do not gate"),
+}
+
+DEFAULTS: Dict[str, Any] = {
+    "torch-version": None,
+    "select": ["ALL"],
+    "extend-select": [],
+    "ignore": [],
+    "exclude": [],
+    "per-file-ignores": {},
+    "fail-on": "never",
+    "entry": [],
+    "roles": {},
+    "baseline": None,
+}
+
+
+class ConfigError(ValueError):
+    """A configuration problem, as one line."""
+
+
+@dataclass
+class Config:
+    """The effective configuration; ``sources[key]`` says where each value came from."""
+
+    values: Dict[str, Any] = field(default_factory=lambda: dict(DEFAULTS))
+    sources: Dict[str, str] = field(default_factory=lambda: {k: "default" for k in DEFAULTS})
+    file: Optional[Path] = None
+    base: Optional[Path] = None  # folder that relative paths in the file are relative to
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def set(self, key: str, value: Any, source: str) -> None:
+        self.values[key] = value
+        self.sources[key] = source
+
+
+def _rule_codes() -> Tuple[str, ...]:
+    from analyse.passes import all_rules
+
+    return tuple(r.code for r in all_rules())
+
+
+def resolve_selectors(selectors: Iterable[str], where: str, known: Optional[Sequence[str]] = None) -> FrozenSet[str]:
+    """Rule codes named by *selectors*: ``ALL``, a code (``NPU002``) or a prefix (``NPU1``, ``NPU70``)."""
+    known = tuple(known) if known is not None else _rule_codes()
+    out = set()
+    for sel in selectors:
+        s = str(sel).strip().upper()
+        if s == "ALL":
+            out.update(known)
+            continue
+        hit = [c for c in known if c.startswith(s)] if s.startswith("NPU") else []
+        if not hit:
+            raise ConfigError(f"unknown rule code {sel!r} in {where} (see `npu-analyse rules`)")
+        out.update(hit)
+    return frozenset(out)
+
+
+def _check(key: str, value: Any, where: str) -> Any:
+    kind = KEYS[key][0]
+    loc = f"{key} in {where}"
+
+    def strs(v, what="a list of strings"):
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise ConfigError(f"{loc} must be {what}, not {_tname(v)}")
+        return list(v)
+
+    if kind in ("str", "path"):
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{loc} must be a non-empty string, not {_tname(value)}")
+        return value
+    if kind == "fail-on":
+        if not isinstance(value, str) or value.lower() not in FAIL_ON_CHOICES:
+            raise ConfigError(f"{loc} must be one of {', '.join(FAIL_ON_CHOICES)}, not {value!r}")
+        return value.lower()
+    if kind in ("codes", "globs", "strs"):
+        value = strs(value)
+        if kind == "codes":
+            resolve_selectors(value, loc)
+        return value
+    if kind == "glob-codes":
+        if not isinstance(value, dict):
+            raise ConfigError(f"{loc} must be a table of glob = [codes], not {_tname(value)}")
+        out = {}
+        for glob, codes in value.items():
+            codes = strs(codes, f"a table of glob = [codes] (entry {glob!r})")
+            resolve_selectors(codes, f"{loc} ({glob!r})")
+            out[glob] = codes
+        return out
+    if kind == "glob-role":
+        if not isinstance(value, dict):
+            raise ConfigError(f"{loc} must be a table of glob = \"role\", not {_tname(value)}")
+        for glob, role in value.items():
+            if role not in ROLES:
+                raise ConfigError(f"{loc}: role {role!r} for {glob!r} must be one of {', '.join(ROLES)}")
+        return dict(value)
+    raise AssertionError(kind)  # pragma: no cover
+
+
+def _tname(v: Any) -> str:
+    return {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "a list",
+            dict: "a table"}.get(type(v), type(v).__name__)
+
+
+def read_file(path: Path) -> Tuple[Optional[Dict[str, Any]], str]:
+    """(settings table or None when a pyproject.toml has no [tool.npu-analyse], description)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    if path.name == "pyproject.toml":
+        table = (data.get("tool") or {}).get(TABLE) if isinstance(data.get("tool"), dict) else None
+        if table is not None and not isinstance(table, dict):
+            raise ConfigError(f"{path}: [tool.{TABLE}] must be a table")
+        return table, f"{path} [tool.{TABLE}]"
+    return data, str(path)
+
+
+def find_config(inputs: Sequence[Path]) -> Optional[Path]:
+    """The configuration file for *inputs*: from their common folder upwards."""
+    paths = [Path(p).resolve() for p in inputs] or [Path.cwd().resolve()]
+    try:
+        start = Path(__import__("os").path.commonpath([str(p) for p in paths]))
+    except ValueError:  # different drives
+        start = paths[0]
+    if start.is_file() or not start.exists():
+        start = start.parent
+    for folder in [start, *start.parents]:
+        own = folder / CONFIG_FILE
+        if own.is_file():
+            return own
+        pp = folder / "pyproject.toml"
+        if pp.is_file():
+            try:
+                table, _ = read_file(pp)
+            except ConfigError:
+                return pp  # a broken pyproject.toml is reported, not skipped
+            if table is not None:
+                return pp
+    return None
+
+
+def load(inputs: Sequence[Path], explicit: Optional[Path] = None, isolated: bool = False) -> Config:
+    """The configuration from the file for *inputs* (defaults when there is none)."""
+    cfg = Config()
+    if isolated:
+        return cfg
+    path = explicit if explicit is not None else find_config(inputs)
+    if path is None:
+        return cfg
+    path = Path(path)
+    if explicit is not None and not path.is_file():
+        raise ConfigError(f"config file does not exist: {path}")
+    table, where = read_file(path)
+    cfg.file = path.resolve()
+    cfg.base = cfg.file.parent
+    if table is None:
+        if explicit is not None:
+            raise ConfigError(f"{path} has no [tool.{TABLE}] table")
+        return cfg
+    for key, value in table.items():
+        if key not in KEYS:
+            close = [k for k in KEYS if k.replace("-", "_") == str(key).replace("-", "_")]
+            hint = f" (did you mean {close[0]!r}?)" if close else f"; known keys: {', '.join(KEYS)}"
+            raise ConfigError(f"unknown key {key!r} in {where}{hint}")
+        cfg.set(key, _check(key, value, where), where)
+    return cfg
+
+
+def describe(cfg: Config) -> str:
+    """``--show-config``: the effective settings as TOML, each with its source."""
+    import json
+
+    lines = [f"# configuration file: {cfg.file if cfg.file else 'none found'}", "[tool.npu-analyse]"]
+    for key in KEYS:
+        value = cfg.values[key]
+        if value is None:
+            text = "# (not set)"
+        elif isinstance(value, dict):
+            text = "{ " + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in value.items()) + " }" if value else "{}"
+        else:
+            text = json.dumps(value)
+        lines.append(f"{key} = {text}  # {cfg.sources[key]}")
+    return "\n".join(lines)

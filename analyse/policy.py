@@ -1,0 +1,184 @@
+"""What a run reports: rule selection, per-file ignores, inline suppressions and the baseline.
+
+A :class:`Policy` is built by the command line from the configuration and
+flags, and applied by :func:`analyse.report.build_report` to the findings of
+either mode before anything is counted, so the summary, the verdict and the
+exit code all see the same findings. In order:
+
+1. findings of rules that are not selected (``select`` / ``extend-select`` /
+   ``ignore``) or ignored for their file (``per-file-ignores``) are dropped;
+2. findings under an inline ``# npu-analyse: ignore[...]`` comment are
+   *suppressed* (counted in ``summary.suppressed``; listed in the report's
+   ``suppressed`` section with ``--show-suppressed``);
+3. findings whose ``id`` is in the baseline are *baselined* (counted in
+   ``summary.baselined``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+from analyse.suppress import FileDirectives, scan_file
+
+
+def _norm_pattern(pattern: str) -> str:
+    p = pattern.strip().replace("\\", "/")
+    while p.startswith("./"):
+        p = p[2:]
+    return p.rstrip("/") or p
+
+
+def glob_match(path: str, pattern: str) -> bool:
+    """Ruff-like path glob: *pattern* matches *path* ('/'-separated), a folder above it,
+    or -- for a pattern without '/' -- any one component (``__init__.py``, ``tests``)."""
+    pattern = _norm_pattern(pattern)
+    if not pattern:
+        return False
+    path = path.strip("/")
+    variants = [pattern]
+    if pattern.startswith("**/"):
+        variants.append(pattern[3:])
+    parts = path.split("/")
+    for pat in variants:
+        if fnmatchcase(path, pat):
+            return True
+        for i in range(1, len(parts)):
+            if fnmatchcase("/".join(parts[:i]), pat):
+                return True
+        if "/" not in pat and any(fnmatchcase(part, pat) for part in parts):
+            return True
+    return False
+
+
+class Locator:
+    """Maps a report path (relative to the analysed roots) back to the file on disk
+    and to the path relative to the configuration folder."""
+
+    def __init__(self, inputs: Sequence[Path], base: Optional[Path] = None):
+        self.given = [Path(os.path.normpath(str(p))).as_posix() for p in inputs]
+        self.inputs = [Path(p).resolve() for p in inputs]
+        self.base = base.resolve() if base is not None else None
+
+    def abspath(self, rel: str) -> Optional[Path]:
+        multi = len(self.inputs) > 1
+        for given, root in zip(self.given, self.inputs):
+            if root.is_file():
+                if rel == (given if multi else root.name):
+                    return root
+                continue
+            if multi:
+                head, _, rest = rel.partition("/")
+                if head == root.name and rest:
+                    return root / rest
+            else:
+                return root / rel
+        return None
+
+    def candidates(self, rel: str, abspath: Optional[Path] = None) -> List[str]:
+        """The strings path globs are matched against: the report path and, when the
+        file lies under the configuration folder, the path relative to that folder."""
+        out = [rel]
+        if self.base is not None:
+            ap = abspath if abspath is not None else self.abspath(rel)
+            if ap is not None:
+                try:
+                    out.append(ap.relative_to(self.base).as_posix())
+                except ValueError:
+                    pass
+        return out
+
+    def matches(self, rel: str, patterns: Sequence[str], abspath: Optional[Path] = None) -> bool:
+        cands = self.candidates(rel, abspath)
+        return any(glob_match(c, p) for c in cands for p in patterns)
+
+
+@dataclass
+class Policy:
+    """Filters for one run. ``enabled`` None: every rule code."""
+
+    locator: Locator
+    enabled: Optional[FrozenSet[str]] = None
+    per_file_ignores: Tuple[Tuple[str, FrozenSet[str]], ...] = ()
+    baseline: Optional[FrozenSet[str]] = None
+    suppressions: bool = True
+    show_suppressed: bool = False
+    exclude: Tuple[str, ...] = ()
+    warn_unused: bool = False
+    # filled by admit(): the files discovered and analysed
+    files: Dict[str, Path] = field(default_factory=dict)
+    # filled by apply(): what the command line reports afterwards
+    unused: List[dict] = field(default_factory=list)
+    before_baseline: List[dict] = field(default_factory=list)
+    counts: Dict[str, int] = field(default_factory=dict)
+
+    def excluded(self, rel: str, abspath: Optional[Path] = None) -> bool:
+        """True when a file matches an ``exclude`` glob (it is not analysed)."""
+        return bool(self.exclude) and self.locator.matches(rel, self.exclude, abspath)
+
+    def admit(self, abspath: Path, rel: str) -> bool:
+        """File discovery asks this for every file: False drops an excluded file."""
+        if self.excluded(rel, abspath):
+            return False
+        self.files[rel] = abspath
+        return True
+
+    def _file_ignored(self, code: str, rel: str) -> bool:
+        for pattern, codes in self.per_file_ignores:
+            if code in codes and self.locator.matches(rel, [pattern]):
+                return True
+        return False
+
+    def apply(self, findings: Sequence) -> Tuple[list, dict, dict]:
+        """(kept findings, summary additions, report additions) for the :class:`Finding` list."""
+        kept = []
+        suppressed: List[dict] = []
+        directives: Dict[str, FileDirectives] = {}
+        deselected = 0
+        for f in findings:
+            if (self.enabled is not None and f.code not in self.enabled) or self._file_ignored(f.code, f.path):
+                deselected += 1
+                continue
+            if self.suppressions:
+                fd = directives.get(f.path)
+                if fd is None:
+                    ap = self.files.get(f.path) or self.locator.abspath(f.path)
+                    fd = directives[f.path] = scan_file(ap) if ap is not None else FileDirectives()
+                d = fd.match(f.code, f.line)
+                if d is not None:
+                    d.used.add(f.code)
+                    if self.show_suppressed:
+                        suppressed.append({**f.to_dict(), "suppression": {
+                            "kind": "file" if d.file_level else "line", "line": d.line, "comment": d.text}})
+                    else:
+                        suppressed.append({})
+                    continue
+            kept.append(f)
+        self.before_baseline = [f.to_dict() for f in kept]
+        baselined = 0
+        if self.baseline is not None:
+            new = [f for f in kept if f.id not in self.baseline]
+            baselined = len(kept) - len(new)
+            kept = new
+        self.unused = []
+        if self.warn_unused and self.suppressions:
+            for rel, ap in self.files.items():
+                if rel not in directives:
+                    directives[rel] = scan_file(ap)
+        for path in sorted(directives):
+            for d in directives[path].all():
+                bad = d.unused_codes()
+                if bad:
+                    self.unused.append({"path": path, "line": d.line, "comment": d.text,
+                                        "codes": [] if bad == ["*"] else bad})
+        self.counts = {"suppressed": len(suppressed), "baselined": baselined, "deselected": deselected}
+        summary = {"suppressed": len(suppressed)}
+        if self.baseline is not None:
+            summary["baselined"] = baselined
+        sections = {}
+        if self.show_suppressed:
+            sections["suppressed"] = sorted(suppressed, key=lambda d: (d["path"], d["line"], d["column"], d["code"]))
+        return kept, summary, sections

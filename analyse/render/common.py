@@ -1,0 +1,125 @@
+"""Helpers shared by the CI formats (SARIF, CSV, JUnit, GitLab, GitHub, text)."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+SEVERITY_ORDER = ("blocker", "manual", "auto", "advice", "info")
+SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITY_ORDER)}
+
+#: Where the rule documentation lives (docs/rules.md in the repository). A published copy can be named with
+#: NPU_ANALYSE_DOCS_URL (the GitHub Action sets it to the action's own docs/rules.md).
+DOCS_ENV = "NPU_ANALYSE_DOCS_URL"
+DOCS_RELATIVE = "docs/rules.md"
+
+
+@dataclass
+class RenderOptions:
+    """What a formatter needs besides the report: rule docs and the gate."""
+
+    rules: List[dict] = field(default_factory=list)
+    fail_on: str = "never"
+
+    @property
+    def rules_by_code(self) -> Dict[str, dict]:
+        return {str(r.get("code")): r for r in self.rules}
+
+
+def gated(finding: dict, fail_on: str) -> bool:
+    """True when *finding* is at or above the ``--fail-on`` severity."""
+    if fail_on == "never":
+        return False
+    return SEVERITY_RANK.get(finding.get("severity"), 99) <= SEVERITY_RANK.get(fail_on, -1)
+
+
+def rule_anchor(code: str, name: str = "") -> str:
+    """The GitHub heading anchor of a rule in docs/rules.md (``## NPU002 tensor-module-cuda``)."""
+    text = f"{code} {name}".strip().lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def docs_url() -> str:
+    """Absolute URI of the rule documentation: $NPU_ANALYSE_DOCS_URL, else the docs/rules.md shipped
+    with this installation (a file: URI), else the path inside the repository."""
+    env = os.environ.get(DOCS_ENV, "").strip()
+    if env:
+        return env
+    from ..paths import rules_doc
+
+    path = rules_doc()
+    return path.as_uri() if path is not None else DOCS_RELATIVE
+
+
+def rule_help_uri(code: str, name: str = "") -> str:
+    return f"{docs_url()}#{rule_anchor(code, name)}"
+
+
+def source_path(report: dict, rel: str) -> str:
+    """The finding's file as a path from where the tool was run ('/'-separated).
+
+    Report paths are relative to the analysed input (with the input's name in
+    front when several were given); CI systems want paths from the checkout
+    root, which is where the tool runs. So ``npu-analyse script src`` reports
+    ``train.py`` and this gives ``src/train.py``.
+    """
+    inputs = [str(i).replace(os.sep, "/") for i in (report.get("inputs") or [])]
+    rel = str(rel)
+    if not inputs:
+        return rel
+    if len(inputs) == 1:
+        base = inputs[0].rstrip("/") or "/"
+        if base.endswith(".py") or posixpath.basename(base) == rel:
+            joined = base if posixpath.basename(base) == rel else posixpath.join(posixpath.dirname(base), rel)
+        else:
+            joined = posixpath.join(base, rel)
+        return _clean(joined)
+    if rel in {_clean(i) for i in inputs}:  # one of several files given: the path as given
+        return rel
+    head = rel.split("/", 1)[0]
+    for inp in inputs:
+        stripped = inp.rstrip("/")
+        if posixpath.basename(stripped) == head:
+            return _clean(posixpath.join(posixpath.dirname(stripped), rel))
+    return rel
+
+
+def _clean(path: str) -> str:
+    norm = posixpath.normpath(path)
+    return norm[2:] if norm.startswith("./") else norm
+
+
+def column1(finding: dict) -> int:
+    """1-based column (reports use 0-based columns)."""
+    try:
+        return int(finding.get("column") or 0) + 1
+    except (TypeError, ValueError):
+        return 1
+
+
+def one_line(text: object) -> str:
+    return " ".join(str(text or "").split())
+
+
+def finding_text(finding: dict) -> str:
+    """Message plus the suggested replacement, on one line."""
+    msg = one_line(finding.get("message"))
+    repl = finding.get("replacement")
+    if repl:
+        msg += f" Suggested: {one_line(repl)}"
+    return msg
+
+
+def sorted_findings(report: dict) -> List[dict]:
+    return sorted(report.get("findings") or [], key=lambda f: (str(f.get("path", "")), f.get("line") or 0,
+                                                             f.get("column") or 0, str(f.get("code", ""))))
+
+
+def first(items, default=None) -> Optional[object]:
+    for x in items:
+        return x
+    return default

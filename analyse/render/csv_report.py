@@ -1,0 +1,58 @@
+"""``--format csv``: one row per finding (``report.csv``).
+
+The first five columns are the ones users of Ascend's own migration analysis
+know (file, line, API, support status, suggestion); code, severity, category,
+message, confidence and the stable finding id follow. Cells that a spreadsheet
+would take for a formula (starting with ``=``, ``+``, ``-``, ``@``, tab or CR)
+get a leading apostrophe: snippets and names come from untrusted code.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from .common import RenderOptions, column1, one_line, sorted_findings, source_path
+
+COLUMNS = ("file", "line", "column", "api", "support_status", "suggestion", "code", "severity", "category",
+           "message", "confidence", "id")
+
+_STATUS = {
+    "blocker": "unsupported",
+    "manual": "supported after a manual change",
+    "auto": "supported via transfer_to_npu",
+    "advice": "supported",
+}
+_STATUS_BY_CODE = {
+    "NPU201": "unsupported",
+    "NPU302": "unsupported (probed)",
+    "NPU202": "supported with limitations",
+    "NPU301": "unverified",
+    "NPU451": "unverified",
+}
+
+
+def support_status(finding: dict) -> str:
+    code = str(finding.get("code", ""))
+    if code in _STATUS_BY_CODE:
+        return _STATUS_BY_CODE[code]
+    return _STATUS.get(str(finding.get("severity")), "supported (note)")
+
+
+def _cell(value: object) -> str:
+    text = one_line(value) if not isinstance(value, int) else str(value)
+    if text and text[0] in "=+-@\t\r":
+        return "'" + text
+    return text
+
+
+def render_csv(report: dict, options: RenderOptions) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for f in sorted_findings(report):
+        w.writerow([_cell(v) for v in (
+            source_path(report, f.get("path", "")), int(f.get("line") or 0), column1(f), f.get("api", ""),
+            support_status(f), f.get("replacement") or "", f.get("code", ""), f.get("severity", ""),
+            f.get("category", ""), f.get("message", ""), f.get("confidence", ""), f.get("id", ""))])
+    return buf.getvalue()

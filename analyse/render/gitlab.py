@@ -1,0 +1,37 @@
+"""``--format gitlab``: GitLab Code Quality report (``report.gitlab.json``).
+
+A JSON array of Code Climate issues as GitLab reads them (``description``,
+``check_name``, ``fingerprint``, ``severity``, ``location.path``,
+``location.lines.begin``). Severity: blocker -> ``blocker``, manual ->
+``major``, auto -> ``minor``, advice and info -> ``info``. The fingerprint is
+the stable finding id, so GitLab tracks a finding across line shifts.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .common import RenderOptions, finding_text, sorted_findings, source_path
+
+SEVERITIES = {"blocker": "blocker", "manual": "major", "auto": "minor", "advice": "info", "info": "info"}
+
+
+def build_gitlab(report: dict, options: RenderOptions) -> list:
+    out = []
+    for f in sorted_findings(report):
+        category = "Performance" if f.get("category") == "performance-advice" else "Compatibility"
+        out.append({
+            "type": "issue",
+            "check_name": str(f.get("code", "")),
+            "description": f"{f.get('code', '')} {finding_text(f)}",
+            "categories": [category],
+            "fingerprint": str(f.get("id", "")),
+            "severity": SEVERITIES.get(str(f.get("severity")), "info"),
+            "location": {"path": source_path(report, f.get("path", "")),
+                         "lines": {"begin": int(f.get("line") or 1)}},
+        })
+    return out
+
+
+def render_gitlab(report: dict, options: RenderOptions) -> str:
+    return json.dumps(build_gitlab(report, options), indent=2, ensure_ascii=False) + "\n"

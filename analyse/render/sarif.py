@@ -1,0 +1,188 @@
+"""``--format sarif``: SARIF 2.1.0 (``report.sarif``), for GitHub code scanning and other viewers.
+
+* ``tool.driver.rules``: every rule with its name, short and full description,
+  help text (why / example / fix, also as Markdown), a ``helpUri`` into
+  ``docs/rules.md`` and the default level; ``properties.tags`` carry the category.
+* ``results``: rule id and index, level (blocker/manual -> ``error``, auto ->
+  ``warning``, advice/info -> ``note``), the message with the suggested
+  replacement, a region (1-based line/column, end line, source snippet),
+  ``partialFingerprints`` with the stable finding id, and ``fixes`` when the
+  replacement is a plain text edit of the line (a dotted name for the API it
+  replaces, or a string literal for a string).
+* suppressed findings (``--show-suppressed``) are results with ``suppressions``
+  of kind ``inSource``; analysis errors are ``toolExecutionNotifications``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import List, Optional
+from urllib.parse import quote
+
+from .common import SEVERITY_ORDER, RenderOptions, column1, docs_url, one_line, rule_help_uri, source_path
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+LEVELS = {"blocker": "error", "manual": "error", "auto": "warning", "advice": "note", "info": "note"}
+_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
+_LITERAL = re.compile(r"^'([\w:.\-]+)'$")
+
+
+def _u16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def text_edit(finding: dict) -> Optional[dict]:
+    """(start column, end column, new text) of the line when the replacement is a text edit, else None.
+
+    Only unambiguous edits: the replacement is a dotted name and the API appears
+    exactly once on the line, or it is a simple string literal ('hccl') and the
+    old value appears as exactly one string literal on the line.
+    """
+    line = finding.get("snippet") or ""
+    repl = (finding.get("replacement") or "").strip()
+    api = str(finding.get("api") or "")
+    if not line or not repl or not api or "\n" in line:
+        return None
+    if _NAME.match(repl):
+        spots = [m.start() for m in re.finditer(r"(?<![\w.])" + re.escape(api) + r"(?![\w])", line)]
+        if len(spots) == 1:
+            start = spots[0]
+            return {"start": start, "end": start + len(api), "text": repl}
+        return None
+    m = _LITERAL.match(repl)
+    if m and ":" in api:
+        old = api.rsplit(":", 1)[1]
+        spots = list(re.finditer(r"(?<![\w'\"])([\"'])" + re.escape(old) + r"\1", line))
+        if len(spots) == 1:
+            q = spots[0].group(1)
+            return {"start": spots[0].start(), "end": spots[0].end(), "text": f"{q}{m.group(1)}{q}"}
+    return None
+
+
+def _uri(path: str) -> str:
+    if path.startswith("/"):
+        return "file://" + quote(path, safe="/")
+    return quote(path, safe="/")
+
+
+def _rule(r: dict) -> dict:
+    code = str(r.get("code"))
+    name = str(r.get("name") or code)
+    text = (f"{r.get('summary', '')}\n\nWhy: {r.get('why', '')}\n\nExample:\n{r.get('example', '')}\n\n"
+            f"Fix:\n{r.get('fix', '')}")
+    markdown = (f"**{code} {name}**: {r.get('summary', '')}\n\n**Why.** {r.get('why', '')}\n\n"
+                f"**Example**\n```python\n{r.get('example', '')}\n```\n\n**Fix**\n```python\n{r.get('fix', '')}\n```")
+    return {
+        "id": code,
+        "name": name,
+        "shortDescription": {"text": one_line(r.get("summary") or name)},
+        "fullDescription": {"text": one_line(r.get("why") or r.get("summary") or name)},
+        "help": {"text": text, "markdown": markdown},
+        "helpUri": rule_help_uri(code, name),
+        "defaultConfiguration": {"level": LEVELS.get(str(r.get("severity")), "warning")},
+        "properties": {"tags": [str(r.get("category", "")), str(r.get("severity", ""))],
+                       "category": r.get("category"), "severity": r.get("severity")},
+    }
+
+
+def _result(report: dict, f: dict, rule_index: dict, suppression: Optional[dict] = None) -> dict:
+    path = source_path(report, f.get("path", ""))
+    snippet = f.get("snippet") or ""
+    line = int(f.get("line") or 1)
+    region = {"startLine": line}
+    col = int(f.get("column") or 0)
+    if snippet and col <= len(snippet):
+        region["startColumn"] = _u16(snippet[:col]) + 1
+    else:
+        region["startColumn"] = column1(f)
+    if f.get("end_line") and int(f["end_line"]) > line:
+        region["endLine"] = int(f["end_line"])
+    if snippet:
+        region["snippet"] = {"text": snippet}
+    message = one_line(f.get("message"))
+    if f.get("replacement"):
+        message += f" Suggested: {one_line(f['replacement'])}"
+    code = str(f.get("code", ""))
+    res = {
+        "ruleId": code,
+        "level": LEVELS.get(str(f.get("severity")), "warning"),
+        "message": {"text": message},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(path)}, "region": region}}],
+        "partialFingerprints": {"npuAnalyseFindingId/v1": str(f.get("id", ""))},
+        "properties": {k: f[k] for k in ("severity", "category", "api", "confidence", "evidence") if f.get(k)},
+    }
+    if code in rule_index:
+        res["ruleIndex"] = rule_index[code]
+    if f.get("chain"):
+        res["properties"]["chain"] = list(f["chain"])
+    edit = text_edit(f)
+    if edit is not None:
+        res["fixes"] = [{
+            "description": {"text": f"Replace with {edit['text']}"},
+            "artifactChanges": [{
+                "artifactLocation": {"uri": _uri(path)},
+                "replacements": [{
+                    "deletedRegion": {"startLine": line, "startColumn": _u16(snippet[:edit["start"]]) + 1,
+                                      "endLine": line, "endColumn": _u16(snippet[:edit["end"]]) + 1},
+                    "insertedContent": {"text": edit["text"]},
+                }],
+            }],
+        }]
+    if suppression is not None:
+        res["suppressions"] = [{"kind": "inSource", "justification": suppression.get("comment", "")}]
+    return res
+
+
+def build_sarif(report: dict, options: RenderOptions) -> dict:
+    rules = sorted((r for r in options.rules if r.get("code")), key=lambda r: str(r["code"]))
+    known = {str(r["code"]) for r in rules}
+    for f in list(report.get("findings") or []) + list(report.get("suppressed") or []):
+        code = str(f.get("code", ""))
+        if code and code not in known:  # a code without docs still gets a descriptor
+            known.add(code)
+            rules.append({"code": code, "name": code, "category": f.get("category"), "severity": f.get("severity"),
+                          "summary": code})
+    rule_index = {str(r["code"]): i for i, r in enumerate(rules)}
+    results: List[dict] = []
+    rank = {s: i for i, s in enumerate(SEVERITY_ORDER)}
+    for f in sorted(report.get("findings") or [], key=lambda f: (str(f.get("path")), f.get("line") or 0,
+                                                                 rank.get(f.get("severity"), 9), str(f.get("code")))):
+        results.append(_result(report, f, rule_index))
+    for f in report.get("suppressed") or []:
+        results.append(_result(report, f, rule_index, suppression=f.get("suppression") or {}))
+    notes = []
+    for e in report.get("errors") or []:
+        note = {"level": "error" if e.get("kind") == "internal" else "warning",
+                "message": {"text": f"{e.get('kind', 'error')}: {one_line(e.get('message'))}"}}
+        if e.get("path") and not str(e["path"]).startswith("<"):
+            loc = {"physicalLocation": {"artifactLocation": {"uri": _uri(source_path(report, e["path"]))}}}
+            if e.get("line"):
+                loc["physicalLocation"]["region"] = {"startLine": int(e["line"])}
+            note["locations"] = [loc]
+        notes.append(note)
+    tool = report.get("tool") or {}
+    target = report.get("target") or {}
+    run = {
+        "tool": {"driver": {
+            "name": "npu-analyse",
+            "version": str(tool.get("version", "")),
+            "informationUri": docs_url(),
+            "rules": [_rule(r) for r in rules],
+        }},
+        "invocations": [{"executionSuccessful": not any(e.get("kind") == "internal" for e in report.get("errors") or []),
+                         "toolExecutionNotifications": notes}],
+        "results": results,
+        "columnKind": "utf16CodeUnits",
+        "properties": {"mode": report.get("mode"), "torch_version": target.get("torch_version"),
+                       "torch_npu_version": target.get("torch_npu_version"),
+                       "knowledge_base": target.get("knowledge_base"),
+                       "summary": {k: v for k, v in (report.get("summary") or {}).items()
+                                   if k in ("files_analysed", "files_failed", "by_severity", "suppressed",
+                                            "baselined")}},
+    }
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def render_sarif(report: dict, options: RenderOptions) -> str:
+    return json.dumps(build_sarif(report, options), indent=2, ensure_ascii=False) + "\n"

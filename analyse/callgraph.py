@@ -79,6 +79,8 @@ class ModuleSummary:
     # (caller, line, kind, a, b)
     calls: List[Tuple[str, int, str, str, str]] = field(default_factory=list)
     has_main_guard: bool = False
+    # per-module facts for entry points and reach (analyse.reach.module_facts), made with the summary
+    reach: Dict[str, object] = field(default_factory=dict)
 
     @property
     def module_fn(self) -> str:

@@ -272,7 +272,8 @@ def _target(spec: str, by_mod: Mapping[str, object]) -> Optional[Tuple[object, O
     return sf, (f"{mod}.{func}" if func else None)
 
 
-def console_scripts(inputs: Sequence[Path], sources: Mapping[str, object]) -> List[Tuple[str, str]]:
+def console_scripts(inputs: Sequence[Path], sources: Mapping[str, object],
+                    facts: Optional[Mapping[str, dict]] = None) -> List[Tuple[str, str]]:
     """(script name, ``module:function``) declared by the packaging files of the inputs."""
     out: List[Tuple[str, str]] = []
     by_path = {getattr(sf, "path", None): sf for sf in sources.values()}
@@ -289,10 +290,12 @@ def console_scripts(inputs: Sequence[Path], sources: Mapping[str, object]) -> Li
                 continue
         setup = root / "setup.py"
         sf = by_path.get(setup.resolve()) if setup.is_file() else None
-        facts = getattr(sf, "facts", None)
-        if facts is not None:   # read from the tree in the pipeline's worker (analyse.reach.module_facts)
-            out.extend(tuple(x) for x in facts["setup_scripts"])
-        elif sf is not None and getattr(sf, "tree", None) is not None:
+        if sf is None:
+            continue
+        known = (facts or {}).get(sf.relpath)
+        if known is not None:
+            out.extend(tuple(x) for x in known.get("console_scripts") or ())
+        elif getattr(sf, "tree", None) is not None:
             out.extend(setup_py_scripts(sf.tree))
     return list(dict.fromkeys(out))
 
@@ -312,8 +315,11 @@ def _function_exists(tree: nodes.Module, dotted: str) -> bool:
 
 
 def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported: Iterable[str] = (),
-             roles: Optional[Mapping[str, str]] = None) -> List[EntryPoint]:
-    """Entry points of an analysed project (``sources``: report path -> SourceFile)."""
+             roles: Optional[Mapping[str, str]] = None, facts: Optional[Mapping[str, dict]] = None) -> List[EntryPoint]:
+    """Entry points of an analysed project (``sources``: report path -> SourceFile).
+
+    *facts* (report path -> :func:`analyse.reach.module_facts`) spares parsing the trees again;
+    files without facts are read from their tree."""
     imported = set(imported)
     out: Dict[Tuple[str, Optional[str]], EntryPoint] = {}
     by_mod = _module_index(sources)
@@ -321,7 +327,7 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
     for rel, sf in sources.items():
         if sf.path in file_inputs:
             out[(rel, None)] = EntryPoint(rel, "given", sf.modname, None, role_of(rel, roles))
-    for name, spec in console_scripts(inputs, sources):
+    for name, spec in console_scripts(inputs, sources, facts):
         hit = _target(spec, by_mod)
         if hit is None:
             continue
@@ -330,15 +336,24 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
         if key not in out:
             out[key] = EntryPoint(sf.relpath, "console-script", sf.modname, func, role_of(sf.relpath, roles), name)
     for rel, sf in sorted(sources.items()):
-        facts = getattr(sf, "facts", None)   # read from the tree in the pipeline's worker (analyse.reach.module_facts)
-        if (rel, None) in out or (facts is None and sf.tree is None):
+        if (rel, None) in out:
             continue
+        known = (facts or {}).get(rel)
+        if known is None:
+            tree = sf.tree
+            if tree is None:
+                continue
+            main, top = has_main_guard(tree), None
+        else:
+            main, top = bool(known.get("main_guard")), bool(known.get("top_level_code"))
         role = role_of(rel, roles)
-        if facts["main_guard"] if facts is not None else has_main_guard(sf.tree):
+        if main:
             out[(rel, None)] = EntryPoint(rel, "main-guard", sf.modname, None, role)
-        elif (not sf.is_package_init and role not in ("build", "docs") and sf.modname not in imported
-              and (facts["top_level_code"] if facts is not None else has_top_level_code(sf.tree))):
-            out[(rel, None)] = EntryPoint(rel, "top-level-code", sf.modname, None, role)
+        elif not sf.is_package_init and role not in ("build", "docs") and sf.modname not in imported:
+            if top is None:
+                top = has_top_level_code(sf.tree)
+            if top:
+                out[(rel, None)] = EntryPoint(rel, "top-level-code", sf.modname, None, role)
     return sorted(out.values(), key=lambda e: (e.path, e.function or ""))
 
 

@@ -454,8 +454,24 @@ def _branch_fallback(other_branch) -> bool:
     return bool(other_branch) and not _only_raises(other_branch)
 
 
+_MISSING = object()
+
+
+def _classified(owner):
+    """_classify of an if / conditional expression's test, kept on the node (trees are not changed after
+    parsing; the same test is asked about once per statement under it)."""
+    got = getattr(owner, "_npu_guard_test", _MISSING)
+    if got is _MISSING:
+        got = _classify(owner.test, owner)
+        try:
+            owner._npu_guard_test = got
+        except AttributeError:  # pragma: no cover - slotted node classes
+            pass
+    return got
+
+
 def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
-    got = _classify(ifnode.test, ifnode)
+    got = _classified(ifnode)
     if got is None:
         return None
     kind, pol, cuda = got
@@ -510,31 +526,43 @@ def _early_exit_guard(block, cur) -> Optional[Guard]:
         return None
     for prev in reversed(block[max(0, idx - 25):idx]):
         if isinstance(prev, nodes.If) and not prev.orelse and _terminates(prev.body):
-            got = _classify(prev.test, prev)
+            got = _classified(prev)
             if got is None:
                 continue
             kind, pol, cuda = got
             if pol in (ORELSE, BOTH):
-                return Guard(kind, prev.lineno or 1, not _only_raises(prev.body), _text(prev.test))
+                fallback = not _only_raises(prev.body)
+                if kind == "option" and not fallback:
+                    continue   # `if args.x is None: raise ...` validates the options; it guards nothing
+                return Guard(kind, prev.lineno or 1, fallback, _text(prev.test))
     return None
 
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
 
-def guard_of(node) -> Optional[Guard]:
+def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
     """The innermost guard of *node*, or None when it runs unconditionally.
 
     The walk goes through functions and classes up to the module: a ``def``
     inside ``if HAVE_X:`` is guarded by it. The test of an ``if`` is not
     guarded by that ``if``; an ``except`` body is the fallback, not guarded by
-    its ``try``.
+    its ``try``. *memo* (a dict kept for one tree) shares the walk between
+    nodes under the same statements.
     """
     if node is None:
         return None
     cur = node
     parent = node.parent
+    seen = []
+    result = None
     while parent is not None:
+        if memo is not None:
+            hit = memo.get(id(cur), seen)
+            if hit is not seen:
+                result = hit
+                break
+            seen.append(id(cur))
         g = None
         if isinstance(parent, nodes.If):
             if cur in parent.body:
@@ -557,13 +585,17 @@ def guard_of(node) -> Optional[Guard]:
                     g = _early_exit_guard(block, cur)
                     break
         if g is not None:
-            return g
+            result = g
+            break
         cur, parent = parent, parent.parent
-    return None
+    if memo is not None:
+        for k in seen:
+            memo[k] = result
+    return result
 
 
 def _ifexp_guard(ifexp, in_body: bool) -> Optional[Guard]:
-    got = _classify(ifexp.test, ifexp)
+    got = _classified(ifexp)
     if got is None:
         return None
     kind, pol, _cuda = got
@@ -596,3 +628,4 @@ def is_probe(node) -> bool:
             and _leaf(parent.func) in ("hasattr", "bool", "callable"):
         return True
     return False
+

@@ -56,10 +56,10 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
                                  options=tuple(settings.options) + tuple(options))
     from analyse.callgraph import add_chains
     from analyse.entrypoints import discover, given_entries
-    from analyse.reach import Reach, annotate, imported_modules, module_facts, script_graph
+    from analyse.reach import Reach, annotate, imported_modules, script_graph, summary_facts
 
     result = pipeline.run(list(inputs), kb, mode="script", probe=overlay, configure=configure, settings=settings,
-                          extract=module_facts, admit=policy.admit if policy is not None else None)
+                          admit=policy.admit if policy is not None else None)
 
     try:
         graph = script_graph(result)
@@ -71,7 +71,8 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         eps = given_entries(entries, result.sources, roles)
     else:
         eps = discover(result.sources, list(inputs), imported=imported_modules(graph.summaries) if graph else (),
-                       roles=roles)
+                       roles=roles,
+                       facts={s.relpath: summary_facts(s, result.sources) for s in graph.summaries} if graph else None)
     reach = Reach(graph, result.sources, eps) if graph is not None and eps else None
     findings, members = annotate(findings, reach, eps, roles)
     return build_report(

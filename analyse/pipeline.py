@@ -115,7 +115,6 @@ class ModuleResult:
     facts: Dict[str, object] = field(default_factory=dict)
     summary: object = None
     summary_error: Optional[AnalysisError] = None
-    extra: object = None    # what run(extract=...) read from the tree
 
 
 @dataclass
@@ -174,10 +173,8 @@ def _read(task: _Task) -> Tuple[Optional[str], Optional[AnalysisError]]:
 class _Worker:
     """The per-file steps; one instance per process (the main one for --jobs 1)."""
 
-    def __init__(self, kb, project: ProjectContext, passes: Sequence[Pass], summaries: bool, keep: bool,
-                 extract: Optional[Callable] = None):
+    def __init__(self, kb, project: ProjectContext, passes: Sequence[Pass], summaries: bool, keep: bool):
         self.kb = kb
-        self.extract = extract
         self.project = project
         self.passes = list(passes)
         self.summaries = summaries
@@ -254,11 +251,14 @@ class _Worker:
                                                len(sf.lines))
             except Exception as exc:
                 out.summary_error = _internal(sf.relpath, "call graph", exc)
-        if self.extract is not None:
-            try:
-                out.extra = self.extract(sf)
-            except Exception:  # the consumer falls back to a tree of its own
-                out.extra = None
+            if out.summary is not None:
+                from analyse.reach import call_lines, module_facts
+
+                try:
+                    out.summary.reach = module_facts(sf.tree, sf.modname, sf.relpath, sf.is_package_init,
+                                                     call_lines(out.summary, self.project.index.modules))
+                except Exception as exc:
+                    out.summary_error = _internal(sf.relpath, "entry points and reach", exc)
         astroid.MANAGER.astroid_cache.pop(sf.modname, None)
         if self.retain:
             self.kept[sf.relpath] = sf.tree
@@ -403,12 +403,9 @@ def _shares(rels: List[str], tasks: Dict[str, _Task], n: int, owner: Optional[Di
 def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Sequence[Pass]] = None,
         probe=None, configure: Optional[Callable[[ProjectContext], None]] = None,
         settings: Optional[Settings] = None, extra_suffixes: Tuple[str, ...] = (),
-        summaries: Optional[bool] = None, extract: Optional[Callable[[SourceFile], object]] = None,
-        admit=None) -> RunResult:
-    """Analyse *inputs*. ``summaries``: compute call-graph summaries (default: yes); ``extract``: a
-    function of a parsed module returning picklable data, computed per module with the passes
-    (cached with them) and attached to ``result.sources[rel].facts`` (script mode); *admit(abspath,
-    relpath)* is asked about every discovered file (configured excludes, see :func:`analyse.project.discover`)."""
+        summaries: Optional[bool] = None, admit=None) -> RunResult:
+    """Analyse *inputs*. ``summaries``: compute call-graph summaries (default: yes); *admit(abspath, relpath)*
+    is asked about every discovered file (configured excludes, see :func:`analyse.project.discover`)."""
     t0 = time.perf_counter()
     settings = settings or Settings()
     timings = {"hash_s": 0.0, "prescan_s": 0.0, "analyse_s": 0.0, "finish_s": 0.0}
@@ -428,9 +425,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
 
     # ---- 1. hash (and look up)
     cache = Cache(settings.cache_dir) if settings.cache_dir is not None else None
-    extract_name = f"{extract.__module__}.{extract.__qualname__}" if extract is not None else ""
-    rkey = run_key(kb, mode, [p.name for p in passes], tuple(settings.options) + (want_summaries, extract_name)) \
-        if cache else ""
+    rkey = run_key(kb, mode, [p.name for p in passes], tuple(settings.options) + (want_summaries,)) if cache else ""
     tasks: Dict[str, _Task] = {}
     order: List[str] = []
     texts: Dict[str, bytes] = {}
@@ -461,7 +456,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     parallel = jobs > 1 and hasattr(os, "fork") and len(todo_pre) > 1 and work_bytes >= PARALLEL_MIN_BYTES
     n_workers = min(jobs, len(todo_pre)) if parallel else 1
     keep = work_bytes <= KEEP_TREES_MAX_BYTES * n_workers
-    worker = _Worker(kb, project, passes, want_summaries, keep, extract)
+    worker = _Worker(kb, project, passes, want_summaries, keep)
     pool = _Pool(n_workers, worker, tasks) if parallel else None
     worker.retain = mode == "script" and keep  # in this process: no need to parse again for entry points / reach
     prescans: Dict[str, Prescan] = {rel: e["prescan"] for rel, e in entries.items()}
@@ -565,7 +560,6 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
             if prescans[rel].error is None:
                 t = tasks[rel]
                 sources[rel] = _light_source(t, texts.get(rel), worker.kept.get(rel))
-                sources[rel].facts = results[rel].extra
         project.files = sources
     for abspath, rel in others:
         for p in passes:
@@ -599,7 +593,6 @@ class LazySource(SourceFile):
     def __init__(self, *args, **kwargs):
         self._tree = None
         self._tried = False
-        self.facts = None   # run(extract=...) data of this module
         super().__init__(*args, **kwargs)
 
     @property

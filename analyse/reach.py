@@ -67,63 +67,6 @@ def script_graph(result) -> ScriptGraph:
     return ScriptGraph(summaries, build_graph(summaries))
 
 
-def module_facts(sf) -> dict:
-    """What reach and entry-point discovery read from one module's tree, as picklable data.
-
-    The pipeline computes it per module in its worker processes (and caches it), so the
-    main process needs no trees: ``events`` are the module's imports, top-level decorated
-    definitions and computed ``getattr(module, name)`` calls in pre-order; ``guards`` the
-    guard of each call / import / decorator on the lines where any of them is guarded;
-    plus the entry-point tests of :mod:`analyse.entrypoints`."""
-    from analyse.entrypoints import has_main_guard, has_top_level_code, setup_py_scripts
-
-    tree = sf.tree
-    modname, is_pkg = sf.modname, sf.is_package_init
-    by_line: Dict[int, List[Tuple[bool, str, Optional[dict]]]] = {}
-    for n in nodes_of(tree, nodes.Call, nodes.Import, nodes.ImportFrom, nodes.Decorators):
-        got = guard_of(n)
-        is_call = isinstance(n, nodes.Call)
-        by_line.setdefault(n.lineno, []).append((is_call, _func_leaf(n.func) if is_call else "",
-                                                 got.to_dict() if got is not None else None))
-    events: List[tuple] = []
-    for n in nodes_of(tree, nodes.Import, nodes.ImportFrom, nodes.FunctionDef, nodes.AsyncFunctionDef,
-                      nodes.ClassDef, nodes.Call):
-        if isinstance(n, nodes.Import):
-            events.append(("import", _scope_fn(n, modname), n.lineno or 1, 0, [m for m, _as in n.names]))
-        elif isinstance(n, nodes.ImportFrom):
-            base = _absolute(modname, is_pkg, n.modname, n.level)
-            events.append(("import", _scope_fn(n, modname), n.lineno or 1, n.level or 0,
-                           [base] + [f"{base}.{m}" for m, _as in n.names if m != "*"]))
-        elif isinstance(n, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)):
-            if n.decorators and isinstance(n.parent, nodes.Module):
-                events.append(("decorated", n.qname()))
-        elif (isinstance(n.func, nodes.Name) and n.func.name == "getattr" and len(n.args) >= 2
-              and isinstance(n.args[0], nodes.Name) and not isinstance(n.args[1], nodes.Const)):
-            events.append(("getattr", _scope_fn(n, modname), n.args[0].name))
-    return {
-        "guards": {line: c for line, c in by_line.items() if any(g is not None for _c, _l, g in c)},
-        "events": events,
-        "main_guard": has_main_guard(tree),
-        "top_level_code": has_top_level_code(tree),
-        "setup_scripts": setup_py_scripts(tree) if sf.path.name == "setup.py" else [],
-    }
-
-
-def facts_of(sf) -> Optional[dict]:
-    """The module facts the pipeline attached to *sf*, else computed from its tree (None: no tree)."""
-    got = getattr(sf, "facts", None)
-    if got is not None:
-        return got
-    if sf.tree is None:
-        return None
-    got = module_facts(sf)
-    try:
-        sf.facts = got
-    except AttributeError:  # pragma: no cover - a frozen stand-in
-        pass
-    return got
-
-
 def imported_modules(summaries: Iterable[ModuleSummary]) -> Set[str]:
     """Modules some project module imports (with their parent packages)."""
     out: Set[str] = set()
@@ -181,6 +124,94 @@ def _scope_fn(node, modname: str) -> str:
     return f"{modname}.{MODULE_FN}"
 
 
+_PARTS: tuple = (None, 0, set())
+
+
+def call_lines(summary, project_modules: Iterable[str]) -> Set[int]:
+    """Lines of the summary's calls that may lead into project code (the only call sites whose guard
+    the reach walk asks for): self/super/typed-receiver calls, references, and names whose first part
+    is a part of a project module name."""
+    global _PARTS
+    if _PARTS[0] is not project_modules or _PARTS[1] != len(project_modules):
+        parts: Set[str] = set()
+        for m in project_modules:
+            parts.update(m.split("."))
+        _PARTS = (project_modules, len(project_modules), parts)
+    parts = _PARTS[2]
+    out: Set[int] = set()
+    for _caller, line, kind, a, _b in summary.calls:
+        if kind != K_NAME or a.split(".", 1)[0] in parts:
+            out.add(line)
+    return out
+
+
+def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: bool,
+                 lines: Optional[Set[int]] = None) -> dict:
+    """What entry points and reach need from one module's tree (picklable; made in the pipeline's
+    per-module step, so the main process never parses again):
+
+    * ``main_guard``, ``top_level_code``, ``console_scripts`` (``setup.py`` only);
+    * ``imports``: (function that runs it, line, absolute targets, plain absolute import?, guard);
+    * ``decorated``: top-level decorated functions and classes;
+    * ``getattr``: (function, module-level name) for ``getattr(name, <computed>)``;
+    * ``call_guards``: line -> [(called name, guard)] for the lines with a guarded call (only the
+      lines in *lines* when given).
+    """
+    from analyse.entrypoints import has_main_guard, has_top_level_code, setup_py_scripts
+
+    memo: dict = {}
+    imports = []
+    decorated = []
+    dyn = []
+    calls: Dict[int, list] = {}
+
+    def gd(n):
+        g = guard_of(n, memo)
+        return g.to_dict() if g is not None else None
+
+    for n in nodes_of(tree, nodes.Import, nodes.ImportFrom, nodes.Call, nodes.FunctionDef, nodes.AsyncFunctionDef,
+                      nodes.ClassDef):
+        if isinstance(n, nodes.Import):
+            imports.append((_scope_fn(n, modname), n.lineno or 1, tuple(m for m, _as in n.names), True, gd(n)))
+        elif isinstance(n, nodes.ImportFrom):
+            base = _absolute(modname, is_package, n.modname, n.level)
+            targets = (base,) + tuple(f"{base}.{m}" for m, _as in n.names if m != "*")
+            imports.append((_scope_fn(n, modname), n.lineno or 1, targets, not n.level, gd(n)))
+        elif isinstance(n, nodes.Call):
+            if lines is None or n.lineno in lines:
+                calls.setdefault(n.lineno or 1, []).append((_func_leaf(n.func), gd(n)))
+            if (isinstance(n.func, nodes.Name) and n.func.name == "getattr" and len(n.args) >= 2
+                    and isinstance(n.args[0], nodes.Name) and not isinstance(n.args[1], nodes.Const)):
+                dyn.append((_scope_fn(n, modname), n.args[0].name))
+        elif isinstance(n, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and n.decorators:
+            if isinstance(n.parent, nodes.Module):
+                decorated.append(n.qname())
+    name = relpath.rsplit("/", 1)[-1]
+    return {
+        "main_guard": has_main_guard(tree),
+        "top_level_code": has_top_level_code(tree),
+        "console_scripts": setup_py_scripts(tree) if name == "setup.py" else [],
+        "imports": imports,
+        "decorated": decorated,
+        "getattr": dyn,
+        "call_guards": {line: lst for line, lst in calls.items() if any(g is not None for _l, g in lst)},
+    }
+
+
+def summary_facts(summary, sources) -> dict:
+    """The summary's facts, made from the tree when an older cache entry has none."""
+    facts = getattr(summary, "reach", None)
+    if facts:
+        return facts
+    sf = sources.get(summary.relpath)
+    tree = getattr(sf, "tree", None) if sf is not None else None
+    if tree is None:
+        return {}
+    facts = module_facts(tree, summary.modname, summary.relpath, summary.is_package)
+    summary.reach = facts
+    return facts
+
+
 @dataclass
 class _EPReach:
     parent: Dict[str, Tuple[Optional[str], int]] = field(default_factory=dict)
@@ -197,7 +228,7 @@ class Reach:
         self.sources = sources
         self.entry_points = list(entry_points)
         self.linker = sg.cg.linker
-        self._call_nodes: Dict[str, Dict[int, object]] = {}
+        self.facts_by_path: Dict[str, dict] = {su.relpath: summary_facts(su, sources) for su in sg.summaries}
         self._guard_cache: Dict[Tuple[str, int], Optional[dict]] = {}
         self.edges: Dict[str, Dict[str, Tuple[int, Optional[dict]]]] = {}
         self.dyn: Dict[str, List[str]] = {}
@@ -220,24 +251,28 @@ class Reach:
         key = (relpath, line, leaf)
         if key in self._guard_cache:
             return self._guard_cache[key]
-        by_line = self._call_nodes.get(relpath)
-        if by_line is None:
-            sf = self.sources.get(relpath)
-            facts = facts_of(sf) if sf is not None else None
-            by_line = facts["guards"] if facts is not None else {}   # (is call, callee leaf, guard) by line
-            self._call_nodes[relpath] = by_line
-        cands = by_line.get(line, ())
+        facts = self.facts_by_path.get(relpath) or {}
+        cands = (facts.get("call_guards") or {}).get(line) or ()
         if leaf and len(cands) > 1:
-            named = [c for c in cands if c[0] and c[1] == leaf]
+            named = [c for c in cands if c[0] == leaf]
             if named:
                 cands = named[:1]
-        guards = [c[2] for c in cands]
+        guards = [g for _leaf, g in cands]
         g = guards[0] if guards and all(x == guards[0] for x in guards) else None
         if g is not None:
             g = dict(g)
             g["path"] = relpath
         self._guard_cache[key] = g
         return g
+
+    def _import_edge(self, caller: str, target_fn: str, line: int, relpath: str, guard: Optional[dict]) -> None:
+        out = self.edges.setdefault(caller, {})
+        old = out.get(target_fn)
+        if old is not None and old[1] is None:
+            return
+        g = dict(guard, path=relpath) if guard is not None else None
+        if old is None or g is None:
+            out[target_fn] = (line, g)
 
     def _edge(self, caller: str, callee: str, line: int, relpath: str, leaf: str = "") -> None:
         out = self.edges.setdefault(caller, {})
@@ -268,27 +303,19 @@ class Reach:
         lk = self.linker
         g = self.sg.cg.graph
         # imports: importing a module runs its top level (and its parent packages')
-        for rel, sf in self.sources.items():
-            facts = facts_of(sf)
-            if facts is None:
-                continue
-            is_pkg = sf.is_package_init
-            aliases = self.aliases.setdefault(sf.modname, {})
-            for ev in facts["events"]:
-                if ev[0] == "decorated":
-                    self.decorated.setdefault(sf.modname, []).append(ev[1])
-                    continue
-                if ev[0] == "getattr":
-                    # getattr(module, name) with a computed name: any function of that module may run
-                    summ = lk.modules.get(sf.modname)
-                    target = summ.bindings.get(ev[2]) if summ is not None else None
-                    if target in lk.modules or target in lk.classes:
-                        self.dyn.setdefault(ev[1], []).append(target)
-                    continue
-                _kind, caller, lineno, level, targets = ev
+        for summ in self.sg.summaries:
+            facts = self.facts_by_path.get(summ.relpath) or {}
+            aliases = self.aliases.setdefault(summ.modname, {})
+            for fq in facts.get("decorated") or ():
+                self.decorated.setdefault(summ.modname, []).append(fq)
+            for caller, name in facts.get("getattr") or ():
+                target = summ.bindings.get(name)
+                if target in lk.modules or target in lk.classes:
+                    self.dyn.setdefault(caller, []).append(target)
+            for caller, line, targets, absolute, guard in facts.get("imports") or ():
                 for t in targets:
-                    if t not in lk.modules and not level:
-                        real = self._script_relative(sf.modname, is_pkg, t)
+                    if absolute and t not in lk.modules:
+                        real = self._script_relative(summ.modname, summ.is_package, t)
                         if real is not None:
                             aliases[t] = real
                             self.loose.add(real)
@@ -296,8 +323,8 @@ class Reach:
                     parts = t.split(".")
                     for i in range(1, len(parts) + 1):
                         m = ".".join(parts[:i])
-                        if m in lk.modules and m != sf.modname:
-                            self._edge(caller, f"{m}.{MODULE_FN}", lineno, rel)
+                        if m in lk.modules and m != summ.modname:
+                            self._import_edge(caller, f"{m}.{MODULE_FN}", line, summ.relpath, guard)
         for s in self.sg.summaries:
             for q, info in s.classes.items():
                 self.classes_of.setdefault(s.modname, []).append(q)

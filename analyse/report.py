@@ -252,17 +252,29 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
     complete = not bad
     if files_analysed == 0 or (lines_analysed == 0 and errors):
         effort = "unknown"   # nothing analysable remains
-    drivers = drivers_of(counted)
+    if eps:
+        # the drivers are the problems of the entry points that set the grade (those at the worst effort)
+        setters = [ep for ep in counted_eps if rows_by_id[ep.id]["verdict"]["effort"] == effort] or counted_eps
+        setter_idx = sorted({i for ep in setters for i in ep_counted[ep.id]})
+        ordered_eps = sorted(setters, key=lambda ep: ep is not worst)
+    else:
+        setter_idx, ordered_eps = counted_idx, ()
+    drivers = drivers_of([findings[i] for i in setter_idx])
     parts = []
-    ordered_eps = sorted(counted_eps, key=lambda ep: ep is not worst) if eps else ()
-    head = _driver_sentence(effort, drivers, findings, counted_idx, ordered_eps, ep_counted)
+    head = _driver_sentence(effort, drivers, findings, setter_idx, ordered_eps, ep_counted)
     if head:
         parts.append(head)
     if effort == "unknown":
         parts.append("Effort unknown: no source file could be analysed" +
                      (f" ({len(bad)} failed: {', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''})." if bad else "."))
     if eps:
-        wr = f"; the worst is {worst.id} ({effort})" if worst is not None and effort not in ("none", "unknown") else ""
+        n_worst = sum(1 for ep in counted_eps if rows_by_id[ep.id]["verdict"]["effort"] == effort)
+        if worst is None or effort in ("none", "unknown"):
+            wr = ""
+        elif n_worst > 1:
+            wr = f"; {n_worst} of them are {effort} (the most work: {worst.id})"
+        else:
+            wr = f"; the worst is {worst.id} ({effort})"
         who = f"{len(product_eps)} product entry point(s)" if product_eps else f"{len(eps)} entry point(s) (none is product code)"
         parts.append(f"Verdict over {who}{wr}.")
     else:

@@ -38,12 +38,15 @@ EFFORT_LABELS = {
     "medium": "Medium migration effort",
     "high": "High migration effort",
     "blocked": "Blocked",
+    "unknown": "Migration effort unknown",
 }
+EFFORT_RANK = {"none": 0, "low": 1, "medium": 2, "high": 3, "blocked": 4, "unknown": 5}
 STATUS_ORDER = ("unsupported", "needs-migration", "unknown")
 
 _KNOWN_SUMMARY_KEYS = {
     "files_analysed", "files_failed", "lines_analysed", "duration_s",
     "by_category", "by_severity", "verdict", "unknown_apis",
+    "complete", "entry_points", "off_path", "incomplete_files",
 }
 
 _LABELS = {
@@ -177,7 +180,25 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
 
     extra_summary = {k: v for k, v in summary.items() if k not in _KNOWN_SUMMARY_KEYS}
     extra_verdict = {k: v for k, v in verdict.items()
-                     if k not in ("effort", "blockers", "manual_changes", "auto_migratable", "explanation")}
+                     if k not in ("effort", "blockers", "manual_changes", "auto_migratable", "explanation", "drivers",
+                                  "scope")}
+    entry_points = []
+    for e in summary.get("entry_points") or []:
+        if not isinstance(e, dict):
+            continue
+        v = e.get("verdict") or {}
+        drivers = v.get("drivers") or []
+        fn = e.get("function")
+        entry_points.append({
+            "name": str(e.get("path", "")) + (f":{str(fn)[len(str(fn).rsplit('.', 1)[0]) + 1:]}" if fn else ""),
+            "path": e.get("path", ""), "function": fn, "reason": e.get("reason", ""), "role": e.get("role", ""),
+            "effort": v.get("effort", "unknown"), "effort_rank": EFFORT_RANK.get(v.get("effort"), 9),
+            "blockers": v.get("blockers", 0), "manual": v.get("manual_changes", 0), "auto": v.get("auto_migratable", 0),
+            "top": drivers[0] if drivers else None,
+        })
+    incomplete = None
+    if summary.get("complete") is False:
+        incomplete = list(summary.get("incomplete_files") or sorted({str(e.get("path", "")) for e in errors}))
 
     data = {
         "findings": findings,
@@ -198,6 +219,11 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
         "effort": effort,
         "effort_label": EFFORT_LABELS.get(effort, label(effort)),
         "extra_verdict": extra_verdict,
+        "drivers": [d for d in verdict.get("drivers") or [] if isinstance(d, dict)],
+        "scope": verdict.get("scope"),
+        "entry_points": entry_points,
+        "off_path": summary.get("off_path") if isinstance(summary.get("off_path"), dict) else None,
+        "incomplete": incomplete,
         "severity_cards": severity_cards,
         "category_cards": category_cards,
         "findings_total": len(findings),

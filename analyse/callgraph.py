@@ -30,6 +30,7 @@ call chain from the script that reaches them.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
@@ -37,10 +38,12 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 import networkx as nx
 from astroid import nodes
 
+from analyse.guards import guard_of
 from analyse.resolve import Resolver
+from analyse.syntax import walk
 
 MODULE_FN = "<module>"
-STATUS_ORDER = ("unsupported", "unknown", "needs-migration")
+STATUS_ORDER = ("unsupported", "conditional", "unknown", "needs-migration")
 MAX_REASONS = 20
 
 AUTOGRAD_FUNCTION_BASES = {
@@ -79,6 +82,10 @@ class ModuleSummary:
     # (caller, line, kind, a, b)
     calls: List[Tuple[str, int, str, str, str]] = field(default_factory=list)
     has_main_guard: bool = False
+    guards: Dict[int, str] = field(default_factory=dict)                 # index in calls -> condition text
+    dynamic: List[Tuple[str, int, str]] = field(default_factory=list)    # (caller, line, expression)
+    untyped_calls: int = 0                                               # method calls on receivers of unknown type
+    npu_evidence: Dict[str, List[str]] = field(default_factory=dict)    # kind -> ["path:line: what"]
     # per-module facts for entry points and reach (analyse.reach.module_facts), made with the summary
     reach: Dict[str, object] = field(default_factory=dict)
 
@@ -232,6 +239,9 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
         else:
             s.imports.update(m for m, _ in imp.names)
 
+    if _mentions_npu(tree):
+        s.npu_evidence = npu_evidence(tree, relpath)
+
     # ---- walk with scope tracking
     # stack items: (node, caller qualname, enclosing class qualname for self/cls, self-name, cls-name)
     stack = [(c, s.module_fn, None, None, None) for c in reversed(list(tree.get_children()))]
@@ -282,10 +292,129 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                 stack.append((c, caller, cls, None, None))
             continue
         if isinstance(node, nodes.Call):
+            before = len(s.calls)
             _record_call(s, r, node, caller, cls, selfname, clsname)
+            if len(s.calls) > before:
+                cond = _condition(node, relpath)
+                if cond:
+                    for i in range(before, len(s.calls)):
+                        if s.calls[i][2] != K_REF:
+                            s.guards[i] = cond
+            dyn = _dynamic_dispatch(node, r)
+            if dyn:
+                s.dynamic.append((caller, node.lineno or 1, dyn))
         for c in reversed(list(node.get_children())):
             stack.append((c, caller, cls, selfname, clsname))
     return s
+
+
+_NPU_CLASS = re.compile(r"npu|ascend", re.IGNORECASE)
+_NPU_AVAIL = re.compile(r"^(is_npu_available|is_torch_npu_available|npu_is_available|is_npu)$")
+
+
+def _mentions_npu(tree: nodes.Module) -> bool:
+    try:
+        text = tree.file_bytes
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+    except Exception:
+        text = None
+    if not text:
+        return True   # no source at hand: look at the tree
+    return "npu" in text or "NPU" in text or "Ascend" in text
+
+
+def npu_evidence(tree: nodes.Module, relpath: str) -> Dict[str, List[str]]:
+    """The module's own NPU support: NPU accelerator / backend classes, ``torch_npu``
+    imports, ``device.type == "npu"`` branches, NPU availability checks."""
+    ev: Dict[str, List[str]] = {}
+
+    def add(kind: str, text: str) -> None:
+        ev.setdefault(kind, []).append(text)
+
+    for node in walk(tree):
+        if isinstance(node, nodes.ClassDef) and _NPU_CLASS.search(node.name):
+            bases = [b.as_string() for b in node.bases]
+            if any(re.search(r"Accelerator|Backend|Platform|Device|Engine", b) for b in bases) \
+                    or "accelerator" in relpath.lower():
+                add("accelerator", f"{relpath}:{node.lineno}: class {node.name}({', '.join(bases)})")
+        elif isinstance(node, (nodes.Import, nodes.ImportFrom)):
+            mods = [m for m, _a in node.names] if isinstance(node, nodes.Import) else [node.modname or ""]
+            if any(m == "torch_npu" or m.startswith("torch_npu.") for m in mods):
+                add("torch_npu", f"{relpath}:{node.lineno}: imports torch_npu")
+        elif isinstance(node, nodes.Compare):
+            consts = [c for c in [node.left] + [o for _op, o in node.ops] if isinstance(c, nodes.Const)]
+            if any(isinstance(c.value, str) and c.value.lower() == "npu" for c in consts):
+                add("device_branch", f"{relpath}:{node.lineno}: {node.as_string()[:80]}")
+        elif isinstance(node, nodes.Call):
+            name = node.func.attrname if isinstance(node.func, nodes.Attribute) else getattr(node.func, "name", "")
+            if name and _NPU_AVAIL.match(name):
+                add("availability", f"{relpath}:{node.lineno}: {name}()")
+    return ev
+
+
+UNREACHABLE = "\x00unreachable"   # condition of code that only runs on another accelerator
+_OTHER_DEVICE = re.compile(r"musa|mlu|xpu|mps|hpu|ipu|dipu|neuron|habana|camb|\bxla\b|\bhip\b|rocm|tpu", re.I)
+_NPU_OR_CUDA = re.compile(r"npu|cuda|gpu|ascend", re.I)
+
+
+def other_device_only(kind: Optional[str], condition: Optional[str]) -> bool:
+    """A guard that only lets another accelerator in (``elif is_musa_available():``,
+    ``if x.device.type == 'mlu':``): the code behind it never runs on an NPU host."""
+    if kind not in ("availability-check", "device-branch") or not condition:
+        return False
+    return bool(_OTHER_DEVICE.search(condition)) and not _NPU_OR_CUDA.search(condition)
+
+
+def _condition(call: nodes.Call, relpath: str = "") -> Optional[str]:
+    """The condition text when *call* only runs under a guard that has a working
+    alternative (an ``else`` / ``except`` fallback, a default-off option);
+    :data:`UNREACHABLE` when it only runs on another accelerator."""
+    try:
+        g = guard_of(call)
+    except (RecursionError, ValueError):
+        return None
+    if g is not None and other_device_only(g.kind, g.condition):
+        return UNREACHABLE
+    if g is None or not g.fallback:
+        return None
+    where = f"{relpath}:{g.line}" if relpath else f"line {g.line}"
+    if g.kind == "import-fallback":
+        return f"only when the optional import succeeds (fallback in the except branch at {where})"
+    what = f"`{g.condition}`" if g.condition else "its guard"
+    return f"only when {what} ({g.kind}, {where}; otherwise the fallback runs)"
+
+
+_DYNAMIC_CALLEES = {"eval", "exec", "builtins.eval", "builtins.exec", "build_from_cfg"}
+
+
+def _dynamic_dispatch(call: nodes.Call, r: Resolver) -> Optional[str]:
+    """Source text of a call whose callee is chosen at run time: ``getattr(obj, name)(...)``
+    with a computed name, ``eval``/``exec``, a subscripted registry ``OPS[name](...)``,
+    ``registry.get(name)(...)``, ``REGISTRY.build(cfg)`` / ``build_from_cfg``."""
+    func = call.func
+    text = None
+    if isinstance(func, nodes.Call):
+        inner = func.func
+        if isinstance(inner, nodes.Name) and inner.name == "getattr" and len(func.args) > 1 \
+                and not (isinstance(func.args[1], nodes.Const) and isinstance(func.args[1].value, str)):
+            text = func
+        elif isinstance(inner, nodes.Attribute) and inner.attrname == "get" and func.args:
+            text = func
+    elif isinstance(func, nodes.Subscript) and not isinstance(func.slice, nodes.Const):
+        text = func
+    elif isinstance(func, nodes.Name) and func.name in ("eval", "exec", "build_from_cfg"):
+        text = call
+    elif isinstance(func, nodes.Attribute) and func.attrname in ("build", "build_from_cfg") and call.args \
+            and isinstance(func.expr, nodes.Name) and func.expr.name.isupper():
+        text = call
+    if text is None:
+        return None
+    try:
+        out = text.as_string()
+    except Exception:  # pragma: no cover - odd trees
+        return None
+    return out if len(out) <= 120 else out[:117] + "..."
 
 
 def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, cls: Optional[str],
@@ -354,6 +483,8 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
                 t = None
             if t and not t.startswith("torch."):
                 add((caller, line, K_METHOD, t, func.attrname))
+            elif not t:
+                s.untyped_calls += 1
     else:
         try:
             t = r.type_of(func)
@@ -385,7 +516,8 @@ class Linker:
     """Resolves names across the summaries (re-exports, star imports, MRO)."""
 
     def __init__(self, summaries: Iterable[ModuleSummary], failed_modules: Iterable[str] = (),
-                 ext_modules: Iterable[str] = ()):
+                 ext_modules: Iterable[str] = (), module_aliases: Optional[Dict[str, str]] = None):
+        self.aliases: Dict[str, str] = dict(module_aliases or {})   # symlinked package -> its target module
         self.modules: Dict[str, ModuleSummary] = {}
         self.functions: Dict[str, Tuple[str, int, int]] = {}   # qual -> (relpath, line, end)
         self.classes: Dict[str, ClassSummary] = {}
@@ -425,6 +557,10 @@ class Linker:
     def _canonical(self, q: str, depth: int) -> Tuple[str, str]:
         if depth > 12:
             return ("unresolved", q)
+        if self.aliases:
+            for a, tgt in self.aliases.items():
+                if (q == a or q.startswith(a + ".")) and a not in self.modules:
+                    return self._canonical(tgt + q[len(a):], depth + 1)
         if q in self.functions:
             return ("def", q)
         if q in self.classes:
@@ -603,19 +739,31 @@ class CallGraph:
     graph: nx.DiGraph
     linker: Linker
     unknowns: List[Unknown]
-    ext_calls: List[Tuple[str, int, str]]   # (caller, line, ext qualname)
+    ext_calls: List[Tuple[str, int, str, Optional[str]]]   # (caller, line, ext qualname, condition or None)
+    resolved_calls: int = 0
+    unresolved_calls: int = 0
+    dynamic: List[Tuple[str, int, str]] = field(default_factory=list)   # (path, line, expression)
+
+    def guarded_edges(self) -> List[Tuple[str, str, str]]:
+        """(caller, callee, condition) of edges taken only under a guard with a fallback."""
+        return [(u, v, d["cond"]) for u, v, d in self.graph.edges(data=True) if d.get("cond")]
 
 
 def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str] = (),
-                ext_modules: Iterable[str] = ()) -> CallGraph:
-    linker = Linker(summaries, failed_modules, ext_modules)
+                ext_modules: Iterable[str] = (), module_aliases: Optional[Dict[str, str]] = None) -> CallGraph:
+    linker = Linker(summaries, failed_modules, ext_modules, module_aliases)
     g = nx.DiGraph()
     for q, (path, a, _b) in linker.functions.items():
         g.add_node(q, path=path, line=a)
     unknowns: List[Unknown] = []
-    ext_calls: List[Tuple[str, int, str]] = []
+    ext_calls: List[Tuple[str, int, str, Optional[str]]] = []
+    resolved = unresolved = 0
+    dynamic: List[Tuple[str, int, str]] = []
     for s in summaries:
-        for caller, line, kind, a, b in s.calls:
+        unresolved += s.untyped_calls
+        dynamic.extend((s.relpath, line, expr) for _caller, line, expr in s.dynamic)
+        for i, (caller, line, kind, a, b) in enumerate(s.calls):
+            cond = s.guards.get(i)
             try:
                 callees, unknown, ext = linker.resolve_call(kind, a, b)
             except RecursionError:
@@ -624,12 +772,17 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
                 if not c or c not in g or (c == caller and kind == K_REF):
                     continue
                 if not g.has_edge(caller, c):
-                    g.add_edge(caller, c, line=line)
+                    g.add_edge(caller, c, line=line, cond=cond)
+                elif cond is None:
+                    g.edges[caller, c]["cond"] = None   # also called unconditionally
             if unknown:
                 unknowns.append(Unknown(caller, line, unknown))
+                unresolved += 1
+            elif kind != K_REF:
+                resolved += 1
             if ext:
-                ext_calls.append((caller, line, ext))
-    return CallGraph(g, linker, unknowns, ext_calls)
+                ext_calls.append((caller, line, ext, cond))
+    return CallGraph(g, linker, unknowns, ext_calls, resolved, unresolved, dynamic)
 
 
 # --------------------------------------------------------------------------- findings -> functions

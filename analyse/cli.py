@@ -327,6 +327,8 @@ def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
                        f"{safe(u['comment'])}{codes}", err=True)
 
     summary = report.get("summary") or {}
+    if not summary.get("files_analysed") and not report.get("errors") and not opts.get("quiet"):
+        click.echo("npu-analyse: warning: no Python files found under the given path(s)", err=True)
     if not summary.get("files_analysed") and report.get("errors"):
         click.echo("npu-analyse: error: no input file could be analysed (see the report's errors)", err=True)
         raise click.exceptions.Exit(EXIT_FAILED)

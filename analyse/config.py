@@ -222,8 +222,9 @@ def describe(cfg: Config) -> str:
     for key in KEYS:
         value = cfg.values[key]
         if value is None:
-            text = "# (not set)"
-        elif isinstance(value, dict):
+            lines.append(f"# {key} is not set  # {cfg.sources[key]}")
+            continue
+        if isinstance(value, dict):
             text = "{ " + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in value.items()) + " }" if value else "{}"
         else:
             text = json.dumps(value)

@@ -100,12 +100,13 @@ def run_thirdparty(inputs: Sequence[Path], kb, *, input_names: Optional[List[str
 
     Findings get their file ``role`` (*roles*: ``{glob: role}`` overrides); *policy* as in :func:`run_script`."""
     from analyse.library import analyse_library
-    from analyse.roles import check_overrides, role_of
+    from analyse.roles import check_overrides
 
     roles = check_overrides(roles)
     report = analyse_library(list(inputs), kb, input_names=input_names or [str(p) for p in inputs], settings=settings,
-                             policy=policy)
-    if roles:
-        for f in report.get("findings", ()):
-            f["role"] = role_of(f["path"], roles)
+                             policy=policy, roles=roles or None)
+    for f in report.get("findings", ()):
+        # a library has no entry point of its own: what calls each function is in thirdparty.functions
+        f.setdefault("reach", {"status": "unknown", "reason": "library mode: no entry point (see thirdparty.functions "
+                                                             "for the callers)"})
     return report

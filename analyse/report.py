@@ -277,7 +277,7 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
             wr = f"; the worst is {worst.id} ({effort})"
         who = f"{len(product_eps)} product entry point(s)" if product_eps else f"{len(eps)} entry point(s) (none is product code)"
         parts.append(f"Verdict over {who}{wr}.")
-    else:
+    elif effort != "unknown":
         parts.append("No entry point was found or given (--entry FILE[:FUNCTION]): every finding in product code counts.")
     off = len(findings) - len(counted)
     if off:
@@ -315,7 +315,9 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
         elif f.role not in counted_roles and f.role is not None:
             off_why["role"] += 1
         else:
-            off_why[(f.reach or {}).get("status", "unreached") if eps else "unreached"] += 1
+            st = (f.reach or {}).get("status", "unreached") if eps else "unreached"
+            # reached only by entry points that do not set the grade (tests, tools, examples)
+            off_why["unreached" if st == "unreached" else "other-entry-points"] += 1
     off_path = {
         "count": sum(off_sev.values()),
         "by_severity": {s: off_sev[s] for s in SEVERITIES if off_sev.get(s)},

@@ -747,7 +747,8 @@ def test_pyproject_without_table_is_passed_over(proj, tmp_path):
 # ------------------------------------------------------------------ terminal manners
 
 def test_help_of_every_command_ends_with_examples():
-    for cmd in ([], ["script"], ["thirdparty"], ["explain"], ["rules"], ["probe"]):
+    assert {"script", "thirdparty", "explain", "rules", "probe"} <= set(cli.commands)
+    for cmd in [[]] + [[name] for name in sorted(cli.commands)]:
         r = run(*cmd, "--help")
         assert r.exit_code == 0
         tail = r.output[r.output.rindex("Examples:"):]
@@ -759,7 +760,7 @@ def test_help_of_every_command_ends_with_examples():
 
 def test_help_examples_are_real_commands():
     """Every example line parses: its command and options exist."""
-    for cmd in (["script"], ["thirdparty"], ["explain"], ["rules"]):
+    for cmd in [[name] for name in sorted(cli.commands) if name != "probe"]:
         text = run(*cmd, "--help").output
         for line in text[text.rindex("Examples:"):].splitlines()[1:]:
             line = line.split("#")[0].split("|")[0].strip()
@@ -903,3 +904,43 @@ def test_pre_commit_try_repo(tmp_path):
     proc = subprocess.run([exe, "try-repo", str(repo), "npu-analyse", "--files", "train.py"], cwd=user, env=env,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_show_config_is_valid_toml(proj):
+    from analyse.config import tomllib
+
+    write_config(proj, 'per-file-ignores = { "tests/*" = ["NPU002"] }\nroles = { "tools/*" = "tool" }\n')
+    r = run("script", proj, "--show-config", "--ignore", "NPU1")
+    table = tomllib.loads(r.stdout)["tool"]["npu-analyse"]
+    assert table["ignore"] == ["NPU1"] and table["per-file-ignores"] == {"tests/*": ["NPU002"]}
+    assert table["roles"] == {"tools/*": "tool"} and "torch-version" not in table
+
+
+def test_several_files_with_the_same_name_keep_their_own_suppressions(tmp_path):
+    for d, src in (("a", "import torch\nx = torch.zeros(1).cuda()  # npu-analyse: ignore[NPU002]\n"),
+                   ("b", "import torch\nx = torch.zeros(1).cuda()\n")):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "utils.py").write_text(src)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        r = run("script", "a/utils.py", "b/utils.py", "--format", "text", "-o", "-", "-q", "--no-cache")
+    finally:
+        os.chdir(cwd)
+    assert [l.split(" ")[0] for l in r.stdout.splitlines()] == ["b/utils.py:2:5:"]
+
+
+def test_thirdparty_honours_config(tmp_path):
+    lib = tmp_path / "lib"
+    (lib / "mylib" / "vendored").mkdir(parents=True)
+    (lib / "mylib" / "__init__.py").write_text("")
+    (lib / "mylib" / "ops.py").write_text("import torch\n\ndef f(x):\n    torch.cuda.synchronize()\n"
+                                          "    return x.cuda()  # npu-analyse: ignore[NPU002]\n")
+    (lib / "mylib" / "vendored" / "v.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    (lib / ".npu-analyse.toml").write_text('exclude = ["vendored"]\nfail-on = "auto"\n')
+    out = tmp_path / "o"
+    r = run("thirdparty", lib / "mylib", "-o", out, "-q", "--format", "json")
+    assert r.exit_code == 1
+    report = report_of(out)
+    assert {(f["path"], f["line"], f["code"]) for f in report["findings"]} == {("ops.py", 4, "NPU001")}
+    assert report["summary"]["suppressed"] == 1

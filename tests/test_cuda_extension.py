@@ -1,5 +1,5 @@
 from analyse.passes.cuda_extension import CudaExtensionPass, cuda_kernels
-from tests.helpers import analyse_source
+from tests.helpers import analyse_source, codes_by_line
 
 SETUP = """\
 from setuptools import setup
@@ -80,3 +80,77 @@ def test_binary_cu_file_is_an_error(tmp_path, kb):
 def test_kernel_regex_ignores_comments():
     text = "// __global__ void old(int)\n/* __global__ void gone() */\n__global__ void\nreal_one(int a) {}\n"
     assert cuda_kernels(text) == [("real_one", 4)]
+
+
+# ---------------------------------------------------------------- extension names come from the build
+SETUP_REASSIGNED = """
+import os
+import torch
+from setuptools import setup
+from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CppExtension, CUDAExtension
+
+
+def get_extensions():
+    sources = ["csrc/fastops.cpp"]
+    extension = CppExtension
+    extra = {"cxx": ["-O3"]}
+    if torch.cuda.is_available() and CUDA_HOME is not None or os.getenv("FORCE_CUDA", "0") == "1":
+        extension = CUDAExtension
+        sources += ["csrc/fastops_kernel.cu"]
+    return [extension("fastops", sources, extra_compile_args=extra)]
+
+
+setup(name="toy", ext_modules=get_extensions(), cmdclass={"build_ext": BuildExtension})
+"""
+
+
+def test_reassigned_cuda_extension_makes_calls_cuda_extension_blockers(tmp_path, kb):
+    res = analyse_source(tmp_path, """
+        import torch
+        import fastops
+
+
+        def gelu(x):
+            return fastops.fused_gelu(x)
+    """, kb, name="toy/layers.py", extra_files={"setup.py": SETUP_REASSIGNED, "toy/__init__.py": ""})
+    by_line = codes_by_line(res.findings, path="toy/layers.py")
+    assert by_line.get(3) == ["NPU504"]
+    assert by_line.get(7) == ["NPU504"]
+    call = next(f for f in res.findings if f.path == "toy/layers.py" and f.line == 7)
+    assert call.category == "cuda-extension" and call.severity == "blocker"
+    assert "setup.py:15" in call.message
+    # never a third-party finding for the project's own extension
+    assert not [f for f in res.findings if f.path == "toy/layers.py" and f.category == "third-party"]
+    # the build itself: a CUDA build through the reassigned variable
+    assert "NPU501" in codes_by_line(res.findings, path="setup.py").get(15, [])
+
+
+def test_conventional_name_bound_to_a_python_value_is_not_an_extension(tmp_path, kb):
+    res = analyse_source(tmp_path, """
+        from .defaults import _C
+
+
+        def get_cfg():
+            return _C.clone()
+    """, kb, name="det/config/__init__.py", extra_files={
+        "det/__init__.py": "",
+        "det/config/config.py": "class CfgNode(dict):\n    def clone(self):\n        return CfgNode(self)\n",
+        "det/config/defaults.py": "from .config import CfgNode as CN\n\n_C = CN()\n_C.MODEL = CN()\n",
+        "det/model.py": "from .config.config import CfgNode as _C\n\n\ndef build(cfg):\n    return _C(cfg)\n",
+    })
+    assert [f for f in res.findings if f.category == "cuda-extension"] == []
+
+
+def test_jit_load_name_is_the_extension_module(tmp_path, kb):
+    res = analyse_source(tmp_path, """
+        from torch.utils.cpp_extension import load
+
+        fused = load(name="fused_ln", sources=["fused_ln.cpp", "fused_ln_kernel.cu"])
+
+
+        def norm(x):
+            return fused.forward(x)
+    """, kb, name="pkg/ln.py", extra_files={"pkg/__init__.py": ""})
+    by_line = codes_by_line(res.findings, path="pkg/ln.py")
+    assert "NPU502" in by_line.get(4, [])
+    assert by_line.get(8) == ["NPU504"]

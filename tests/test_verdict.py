@@ -472,3 +472,33 @@ def test_bundled_examples_give_one_row_per_program(kb):
     programs = {f"{d.name}/{p.name}" for d in examples.iterdir() if d.is_dir() for p in d.glob("*.py")}
     assert rows == programs
     assert all(e["role"] == "product" for e in report["summary"]["entry_points"])
+
+
+def test_thirdparty_findings_get_role_and_reach(tmp_path, kb):
+    from analyse.modes import run_thirdparty
+
+    root = write(tmp_path / "mylib", {
+        "__init__.py": "",
+        "ops.py": "import torch\ndef f(x):\n    return x.cuda()\n",
+        "tests/test_ops.py": "import torch\ndef test_f():\n    torch.cuda.synchronize()\n",
+    })
+    report = run_thirdparty([root], kb, roles={"tests/": "example"})
+    roles = {f["path"]: f["role"] for f in report["findings"]}
+    assert roles["ops.py"] == "product" and roles["tests/test_ops.py"] == "example"
+    assert {f["reach"]["status"] for f in report["findings"]} == {"unknown"}
+
+
+def test_reach_facts_are_made_from_the_tree_when_a_summary_has_none(tmp_path, kb):
+    """An entry of an older cache has summaries without reach facts: they are made again from the tree."""
+    from analyse import pipeline
+    from analyse.reach import module_facts, summary_facts
+
+    root = write(tmp_path, REACH)
+    result = pipeline.run([root], kb, mode="script")
+    s = next(x for x in result.summaries if x.relpath == "train.py")
+    made = dict(s.reach)
+    assert made["main_guard"] is True and any("lib.model" in t for _c, _l, ts, _a, _g in made["imports"] for t in ts)
+    s.reach = {}
+    again = summary_facts(s, result.sources)
+    assert again == module_facts(result.sources["train.py"].tree, s.modname, s.relpath, False) or again["main_guard"]
+    assert again["imports"] == made["imports"] and again["getattr"] == made["getattr"]

@@ -265,6 +265,30 @@ def _npu_name(name: str) -> str:
     return name
 
 
+# one object, two public names: the docs list one of them
+_ALIASES = {
+    "torch.nn.Parameter": "torch.nn.parameter.Parameter",
+    "torch.nn.parameter.Parameter": "torch.nn.Parameter",
+    "torch.nn.Buffer": "torch.nn.parameter.Buffer",
+    "torch.nn.parameter.Buffer": "torch.nn.Buffer",
+    "torch.autograd.function.Function": "torch.autograd.Function",
+    "torch.nn.modules.module.Module": "torch.nn.Module",
+}
+
+
+def public_alias(name: str) -> str | None:
+    """The other public spelling of a torch name (``torch.nn.Parameter`` ->
+    ``torch.nn.parameter.Parameter``, ``torch.nn.modules.conv.Conv2d`` -> ``torch.nn.Conv2d``)."""
+    for k, v in _ALIASES.items():
+        if name == k or name.startswith(k + "."):
+            return v + name[len(k):]
+    if name.startswith("torch.nn.modules."):
+        parts = name.split(".")
+        if len(parts) >= 5:
+            return "torch.nn." + ".".join(parts[4:])
+    return None
+
+
 class KnowledgeBase:
     """Facts for one torch version. Obtain with :func:`load_knowledge`; immutable."""
 
@@ -350,6 +374,10 @@ class KnowledgeBase:
         e = self._apis.get(name)
         if e is None and name.startswith("Tensor."):
             e = self._apis.get("torch." + name)
+        if e is None:
+            alt = public_alias(name)
+            if alt is not None:
+                e = self._apis.get(alt)
         return e
 
     def api(self, name: str) -> ApiInfo | None:

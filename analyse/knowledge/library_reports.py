@@ -17,7 +17,7 @@ from typing import Dict, Iterable, List, Optional
 
 
 STORE_KEY = "thirdparty_reports"
-STATUS_RANK = {"unsupported": 0, "unknown": 1, "needs-migration": 2}
+STATUS_RANK = {"unsupported": 0, "conditional": 1, "unknown": 2, "needs-migration": 3}
 
 
 @dataclass

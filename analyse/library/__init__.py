@@ -1,42 +1,67 @@
 """``npu-analyse thirdparty``: which functions of a library break on an NPU, and why.
 
-The library goes through :func:`analyse.pipeline.run` (worker processes,
-per-file cache, bounded memory):
+One project model for both modes: the library is loaded by
+:func:`analyse.pipeline.run` exactly as ``script`` mode loads a project (every
+file parsed once, the passes given the real file list, so the project's own
+modules, values and build-declared extensions are known to them), then
 
-1. **pre-scan** -- every module is parsed (astroid, no inference), its classes
-   and bases go into the shared :class:`~analyse.resolve.ProjectIndex`;
-2. **passes + summary** -- the script-mode passes (whatever
-   :func:`analyse.passes.discover_passes` returns) run on each module, which is
-   reduced to a :class:`~analyse.callgraph.ModuleSummary` (functions with line
-   ranges, resolved call sites, import / re-export tables), and the tree is
-   dropped; non-Python files go to the passes' ``check_file`` and the C++/CUDA
-   sources to :mod:`analyse.library.cpp`;
+1. **summaries** -- each parsed module is reduced to a
+   :class:`~analyse.callgraph.ModuleSummary` (functions with line ranges,
+   resolved call sites and the guards they run under, import / re-export
+   tables, dynamic-dispatch sites) and its tree is dropped;
+2. **C++/CUDA** -- :mod:`analyse.library.cpp` scans the compiled sources, with
+   the extension modules the build declares (setup.py ``ext_modules``,
+   ``load(name=...)``), and finds per-device implementations;
 3. **call graph** -- :func:`analyse.callgraph.build_graph` links the summaries;
+   symlinked packages inside the tree are aliases of their target modules;
 4. **roots** -- each finding is mapped to its innermost enclosing function
    (blocker/manual findings of unsupported-api, third-party, cuda-extension and
    cuda-api make it ``unsupported``; ``auto`` ones ``needs-migration``;
-   unknown-api ones ``unknown``); calls into compiled extension ops are rooted
-   in the CUDA kernels behind their binding; unresolvable calls into the
-   library make the caller ``unknown``;
-5. **propagation** to every transitive caller (:func:`analyse.callgraph.propagate`).
+   unknown-api ones ``unknown``); a root under a guard that has a working
+   fallback (``else`` branch, ``except ImportError`` fallback, default-off
+   option) is ``conditional`` with the condition; a call into a compiled op is
+   judged by the C++ scan: the library's own NPU implementation makes it
+   supported, CPU-only code ``needs-migration``, CUDA kernels ``unsupported``;
+5. **propagation** to every transitive caller (:func:`analyse.callgraph.propagate`);
+   an unsupported callee reached only through a guarded call makes the caller
+   ``conditional``.
+
+The library's own NPU support (registered NPU kernels, ``npu/`` kernel folders,
+``torch_npu`` imports, ``device.type == "npu"`` branches, NPU accelerator
+classes) becomes ``thirdparty.library.npu_support`` and feeds the library
+``verdict``; ``thirdparty.coverage`` says what the graph could not see.
 
 Nothing analysed is imported or executed.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import re
 import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from analyse.callgraph import MODULE_FN, FunctionLocator, ModuleSummary, build_graph, classify, propagate
-from analyse.findings import AnalysisError, Finding
-from analyse.pipeline import Settings
+from analyse.callgraph import (MODULE_FN, UNREACHABLE, FunctionLocator, ModuleSummary, build_graph, classify,
+                               other_device_only, propagate, summarise_module)
+from analyse.findings import AnalysisError, Finding, assign_ids
+from analyse.library.cpp import CPP_SUFFIXES, BuildExt, scan_sources
+from analyse.passes.cuda_extension import EXTRA_KEY, prescan_build_file, project_scan
+from analyse.pipeline import Settings, dedupe
 from analyse.pipeline import run as pipeline_run
+from analyse.project import load_source
 from analyse.report import build_report
-from analyse.library.cpp import CPP_SUFFIXES, scan_sources
+from analyse.resolve import ProjectIndex
 
 __all__ = ["analyse_library", "LibraryAnalysis", "analyse_library_data"]
+
+COND_SEP = "\x1f"            # root reason <SEP> condition, for conditional roots
+MAX_CONDITIONS = 8
+MAX_DYNAMIC = 200
+EXT_FINDING_CODES = {"NPU504", "NPU505"}
+DEVICE_TYPE_CHECK = "NPU004"     # `x.device.type == 'cuda'`: the other branch runs on an NPU
+
 
 class LibraryAnalysis:
     """Everything :func:`analyse_library` computes (for tests and benchmarks)."""
@@ -54,56 +79,142 @@ class LibraryAnalysis:
         self.functions: List[dict] = []
         self.summary: dict = {}
         self.entry_points: Set[str] = set()
+        self.public_affected: List[str] = []
+        self.library: dict = {}
+        self.coverage: dict = {}
+        self.supported_ops: Dict[str, List[str]] = {}   # function -> compiled ops with the library's NPU implementation
 
 
-def _setup_texts(inputs: Sequence[Path]) -> List[str]:
+def _build_files(inputs: Sequence[Path]) -> List[Path]:
+    """setup.py next to an analysed package folder (``mmcv/mmcv`` -> ``mmcv/setup.py``)."""
     out = []
     for inp in inputs:
-        root = inp.resolve()
-        for cand in (root / "setup.py", root.parent / "setup.py"):
+        root = Path(os.path.realpath(inp))
+        if not root.is_dir() or (root / "setup.py").is_file():
+            continue
+        cand = root.parent / "setup.py"
+        try:
+            if not cand.is_file() or cand.stat().st_size > 1_000_000:
+                continue
+        except OSError:
+            continue
+        out.append(cand)
+    return out
+
+
+def _configure(inputs: Sequence[Path]):
+    """Before the passes run: the build file next to the analysed package (outside
+    the tree) still names the compiled extensions; its scan joins the project's."""
+    def configure(project) -> None:
+        extra = []
+        for cand in _build_files(inputs):
+            sf, err = load_source(cand, "../setup.py", "setup")
+            if sf is None:
+                continue
             try:
-                if cand.is_file() and cand.stat().st_size < 1_000_000:
-                    out.append(cand.read_text(errors="replace"))
+                data = prescan_build_file(sf, ProjectIndex())
+            except Exception:  # a build file we cannot read is only lost evidence
+                continue
+            if data is not None:
+                extra.append(("../setup.py", data))
+        if extra:
+            project.store[EXTRA_KEY] = extra
+    return configure
+
+
+def _module_aliases(inputs: Sequence[Path]) -> Dict[str, str]:
+    """Symlinked package folders inside the tree: link module -> target module
+    (DeepSpeed's ``deepspeed/accelerator -> ../accelerator``)."""
+    from analyse.project import module_name_for
+
+    out: Dict[str, str] = {}
+    for inp in inputs:
+        root = os.path.realpath(inp)
+        if not os.path.isdir(root):
+            continue
+        seen = set()
+        stack = [root]
+        while stack and len(seen) < 100_000:
+            folder = stack.pop()
+            try:
+                st = os.stat(folder)
+                if (st.st_dev, st.st_ino) in seen:
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+                with os.scandir(folder) as it:
+                    entries = list(it)
             except OSError:
                 continue
+            for e in entries:
+                if e.name.startswith(".") or e.name in ("__pycache__", "node_modules", "build", "dist"):
+                    continue
+                try:
+                    if e.is_symlink():
+                        real = os.path.realpath(e.path)
+                        if os.path.isdir(real) and os.path.commonpath([real, root]) == root and real != root \
+                                and os.path.isfile(os.path.join(real, "__init__.py")) \
+                                and os.path.isfile(os.path.join(folder, "__init__.py")):
+                            link_mod = module_name_for(Path(e.path) / "__init__.py", Path(root))
+                            target_mod = module_name_for(Path(real) / "__init__.py", Path(root))
+                            if link_mod != target_mod:
+                                out[link_mod] = target_mod
+                    elif e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+                except (OSError, ValueError):
+                    continue
     return out
 
 
 def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Optional[Settings] = None,
-                         admit=None) -> LibraryAnalysis:
+                         admit=None, roles=None) -> LibraryAnalysis:
     res = LibraryAnalysis()
     t = res.timings
-    # ---- phases 1-2: the pipeline (pre-scan, passes and call-graph summaries per module, in workers)
-    run = pipeline_run(list(inputs), kb, mode="thirdparty", passes=passes, settings=settings,
-                       extra_suffixes=CPP_SUFFIXES, summaries=True, admit=admit)
-    t["parse_s"] += run.timings.get("prescan_s", 0.0) + run.timings.get("hash_s", 0.0)
-    t["passes_s"] += run.timings.get("analyse_s", 0.0) + run.timings.get("finish_s", 0.0)
-    res.findings = list(run.findings)
-    res.errors = list(run.errors)
-    res.summaries = list(run.summaries)
-    res.lines_analysed = run.lines_analysed
-    failed: Dict[str, str] = dict(run.failed)
-    res.files_analysed = len(res.summaries)
-    other = run.others
+    inputs = [Path(p) for p in inputs]
 
-    # ---- the C++/CUDA scan
+    # ---- one project model: the pipeline (pre-scan, passes and call-graph summaries per module, in workers);
+    # every file parsed once, the passes see the real module list
+    rr = pipeline_run(inputs, kb, mode="thirdparty", passes=passes, settings=settings, extra_suffixes=CPP_SUFFIXES,
+                      summaries=True, configure=_configure(inputs), admit=admit)
+    t["parse_s"] += rr.timings.get("prescan_s", 0.0) + rr.timings.get("hash_s", 0.0)
+    t["passes_s"] += rr.timings.get("analyse_s", 0.0) + rr.timings.get("finish_s", 0.0)
+    res.findings = list(rr.findings)
+    res.errors = list(rr.errors)
+    res.summaries = list(rr.summaries)
+    res.lines_analysed = rr.lines_analysed
+    failed: Dict[str, str] = dict(rr.failed)
+    res.files_analysed = rr.files_analysed
+    project = rr.project
+    python_evidence: Dict[str, List[str]] = {}
+    for s in res.summaries:
+        for kind, items in (getattr(s, "npu_evidence", None) or {}).items():
+            python_evidence.setdefault(kind, []).extend(items)
+
+    # ---- C++/CUDA sources, with the extension modules the build declares
     t0 = time.perf_counter()
-    cpp_files = [(abspath, rel) for abspath, rel in other if abspath.suffix in CPP_SUFFIXES]
-    res.cpp = scan_sources(cpp_files, _setup_texts(inputs))
+    cpp_errors: List[AnalysisError] = []
+    cpp_files = [(abspath, rel) for abspath, rel in rr.others if abspath.suffix in CPP_SUFFIXES]
+    scan = project_scan(project)
+    builds = [BuildExt(n, kind, srcs, path, line) for n, kind, srcs, path, line in scan.builds]
+    res.cpp = scan_sources(cpp_files, builds=builds)
     seen_err = {(e.path, e.kind) for e in res.errors}
-    res.errors.extend(e for e in res.cpp.errors if (e.path, e.kind) not in seen_err)
-    res.files_analysed += res.cpp.files
+    for e in list(res.cpp.errors) + cpp_errors:
+        if (e.path, e.kind) not in seen_err:
+            res.errors.append(e)
+            seen_err.add((e.path, e.kind))
     res.lines_analysed += res.cpp.lines
     t["parse_s"] += time.perf_counter() - t0
-    res.files_analysed += len([o for o in other if o[0].suffix not in CPP_SUFFIXES])
+
+    # ---- the library's own compiled ops: NPU implementation / CPU only / CUDA
+    res.findings = assign_ids(dedupe(_judge_ext_findings(res.findings, res.cpp)))
 
     # ---- call graph
     t0 = time.perf_counter()
-    ext_names: Set[str] = set(res.cpp.ext_module_names())
+    ext_names: Set[str] = set(res.cpp.ext_module_names()) | set(scan.ext_names)
     for s in res.summaries:
-        for name, (ext, _ops) in s.ext_aliases.items():
+        for _name, (ext, _ops) in s.ext_aliases.items():
             ext_names.add(ext)
-    cg = build_graph(res.summaries, failed_modules=failed.keys(), ext_modules=ext_names)
+    cg = build_graph(res.summaries, failed_modules=failed.keys(), ext_modules=ext_names,
+                     module_aliases=_module_aliases(inputs))
     res.callgraph = cg
     t["callgraph_s"] += time.perf_counter() - t0
 
@@ -117,29 +228,62 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
             lst.append(reason)
 
     locator = FunctionLocator(res.summaries)
+    ext_sites = {(caller, line) for caller, line, _ext, _cond in cg.ext_calls}
+    library_methods = {m for c in cg.linker.classes.values() for m in c.methods}
+    class_lines = {(s.relpath, c.line): q for s in res.summaries for q, c in s.classes.items()}
     for f in res.findings:
         st = classify(f)
+        api = f.api
+        if f.code in EXT_FINDING_CODES and "." in f.api and res.cpp.binding_for(f.api):
+            st, api, _ev = res.cpp.op_status(f.api)   # the C++ scan knows the op's devices
+            if st == "supported":
+                continue
         if st is None:
             continue
         fn = locator.locate(f.path, f.line)
         if fn is None:
             continue
-        add_root(fn, st, f.api)
+        if f.code in EXT_FINDING_CODES and (fn, f.line) in ext_sites:
+            continue   # the call graph's compiled-op call (full module name) is the root
+        if st == "unknown" and _known_enough(f.api, library_methods):
+            continue
+        ref = _class_reference(f)
+        if ref == "base":   # class X(nn.MaxPool3d): the subclass's forward runs the base's operator
+            cls = class_lines.get((f.path, f.line))
+            fn = cg.linker.lookup_method(cls, "forward") if cls else None
+            if fn is None:
+                continue
+        elif ref == "value":   # a class named in a registry, a dict, isinstance(): not a call
+            continue
+        cond = _finding_condition(f)
+        if cond == UNREACHABLE:
+            continue
+        if f.code == DEVICE_TYPE_CHECK and st == "unsupported":
+            add_root(fn, "conditional", f"{api}{COND_SEP}the CUDA branch of `{f.snippet.strip()[:80]}` is skipped on "
+                                        "an NPU (the device type is 'npu'); the other branch runs")
+        elif cond and st == "unsupported":
+            add_root(fn, "conditional", f"{api}{COND_SEP}{cond}")
+        else:
+            add_root(fn, st, api)
     for u in cg.unknowns:
         add_root(u.caller, "unknown", u.reason)
     ext_roots = 0
-    for caller, _line, ext in cg.ext_calls:
-        st, reason = res.cpp.reason(ext)
-        add_root(caller, st, reason)
+    for caller, _line, ext, cond in cg.ext_calls:
+        if cond == UNREACHABLE:
+            continue
+        st, reason, _ev = res.cpp.op_status(ext)
         ext_roots += 1
-    # a compiled-op reason makes a plain api reason for the same op redundant
-    for fn, by in roots.items():
-        for st, lst in by.items():
-            detailed = [r for r in lst if " (" in r]
-            if detailed:
-                heads = [d.split(" (", 1)[0] for d in detailed]
-                lst[:] = [r for r in lst if " (" in r or not any(h == r or h.endswith("." + r) for h in heads)]
-    res.statuses = propagate(cg.graph, roots)
+        if st == "supported":
+            res.supported_ops.setdefault(caller, [])
+            if reason not in res.supported_ops[caller]:
+                res.supported_ops[caller].append(reason)
+            continue
+        if st == "unsupported" and cond:
+            add_root(caller, "conditional", f"{reason}{COND_SEP}{cond}")
+        else:
+            add_root(caller, st, reason)
+    _drop_redundant(roots)
+    res.statuses = _propagate_with_guards(cg, roots)
     t["propagation_s"] += time.perf_counter() - t0
 
     # ---- report data
@@ -150,8 +294,12 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
         if q not in linker.functions:
             continue
         path, line, _end = linker.functions[q]
-        functions.append({"qualname": q, "path": path, "line": line, "status": stt.status,
-                          "reasons": list(stt.reasons), "via": list(stt.via)})
+        d = {"qualname": q, "path": path, "line": line, "status": stt.status, "via": list(stt.via)}
+        reasons, conditions = _split_conditions(stt.reasons)
+        d["reasons"] = reasons
+        if stt.status == "conditional":
+            d["conditions"] = conditions
+        functions.append(d)
     functions.sort(key=lambda d: (d["path"], d["line"], d["qualname"]))
     res.functions = functions
     res.entry_points = public_entry_points(res.summaries, linker)
@@ -160,6 +308,15 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
         by_status[d["status"]] = by_status.get(d["status"], 0) + 1
     public_affected = sorted(q for q in res.entry_points if q in res.statuses)
     real_functions = [q for q in linker.functions if not q.endswith(MODULE_FN)]
+    res.coverage = {
+        "resolved_calls": cg.resolved_calls,
+        "unresolved_calls": cg.unresolved_calls,
+        "dynamic_dispatch": [{"path": p, "line": ln, "expression": e}
+                             for p, ln, e in sorted(cg.dynamic)[:MAX_DYNAMIC]],
+    }
+    if len(cg.dynamic) > MAX_DYNAMIC:
+        res.coverage["dynamic_dispatch_total"] = len(cg.dynamic)
+    res.library = _library_verdict(inputs, res, python_evidence, by_status, len(real_functions), public_affected)
     res.summary = {
         "functions_total": len(real_functions),
         "affected": len([d for d in functions if not d["qualname"].endswith(MODULE_FN)]),
@@ -174,6 +331,201 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
     }
     res.public_affected = public_affected
     return res
+
+
+# host-side torch utilities: they never touch the device, so "undocumented" does not make them unknown on NPU
+DEVICE_AGNOSTIC = ("torch.serialization.", "torch.hub.", "torch.jit.", "torch.compiler.", "torch.fx.",
+                   "torch.package.", "torch.onnx.", "torch.overrides.", "torch.testing.", "torch.utils.data.",
+                   "torch.utils.hooks.", "torch.utils.model_zoo.", "torch.inference_mode", "torch.no_grad",
+                   "torch.enable_grad", "torch.set_grad_enabled", "torch.is_grad_enabled", "torch.typename",
+                   "torch.is_tensor", "torch._assert", "torch.Size", "torch.finfo", "torch.iinfo",
+                   "torch.get_default_dtype", "torch.set_default_dtype", "torch.library.", "torch.export.",
+                   "torch._dynamo.", "torch.autograd.graph.", "torch.nn.modules.module.register_")
+_TORCH_CLASS_METHOD = re.compile(r"^torch\.nn\.(?:Module|Sequential|ModuleList|ModuleDict)\.(\w+)$")
+
+
+def _known_enough(api: str, library_methods: Set[str]) -> bool:
+    """An unknown-api finding that is not unknown for a library: a host-side
+    utility, or a method the library defines on its own ``nn.Module`` subclasses
+    (``model.load_pretrained()`` typed as ``torch.nn.Module``)."""
+    if api.startswith(DEVICE_AGNOSTIC):
+        return True
+    m = _TORCH_CLASS_METHOD.match(api)
+    return bool(m and m.group(1) in library_methods)
+
+
+_CLASS_API = re.compile(r"(?:^|\.)[A-Z]\w*$")
+
+
+def _class_reference(f: Finding) -> Optional[str]:
+    """"base" / "value" when an unsupported-api or unknown-api finding names a class
+    without calling it (a base class, a dict key, a registry entry, ``isinstance``);
+    None for a call or anything else."""
+    if f.category not in ("unsupported-api", "unknown-api") or not _CLASS_API.search(f.api) or not f.snippet:
+        return None
+    line = f.snippet
+    head = line.lstrip()
+    if head.startswith("class ") and f.column > len(line) - len(head):
+        return "base"
+    rest = line[f.column:] if 0 <= f.column < len(line) else ""
+    m = re.match(r"[\w.]+", rest)
+    if m is None:
+        return None
+    after = rest[m.end():].lstrip()
+    if after.startswith("("):
+        return None
+    if not after and line.rstrip().endswith(("(", ",")):
+        return None   # the call's arguments continue on the next line: ambiguous, keep it
+    return "value"
+
+
+def _finding_condition(f: Finding) -> Optional[str]:
+    g = f.guard
+    if g and other_device_only(g.get("kind"), g.get("condition")):
+        return UNREACHABLE
+    if not g or not g.get("fallback"):
+        return None
+    where = f"{f.path}:{g.get('line')}"
+    if g.get("kind") == "import-fallback":
+        return f"only when the optional import succeeds (fallback in the except branch at {where})"
+    cond = g.get("condition")
+    what = f"`{cond}`" if cond else "its guard"
+    return f"only when {what} ({g.get('kind')}, {where}; otherwise the fallback runs)"
+
+
+def _split_conditions(reasons: Sequence[str]) -> Tuple[List[str], List[str]]:
+    out, conds = [], []
+    for r in reasons:
+        head, sep, cond = r.partition(COND_SEP)
+        if head not in out:
+            out.append(head)
+        if sep and cond not in conds and len(conds) < MAX_CONDITIONS:
+            conds.append(cond)
+    return out, conds
+
+
+def _drop_redundant(roots: Dict[str, Dict[str, List[str]]]) -> None:
+    """A compiled-op reason makes a plain api reason for the same op redundant."""
+    for _fn, by in roots.items():
+        for _st, lst in by.items():
+            detailed = [r.split(COND_SEP, 1)[0] for r in lst if " (" in r.split(COND_SEP, 1)[0]]
+            if detailed:
+                heads = [d.split(" (", 1)[0] for d in detailed]
+                lst[:] = [r for r in lst if " (" in r.split(COND_SEP, 1)[0]
+                          or not any(h == r.split(COND_SEP, 1)[0] or h.endswith("." + r.split(COND_SEP, 1)[0])
+                                     for h in heads)]
+
+
+def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]]):
+    """Propagate over the unguarded edges; a guarded call (one with a working
+    fallback) into an unsupported or conditional function makes the caller
+    ``conditional`` with that guard's condition, then propagate again."""
+    g = cg.graph
+    guarded = cg.guarded_edges()
+    if not guarded:
+        return propagate(g, roots)
+    plain = g.copy()
+    plain.remove_edges_from([(u, v) for u, v, _c in guarded])
+    guarded = [(u, v, c) for u, v, c in guarded if c != UNREACHABLE]
+    first = propagate(plain, roots)
+    added = False
+    for u, v, cond in guarded:
+        stv = first.get(v)
+        if stv is None or stv.status not in ("unsupported", "conditional"):
+            continue
+        heads, _conds = _split_conditions(stv.reasons)
+        lst = roots.setdefault(u, {}).setdefault("conditional", [])
+        for h in heads[:4]:
+            r = f"{h}{COND_SEP}{cond}"
+            if r not in lst:
+                lst.append(r)
+                added = True
+    # needs-migration / unknown still flow through guarded edges
+    for u, v, _cond in guarded:
+        stv = first.get(v)
+        if stv is not None and stv.status in ("unknown", "needs-migration"):
+            lst = roots.setdefault(u, {}).setdefault(stv.status, [])
+            for r in stv.reasons[:4]:
+                if r not in lst:
+                    lst.append(r)
+                    added = True
+    return propagate(plain, roots) if added else first
+
+
+def _judge_ext_findings(findings: List[Finding], cpp) -> List[Finding]:
+    """Findings on calls into the library's own compiled ops follow the C++ scan:
+    an op with the library's NPU implementation is not a blocker (one consistent
+    story: never both an Ascend implementation and a blocker), a CPU-only op is
+    not a CUDA blocker."""
+    out = []
+    for f in findings:
+        if f.code in EXT_FINDING_CODES and f.severity == "blocker" and "." in f.api:
+            mod, _, op = f.api.rpartition(".")
+            if cpp.binding_for(f.api) and op:
+                st, why, _ev = cpp.op_status(f.api)
+                if st == "supported":
+                    f = dataclasses.replace(f, severity="info", confidence="high", evidence="syntax",
+                                            message=f"`{f.api}` calls the library's compiled op; {why.split(' (', 1)[1][:-1]}. "
+                                                    "Build the extension with its NPU sources.",
+                                            replacement="build the library for Ascend (its NPU kernels are registered)")
+                elif st == "needs-migration":
+                    f = dataclasses.replace(f, severity="manual",
+                                            message=f"`{f.api}` calls a CPU-only C++ op of the library: "
+                                                    f"{why.split(' (', 1)[1][:-1]}. Tensors on the NPU must be moved "
+                                                    "to the host for it, or the op ported.",
+                                            replacement="x.cpu() around the call, or port the op to Ascend C")
+        out.append(f)
+    return out
+
+
+# --------------------------------------------------------------------------- the library's own NPU support
+
+def _library_verdict(inputs, res: LibraryAnalysis, py_ev: Dict[str, List[str]], by_status: Dict[str, int],
+                     n_functions: int, public_affected: List[str]) -> dict:
+    for k in ("accelerator", "torch_npu", "device_branch", "availability"):
+        py_ev.setdefault(k, [])
+    cpp = res.cpp
+    cuda_ops = [b for b in cpp.bindings if b.cuda_code or b.kernels]
+    npu_ops = [b for b in cuda_ops if b.npu_impls]
+    evidence: List[str] = []
+    if py_ev["accelerator"]:
+        evidence += [f"NPU accelerator: {e}" for e in py_ev["accelerator"][:5]]
+    if npu_ops:
+        evidence.append(f"{len(npu_ops)} of {len(cuda_ops)} compiled CUDA ops have an NPU implementation registered "
+                        "in the library's sources")
+    evidence += cpp.npu_evidence()[:10]
+    for kind, label in (("torch_npu", "torch_npu import"), ("device_branch", "NPU device branch"),
+                        ("availability", "NPU availability check")):
+        items = py_ev[kind]
+        if items:
+            evidence += [f"{label}: {e}" for e in items[:3]]
+            if len(items) > 3:
+                evidence.append(f"{label}: {len(items) - 3} more")
+    if py_ev["accelerator"] or (cuda_ops and len(npu_ops) >= 0.8 * len(cuda_ops)):
+        level = "native"
+    elif evidence:
+        level = "partial"
+    else:
+        level = "none"
+    uns = by_status.get("unsupported", 0)
+    cond = by_status.get("conditional", 0)
+    unk = by_status.get("unknown", 0)
+    nm = by_status.get("needs-migration", 0)
+    share = uns / max(1, n_functions)
+    support = {"native": "The library has its own NPU support", "partial": "The library has partial NPU support",
+               "none": "The library has no NPU support of its own"}[level]
+    if uns == 0:
+        verdict = (f"{support}; no function is blocked" + (f" ({cond} run CUDA code only under a guard with a fallback)"
+                                                           if cond else "")
+                   + (f"; {nm} need the usual migration (transfer_to_npu)" if nm else "") + ".")
+    elif share <= 0.02:
+        verdict = (f"{support}; mostly portable: {uns} of {n_functions} functions are blocked by CUDA-only code"
+                   + (f", {cond} only under a guard" if cond else "") + f"; {unk} unverified.")
+    else:
+        verdict = (f"{support}; blocked in part: {uns} of {n_functions} functions reach CUDA-only code with no NPU path"
+                   + (f" ({len(public_affected)} public entry points affected)" if public_affected else "") + ".")
+    name = inputs[0].resolve().name if inputs else ""
+    return {"name": name, "npu_support": {"level": level, "evidence": evidence}, "verdict": verdict}
 
 
 def public_entry_points(summaries: Sequence[ModuleSummary], linker) -> Set[str]:
@@ -253,8 +605,9 @@ def affected_aliases(res: LibraryAnalysis) -> Dict[str, List[str]]:
 
 
 def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]] = None, passes=None,
-                    settings: Optional[Settings] = None, policy=None) -> dict:
-    """The ``thirdparty`` report dict (report.schema.json); *policy*: an :class:`analyse.policy.Policy`."""
+                    settings: Optional[Settings] = None, policy=None, roles=None) -> dict:
+    """The ``thirdparty`` report dict (report.schema.json); *policy*: an :class:`analyse.policy.Policy`;
+    *roles*: ``{glob: role}`` file-role overrides."""
     t0 = time.perf_counter()
     inputs = [Path(p) for p in inputs]
     res = analyse_library_data(inputs, kb, passes=passes, settings=settings,
@@ -265,7 +618,8 @@ def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]]
     }
     if res.cpp is not None and (res.cpp.files or res.cpp.bindings):
         extra["extensions"] = res.cpp.summary()
-    thirdparty = {"functions": res.functions, "summary": res.summary, **extra}
+    thirdparty = {"functions": res.functions, "summary": res.summary, "library": res.library,
+                  "coverage": res.coverage, **extra}
     return build_report(
         mode="thirdparty",
         inputs=input_names or [str(p) for p in inputs],
@@ -279,4 +633,5 @@ def analyse_library(inputs: Sequence[Path], kb, input_names: Optional[List[str]]
         duration_s=time.perf_counter() - t0,
         thirdparty=thirdparty,
         policy=policy,
+        roles=roles,
     )

@@ -1,16 +1,28 @@
-"""C++ / CUDA sources of a library, at regex level.
+"""C++ / CUDA sources of a library, at lexical level, in time linear in their size.
 
 For the ``.cu .cuh .cpp .cc .cxx .h .hpp`` files of a library this finds
 
-* CUDA kernels (``__global__`` functions) and their launches (``k<<<...>>>``),
+* CUDA kernels (``__global__`` functions) and their launches,
 * uses of the CUDA runtime (``cudaMalloc``...), cuBLAS, cuDNN, Thrust, CUB,
   ``at::cuda`` / ``c10::cuda`` -- none of which exist on an Ascend NPU,
 * the Python bindings of compiled modules: ``PYBIND11_MODULE(name, m)`` with
-  its ``m.def("roi_align_forward", &roi_align_forward)`` entries and
-  ``TORCH_LIBRARY(ns, m)`` operator schemas (called as ``torch.ops.ns.op``),
+  its ``m.def("roi_align_forward", &roi_align_forward, py::arg("input"))``
+  entries (the op name is the first string argument; ``py::arg`` names and doc
+  strings are never taken for ops or C++ functions) and ``TORCH_LIBRARY(ns, m)``
+  operator schemas (called as ``torch.ops.ns.op``);
+  ``PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)`` takes the module name the build
+  gives the extension whose sources include the file (setup.py ``ext_modules``,
+  ``load(name=...)``: :class:`BuildExt`),
 * a name-level C++ call graph (function bodies, ``REGISTER_DEVICE_IMPL`` /
-  ``REGISTER_NPU_IMPL`` dispatch registrations), so each binding is linked to
-  the kernels behind it, and to an NPU implementation when the sources have one.
+  ``REGISTER_NPU_IMPL`` / ``TORCH_LIBRARY_IMPL`` per-device registrations), so
+  each binding is linked to the kernels behind it and to the library's own NPU
+  implementation when it has one (with the file:line of the registration),
+* per-device evidence for the library as a whole (:meth:`CppScan.npu_evidence`).
+
+A binding whose code reaches an NPU implementation is ``supported``; one that
+reaches CUDA kernels or CUDA APIs and no NPU implementation is ``unsupported``;
+one whose code is plain C++ (CPU only) is ``needs-migration`` (runs on the
+host), never a CUDA blocker.
 
 Nothing is compiled. Files that cannot be decoded become error entries.
 """
@@ -23,29 +35,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
+from analyse.cpp_syntax import LineIndex, blank_comments_and_strings, global_kernels, match_brackets
 from analyse.findings import AnalysisError
 
 CPP_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl")
+CUDA_SUFFIXES = (".cu", ".cuh")
 MAX_CPP_BYTES = 4 * 1024 * 1024
 
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
-_LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\([^)]*\)")
-_GLOBAL = re.compile(r"__global__\s+(?:[\w:<>,\*&]+\s+)*?(\w+)\s*\(")
-_LAUNCH = re.compile(r"\b(\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
+_LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\([^()]*\)")
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
-_QUALIFIERS = re.compile(r"(?:\s*(?:const|noexcept|override|final|mutable|volatile|&&?|->\s*[\w:<>,\s\*&]+?))+\s*$")
-_NAME_BEFORE = re.compile(r"([A-Za-z_~][\w:]*)\s*$")
+_TRAIL_NAME = re.compile(r"[A-Za-z_~][\w:]*$")
+_TRAIL_WORD = re.compile(r"[A-Za-z_]\w*$")
+_TRAIL_RET = re.compile(r"->[\w:<>,\s\*&]{0,300}$")
+_QUALIFIER_WORDS = {"const", "noexcept", "override", "final", "mutable", "volatile"}
 _KEYWORDS = {"if", "for", "while", "switch", "catch", "return", "sizeof", "do", "else", "try", "decltype",
-             "alignof", "static_assert", "defined", "new", "delete", "throw", "case"}
+             "alignof", "static_assert", "defined", "new", "delete", "throw", "case", "noexcept"}
 _PYBIND = re.compile(r"PYBIND11_MODULE\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)")
-_DEF = re.compile(r"\.def\s*\(\s*\"([\w.]+)\"")
+_DEF_OPEN = re.compile(r"\.def\s*\(")
+_STR_ARG = re.compile(r"\s*\"([^\"\\\n]*)\"")
+_PY_CLASS = re.compile(r"(?:py|pybind11)::class_\s*<")
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_FRAGMENT)?\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)")
 _TORCH_LIB_IMPL = re.compile(r"TORCH_LIBRARY_IMPL\s*\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+)\s*\)")
-_SCHEMA_DEF = re.compile(r"\.def\s*\(\s*\"(\w+)")
-_IMPL = re.compile(r"\.impl\s*\(\s*\"(\w+)\"\s*,([^;]*)")
+_IMPL_OPEN = re.compile(r"\.impl\s*\(")
 _REGISTER = re.compile(r"REGISTER_DEVICE_IMPL\s*\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+)\s*\)")
 _REGISTER_NPU = re.compile(r"REGISTER_NPU_IMPL\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)")
+_NPU_DISPATCH = {"NPU", "PRIVATEUSE1", "AUTOGRADPRIVATEUSE1", "AUTOGRADNPU"}
+_CUDA_DISPATCH = {"CUDA", "AUTOGRADCUDA"}
 
 API_PATTERNS = {
     "cuda-runtime": re.compile(r"\bcuda(?:Malloc|Free|Memcpy|Memset|Stream|Event|Device|GetLastError|GetErrorString|"
@@ -58,30 +73,48 @@ API_PATTERNS = {
     "nccl": re.compile(r"\bnccl[A-Z]\w*"),
     "cuda-intrinsics": re.compile(r"\b(?:__shfl\w*|__syncthreads|atomicAdd|__ldg|__shared__|warpSize)\b"),
 }
+_CUDA_ANY = re.compile("|".join(f"(?:{rx.pattern})" for rx in API_PATTERNS.values()) + r"|<<<")
+
+
+@dataclass(frozen=True)
+class BuildExt:
+    """A compiled extension module as the build declares it."""
+    name: str                    # full module name (``detectron2._C``) or the load(name=...) name
+    kind: str                    # "cuda" | "cpp"
+    sources: Tuple[str, ...]     # source paths as written in the build (may be globs / partial)
+    path: str                    # build file
+    line: int
 
 
 @dataclass
 class Binding:
-    module: str              # PYBIND11 module name, TORCH_EXTENSION_NAME, or torch.ops.<ns>
+    module: str              # PYBIND11 module name (from the build for TORCH_EXTENSION_NAME), or torch.ops.<ns>
     op: str                  # the Python-visible name
     path: str                # file with the binding
     targets: Tuple[str, ...]  # C++ functions it binds
     kernels: Tuple[str, ...] = ()
     npu_impls: Tuple[str, ...] = ()
+    line: int = 0
+    cuda_code: bool = False   # reaches CUDA kernels or CUDA API uses
+    defined: bool = False     # the code behind it was found in the sources
 
 
 @dataclass
 class CppScan:
     kernels: Dict[str, str] = field(default_factory=dict)                   # kernel -> path
     functions: Dict[str, Set[str]] = field(default_factory=dict)            # name -> identifiers used
+    cuda_functions: Set[str] = field(default_factory=set)                   # functions with CUDA code
     registrations: Dict[str, Set[str]] = field(default_factory=dict)        # dispatcher -> impls
     npu_impls: Set[str] = field(default_factory=set)
+    npu_where: Dict[str, str] = field(default_factory=dict)                 # npu impl -> "path:line"
+    npu_files: List[str] = field(default_factory=list)                      # files in npu/ folders or *_npu.*
     bindings: List[Binding] = field(default_factory=list)
     modules: Dict[str, str] = field(default_factory=dict)                   # module label -> path
     api_use: Dict[str, Counter] = field(default_factory=dict)               # folder -> Counter
     folder_kernels: Dict[str, List[str]] = field(default_factory=dict)
     folder_files: Counter = field(default_factory=Counter)
     setup_ext_names: List[str] = field(default_factory=list)
+    builds: List[BuildExt] = field(default_factory=list)
     files: int = 0
     lines: int = 0
     errors: List[AnalysisError] = field(default_factory=list)
@@ -99,32 +132,59 @@ class CppScan:
         if ext_qualname.startswith("torch.ops."):
             ns = mod.split(".")[2] if mod.count(".") >= 2 else ""
             return [b for b in cands if b.module == f"torch.ops.{ns}"]
-        exact = [b for b in cands if b.module == mod or mod.endswith("." + b.module)]
+        exact = [b for b in cands if b.module == mod or mod.endswith("." + b.module) or b.module.endswith("." + mod)]
         return exact or [b for b in cands if not b.module.startswith("torch.ops.")]
 
     def ext_module_names(self) -> Set[str]:
-        out = set(self.setup_ext_names)
+        out = set(self.setup_ext_names) | {b.name for b in self.builds}
         for b in self.bindings:
             if b.module.startswith("torch.ops."):
                 out.add(b.module)
         return out
 
-    def reason(self, ext_qualname: str) -> Tuple[str, str]:
-        """(status, reason text) for a Python call into a compiled module."""
+    def build_of(self, module: str) -> Optional[BuildExt]:
+        for b in self.builds:
+            if b.name == module or module.endswith("." + b.name) or b.name.endswith("." + module):
+                return b
+        return None
+
+    def op_status(self, ext_qualname: str) -> Tuple[str, str, List[str]]:
+        """(status, reason text, evidence) for a Python call into a compiled module."""
         bs = self.binding_for(ext_qualname)
+        build = self.build_of(ext_qualname.rpartition(".")[0])
         if not bs:
-            return "unsupported", f"{ext_qualname} (compiled extension op; no binding found in the C++ sources)"
+            if build is not None and build.kind == "cpp":
+                return ("needs-migration", f"{ext_qualname} (C++ extension op built as a CppExtension in "
+                        f"{build.path}:{build.line}; CPU code, runs on the host)", [f"{build.path}:{build.line}"])
+            return "unsupported", f"{ext_qualname} (compiled extension op; no binding found in the C++ sources)", []
         kernels = sorted({k for b in bs for k in b.kernels})
         npu = sorted({k for b in bs for k in b.npu_impls})
-        where = bs[0].path
+        where = f"{bs[0].path}:{bs[0].line}" if bs[0].line else bs[0].path
         if npu:
-            return ("needs-migration",
-                    f"{ext_qualname} (compiled op bound in {where}; NPU implementation in the sources: "
-                    f"{', '.join(npu[:4])} -- build the extension for NPU)")
+            ev = [f"{self.npu_where[k]} ({k})" if k in self.npu_where else k for k in npu[:4]]
+            return ("supported", f"{ext_qualname} (compiled op bound in {where}; the library's NPU implementation: "
+                    f"{', '.join(ev)})", ev)
         if kernels:
             shown = ", ".join(kernels[:6]) + (f" and {len(kernels) - 6} more" if len(kernels) > 6 else "")
-            return "unsupported", f"{ext_qualname} (compiled op bound in {where}; CUDA kernels: {shown})"
-        return "unsupported", f"{ext_qualname} (compiled op bound in {where}; C++ extension must be rebuilt for NPU)"
+            return "unsupported", f"{ext_qualname} (compiled op bound in {where}; CUDA kernels: {shown})", [where]
+        if any(b.cuda_code for b in bs):
+            return "unsupported", f"{ext_qualname} (compiled op bound in {where}; its C++ code calls CUDA APIs)", [where]
+        if all(b.defined for b in bs):
+            return ("needs-migration", f"{ext_qualname} (compiled op bound in {where}; CPU-only C++ code, no CUDA: "
+                    "runs on the host, build the extension for the Ascend host)", [where])
+        return "unsupported", f"{ext_qualname} (compiled op bound in {where}; C++ extension must be rebuilt for NPU)", [where]
+
+    def reason(self, ext_qualname: str) -> Tuple[str, str]:
+        st, why, _ev = self.op_status(ext_qualname)
+        return st, why
+
+    def npu_evidence(self) -> List[str]:
+        """The library's own NPU implementations, as ``path:line (what)`` lines."""
+        out = [f"{where}: NPU implementation {impl}" for impl, where in sorted(self.npu_where.items(),
+                                                                            key=lambda kv: kv[1])]
+        folders = sorted({f.rpartition("/")[0] for f in self.npu_files})
+        out += [f"{d}/: NPU kernel sources" for d in folders]
+        return out
 
     def summary(self) -> dict:
         mods = []
@@ -148,50 +208,67 @@ class CppScan:
 
 
 def strip_comments(text: str) -> str:
-    return _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    return blank_comments_and_strings(text)
 
 
-def _match_braces(text: str) -> Dict[int, int]:
-    stack = []
-    out = {}
-    for i, ch in enumerate(text):
-        if ch == "{":
-            stack.append(i)
-        elif ch == "}" and stack:
-            out[stack.pop()] = i
-    return out
+def _skip_ws_back(text: str, j: int) -> int:
+    while j >= 0 and text[j] in " \t\r\n":
+        j -= 1
+    return j
 
 
-def _functions(text: str) -> List[Tuple[str, int, int]]:
+def _function_head(text: str, brace: int, paren_open: Dict[int, int]) -> Optional[str]:
+    """Name of the function whose body opens at *brace*, or None. Looks back a
+    bounded distance: qualifiers, a trailing return type, the parameter list
+    (matched through *paren_open*) and the name."""
+    j = _skip_ws_back(text, brace - 1)
+    for _ in range(8):
+        if j < 0:
+            return None
+        ch = text[j]
+        if ch == "&":
+            j = _skip_ws_back(text, j - 1)
+            continue
+        if ch.isalnum() or ch == "_" or ch == ">":
+            lo = max(0, j - 320)
+            window = text[lo:j + 1]
+            m = _TRAIL_RET.search(window) if ch == ">" or "->" in window else None
+            if m is not None:
+                j = _skip_ws_back(text, lo + m.start() - 1)
+                continue
+            w = _TRAIL_WORD.search(text[max(0, j - 40):j + 1])
+            if w is not None and w.group(0) in _QUALIFIER_WORDS:
+                j = _skip_ws_back(text, j - len(w.group(0)))
+                continue
+            return None
+        break
+    if j < 0 or text[j] != ")":
+        return None
+    open_at = paren_open.get(j)
+    if open_at is None:
+        return None
+    k = _skip_ws_back(text, open_at - 1)
+    if k < 0:
+        return None
+    m = _TRAIL_NAME.search(text[max(0, k - 200):k + 1])
+    if m is None:
+        return None
+    name = m.group(0).split("::")[-1]
+    if not name or name in _KEYWORDS or name.startswith(("AT_DISPATCH", "DISPATCH_")) or name.isupper():
+        return None
+    return name
+
+
+def _functions(text: str, braces: Dict[int, int], parens: Dict[int, int]) -> List[Tuple[str, int, int]]:
     """(name, body start, body end) of function definitions."""
-    braces = _match_braces(text)
+    paren_open = {c: o for o, c in parens.items()}
     out = []
     covered_until = -1
     for start in sorted(braces):
         if start < covered_until:
             continue
-        prefix = text[max(0, start - 400):start]
-        prefix = _QUALIFIERS.sub("", prefix).rstrip()
-        if not prefix.endswith(")"):
-            continue
-        depth = 0
-        j = len(prefix) - 1
-        while j >= 0:
-            c = prefix[j]
-            if c == ")":
-                depth += 1
-            elif c == "(":
-                depth -= 1
-                if depth == 0:
-                    break
-            j -= 1
-        if j <= 0:
-            continue
-        m = _NAME_BEFORE.search(prefix[:j])
-        if not m:
-            continue
-        name = m.group(1).split("::")[-1]
-        if not name or name in _KEYWORDS or name.startswith(("AT_DISPATCH", "DISPATCH_")) or name.isupper():
+        name = _function_head(text, start, paren_open)
+        if name is None:
             continue
         end = braces[start]
         out.append((name, start, end))
@@ -199,15 +276,56 @@ def _functions(text: str) -> List[Tuple[str, int, int]]:
     return out
 
 
-def scan_sources(root_files: Sequence[Tuple[Path, str]], setup_texts: Sequence[str] = ()) -> CppScan:
-    """Scan (abspath, relpath) C/C++/CUDA files."""
+def _statement_end(text: str, start: int, limit: int, braces: Dict[int, int], parens: Dict[int, int]) -> int:
+    """Offset of the ``;`` ending the statement that starts at *start* (bracketed spans skipped)."""
+    i = start
+    while i < limit:
+        ch = text[i]
+        if ch == ";":
+            return i
+        if ch == "(" and i in parens:
+            i = parens[i] + 1
+            continue
+        if ch == "{" and i in braces:
+            i = braces[i] + 1
+            continue
+        i += 1
+    return limit
+
+
+def _source_matches(rel: str, src: str) -> bool:
+    src = src.strip().replace("\\", "/")
+    while src.startswith("./"):
+        src = src[2:]
+    if not src:
+        return False
+    if "*" in src:
+        folder, _, pat = src.rpartition("/")
+        rx = re.escape(pat).replace(r"\*", "[^/]*") + "$"
+        return (not folder or ("/" + folder.split("**")[0].strip("/")) in ("/" + rel.rpartition("/")[0])) \
+            and re.search(rx, rel.rpartition("/")[2]) is not None
+    return rel == src or rel.endswith("/" + src) or src.endswith("/" + rel)
+
+
+def _module_label(label: str, rel: str, builds: Sequence[BuildExt]) -> str:
+    """``TORCH_EXTENSION_NAME`` -> the module name of the build compiling *rel*."""
+    if label != "TORCH_EXTENSION_NAME":
+        return label
+    for b in builds:
+        if any(_source_matches(rel, s) for s in b.sources):
+            return b.name
+    return label
+
+
+def scan_sources(root_files: Sequence[Tuple[Path, str]], setup_texts: Sequence[str] = (),
+                 builds: Sequence[BuildExt] = ()) -> CppScan:
+    """Scan (abspath, relpath) C/C++/CUDA files; *builds* names the extension modules."""
     scan = CppScan()
+    scan.builds = list(builds)
     for text in setup_texts:
         for m in re.finditer(r"(?:CUDAExtension|CppExtension|Extension)\s*\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]", text):
             scan.setup_ext_names.append(m.group(1))
-        for m in re.finditer(r"ext_name\s*=\s*['\"]([\w.]+)['\"]", text):
-            scan.setup_ext_names.append(m.group(1))
-    pending_bindings: List[Tuple[str, str, str, str]] = []   # (module, op, path, def args text)
+    pending: List[Tuple[str, str, str, str, int]] = []   # (module, op, path, def args text, line)
     for abspath, rel in root_files:
         try:
             data = abspath.read_bytes()
@@ -217,114 +335,149 @@ def scan_sources(root_files: Sequence[Tuple[Path, str]], setup_texts: Sequence[s
         if len(data) > MAX_CPP_BYTES:
             scan.errors.append(AnalysisError(rel, "too-large", f"{len(data)} bytes exceeds the {MAX_CPP_BYTES}-byte limit"))
             continue
+        if b"\x00" in data:
+            scan.errors.append(AnalysisError(rel, "encoding", "file contains NUL bytes (binary file?)"))
+            continue
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            try:
-                text = data.decode("latin-1") if b"\x00" not in data else None
-            except UnicodeDecodeError:  # pragma: no cover - latin-1 decodes everything
-                text = None
-            if text is None:
-                scan.errors.append(AnalysisError(rel, "encoding", "cannot decode C++/CUDA source as UTF-8"))
-                continue
-        if "\x00" in text:
-            scan.errors.append(AnalysisError(rel, "encoding", "file contains NUL bytes (binary file?)"))
-            continue
-        scan.files += 1
-        scan.lines += text.count("\n") + 1
-        folder = rel.rpartition("/")[0] or "."
-        scan.folder_files[folder] += 1
-        code = strip_comments(text)
-        code = _LAUNCH_BOUNDS.sub("", code)
-        for m in _GLOBAL.finditer(code):
-            scan.kernels.setdefault(m.group(1), rel)
-            scan.folder_kernels.setdefault(folder, [])
-            if m.group(1) not in scan.folder_kernels[folder]:
-                scan.folder_kernels[folder].append(m.group(1))
-        use = scan.api_use.setdefault(folder, Counter())
-        for label, rx in API_PATTERNS.items():
-            n = len(rx.findall(code))
-            if n:
-                use[label] += n
-        nostr = _STRING.sub('""', code)
-        for name, a, b in _functions(nostr):
-            ids = set(_IDENT.findall(nostr[a:b]))
-            scan.functions.setdefault(name, set()).update(ids)
-        for m in _REGISTER.finditer(nostr):
-            scan.registrations.setdefault(m.group(1), set()).add(m.group(3))
-            if m.group(2).upper() == "NPU":
-                scan.npu_impls.add(m.group(3))
-        for m in _REGISTER_NPU.finditer(nostr):
-            scan.registrations.setdefault(m.group(1), set()).add(m.group(2))
-            scan.npu_impls.add(m.group(2))
-        braces = None
-        for m in _PYBIND.finditer(code):
-            braces = braces or _match_braces(code)
-            label = m.group(1)
-            scan.modules.setdefault(label, rel)
-            open_at = code.find("{", m.end())
-            if open_at < 0 or open_at not in braces:
-                continue
-            body = code[open_at:braces[open_at]]
-            for d in _DEF.finditer(body):
-                args = _args_text(body, d.start())
-                pending_bindings.append((label, d.group(1), rel, args))
-        for m in _TORCH_LIB.finditer(code):
-            braces = braces or _match_braces(code)
-            label = f"torch.ops.{m.group(1)}"
-            scan.modules.setdefault(label, rel)
-            open_at = code.find("{", m.end())
-            if open_at < 0 or open_at not in braces:
-                continue
-            body = code[open_at:braces[open_at]]
-            for d in _SCHEMA_DEF.finditer(body):
-                pending_bindings.append((label, d.group(1), rel, _args_text(body, d.start())))
-        for m in _TORCH_LIB_IMPL.finditer(code):
-            braces = braces or _match_braces(code)
-            label = f"torch.ops.{m.group(1)}"
-            dispatch = m.group(2)
-            open_at = code.find("{", m.end())
-            if open_at < 0 or open_at not in braces:
-                continue
-            body = code[open_at:braces[open_at]]
-            for d in _IMPL.finditer(body):
-                ids = set(_IDENT.findall(d.group(2)))
-                scan.registrations.setdefault(f"{label}::{d.group(1)}", set()).update(ids)
-                if "NPU" in dispatch.upper() or "PrivateUse1" in dispatch:
-                    scan.npu_impls.update(ids)
+            text = data.decode("latin-1")
+        _scan_text(scan, text, rel, pending)
     known = set(scan.functions) | set(scan.kernels)
-    for label, op, rel, args in pending_bindings:
-        targets = tuple(sorted(i for i in set(_IDENT.findall(args)) if i in known and i != op)) or \
-            ((op,) if op in known else ())
+    for label, op, rel, args, line in pending:
+        ids = set(_IDENT.findall(args))
+        targets = tuple(sorted(i for i in ids if i in known and i != op)) or ((op,) if op in known else ())
         if label.startswith("torch.ops."):
             extra = scan.registrations.get(f"{label}::{op}", set())
-            targets = tuple(sorted(set(targets) | (extra & known) | extra))
-        kernels, npu = _reach(scan, targets)
-        scan.bindings.append(Binding(label, op, rel, targets, tuple(sorted(kernels)), tuple(sorted(npu))))
+            targets = tuple(sorted(set(targets) | extra))
+        kernels, npu, cuda = _reach(scan, targets)
+        defined = bool(targets) and all(t in known or t in scan.registrations for t in targets)
+        scan.bindings.append(Binding(label, op, rel, targets, tuple(sorted(kernels)), tuple(sorted(npu)), line,
+                                     cuda_code=cuda or bool(kernels), defined=defined))
     return scan
 
 
-def _args_text(body: str, start: int) -> str:
-    """Text of the call starting at body[start] ('.def(' ...) up to its closing parenthesis."""
-    i = body.find("(", start)
-    depth = 0
-    for j in range(i, min(len(body), i + 20000)):
-        c = body[j]
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return body[i + 1:j]
-    return body[i + 1:i + 2000]
+def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
+    scan.files += 1
+    scan.lines += text.count("\n") + 1
+    folder = rel.rpartition("/")[0] or "."
+    scan.folder_files[folder] += 1
+    parts = rel.lower().split("/")
+    if "npu" in parts[:-1] or re.search(r"(?:^|_)npu(?:_|\.)", parts[-1]):
+        scan.npu_files.append(rel)
+    code = blank_comments_and_strings(text)            # strings kept (op names, schemas)
+    nostr = blank_comments_and_strings(text, keep_strings=False)  # same offsets, string contents blanked
+    lines = LineIndex(code)
+    cuda_file = rel.endswith(CUDA_SUFFIXES)
+    kcode = _LAUNCH_BOUNDS.sub(lambda m: " " * len(m.group(0)), nostr)
+    for name, _off in global_kernels(kcode):
+        scan.kernels.setdefault(name, rel)
+        ks = scan.folder_kernels.setdefault(folder, [])
+        if name not in ks:
+            ks.append(name)
+    use = scan.api_use.setdefault(folder, Counter())
+    for label, rx in API_PATTERNS.items():
+        n = sum(1 for _ in rx.finditer(nostr))
+        if n:
+            use[label] += n
+    braces = match_brackets(nostr, "{", "}")
+    parens = match_brackets(nostr, "(", ")")
+    for name, a, b in _functions(nostr, braces, parens):
+        body = nostr[a:b]
+        scan.functions.setdefault(name, set()).update(_IDENT.findall(body))
+        if cuda_file or _CUDA_ANY.search(body):
+            scan.cuda_functions.add(name)
+    for m in _REGISTER.finditer(nostr):
+        if _in_define(nostr, m.start()):
+            continue
+        scan.registrations.setdefault(m.group(1), set()).add(m.group(3))
+        if m.group(2).upper() in _NPU_DISPATCH:
+            _add_npu(scan, m.group(3), f"{rel}:{lines.line(m.start())}")
+        elif m.group(2).upper() in _CUDA_DISPATCH:
+            scan.cuda_functions.add(m.group(3))
+    for m in _REGISTER_NPU.finditer(nostr):
+        if _in_define(nostr, m.start()):
+            continue
+        scan.registrations.setdefault(m.group(1), set()).add(m.group(2))
+        _add_npu(scan, m.group(2), f"{rel}:{lines.line(m.start())}")
+    for m in _PYBIND.finditer(nostr):
+        label = m.group(1)
+        open_at = nostr.find("{", m.end())
+        if open_at < 0 or open_at not in braces:
+            continue
+        close = braces[open_at]
+        label = _module_label(label, rel, scan.builds)
+        scan.modules.setdefault(label, rel)
+        class_spans = []
+        for c in _PY_CLASS.finditer(nostr, open_at, close):
+            class_spans.append((c.start(), _statement_end(nostr, c.start(), close, braces, parens)))
+        for d in _DEF_OPEN.finditer(nostr, open_at, close):
+            if any(a <= d.start() < b for a, b in class_spans):
+                continue  # a method of a bound class, not a module-level op
+            paren = d.end() - 1
+            s = _STR_ARG.match(code, d.end())
+            if s is None or not re.fullmatch(r"[\w.]+", s.group(1)):
+                continue
+            end = parens.get(paren, min(close, paren + 300))
+            pending.append((label, s.group(1), rel, nostr[s.end():end], lines.line(d.start())))
+    for m in _TORCH_LIB.finditer(nostr):
+        label = f"torch.ops.{m.group(1)}"
+        scan.modules.setdefault(label, rel)
+        open_at = nostr.find("{", m.end())
+        if open_at < 0 or open_at not in braces:
+            continue
+        for d in _DEF_OPEN.finditer(nostr, open_at, braces[open_at]):
+            s = _STR_ARG.match(code, d.end())
+            if s is None:
+                continue
+            op = re.match(r"\s*(\w+)", s.group(1))
+            if op is None:
+                continue
+            end = parens.get(d.end() - 1, d.end() + 300)
+            pending.append((label, op.group(1), rel, nostr[s.end():end], lines.line(d.start())))
+    for m in _TORCH_LIB_IMPL.finditer(nostr):
+        label = f"torch.ops.{m.group(1)}"
+        dispatch = m.group(2).upper()
+        open_at = nostr.find("{", m.end())
+        if open_at < 0 or open_at not in braces:
+            continue
+        for d in _IMPL_OPEN.finditer(nostr, open_at, braces[open_at]):
+            s = _STR_ARG.match(code, d.end())
+            if s is None:
+                continue
+            end = parens.get(d.end() - 1, d.end() + 300)
+            ids = set(_IDENT.findall(nostr[s.end():end])) - {"TORCH_FN", "torch", "CppFunction", "makeFromUnboxedFunction"}
+            op = s.group(1).split("(", 1)[0].split("::")[-1]
+            scan.registrations.setdefault(f"{label}::{op}", set()).update(ids)
+            if dispatch in _NPU_DISPATCH:
+                for i in ids:
+                    _add_npu(scan, i, f"{rel}:{lines.line(d.start())}")
+            elif dispatch in _CUDA_DISPATCH:
+                scan.cuda_functions.update(ids)
 
 
-def _reach(scan: CppScan, start: Sequence[str], limit: int = 5000) -> Tuple[Set[str], Set[str]]:
-    """CUDA kernels and NPU implementations reachable from C++ functions *start*."""
+def _in_define(text: str, pos: int) -> bool:
+    """The match at *pos* is part of a ``#define`` (the registration macro itself)."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    if text[line_start:pos].lstrip().startswith("#"):
+        return True
+    # a continued macro body: the previous line ends with a backslash
+    prev_end = line_start - 1
+    return prev_end > 0 and text[max(0, prev_end - 1):prev_end].endswith("\\")
+
+
+def _add_npu(scan: CppScan, impl: str, where: str) -> None:
+    scan.npu_impls.add(impl)
+    scan.npu_where.setdefault(impl, where)
+
+
+def _reach(scan: CppScan, start: Sequence[str], limit: int = 5000) -> Tuple[Set[str], Set[str], bool]:
+    """CUDA kernels, NPU implementations and whether CUDA code is reachable from C++ functions *start*."""
     seen: Set[str] = set()
     todo = list(start)
     kernels: Set[str] = set()
     npu: Set[str] = set()
+    cuda = False
     while todo and len(seen) < limit:
         n = todo.pop()
         if n in seen:
@@ -335,10 +488,12 @@ def _reach(scan: CppScan, start: Sequence[str], limit: int = 5000) -> Tuple[Set[
         if n in scan.npu_impls:
             npu.add(n)
             continue
+        if n in scan.cuda_functions:
+            cuda = True
         for nxt in scan.registrations.get(n, ()):
             if nxt not in seen:
                 todo.append(nxt)
         for ident in scan.functions.get(n, ()):
             if ident not in seen and (ident in scan.functions or ident in scan.kernels or ident in scan.registrations):
                 todo.append(ident)
-    return kernels, npu
+    return kernels, npu, cuda

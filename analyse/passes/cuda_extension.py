@@ -32,6 +32,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from astroid import nodes
 
+from analyse.cpp_syntax import cuda_kernels
 from analyse.findings import AnalysisError, Finding, Rule
 from analyse.passes import ModuleContext, Pass, ProjectContext, nodes_of, walk
 
@@ -180,6 +181,10 @@ class ProjectScan:
     triton_kernels: Set[str] = field(default_factory=set)                 # qualnames
     python_modules: Set[str] = field(default_factory=set)
     plain_modules: Set[str] = field(default_factory=set)                  # non-package Python modules
+    values: Set[str] = field(default_factory=set)                         # module-level names bound to values
+    reexports: Dict[str, str] = field(default_factory=dict)               # mod.name -> source module (from-imports)
+    # (name, "cuda" | "cpp", sources as written, build file, line) of every extension the build declares
+    builds: List[Tuple[str, str, Tuple[str, ...], str, int]] = field(default_factory=list)
     third_party: object = None
 
 
@@ -191,29 +196,103 @@ def _ext_name(call: nodes.Call, r) -> List[str]:
     return [s for s in vals if s and "{}" not in s]
 
 
+def ext_kind(call: nodes.Call, r) -> Optional[str]:
+    """"cuda" / "cpp" when *call* builds an extension: ``CUDAExtension(...)``,
+    ``CppExtension(...)``, ``setuptools.Extension`` with ``.cu`` sources, or a
+    variable bound to one of them (``extension = CppExtension; if cuda:
+    extension = CUDAExtension; extension(name=...)`` is a CUDA build)."""
+    q = r.qualname(call.func)
+    if q in _CUDA_EXT_CALLS:
+        return "cuda"
+    if q in _CPP_EXT_CALLS:
+        return "cpp"
+    if q in _SETUPTOOLS_EXT:
+        return "cuda" if _has_cuda_sources(call, r) else None
+    if q is None and isinstance(call.func, nodes.Name):
+        try:
+            _s, defs = call.func.lookup(call.func.name)
+        except Exception:
+            return None
+        kinds = set()
+        for d in defs:
+            if isinstance(d, nodes.AssignName):
+                v = r.assigned_value(d)
+                vq = r.qualname(v) if isinstance(v, (nodes.Name, nodes.Attribute)) else None
+                if vq in _CUDA_EXT_CALLS:
+                    kinds.add("cuda")
+                elif vq in _CPP_EXT_CALLS:
+                    kinds.add("cpp")
+        if "cuda" in kinds:
+            return "cuda"
+        if "cpp" in kinds:
+            return "cpp"
+    return None
+
+
+_SOURCE_RE = re.compile(r"(?:^|[\\/*])[\w*.-]*\.(?:cu|cuh|cpp|cc|cxx|c)$")
+
+
+def _source_strings(call: nodes.Call, r) -> Tuple[str, ...]:
+    v = _kw(call, "sources", 1)
+    if v is None:
+        return ()
+    v = _expand(v, r)
+    out = []
+    for s in _const_strings(v):
+        if _SOURCE_RE.search(s.strip()):
+            out.append(s.strip())
+    for n in walk(v):  # sources = main + glob(...) + [...]: names bound to lists in the same scope
+        if isinstance(n, nodes.Name) and n is not v:
+            for s in _const_strings(_expand(n, r)):
+                if _SOURCE_RE.search(s.strip()) and s.strip() not in out:
+                    out.append(s.strip())
+    return tuple(out)
+
+
 def _scan_file(sf, index, scan: ProjectScan) -> None:
     from analyse.resolve import Resolver
 
     text = sf.text
     want_ext = "Extension" in text or "cpp_extension" in text
     want_triton = "triton" in text
+    if sf.tree is not None:
+        for node in sf.tree.body:
+            if isinstance(node, (nodes.Assign, nodes.AnnAssign)):
+                targets = node.targets if isinstance(node, nodes.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, nodes.AssignName) and sf.modname:
+                        scan.values.add(f"{sf.modname}.{t.name}")
+            elif isinstance(node, nodes.ImportFrom) and node.level and sf.modname:
+                pkg = sf.modname if sf.is_package_init else sf.modname.rpartition(".")[0]
+                base_parts = pkg.split(".")[:len(pkg.split(".")) - (node.level - 1)] if node.level > 1 else pkg.split(".")
+                base = ".".join(p for p in base_parts + ([node.modname] if node.modname else []) if p)
+                for name, asname in node.names:
+                    if name != "*" and node.modname:
+                        scan.reexports[f"{sf.modname}.{asname or name}"] = base
     if not (want_ext or want_triton):
         return
     r = Resolver(sf.tree, sf.modname, index, is_package=sf.is_package_init)
     helper_funcs: Set[str] = set()
     for node in nodes_of(sf.tree, nodes.Call, nodes.FunctionDef):
         if want_ext and isinstance(node, nodes.Call):
+            kind = ext_kind(node, r)
             q = r.qualname(node.func)
-            cuda = q in _CUDA_EXT_CALLS or (q in _SETUPTOOLS_EXT and _has_cuda_sources(node, r))
-            if cuda:
-                for n in _ext_name(node, r):
+            if kind is None and q in _LOAD_CALLS:
+                kind = "cuda" if _has_cuda_sources(node, r) else "cpp"
+            if kind is None:
+                continue
+            names = _ext_name(node, r)
+            for n in names:
+                scan.builds.append((n, kind, _source_strings(node, r), sf.relpath, node.lineno))
+            if kind == "cuda":
+                for n in names:
                     scan.ext_names.setdefault(n, (sf.relpath, node.lineno))
                     scan.ext_leaves.setdefault(n.rsplit(".", 1)[-1], (sf.relpath, node.lineno))
                 fn = node.scope()
-                if isinstance(fn, nodes.FunctionDef):
+                if isinstance(fn, nodes.FunctionDef) and q not in _LOAD_CALLS:
                     helper_funcs.add(fn.name)
-            elif q in _CPP_EXT_CALLS:
-                scan.cpp_names.update(_ext_name(node, r))
+            else:
+                scan.cpp_names.update(names)
         elif want_triton and isinstance(node, nodes.FunctionDef) and node.decorators is not None:
             for d in node.decorators.nodes:
                 if r.qualname(d.func if isinstance(d, nodes.Call) else d) in _TRITON_DECORATORS:
@@ -228,8 +307,10 @@ def _scan_file(sf, index, scan: ProjectScan) -> None:
                 for n in names:
                     scan.ext_leaves.setdefault(n.rsplit(".", 1)[-1], (sf.relpath, node.lineno))
                     scan.ext_names.setdefault(n, (sf.relpath, node.lineno))
-                    for m in mods:
-                        scan.ext_names.setdefault(f"{m}.{n}", (sf.relpath, node.lineno))
+                    full = [f"{m}.{n}" for m in mods] or [n]
+                    for fn_ in full:
+                        scan.ext_names.setdefault(fn_, (sf.relpath, node.lineno))
+                        scan.builds.append((fn_, "cuda", _source_strings(node, r), sf.relpath, node.lineno))
 
 
 def scan_leaves(scan: ProjectScan) -> Set[str]:
@@ -240,12 +321,24 @@ def scan_leaves(scan: ProjectScan) -> Set[str]:
     return leaves
 
 
+EXTRA_KEY = "cuda-extension-extra"   # project.store: [(relpath, prescan data)] of build files outside the tree
+
+
 def _prescan_data(scan: ProjectScan):
     """The canonical (ordered, picklable) form of one module's share of the scan."""
-    if not (scan.ext_names or scan.ext_leaves or scan.cpp_names or scan.triton_kernels):
+    if not (scan.ext_names or scan.ext_leaves or scan.cpp_names or scan.triton_kernels or scan.values
+            or scan.reexports or scan.builds):
         return None
     return (tuple(scan.ext_names.items()), tuple(scan.ext_leaves.items()), tuple(sorted(scan.cpp_names)),
-            tuple(sorted(scan.triton_kernels)))
+            tuple(sorted(scan.triton_kernels)), tuple(sorted(scan.values)), tuple(sorted(scan.reexports.items())),
+            tuple(scan.builds))
+
+
+def prescan_build_file(sf, index) -> object:
+    """Prescan data of a build file that is not part of the analysed tree (``../setup.py``)."""
+    scan = ProjectScan()
+    _scan_file(sf, index, scan)
+    return _prescan_data(scan)
 
 
 def project_scan(project: ProjectContext, prescans=None) -> ProjectScan:
@@ -255,7 +348,7 @@ def project_scan(project: ProjectContext, prescans=None) -> ProjectScan:
     if isinstance(scan, ProjectScan) and prescans is None:
         return scan
     scan = ProjectScan()
-    modules = dict(project.modules)
+    modules = dict(getattr(project, "modules", None) or {})
     for rel, sf in project.files.items():
         modules.setdefault(rel, sf.modname)
     for rel, mod in modules.items():
@@ -264,13 +357,19 @@ def project_scan(project: ProjectContext, prescans=None) -> ProjectScan:
             if rel.rsplit("/", 1)[-1] != "__init__.py":
                 scan.plain_modules.add(mod)
     if prescans is not None:
-        for _rel, (ext_names, ext_leaves, cpp_names, triton) in prescans:
+        for _rel, data in list(prescans) + list(project.store.get(EXTRA_KEY) or ()):
+            if data is None:
+                continue
+            ext_names, ext_leaves, cpp_names, triton, values, reexports, builds = data
             for k, v in ext_names:
                 scan.ext_names.setdefault(k, v)
             for k, v in ext_leaves:
                 scan.ext_leaves.setdefault(k, v)
             scan.cpp_names.update(cpp_names)
             scan.triton_kernels.update(triton)
+            scan.values.update(values)
+            scan.reexports.update(dict(reexports))
+            scan.builds.extend(builds)
     for sf in project.files.values() if prescans is None else ():
         if sf.tree is not None:
             try:
@@ -285,22 +384,6 @@ def project_scan(project: ProjectContext, prescans=None) -> ProjectScan:
         scan.third_party = False
     project.store[STORE_KEY] = scan
     return scan
-
-
-_COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_LAUNCH_BOUNDS_RE = re.compile(r"__launch_bounds__\s*\([^)]*\)")
-_KERNEL_RE = re.compile(r"__global__\b[^;{}()]*?\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(")
-
-
-def cuda_kernels(text: str) -> List[Tuple[str, int]]:
-    """(name, line) of each ``__global__`` function in CUDA source text (comments ignored)."""
-    blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731 - keep offsets and lines
-    clean = _COMMENT_RE.sub(blank, text)
-    clean = _LAUNCH_BOUNDS_RE.sub(blank, clean)
-    out = []
-    for m in _KERNEL_RE.finditer(clean):
-        out.append((m.group(1), clean.count("\n", 0, m.start(1)) + 1))
-    return out
 
 
 class CudaExtensionPass(Pass):
@@ -385,6 +468,8 @@ class CudaExtensionPass(Pass):
                 if isinstance(t, nodes.AssignName):
                     load_vars[id(t)] = (str(call.args[0].value), call.lineno)
         q = r.qualname(call.func)
+        if q is None and isinstance(call.func, nodes.Name) and ext_kind(call, r) == "cuda":
+            q = "torch.utils.cpp_extension.CUDAExtension"   # extension = CUDAExtension; extension(...)
         if q is None:
             if isinstance(call.func, nodes.Subscript):  # kernel[grid](...)
                 kq = r.qualname(call.func.value)
@@ -392,7 +477,7 @@ class CudaExtensionPass(Pass):
                     yield ctx.finding(R_TRITON, call, kq, f"Launch of the Triton kernel `{kq.rsplit('.', 1)[-1]}`: Triton "
                                       "kernels do not run on Ascend NPUs.", replacement=FIX_OP)
             return
-        if q in _CUDA_EXT_CALLS or (q in _SETUPTOOLS_EXT and _has_cuda_sources(call, r)):
+        if ext_kind(call, r) == "cuda" and q not in _LOAD_CALLS:
             names = _ext_name(call, r)
             what = f"`{names[0]}`" if names else "an extension"
             yield ctx.finding(R_BUILD, call, q, f"{q.rsplit('.', 1)[-1]} builds {what} from CUDA sources with nvcc; it "
@@ -424,8 +509,11 @@ class CudaExtensionPass(Pass):
             return mod, f"built as a CUDA extension in {f}:{line}"
         parts = mod.split(".")
         leaf = parts[-1]
-        if mod in scan.python_modules or mod in scan.cpp_names:
+        if mod in scan.python_modules or mod in scan.cpp_names or mod in scan.values:
             return None
+        src = scan.reexports.get(mod)
+        if src is not None and src in scan.python_modules:
+            return None  # `from .config import CfgNode as _C`: a Python value, not the compiled _C
         if len(parts) > 1 and ".".join(parts[:-1]) in scan.plain_modules:
             return None  # an attribute of a Python module of the project
         if leaf in scan.ext_leaves and (len(parts) == 1 or parts[0] in project_tops):

@@ -307,7 +307,8 @@ def _arg(call: nodes.Call, pos: int, name: str):
     for kw in call.keywords or ():
         if kw.arg == name:
             return kw.value
-    if pos is not None and pos < len(call.args) and not isinstance(call.args[pos], nodes.Starred):
+    if pos is not None and pos < len(call.args) \
+            and not any(isinstance(a, nodes.Starred) for a in call.args[:pos + 1]):
         return call.args[pos]
     return None
 
@@ -330,6 +331,7 @@ def attention_replacement(call: nodes.Call, kind: str, qual: str) -> Tuple[str, 
     """The npu_fusion_attention call for a flash-attn / xformers call, and notes on the mapping."""
     notes: List[str] = []
     leaf = qual.rsplit(".", 1)[-1]
+    qs = ks = vs = None  # source text of q, k, v (packed forms set them from qkv / kv)
     if kind == "xformers":
         q, k, v = (_arg(call, 0, "query"), _arg(call, 1, "key"), _arg(call, 2, "value"))
         p, scale, causal, bias = _arg(call, 4, "p"), _arg(call, 5, "scale"), None, _arg(call, 3, "attn_bias")
@@ -372,9 +374,11 @@ def attention_replacement(call: nodes.Call, kind: str, qual: str) -> Tuple[str, 
             p, scale, causal = _arg(call, 3, "dropout_p"), _arg(call, 4, "softmax_scale"), _arg(call, 5, "causal")
         bias = None
         layout, head = "BSND", 2
-    if q is not None or k is not None:
+    if qs is None:
         qs = _src(q) if q is not None else "q"
+    if ks is None:
         ks = _src(k) if k is not None else "k"
+    if vs is None:
         vs = _src(v) if v is not None else "v"
     args = [qs, ks, vs, f"head_num={qs}.shape[{head}]", f"input_layout='{layout}'"]
     # scale
@@ -481,10 +485,21 @@ class ThirdPartyPass(Pass):
             return True
         return top in self._project_tops(ctx)
 
+    @staticmethod
+    def _project_extension(ctx: ModuleContext, qual: str) -> bool:
+        """The name is a compiled extension the project's own build declares (the cuda-extension pass reports it)."""
+        from analyse.passes.cuda_extension import project_scan
+
+        names = project_scan(ctx.project).ext_names
+        if not names:
+            return False
+        parts = qual.split(".")
+        return any(".".join(parts[:i]) in names for i in range(1, len(parts) + 1))
+
     # ------------------------------------------------------------------ lookup
     def _lookup(self, ctx: ModuleContext, table: LibTable, qual: str):
         """(severity, replacement, reason, api, library, entry-or-None, evidence, source)."""
-        if self._own(ctx, qual):
+        if self._own(ctx, qual) or self._project_extension(ctx, qual):
             return None
         op = table.mmcv_op(qual)
         if op is not None:

@@ -48,7 +48,8 @@ R_TP_MIGRATION = Rule(
     fix="Import `torch_npu` and `from torch_npu.contrib import transfer_to_npu` before the library is used.",
 )
 
-_BY_STATUS = {"unsupported": R_TP_UNSUPPORTED, "unknown": R_TP_UNKNOWN, "needs-migration": R_TP_MIGRATION}
+_BY_STATUS = {"unsupported": R_TP_UNSUPPORTED, "conditional": R_TP_UNSUPPORTED, "unknown": R_TP_UNKNOWN,
+              "needs-migration": R_TP_MIGRATION}
 
 EXAMPLE_REPORT = {
     "mode": "thirdparty",
@@ -116,12 +117,20 @@ class ThirdpartyCallsPass(Pass):
             shown = "; ".join(reasons[:3]) + (f" and {len(reasons) - 3} more" if len(reasons) > 3 else "")
             lib = index.libraries.get(fn["qualname"], "")
             what = {"unsupported": "does not run on an NPU", "unknown": "has an unverified NPU status",
+                    "conditional": "runs CUDA-only code under a condition",
                     "needs-migration": "needs CUDA-to-NPU migration (transfer_to_npu)"}[status]
             msg = f"`{q}` {what} according to the thirdparty report of {lib}: it reaches {shown}."
+            severity = rule.severity
+            if status == "conditional":
+                conds = [str(c) for c in (fn.get("conditions") or [])]
+                severity = "manual"
+                msg += (" Only " + "; ".join(c[5:] if c.startswith("only ") else c for c in conds[:3]) + "."
+                        if conds else " Only under a guard with a fallback.") + \
+                    " Check that the call takes the fallback path on the NPU."
             via = [str(v) for v in (fn.get("via") or [fn["qualname"]])]
             chain = (f"{ctx.path}:{node.lineno} {q}",) + tuple(via)
             yield Finding(
-                code=rule.code, category=rule.category, severity=rule.severity, path=ctx.path,
+                code=rule.code, category=rule.category, severity=severity, path=ctx.path,
                 line=node.lineno or 1, end_line=node.end_lineno, column=node.col_offset or 0, api=q,
                 message=msg, replacement=None, confidence="high" if status != "unknown" else "medium",
                 evidence="propagated", snippet=ctx.snippet(node.lineno or 1), chain=chain,

@@ -1,0 +1,174 @@
+"""The library's C++/CUDA scan: linear lexing, bindings, per-device implementations.
+
+Fixtures are modelled on the layouts of public libraries (a pybind module
+binding ``*_impl`` dispatchers, per-device ``REGISTER_DEVICE_IMPL`` /
+``REGISTER_NPU_IMPL`` registrations in ``cpu/``, ``cuda/`` and ``npu/``
+folders, ``PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)`` built by setup.py).
+Speed is measured by benchmarks/bench_cpp_scan.py, not here.
+"""
+
+from pathlib import Path
+
+from analyse.cpp_syntax import blank_comments_and_strings, cuda_kernels, global_kernels, match_brackets
+from analyse.library.cpp import BuildExt, scan_sources
+
+
+def _write(root: Path, files: dict):
+    out = []
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+        out.append((p, rel))
+    return out
+
+
+def test_large_adversarial_file_is_scanned(tmp_path):
+    # ~400 KB of the shapes that made the regex scanner quadratic, around two real kernels
+    chunks = [
+        "__global__ void first_kernel(const float* x, float* y) { y[0] = x[0]; }\n",
+        "__global__ " * 6000, ";\n",
+        "/*" * 20000, "*/\n",
+        "{" * 30000, "}" * 30000, "\n",
+        ") const &" * 8000, "{}\n",
+        "int f() { return 0; }\n" * 3200,
+        "PYBIND11_MODULE(ext, m) {\n" + 'm.def("a", (' * 8000 + "\n}\n",
+        "template <typename T>\n__global__ void last_kernel<T>(T* x) { x[0] = 0; }\n",
+    ]
+    text = "".join(chunks)
+    assert len(text) > 400_000
+    (tmp_path / "big.cu").write_text(text)
+    scan = scan_sources([(tmp_path / "big.cu", "big.cu")])
+    assert scan.errors == []
+    assert {"first_kernel", "last_kernel"} <= set(scan.kernels)
+    assert [k for k, _line in cuda_kernels(text)][0] == "first_kernel"
+    assert "f" in scan.functions
+
+
+def test_lexer_blanks_comments_and_strings_keeping_offsets():
+    text = 'int a; // c "x"\n/* b\n { */ s = "}{"; t = \'{\';\n/* unclosed'
+    code = blank_comments_and_strings(text)
+    nostr = blank_comments_and_strings(text, keep_strings=False)
+    assert len(code) == len(nostr) == len(text)
+    assert code.count("\n") == text.count("\n")
+    assert '"}{"' in code and "{" not in nostr and "}" not in nostr
+    assert match_brackets("a{b{c}d}e{") == {3: 5, 1: 7}
+
+
+def test_global_kernel_heads():
+    code = "__global__ void __launch_bounds__(256) k1(int* x) {}\n__global__ void k2<float, 4>(float* y);\n"
+    code = code.replace("__launch_bounds__(256)", " " * len("__launch_bounds__(256)"))
+    assert [n for n, _o in global_kernels(code)] == ["k1", "k2"]
+    assert cuda_kernels("// __global__ void no(int)\n__global__ void yes(int a) {}\n") == [("yes", 2)]
+
+
+MMCV_LIKE = {
+    "csrc/pybind.cpp": """
+        #include <torch/extension.h>
+        Tensor nms(Tensor boxes, Tensor scores, float iou, int offset);
+        Tensor carafe_forward(Tensor x);
+        Tensor box_area(Tensor boxes);
+        PYBIND11_MODULE(_ext, m) {
+          m.def("nms", &nms, "nms (CPU/CUDA) ", py::arg("boxes"), py::arg("scores"),
+                py::arg("iou_threshold"), py::arg("flip"));
+          m.def("carafe_forward", &carafe_forward, "carafe_forward", py::arg("features"));
+          m.def("box_area", &box_area, "area (CPU)", py::arg("boxes"));
+          py::class_<Holder>(m, "Holder").def(py::init<>()).def("scale", &Holder::scale);
+        }
+    """,
+    "csrc/nms.cpp": """
+        Tensor nms_impl(Tensor boxes, Tensor scores, float iou, int offset) {
+          return DISPATCH_DEVICE_IMPL(nms_impl, boxes, scores, iou, offset);
+        }
+        Tensor nms(Tensor boxes, Tensor scores, float iou, int offset) {
+          return nms_impl(boxes, scores, iou, offset);
+        }
+    """,
+    "csrc/carafe.cpp": """
+        Tensor carafe_forward_impl(Tensor x) { return DISPATCH_DEVICE_IMPL(carafe_forward_impl, x); }
+        Tensor carafe_forward(Tensor x) { return carafe_forward_impl(x); }
+    """,
+    "csrc/box_area.cpp": """
+        Tensor box_area(Tensor boxes) { return (boxes.select(1, 2) - boxes.select(1, 0)); }
+    """,
+    "csrc/flip.cu": """
+        __global__ void flip_kernel(float* x) { x[0] = -x[0]; }
+        Tensor flip(Tensor x) { flip_kernel<<<1, 1>>>(x.data_ptr<float>()); return x; }
+    """,
+    "csrc/cuda/cudabind.cpp": """
+        Tensor nms_cuda(Tensor boxes, Tensor scores, float iou, int offset) { return NMSCUDAKernelLauncher(boxes); }
+        REGISTER_DEVICE_IMPL(nms_impl, CUDA, nms_cuda);
+        Tensor carafe_cuda(Tensor x) { return CARAFEForwardCUDAKernelLauncher(x); }
+        REGISTER_DEVICE_IMPL(carafe_forward_impl, CUDA, carafe_cuda);
+    """,
+    "csrc/cuda/nms_cuda.cu": """
+        __global__ void nms_kernel(const float* boxes) {}
+        Tensor NMSCUDAKernelLauncher(Tensor boxes) { nms_kernel<<<1, 1>>>(boxes.data_ptr<float>()); return boxes; }
+    """,
+    "csrc/cuda/carafe_cuda.cu": """
+        __global__ void carafe_kernel(const float* x) {}
+        Tensor CARAFEForwardCUDAKernelLauncher(Tensor x) { carafe_kernel<<<1, 1>>>(x.data_ptr<float>()); return x; }
+    """,
+    "csrc/npu/nms_npu.cpp": """
+        Tensor nms_npu(Tensor boxes, Tensor scores, float iou, int offset) { return boxes; }
+        Tensor nms_impl(Tensor boxes, Tensor scores, float iou, int offset);
+        REGISTER_NPU_IMPL(nms_impl, nms_npu);
+    """,
+}
+
+
+def _dedent(files):
+    import textwrap
+
+    return {k: textwrap.dedent(v) for k, v in files.items()}
+
+
+def test_npu_registration_makes_the_op_supported_with_evidence(tmp_path):
+    scan = scan_sources(_write(tmp_path, _dedent(MMCV_LIKE)))
+    st, why, ev = scan.op_status("mylib._ext.nms")
+    assert st == "supported"
+    assert ev == ["csrc/npu/nms_npu.cpp:4 (nms_npu)"]
+    assert "csrc/npu/nms_npu.cpp:4" in why
+    # CUDA only: still a blocker, naming the kernel
+    st, why, _ev = scan.op_status("mylib._ext.carafe_forward")
+    assert st == "unsupported" and "carafe_kernel" in why
+    assert any("csrc/npu/nms_npu.cpp:4" in e for e in scan.npu_evidence())
+    assert "csrc/npu/: NPU kernel sources" in scan.npu_evidence()
+
+
+def test_py_arg_strings_are_not_ops_or_targets(tmp_path):
+    scan = scan_sources(_write(tmp_path, _dedent(MMCV_LIKE)))
+    ops = {b.op for b in scan.bindings}
+    assert ops == {"nms", "carafe_forward", "box_area"}  # no "boxes", "flip", no class methods
+    nms = next(b for b in scan.bindings if b.op == "nms")
+    assert nms.targets == ("nms",)            # py::arg("flip") does not bind the CUDA function flip
+    assert "flip_kernel" not in nms.kernels
+    assert nms.line == 7
+
+
+def test_cpu_only_op_is_not_a_cuda_blocker(tmp_path):
+    scan = scan_sources(_write(tmp_path, _dedent(MMCV_LIKE)))
+    st, why, _ev = scan.op_status("mylib._ext.box_area")
+    assert st == "needs-migration"
+    assert "CPU-only" in why
+
+
+def test_torch_extension_name_takes_the_build_module_name(tmp_path):
+    files = _write(tmp_path, {
+        "csrc/adam/fused_adam_frontend.cpp": "void multi_tensor_adam(int n) { adam_kernel_launch(n); }\n"
+                                             "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n"
+                                             '  m.def("multi_tensor_adam", &multi_tensor_adam, "Adam (CUDA)");\n}\n',
+        "csrc/adam/multi_tensor_adam.cu": "__global__ void adam_kernel(float* p) {}\n"
+                                          "void adam_kernel_launch(int n) { adam_kernel<<<1, 1>>>(nullptr); }\n",
+        "csrc/lion/lion_frontend.cpp": "void lion(int n) {}\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n"
+                                       '  m.def("lion", &lion);\n}\n',
+    })
+    builds = [BuildExt("mylib.ops.fused_adam_op", "cuda", ("csrc/adam/fused_adam_frontend.cpp",
+                                                            "csrc/adam/multi_tensor_adam.cu"), "setup.py", 12),
+              BuildExt("lion_op", "cpp", ("csrc/lion/*.cpp",), "setup.py", 20)]
+    scan = scan_sources(files, builds=builds)
+    assert set(scan.modules) == {"mylib.ops.fused_adam_op", "lion_op"}
+    st, why, _ev = scan.op_status("mylib.ops.fused_adam_op.multi_tensor_adam")
+    assert st == "unsupported" and "adam_kernel" in why
+    assert scan.op_status("lion_op.lion")[0] == "needs-migration"
+    assert "mylib.ops.fused_adam_op" in scan.ext_module_names()

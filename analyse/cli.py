@@ -497,11 +497,14 @@ def thirdparty_cmd(paths, **opts):
 @click.argument("api")
 @click.option("--torch-version", "torch_version", default=None, metavar="VERSION")
 def explain_cmd(api, torch_version):
-    """What the knowledge base says about one API (e.g. torch.cuda.set_device, torch.Tensor.nonzero)."""
+    """What the knowledge base says about one API or library name, for every torch version
+    (e.g. torch.nn.GRU, torch.cuda.set_device, flash_attn.flash_attn_func). Exit 1 for an unknown name."""
     kb = _load_kb(torch_version)
-    from analyse.explain import explain
+    from analyse.explain import explain_name
 
-    click.echo(explain(kb, api))
+    text, status = explain_name(api, kb.torch_version)
+    click.echo(text)
+    sys.exit(status)
 
 
 @cli.command("rules", epilog=EPILOG_RULES)

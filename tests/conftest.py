@@ -10,7 +10,8 @@ import pytest
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="npu-analyse-test-cache-")
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+# ../shared next to the checkout (integration checkout), or the nearest shared/ above it (worktrees)
+SHARED = next((d / "shared" for d in ROOT.parents if (d / "shared" / "spec").is_dir()), ROOT.parent / "shared")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import json
 import shutil
 import subprocess
@@ -92,11 +94,15 @@ def test_unsupported_api_2_8():
     assert "v2.7.1-26.0.0" in info.source and "torch-nn.md" in info.source
 
 
-def test_limited_api_keeps_verbatim_text():
+def test_limited_api_english_text_keeps_verbatim_evidence():
     kb = load_knowledge("2.8.0")
     info = kb.api("torch.Tensor.to")
     assert info.status == "limited"
-    assert "当前NPU设备仅支持设置memory_format为torch.contiguous_format或torch.preserve_format" in info.limitations
+    # the official English table text for the identical Chinese text; the original stays as evidence
+    assert "当前NPU设备仅支持设置memory_format为torch.contiguous_format或torch.preserve_format" in info.evidence
+    assert "torch.contiguous_format or torch.preserve_format" in info.limitations
+    assert not re.search(r"[\u4e00-\u9fff]", info.limitations)
+    assert info.english == "official"
     assert kb.api_status("torch.Tensor.to") == "limited"
     # compact docs spell "Tensor.to"; the loader accepts it too
     assert kb.api_status("Tensor.to") == "limited"
@@ -125,7 +131,7 @@ def test_2_1_blank_compatibility_is_unverified():
     # blank Compatibility cell in the 2.1.0 doc = "not tested"
     assert kb.api_status("torch.default_generator") == "unverified"
     assert kb.api_status("torch.Tensor.to") == "limited"
-    assert kb.api("torch.Tensor.to").limitations == "Only support fp16，fp32，int64，bool"
+    assert kb.api("torch.Tensor.to").limitations == "Only support fp16, fp32, int64, bool"
 
 
 def test_msfmktransplt_fill_is_marked():

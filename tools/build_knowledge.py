@@ -28,6 +28,9 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import limitations as lim  # noqa: E402  (tools/limitations.py)
+
 GENERATOR = "tools/build_knowledge.py"
 KB_FORMAT = 1
 
@@ -64,6 +67,36 @@ TRANSFER_BRANCH = {
 # msfmktransplt tables (older derived snapshots of the same docs), used only to fill
 # doc rows that carry no verdict. Never for 2.1.0, whose blank cells mean "not tested".
 MSFMK_TABLE = {"2.6.0": "2_6", "2.7.1": "2_7", "2.8.0": "2_8"}
+
+# Official English tables (tag, torch version folders) paired with the Chinese ones of the same tag.
+EN_DOCS_TAG = "v2.7.1-26.0.0"
+EN_DOCS_VERSIONS = ["2-7-1", "2-8-0", "2-9-0", "2-10-0"]
+
+# Positions and defaults of the arguments that structured limitation checks name
+# (PyTorch signatures; position counts from the first argument of the call, -1 = keyword only).
+SIGNATURES = {
+    "torch.nn.GRU": {"num_layers": [2, 1], "bias": [3, True], "batch_first": [4, False], "dropout": [5, 0.0], "bidirectional": [6, False]},
+    "torch.nn.LSTM": {"num_layers": [2, 1], "bias": [3, True], "batch_first": [4, False], "dropout": [5, 0.0], "bidirectional": [6, False],
+                      "proj_size": [7, 0]},
+    "torch.nn.RNN": {"num_layers": [2, 1], "nonlinearity": [3, "tanh"], "bias": [4, True], "batch_first": [5, False], "dropout": [6, 0.0],
+                     "bidirectional": [7, False]},
+    "torch.nn.functional.interpolate": {"size": [1, None], "scale_factor": [2, None], "mode": [3, "nearest"], "align_corners": [4, None]},
+    "torch.nn.Upsample": {"size": [0, None], "scale_factor": [1, None], "mode": [2, "nearest"], "align_corners": [3, None]},
+    "torch.nn.functional.kl_div": {"reduction": [4, "mean"], "log_target": [5, False]},
+    "torch.nn.KLDivLoss": {"reduction": [2, "mean"], "log_target": [3, False]},
+    "torch.nn.functional.max_pool1d": {"dilation": [4, 1]},
+    "torch.nn.functional.max_pool2d": {"dilation": [4, 1]},
+    "torch.nn.functional.max_pool3d": {"dilation": [4, 1]},
+    "torch.nn.GELU": {"approximate": [0, "none"]},
+    "torch.nn.functional.gelu": {"approximate": [-1, "none"]},
+    "torch.topk": {"largest": [3, True], "sorted": [4, True]},
+    "torch.Tensor.topk": {"largest": [2, True], "sorted": [3, True]},
+    "torch.sum": {"dtype": [-1, None]},
+    "torch.Tensor.sum": {"dtype": [-1, None]},
+    "torch.Tensor.resize_": {"memory_format": [-1, {"name": "torch.contiguous_format"}]},
+    "torch.Tensor.resize_as_": {"memory_format": [-1, {"name": "torch.contiguous_format"}]},
+    "torch.nn.GroupNorm": {"affine": [3, True]},
+}
 
 LICENCE_DOCS = "CC-BY-4.0 (docs/LICENSE of Ascend/pytorch)"
 LICENCE_TORCH_NPU_CODE = "BSD-3-Clause style (Ascend/pytorch LICENSE)"
@@ -138,7 +171,44 @@ def _status(supported, limitations) -> str:
     return "unsupported"
 
 
-def build_api_table(upstream: Path, version: str, date: str, commits: dict) -> dict:
+def build_translator(upstream: Path) -> "lim.Translator":
+    t = lim.Translator()
+    base = upstream / "torch_npu" / "native_api_docs" / EN_DOCS_TAG
+    for v in EN_DOCS_VERSIONS:
+        zh, en = base / "zh" / f"pytorch_{v}", base / "en" / f"pytorch_{v}"
+        if not en.is_dir():
+            raise SystemExit(f"{en} missing: the official English tables are needed")
+        t.add_tables(zh, en, f"torch_npu/native_api_docs/{EN_DOCS_TAG}/{{zh,en}}/pytorch_{v}")
+    return t
+
+
+def _limitation_fields(text: str, api: str, translator, stats: dict) -> dict:
+    """English limitations, the original as evidence, structured checks and the unparsed remainder."""
+    r = lim.process(text, translator)
+    out: dict = {"limitations": r["text"]}
+    if r["text"] != text:
+        out["evidence"] = text
+    out["english"] = r["how"]
+    stats["texts"] += 1
+    stats[r["how"]] = stats.get(r["how"], 0) + 1
+    if r["checks"]:
+        sig = SIGNATURES.get(api, {})
+        checks = []
+        for c in r["checks"]:
+            c = dict(c)
+            p = c.get("param")
+            if p in sig:
+                c["position"], c["default"] = sig[p]
+            checks.append(c)
+        out["checks"] = checks
+        out["remainder"] = r["remainder"]
+        stats["with_checks"] += 1
+        if not r["remainder"]:
+            stats["all_checks"] += 1
+    return out
+
+
+def build_api_table(upstream: Path, version: str, date: str, commits: dict, translator=None, stats: dict | None = None) -> dict:
     src = upstream / "torch_npu" / "native_api_support" / BEST_DOC[version]
     doc = _read_json(src)
     dmeta = doc["meta"]
@@ -184,7 +254,7 @@ def build_api_table(upstream: Path, version: str, date: str, commits: dict) -> d
                 continue  # listed without a verdict ("not tested" for 2.1.0) -> unverified
         entry["status"] = _status(supported, limitations)
         if limitations:
-            entry["limitations"] = limitations
+            entry.update(_limitation_fields(limitations, name, translator, stats))
         if row.get("hardware"):
             entry["hardware"] = {k: bool(v) for k, v in sorted(row["hardware"].items())}
         if row.get("file"):
@@ -194,7 +264,11 @@ def build_api_table(upstream: Path, version: str, date: str, commits: dict) -> d
         if row.get("npu_name"):
             entry["npu_name"] = row["npu_name"]
         if row.get("api_note"):
-            entry["note"] = row["api_note"].strip()
+            note = row["api_note"].strip()
+            en = lim.process(note, translator)
+            entry["note"] = en["text"]
+            if en["text"] != note:
+                entry["note_evidence"] = note
         apis[name] = entry
 
     counts = {"supported": 0, "limited": 0, "unsupported": 0}
@@ -227,6 +301,17 @@ def build_api_table(upstream: Path, version: str, date: str, commits: dict) -> d
         ),
         "fill_source": fill_source,
         "filled_from_msfmktransplt": filled,
+        "english": (
+            "limitations/note texts are English: `english` says how -- official (the official English table text for an identical Chinese "
+            f"text, {EN_DOCS_TAG} docs/en/native_apis), derived (line by line: official lines, lines rendered from their parsed check, "
+            "lines differing from an official one only in wording (same code names), or translations kept in tools/limitations.py), "
+            "partial (some lines stay Chinese), none, original (the doc is English). `evidence` keeps the original text."
+        ),
+        "checks": (
+            "checks: structured limits parsed from the limitations lines (kind dtype|arg|value|ndim; param; allowed/forbidden; max/min; "
+            "position/default of the argument where known); remainder: the lines that are not checks (text)"
+        ),
+        "limitation_stats": {k: stats[k] for k in sorted(stats)},
         "listed_without_verdict": len(no_verdict),
         "counts": counts,
     }
@@ -706,9 +791,13 @@ def build(upstream: Path, out: Path) -> list[Path]:
 
     api_tables = {}
     doc_commits = {}
+    translator = build_translator(upstream)
+    all_stats = {}
     for v in TORCH_VERSIONS:
         c: dict = {}
-        api_tables[v] = build_api_table(upstream, v, date, c)
+        stats = {"texts": 0, "with_checks": 0, "all_checks": 0}
+        api_tables[v] = build_api_table(upstream, v, date, c, translator, stats)
+        all_stats[v] = stats
         doc_commits[v] = c["docs"]
         p = out / "op_support" / f"torch_{v}.json"
         _dump_json(api_tables[v], p, compact=True)
@@ -768,13 +857,15 @@ def build(upstream: Path, out: Path) -> list[Path]:
     p = out / "knowledge_index.json"
     _dump_json(index, p, compact=False)
     written.append(p)
+    build.stats = all_stats  # type: ignore[attr-defined]
     return written
 
 
 def main(argv: list[str] | None = None) -> int:
     repo = Path(__file__).resolve().parent.parent
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--upstream", type=Path, default=repo.parent / "shared" / "upstream", help="shared/upstream folder")
+    default_up = next((d / "shared" / "upstream" for d in repo.parents if (d / "shared" / "upstream").is_dir()), repo.parent / "shared" / "upstream")
+    ap.add_argument("--upstream", type=Path, default=default_up, help="shared/upstream folder (default: the nearest ../shared/upstream)")
     ap.add_argument("--out", type=Path, default=repo / "data", help="output data folder (default: data/)")
     args = ap.parse_args(argv)
     written = build(args.upstream, args.out)
@@ -782,6 +873,9 @@ def main(argv: list[str] | None = None) -> int:
     for p in written:
         print(f"{p.stat().st_size:>9}  {p}")
     print(f"{total:>9}  total")
+    for v, st in build.stats.items():  # type: ignore[attr-defined]
+        print(f"torch {v:<7} limitation texts {st['texts']:>5}: {st['with_checks']:>5} became checks "
+              f"({st['all_checks']} entirely), English: " + ", ".join(f"{k} {st[k]}" for k in sorted(st) if k not in ("texts", "with_checks", "all_checks")))
     return 0
 
 

@@ -49,6 +49,7 @@ DEFAULT_TORCH_VERSION = "2.13.0"
 STATUSES = ("supported", "limited", "unsupported")
 UNVERIFIED = "unverified"
 SEVERITIES = ("blocker", "manual", "info")
+CHECK_KINDS = ("dtype", "arg", "value", "ndim")
 
 INDEX_FILE = "knowledge_index.json"
 PROVENANCE_KEYS = ("source", "date")
@@ -72,6 +73,20 @@ class ApiInfo:
     source: str
     npu_name: str | None = None
     note: str | None = None
+    # structured limits parsed from the limitations text (kind dtype|arg|value|ndim, see data meta.checks)
+    checks: tuple = ()
+    # limitation lines that are not checks (None: no checks were parsed, the whole text is the remainder)
+    remainder: tuple | None = None
+    # the original (Chinese) text when ``limitations`` is its English form
+    evidence: str | None = None
+    # how the English text was obtained: official | derived | partial | none | original
+    english: str | None = None
+
+    def remainder_text(self) -> str:
+        """The limitation lines that are not structured checks."""
+        if self.remainder is None:
+            return self.limitations or ""
+        return "\n".join(self.remainder)
 
 
 @dataclass(frozen=True)
@@ -197,8 +212,25 @@ def _validate_api_table(doc: Any, version: str, where: str) -> dict:
         hw = e.get("hardware")
         _require(hw is None or (isinstance(hw, dict) and all(isinstance(k, str) and isinstance(x, bool) for k, x in hw.items())),
                  w, "hardware must map product -> bool")
-        for k in ("file", "section", "npu_name", "note", "from"):
+        for k in ("file", "section", "npu_name", "note", "from", "evidence", "note_evidence", "english"):
             _require(e.get(k) is None or isinstance(e.get(k), str), w, f"{k} must be a string")
+        _require(e.get("english") in (None, "official", "derived", "partial", "none", "original"), w, "english has an unknown value")
+        checks = e.get("checks")
+        _require(checks is None or (isinstance(checks, list) and lim), w, "checks must be a list (with a limitations text)")
+        for c in checks or ():
+            _require(isinstance(c, dict) and c.get("kind") in CHECK_KINDS, w, f"check kind must be one of {CHECK_KINDS}")
+            _require(isinstance(c.get("text"), str) and c["text"], w, "check needs its text")
+            _require(c.get("param") is None or isinstance(c["param"], str), w, "check param must be a string")
+            for k in ("allowed", "forbidden"):
+                _require(c.get(k) is None or isinstance(c[k], list), w, f"check {k} must be a list")
+            for k in ("max", "min", "position"):
+                _require(c.get(k) is None or (isinstance(c[k], int) and not isinstance(c[k], bool)), w, f"check {k} must be an int")
+            _require(c["kind"] not in ("arg", "value") or isinstance(c.get("param"), str), w, "arg/value checks name a param")
+            _require(c["kind"] != "value" or bool(c.get("allowed") or c.get("forbidden")), w, "value checks need allowed or forbidden")
+            _require(c.get("when") is None or (isinstance(c["when"], dict) and isinstance(c["when"].get("param"), str)),
+                     w, "check when must name a param")
+        rem = e.get("remainder")
+        _require(rem is None or (isinstance(rem, list) and all(isinstance(x, str) for x in rem)), w, "remainder must be a list of strings")
     return doc
 
 
@@ -400,6 +432,10 @@ class KnowledgeBase:
             source=source,
             npu_name=e.get("npu_name"),
             note=e.get("note"),
+            checks=tuple(MappingProxyType(c) for c in e.get("checks") or ()),
+            remainder=tuple(e["remainder"]) if e.get("remainder") is not None else None,
+            evidence=e.get("evidence"),
+            english=e.get("english"),
         )
         self._api_cache[name] = info
         return info

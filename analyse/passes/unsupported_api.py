@@ -17,9 +17,13 @@ from __future__ import annotations
 import re
 from typing import Iterator, Optional
 
-from analyse.passes._apiuses import api_uses
+from astroid import nodes
+
 from analyse.findings import Finding, Rule
+from analyse.knowledge.markdown import one_line, to_plain
 from analyse.passes import ModuleContext, Pass
+from analyse.passes._apiuses import api_uses
+from analyse.passes._limits import evaluate_checks
 
 R_UNSUPPORTED = Rule(
     code="NPU201", name="unsupported-api", category="unsupported-api", severity="manual",
@@ -38,6 +42,16 @@ R_LIMITED = Rule(
     example="y = torch.nn.functional.interpolate(x, scale_factor=2, mode='bicubic')",
     fix="Check the call against the limitations text in the finding (dtype, mode, shape); cast or change "
         "arguments where needed.",
+)
+R_LIMIT_HIT = Rule(
+    code="NPU203", name="limitation-hit", category="unsupported-api", severity="manual",
+    summary="A call passes an argument, value or dtype that the Ascend support list says the API does not support on NPU.",
+    why="The support list turns this limitation into a concrete rule (an unsupported argument such as `dropout` or "
+        "`proj_size`, a value outside the supported ones, a dtype outside the supported list); the call hits it with "
+        "a literal (or resolved) value, so it fails, falls back to the CPU or computes something else on NPU.",
+    example="rnn = torch.nn.GRU(16, 16, num_layers=2, dropout=0.1)",
+    fix="Change the argument as the finding says (leave it at its default, pick a supported value or dtype), or "
+        "implement the feature around the API (e.g. nn.Dropout between single-layer RNNs instead of `dropout=`).",
 )
 
 SKIP_PREFIXES = ("torch.cuda", "torch.backends.cuda", "torch.backends.cudnn")
@@ -58,41 +72,33 @@ def _hardware_note(info) -> str:
     return f" Not supported on: {', '.join(no)}."
 
 
-_DTYPE_WORDS = re.compile(r"^(?:支持)?(?:\s*[,，、/]?\s*(?:bf16|fp16|fp32|fp64|uint8|int8|int16|int32|int64|bool|complex64|complex128|"
-                          r"complex32|float8\w*|double|float|half|bfloat16|hifloat8|uint16|uint32|uint64|int4|qint8|quint8|qint32))+\s*[。.]?$", re.I)
-_BENIGN = {"支持named tensor", "支持named tensor。"}
-
-
-def _clean(line: str) -> str:
-    line = line.strip().lstrip("-*").strip()
-    line = re.sub(r"`[^`]*`", "", line)       # parameter names: `input`, `self`
-    return line.replace("仅", "").strip()
+_BENIGN = re.compile(r"^(?:supports? named tensors?|input: supports named tensor|支持named tensor)\.?$"
+                     r"|consistent with backend"  # torch.compile: npugraphs works like cudagraphs
+                     r"|^the (?:index dimension|number of dimensions of index) must be consistent with"  # as in PyTorch
+                     r"|^index must have the same number of dimensions as input", re.I)
+_ADVISORY = re.compile(r"建议|recommend|suggest|for example:?$|例如|performance|性能|fall back to (?:the )?CPU|回退至CPU", re.I)
+_PRODUCT_ONLY = re.compile(r"^(?:针对|for )?(?:Ascend 950DT|Atlas )", re.I)
+_DTYPE_LINE = re.compile(r"^(?:\w+: )?(?:only )?supports? ((?:bf16|fp16|fp32|fp64|u?int\d+|bool|complex\d+)(?:,\s*)?)+(?: only)?\.?$", re.I)
 
 
 def is_material(limitations: Optional[str]) -> bool:
-    """Whether a limitations text can matter for training code.
+    """Whether limitation text lines can matter for training code.
 
-    A plain dtype list that includes fp32 is what nearly every documented API
-    says (often boilerplate) and is not reported, nor are "supports Named
-    Tensor", tuning suggestions (建议...) and code samples; constraints on
-    arguments, shapes or modes, and dtype lists without fp32, are.
+    Not material: "supports Named Tensor", recommendations and tuning hints, lines about one
+    product only (the product list is given separately), code samples, and plain dtype lists
+    that include fp32 (what nearly every documented API says). Everything else is.
     """
     if not limitations:
         return False
-    in_code = False
-    for raw in limitations.splitlines():
-        if raw.strip().startswith("```"):
-            in_code = not in_code
+    for line in to_plain(limitations).splitlines():
+        if line.startswith("    "):
+            continue  # code sample
+        line = re.sub(r"\(https?://[^)\s]*\)", "", line).strip()  # link targets say nothing about the API
+        if not line or _BENIGN.match(line) or _ADVISORY.search(line) or _PRODUCT_ONLY.match(line):
             continue
-        if in_code:
-            continue
-        line = _clean(raw)
-        if not line or line.lower() in _BENIGN or "建议" in line:
-            continue
-        if _DTYPE_WORDS.match(line):
-            if "fp32" not in line.lower():
-                return True
-            continue
+        if _DTYPE_LINE.match(line):
+            if "fp32" in line.lower():
+                continue
         return True
     return False
 
@@ -109,7 +115,7 @@ def probe_verdict(ctx: ModuleContext, api: str):
 
 class UnsupportedApiPass(Pass):
     name = "unsupported-api"
-    rules = (R_UNSUPPORTED, R_LIMITED)
+    rules = (R_UNSUPPORTED, R_LIMITED, R_LIMIT_HIT)
 
     VALID = (
         "import torch\ntorch.manual_seed(0)\ny = torch.zeros(3)\n",
@@ -117,11 +123,13 @@ class UnsupportedApiPass(Pass):
     )
     INVALID = (
         "import torch\nm, s = torch.std_mean(torch.randn(4))  # expect: NPU201\n",
+        "import torch\nv, i = torch.topk(torch.randn(8), 3, sorted=False)  # expect: NPU203\n",
         "import torch\nx = torch.randn(8)\nv = x.unique_consecutive()  # expect: NPU201\n",
     )
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
         kb = ctx.kb
+        noted: set = set()  # APIs that already have their one NPU202 note in this file
         for use in api_uses(ctx):
             api = use.api
             if api in SKIP or api.startswith(SKIP_PREFIXES):
@@ -137,18 +145,44 @@ class UnsupportedApiPass(Pass):
                        f"(official native-API support list).")
                 msg += _hardware_note(info)
                 if info.limitations:
-                    msg += f" Note: {info.limitations}"
+                    msg += f" Note: {one_line(info.limitations)}"
                 if probed is not None and probed.status in ("unsupported", "mismatch", "fallback"):
                     msg += f" The probe on {probed.device} confirms it: {probed.status}" + (f" ({probed.message})" if probed.message else "") + "."
                 yield ctx.finding(self.rule("NPU201"), use.node, api, msg, replacement=self.replacement(ctx, api),
                                   confidence=use.confidence, evidence="probed" if probed is not None else "knowledge")
-            elif info.status == "limited" and use.kind != "reference" and is_material(info.limitations):
-                msg = f"`{api}` is supported on NPU with limitations: {info.limitations}" if info.limitations else \
-                    f"`{api}` is supported on NPU with limitations."
-                msg += _hardware_note(info)
-                yield ctx.finding(self.rule("NPU202"), use.node, api, msg,
-                                  replacement="keep it; check the arguments and dtypes against the limitations",
-                                  confidence=use.confidence, evidence="knowledge")
+            elif info.status == "limited" and use.kind != "reference":
+                yield from self._limited(ctx, use, info, noted)
+
+    def _limited(self, ctx: ModuleContext, use, info, noted: set) -> Iterator[Finding]:
+        """Checks first: a hit is NPU203 (manual); unknown values and unparsed text give one NPU202 per API and file."""
+        call = use.node if isinstance(use.node, nodes.Call) else None
+        hits, unknown = evaluate_checks(info.checks, call, ctx.resolver, method=use.kind == "method")
+        for check, shown in hits:
+            param = check.get("param") or "dtype"
+            msg = (f"`{use.api}` on NPU: {check['text'].rstrip('.')} -- this call passes `{param}={shown}`"
+                   f" (Ascend support list for torch {ctx.kb.torch_version}).")
+            yield ctx.finding(self.rule("NPU203"), use.node, use.api, msg, replacement=_hit_fix(check),
+                              confidence=use.confidence, evidence="knowledge")
+        if hits or use.api in noted:
+            return
+        rest = info.remainder_text()
+        if not unknown and not is_material(rest):
+            return
+        noted.add(use.api)
+        parts = [c["text"] for c in unknown]
+        if rest and is_material(rest):
+            parts.append(rest)
+        text = one_line("\n".join(parts))
+        msg = f"`{use.api}` is supported on NPU with limitations: {text}" if text else \
+            f"`{use.api}` is supported on NPU with limitations."
+        msg += _hardware_note(info)
+        msg += " (Noted once per file.)"
+        checked = [c["param"] for c in info.checks if c.get("param") and c["kind"] in ("arg", "value") and c not in unknown]
+        fix = "keep it; check the arguments and dtypes against the limitations"
+        if checked:
+            fix += f" (already checked here: {', '.join(dict.fromkeys(checked))})"
+        yield ctx.finding(self.rule("NPU202"), use.node, use.api, msg, replacement=fix,
+                          confidence=use.confidence, evidence="knowledge")
 
     @staticmethod
     def replacement(ctx: ModuleContext, api: str) -> Optional[str]:
@@ -175,3 +209,26 @@ REPLACEMENTS = {
     "torch.poisson": "sample on the CPU: torch.poisson(rates.cpu()).to(device)",
     "torch.jit.ScriptModule": "plain torch.nn.Module (TorchScript is disabled by transfer_to_npu); use torch.compile if needed",
 }
+
+
+def _hit_fix(check) -> str:
+    p = check.get("param")
+    kind = check["kind"]
+    if kind == "arg":
+        d = check.get("default")
+        return (f"drop `{p}=` (leave it at its default {d!r})" if "default" in check else f"drop `{p}=`") + \
+            (": for RNN dropout put nn.Dropout between single-layer RNN modules" if p == "dropout" else "") + \
+            (": project the LSTM output with a separate nn.Linear" if p == "proj_size" else "") + \
+            (": pass `size=` (the output size) instead" if p == "scale_factor" else "") + \
+            (": cast the result instead, e.g. torch.sum(x).to(dtype)" if p == "dtype" else "")
+    if kind == "value":
+        if check.get("allowed"):
+            vals = " or ".join(v["name"] if isinstance(v, dict) else repr(v) for v in check["allowed"])
+            return f"use `{p}={vals}`"
+        vals = " or ".join(v["name"] if isinstance(v, dict) else repr(v) for v in check["forbidden"])
+        return f"do not pass `{p}={vals}`"
+    if kind == "dtype":
+        allowed = check.get("allowed")
+        return f"use a supported dtype ({', '.join(allowed)})" if allowed else \
+            f"use a dtype other than {', '.join(check.get('forbidden') or ())}"
+    return "change the call to stay inside the documented limits"

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import FrozenSet, Iterable, Mapping
 
 BASELINE_VERSION = 1
+MAX_BASELINE_BYTES = 64 * 1024 * 1024
 
 
 class BaselineError(ValueError):
@@ -48,8 +49,14 @@ def render_baseline(findings: Iterable[Mapping]) -> str:
 
 def read_baseline(path: Path) -> FrozenSet[str]:
     """The finding ids recorded in the baseline at *path*."""
+    path = Path(path)
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not path.is_file():  # a FIFO or device named by an untrusted configuration must not hang the run
+            raise BaselineError(f"cannot read baseline {path}: not a regular file" if path.exists()
+                                else f"cannot read baseline {path}: no such file")
+        if path.stat().st_size > MAX_BASELINE_BYTES:
+            raise BaselineError(f"baseline {path} is larger than {MAX_BASELINE_BYTES} bytes")
+        doc = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise BaselineError(f"cannot read baseline {path}: {exc.strerror or exc}") from exc
     except (ValueError, UnicodeDecodeError) as exc:

@@ -366,11 +366,62 @@ def other_device_only(kind: Optional[str], condition: Optional[str]) -> bool:
     return bool(_OTHER_DEVICE.search(condition)) and not _NPU_OR_CUDA.search(condition)
 
 
+def _npu_test(test) -> Optional[bool]:
+    """True for a test that holds on an NPU (``x.device.type == 'npu'``, ``is_npu_available()``),
+    False for one that fails on it (``device != 'npu'``), None when it says nothing about NPUs."""
+    if isinstance(test, nodes.UnaryOp) and test.op == "not":
+        inner = _npu_test(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1:
+        op, right = test.ops[0]
+        consts = [c for c in (test.left, right) if isinstance(c, nodes.Const) and isinstance(c.value, str)]
+        if any(c.value.lower() == "npu" for c in consts):
+            if op in ("==", "is", "in"):
+                return True
+            if op in ("!=", "is not", "not in"):
+                return False
+        return None
+    if isinstance(test, nodes.Call):
+        name = test.func.attrname if isinstance(test.func, nodes.Attribute) else getattr(test.func, "name", "")
+        if name and _NPU_AVAIL.match(name):
+            return True
+    if isinstance(test, (nodes.Name, nodes.Attribute)):
+        name = test.attrname if isinstance(test, nodes.Attribute) else test.name
+        if name in ("is_npu", "IS_NPU", "on_npu", "use_npu"):
+            return True
+    return None
+
+
+def _off_npu_path(node) -> bool:
+    """*node* only runs when the device is not an NPU: the other branch of an NPU test
+    (``if x.device.type == 'npu': return npu_path(...)`` then the CUDA op)."""
+    cur, parent = node, node.parent
+    depth = 0
+    while parent is not None and depth < 60 and not isinstance(cur, (nodes.FunctionDef, nodes.ClassDef)):
+        if isinstance(parent, nodes.If):
+            t = _npu_test(parent.test)
+            if t is not None and ((t and cur in parent.orelse) or (not t and cur in parent.body)):
+                return True
+        for fld in ("body", "orelse"):
+            block = getattr(parent, fld, None)
+            if isinstance(block, list) and cur in block:
+                for prev in block[:block.index(cur)]:
+                    if isinstance(prev, nodes.If) and not prev.orelse and prev.body \
+                            and isinstance(prev.body[-1], (nodes.Return, nodes.Raise)) and _npu_test(prev.test):
+                        return True
+                break
+        cur, parent = parent, parent.parent
+        depth += 1
+    return False
+
+
 def _condition(call: nodes.Call, relpath: str = "") -> Optional[str]:
     """The condition text when *call* only runs under a guard that has a working
     alternative (an ``else`` / ``except`` fallback, a default-off option);
-    :data:`UNREACHABLE` when it only runs on another accelerator."""
+    :data:`UNREACHABLE` when it only runs on another accelerator or off the NPU path."""
     try:
+        if _off_npu_path(call):
+            return UNREACHABLE
         g = guard_of(call)
     except (RecursionError, ValueError):
         return None

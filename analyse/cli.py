@@ -419,32 +419,20 @@ Examples:
   npu-analyse script train.py                       # one script: report in ./npu-analyse-report
   npu-analyse script . --fail-on manual --format sarif -o reports
   npu-analyse thirdparty .venv/lib/python3.11/site-packages/apex
-  npu-analyse rules NPU002
-
-\b
-Exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage or configuration error,
-3 analysis could not run, 130 interrupted."""
+  npu-analyse rules NPU002"""
 
 EPILOG_SCRIPT = """\b
 Examples:
   npu-analyse script train.py --torch-version 2.8.0
   npu-analyse script . --fail-on manual --format sarif,html -o reports
   npu-analyse script src --format json -o - | jq '.summary.verdict'
-  npu-analyse script . --write-baseline npu-baseline.json
-
-\b
-Exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage or configuration error,
-3 analysis could not run, 130 interrupted."""
+  npu-analyse script . --write-baseline npu-baseline.json"""
 
 EPILOG_THIRDPARTY = """\b
 Examples:
   npu-analyse thirdparty ~/src/apex -o apex-report
   npu-analyse thirdparty .venv/lib/python3.11/site-packages/timm --format json,sarif
-  npu-analyse thirdparty vendor/mylib --fail-on blocker -q
-
-\b
-Exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage or configuration error,
-3 analysis could not run, 130 interrupted."""
+  npu-analyse thirdparty vendor/mylib --fail-on blocker -q"""
 
 EPILOG_EXPLAIN = """\b
 Examples:
@@ -468,7 +456,12 @@ Examples:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG_MAIN)
 @click.version_option(__version__, "--version", prog_name="npu-analyse")
 def cli() -> None:
-    """Static migration analysis of PyTorch CUDA code for Huawei Ascend NPUs (torch_npu)."""
+    """Static migration analysis of PyTorch CUDA code for Huawei Ascend NPUs (torch_npu).
+
+    \b
+    Exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage or configuration error,
+    3 analysis could not run, 130 interrupted (no half-written report is left).
+    """
 
 
 @cli.command("script", epilog=EPILOG_SCRIPT)
@@ -481,7 +474,12 @@ def cli() -> None:
 @click.option("--probe-results", "probe_results", default=None, metavar="PROBE_JSON",
               help="probe.json from `npu-analyse probe`: device evidence overrides the docs.")
 def script_cmd(paths, **opts):
-    """Analyse training scripts or a project folder (scripts + the project's own modules)."""
+    """Analyse training scripts or a project folder (scripts + the project's own modules).
+
+    \b
+    Exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage or configuration error,
+    3 analysis could not run, 130 interrupted (no half-written report is left).
+    """
     _run("script", paths, opts)
 
 
@@ -489,7 +487,12 @@ def script_cmd(paths, **opts):
 @click.argument("paths", nargs=-1, required=True)
 @common_options
 def thirdparty_cmd(paths, **opts):
-    """Analyse a library (source tree or installed package folder): which functions break, and through which calls."""
+    """Analyse a library (source tree or installed package folder): which functions break, and through which calls.
+
+    \b
+    Exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage or configuration error,
+    3 analysis could not run, 130 interrupted (no half-written report is left).
+    """
     _run("thirdparty", paths, opts)
 
 

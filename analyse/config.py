@@ -28,6 +28,7 @@ SEVERITY_LEVELS = ("blocker", "manual", "auto", "advice", "info")
 FAIL_ON_CHOICES = SEVERITY_LEVELS + ("never",)
 ROLES = ("product", "test", "example", "tool", "build", "docs")
 CONFIG_FILE = ".npu-analyse.toml"
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
 TABLE = "npu-analyse"
 
 # key -> (kind, description)
@@ -150,6 +151,10 @@ def _tname(v: Any) -> str:
 def read_file(path: Path) -> Tuple[Optional[Dict[str, Any]], str]:
     """(settings table or None when a pyproject.toml has no [tool.npu-analyse], description)."""
     try:
+        if not path.is_file():  # FIFOs and devices are never read
+            raise ConfigError(f"cannot read {path}: not a regular file")
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path} is larger than {MAX_CONFIG_BYTES} bytes")
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
@@ -196,7 +201,7 @@ def load(inputs: Sequence[Path], explicit: Optional[Path] = None, isolated: bool
     if path is None:
         return cfg
     path = Path(path)
-    if explicit is not None and not path.is_file():
+    if explicit is not None and not path.exists():
         raise ConfigError(f"config file does not exist: {path}")
     table, where = read_file(path)
     cfg.file = path.resolve()

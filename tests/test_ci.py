@@ -754,6 +754,7 @@ def test_help_of_every_command_ends_with_examples():
         tail = r.output[r.output.rindex("Examples:"):]
         examples = [l for l in tail.splitlines()[1:] if l.strip().startswith("npu-analyse ")]
         assert 2 <= len(examples) <= 4, (cmd, tail)
+        assert [l for l in tail.splitlines()[1:] if l.strip()] == examples  # the help ends with them
     text = run("script", "--help").output
     assert "Exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage" in text
 
@@ -944,3 +945,31 @@ def test_thirdparty_honours_config(tmp_path):
     report = report_of(out)
     assert {(f["path"], f["line"], f["code"]) for f in report["findings"]} == {("ops.py", 4, "NPU001")}
     assert report["summary"]["suppressed"] == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_fifo_baseline_or_config_never_hangs(proj, tmp_path):
+    os.mkfifo(proj / "base.json")
+    write_config(proj, 'baseline = "base.json"\n')
+    r = run("script", proj, "-o", tmp_path / "o")
+    assert r.exit_code == 2 and "not a regular file" in r.stderr
+    (proj / "pyproject.toml").unlink()
+    os.mkfifo(tmp_path / "cfg.toml")
+    r = run("script", proj, "-o", tmp_path / "o", "--config", tmp_path / "cfg.toml")
+    assert r.exit_code == 2 and "not a regular file" in r.stderr
+
+
+def test_probe_honours_130_and_one_line_usage_errors(tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed (the probe needs it before it runs anything)")
+    ops = tmp_path / "ops.txt"
+    ops.write_text("torch.add\n")
+    proc = _interrupt(tmp_path, "probe.runner", "run_probe",
+                      ["probe", "--ops", str(ops), "--device", "cpu", "-o", str(tmp_path / "p")])
+    assert proc.returncode == 130, proc.stderr
+    assert not (tmp_path / "p" / "probe.json").exists()
+    proc = subprocess.run([sys.executable, "-m", "analyse", "probe", "--device", "tpu", "--ops", str(ops)],
+                          capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -172,3 +172,24 @@ def test_torch_extension_name_takes_the_build_module_name(tmp_path):
     assert st == "unsupported" and "adam_kernel" in why
     assert scan.op_status("lion_op.lion")[0] == "needs-migration"
     assert "mylib.ops.fused_adam_op" in scan.ext_module_names()
+
+
+def test_device_functions_and_other_accelerators_do_not_make_a_cpu_op_cuda(tmp_path):
+    files = _write(tmp_path, {
+        "csrc/pybind.cpp": 'PYBIND11_MODULE(_ext, m) {\n  m.def("points_cpu", &points_cpu);\n'
+                           '  m.def("pairs", &pairs);\n}\n',
+        "csrc/points.cpp": "float clamp_val(float v) { return v; }\n"
+                           "void points_cpu(Tensor p) { clamp_val(1.0f); lerp_pts(p); }\n",
+        "csrc/cuda/helpers.cuh": "__device__ float lerp_pts(float a) { return a; }\n"
+                                "__host__ __device__ float clamp_val(float v) { return v; }\n",
+        "csrc/pairs.cpp": "void pairs_impl(Tensor p) { DISPATCH_DEVICE_IMPL(pairs_impl, p); }\n"
+                          "void pairs(Tensor p) { pairs_impl(p); }\n"
+                          "void pairs_cpu(Tensor p) {}\nREGISTER_DEVICE_IMPL(pairs_impl, CPU, pairs_cpu);\n",
+        "csrc/mlu/pairs_mlu.cpp": "void pairs_mlu(Tensor p) { cnrtQueue_t q; cudaMemcpy(0, 0, 0, 0); }\n"
+                                  "REGISTER_DEVICE_IMPL(pairs_impl, MLU, pairs_mlu);\n",
+    })
+    scan = scan_sources(files)
+    assert "lerp_pts" in scan.device_functions
+    assert scan.op_status("pkg._ext.points_cpu")[0] == "needs-migration"   # a __device__ name is not host code
+    assert scan.op_status("pkg._ext.pairs")[0] == "needs-migration"        # the MLU implementation is not on the path
+    assert "pairs_mlu" not in scan.registrations.get("pairs_impl", set())

@@ -26,6 +26,11 @@ LIB = {
 
         def is_musa_available():
             return False
+
+
+        def env_info():
+            from torch.utils.cpp_extension import CUDA_HOME
+            return {"CUDA_HOME": str(CUDA_HOME)}
     """,
     "ops/__init__.py": "from .nms import nms\nfrom .carafe import carafe, fused_act\nfrom .area import box_area\n"
                        "from .pool import RoIPool\n",
@@ -66,6 +71,18 @@ LIB = {
                 torch.musa.synchronize()
             return x
     """,
+    "ops/deform.py": """
+        from ..utils import load_ext
+
+        ext_module = load_ext('_ext', ['carafe_forward'])
+
+
+        def deform(x):
+            if x.device.type == 'npu':
+                return x * 2
+            ext_module.carafe_forward(x, x, x)
+            return x
+    """,
     "ops/area.py": """
         from ..utils import load_ext
 
@@ -91,6 +108,18 @@ LIB = {
 
         class Pool3d(nn.MaxPool3d):
             pass
+
+
+        def patch(wrap):
+            import torch.nn.functional as F
+            F.adaptive_max_pool2d = wrap(F.adaptive_max_pool2d)
+            HOOKS = [F.adaptive_max_pool2d, nn.AdaptiveMaxPool2d]
+            return HOOKS
+
+
+        def pool(x):
+            import torch.nn.functional as F
+            return F.adaptive_max_pool2d(x, 1)
     """,
     "models.py": """
         import torch
@@ -231,8 +260,19 @@ def test_default_off_option_makes_the_caller_conditional(report):
     assert f["reasons"][0].startswith("vislib._ext.carafe_forward")
 
 
+def test_the_librarys_own_npu_branch_wins(report):
+    assert _fn(report, "vislib.ops.deform.deform") is None
+
+
 def test_other_accelerator_branch_is_not_reached_on_npu(report):
     assert _fn(report, "vislib.ops.carafe.sync") is None
+
+
+def test_monkey_patches_and_function_references_are_not_calls(report):
+    apis = {(f["api"], f["line"]) for f in report["findings"] if f["path"] == "ops/pool.py"}
+    assert ("torch.nn.functional.adaptive_max_pool2d", 21) in apis    # reported as a finding ...
+    assert _fn(report, "vislib.ops.pool.patch") is None               # ... but not a call
+    assert _fn(report, "vislib.ops.pool.pool")["status"] == "unsupported"
 
 
 def test_class_references_and_registrations_are_not_calls(report):
@@ -244,6 +284,11 @@ def test_unknown_only_where_unknown(report):
     # the library's own method reached through an nn.Module annotation, host-side utilities: not unknown
     assert _fn(report, "vislib.models.build") is None
     assert _fn(report, "vislib.models.odd")["status"] == "unknown"
+
+
+def test_reading_cuda_home_is_not_a_blocker(report):
+    assert any(f["api"].endswith("CUDA_HOME") and f["path"] == "utils.py" for f in report["findings"])
+    assert _fn(report, "vislib.utils.env_info") is None
 
 
 def test_python_value_named_C_is_not_the_compiled_extension(report):

@@ -502,3 +502,64 @@ def test_reach_facts_are_made_from_the_tree_when_a_summary_has_none(tmp_path, kb
     again = summary_facts(s, result.sources)
     assert again == module_facts(result.sources["train.py"].tree, s.modname, s.relpath, False) or again["main_guard"]
     assert again["imports"] == made["imports"] and again["getattr"] == made["getattr"]
+
+
+def test_every_guard_kind_reaches_the_findings(tmp_path, kb):
+    root = write(tmp_path, {
+        "run.py": """
+            import sys
+            import platform
+            import torch
+
+            def step(x, device):
+                if device.type == "cuda":
+                    torch.cuda.synchronize()
+                else:
+                    x = x.float()
+                if torch.__version__ >= "2.0":
+                    torch.cuda.empty_cache()
+                if sys.platform == "linux":
+                    torch.cuda.reset_peak_memory_stats()
+                return x
+
+            if __name__ == "__main__":
+                step(torch.ones(1), torch.device("cpu"))
+        """,
+    })
+    report = run_script([root], kb)
+    kinds = {f["api"]: (f.get("guard") or {}).get("kind") for f in report["findings"]}
+    assert kinds["torch.cuda.synchronize"] == "device-branch"
+    assert kinds["torch.cuda.empty_cache"] == "version-check"
+    assert kinds["torch.cuda.reset_peak_memory_stats"] == "platform-check"
+    sync = find(report, "run.py", "torch.cuda.synchronize")
+    assert sync["guard"]["fallback"] is True and sync["reach"]["status"] == "entry-point"
+
+
+def test_a_registered_function_of_imported_code_is_unknown(tmp_path, kb):
+    root = write(tmp_path, {
+        "main.py": """
+            from lib import registry
+            if __name__ == "__main__":
+                fn = registry.REGISTRY["resnet"]
+        """,
+        "lib/__init__.py": "",
+        "lib/registry.py": """
+            import torch
+            REGISTRY = {}
+
+            def register(fn):
+                REGISTRY[fn.__name__] = fn
+                return fn
+
+            @register
+            def resnet():
+                return torch.cuda.current_device()
+
+            def unused():
+                return torch.cuda.device_count()
+        """,
+    })
+    report = run_script([root], kb)
+    reg = find(report, "lib/registry.py", "torch.cuda.current_device")
+    assert reg["reach"]["status"] == "unknown" and "decorated" in reg["reach"]["reason"]
+    assert find(report, "lib/registry.py", "torch.cuda.device_count")["reach"]["status"] == "unreached"

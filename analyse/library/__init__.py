@@ -60,6 +60,7 @@ COND_SEP = "\x1f"            # root reason <SEP> condition, for conditional root
 MAX_CONDITIONS = 8
 MAX_DYNAMIC = 200
 EXT_FINDING_CODES = {"NPU504", "NPU505"}
+BUILD_ONLY_CODES = {"NPU503"}    # cuda-toolchain-config: CUDA_HOME is None on an Ascend host, nothing raises
 DEVICE_TYPE_CHECK = "NPU004"     # `x.device.type == 'cuda'`: the other branch runs on an NPU
 
 
@@ -234,6 +235,8 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
     for f in res.findings:
         st = classify(f)
         api = f.api
+        if f.code in BUILD_ONLY_CODES:
+            continue   # CUDA_HOME / nvcc flags configure a build; reading them at run time does not fail
         if f.code in EXT_FINDING_CODES and "." in f.api and res.cpp.binding_for(f.api):
             st, api, _ev = res.cpp.op_status(f.api)   # the C++ scan knows the op's devices
             if st == "supported":
@@ -358,14 +361,18 @@ _CLASS_API = re.compile(r"(?:^|\.)[A-Z]\w*$")
 
 
 def _class_reference(f: Finding) -> Optional[str]:
-    """"base" / "value" when an unsupported-api or unknown-api finding names a class
-    without calling it (a base class, a dict key, a registry entry, ``isinstance``);
-    None for a call or anything else."""
-    if f.category not in ("unsupported-api", "unknown-api") or not _CLASS_API.search(f.api) or not f.snippet:
+    """How an unsupported-api / unknown-api / custom-op finding names its API when it
+    does not call it: "base" (``class X(nn.MaxPool3d)``), "value" (a class or an op
+    named in a registry, a dict, ``isinstance()``, passed as a function reference,
+    the target of a monkey-patch ``F.avg_pool3d = wrap(F.avg_pool3d)``); None for a
+    call or anything else."""
+    op_ref = f.code == "NPU505" and f.api.startswith("torch.ops.")
+    if not (op_ref or f.category in ("unsupported-api", "unknown-api")) or not f.snippet:
         return None
     line = f.snippet
     head = line.lstrip()
-    if head.startswith("class ") and f.column > len(line) - len(head):
+    is_class = bool(_CLASS_API.search(f.api))
+    if is_class and head.startswith("class ") and f.column > len(line) - len(head):
         return "base"
     rest = line[f.column:] if 0 <= f.column < len(line) else ""
     m = re.match(r"[\w.]+", rest)
@@ -374,9 +381,15 @@ def _class_reference(f: Finding) -> Optional[str]:
     after = rest[m.end():].lstrip()
     if after.startswith("("):
         return None
+    if after.startswith("=") and not after.startswith("=="):
+        return "value"          # the target of an assignment (a monkey-patch), not a use
     if not after and line.rstrip().endswith(("(", ",")):
         return None   # the call's arguments continue on the next line: ambiguous, keep it
-    return "value"
+    if is_class or op_ref:
+        return "value"
+    if after[:1] in (",", ")", "]", "}", ":") and f.api.rsplit(".", 1)[-1][:1].islower():
+        return "value"          # a function passed as a reference (callbacks, wrappers, registries)
+    return None
 
 
 def _finding_condition(f: Finding) -> Optional[str]:

@@ -60,6 +60,9 @@ _IMPL_OPEN = re.compile(r"\.impl\s*\(")
 _REGISTER = re.compile(r"REGISTER_DEVICE_IMPL\s*\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+)\s*\)")
 _REGISTER_NPU = re.compile(r"REGISTER_NPU_IMPL\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)")
 _NPU_DISPATCH = {"NPU", "PRIVATEUSE1", "AUTOGRADPRIVATEUSE1", "AUTOGRADNPU"}
+# other accelerators' implementations: irrelevant to an NPU port, and their code is not CUDA either
+_OTHER_DEVICES = {"MLU", "MUSA", "MPS", "XPU", "HPU", "IPU", "DIPU", "VULKAN", "METAL", "HIP", "MTIA"}
+_OTHER_DEVICE_DIRS = {"mlu", "musa", "mps", "xpu", "hpu", "ipu", "dipu", "diopi", "parrots", "hip", "rocm", "metal"}
 _CUDA_DISPATCH = {"CUDA", "AUTOGRADCUDA"}
 
 API_PATTERNS = {
@@ -104,6 +107,8 @@ class CppScan:
     kernels: Dict[str, str] = field(default_factory=dict)                   # kernel -> path
     functions: Dict[str, Set[str]] = field(default_factory=dict)            # name -> identifiers used
     cuda_functions: Set[str] = field(default_factory=set)                   # functions with CUDA code
+    device_functions: Set[str] = field(default_factory=set)                 # defined __device__ (device code)
+    host_functions: Set[str] = field(default_factory=set)                   # defined for the host
     registrations: Dict[str, Set[str]] = field(default_factory=dict)        # dispatcher -> impls
     npu_impls: Set[str] = field(default_factory=set)
     npu_where: Dict[str, str] = field(default_factory=dict)                 # npu impl -> "path:line"
@@ -127,11 +132,13 @@ class CppScan:
             self._by_op = {}
             for b in self.bindings:
                 self._by_op.setdefault(b.op, []).append(b)
+        if ext_qualname.startswith("torch.ops."):
+            parts = ext_qualname.split(".")   # torch.ops.<ns>.<op>[.<overload>]
+            if len(parts) < 4:
+                return []
+            return [b for b in self._by_op.get(parts[3], []) if b.module == f"torch.ops.{parts[2]}"]
         mod, _, op = ext_qualname.rpartition(".")
         cands = self._by_op.get(op, [])
-        if ext_qualname.startswith("torch.ops."):
-            ns = mod.split(".")[2] if mod.count(".") >= 2 else ""
-            return [b for b in cands if b.module == f"torch.ops.{ns}"]
         exact = [b for b in cands if b.module == mod or mod.endswith("." + b.module) or b.module.endswith("." + mod)]
         return exact or [b for b in cands if not b.module.startswith("torch.ops.")]
 
@@ -217,7 +224,7 @@ def _skip_ws_back(text: str, j: int) -> int:
     return j
 
 
-def _function_head(text: str, brace: int, paren_open: Dict[int, int]) -> Optional[str]:
+def _function_head(text: str, brace: int, paren_open: Dict[int, int]) -> Optional[Tuple[str, int]]:
     """Name of the function whose body opens at *brace*, or None. Looks back a
     bounded distance: qualifiers, a trailing return type, the parameter list
     (matched through *paren_open*) and the name."""
@@ -250,28 +257,40 @@ def _function_head(text: str, brace: int, paren_open: Dict[int, int]) -> Optiona
     k = _skip_ws_back(text, open_at - 1)
     if k < 0:
         return None
-    m = _TRAIL_NAME.search(text[max(0, k - 200):k + 1])
+    lo = max(0, k - 200)
+    m = _TRAIL_NAME.search(text[lo:k + 1])
     if m is None:
         return None
     name = m.group(0).split("::")[-1]
     if not name or name in _KEYWORDS or name.startswith(("AT_DISPATCH", "DISPATCH_")) or name.isupper():
         return None
-    return name
+    return name, lo + m.start()
 
 
-def _functions(text: str, braces: Dict[int, int], parens: Dict[int, int]) -> List[Tuple[str, int, int]]:
-    """(name, body start, body end) of function definitions."""
+_DECL_START = re.compile(r"[;{}][^;{}]*$")
+
+
+def _functions(text: str, braces: Dict[int, int], parens: Dict[int, int]) -> List[Tuple[str, int, int, str]]:
+    """(name, body start, body end, where) of function definitions; where: "device"
+    (``__device__`` only, callable from device code only), "both" (``__host__ __device__``)
+    or "host"."""
     paren_open = {c: o for o, c in parens.items()}
     out = []
     covered_until = -1
     for start in sorted(braces):
         if start < covered_until:
             continue
-        name = _function_head(text, start, paren_open)
-        if name is None:
+        head = _function_head(text, start, paren_open)
+        if head is None:
             continue
+        name, pos = head
+        window = text[max(0, pos - 200):pos]
+        d = _DECL_START.search(window)
+        decl = d.group(0) if d else window
+        device = "__device__" in decl and "__host__" not in decl
+        both = "__device__" in decl and "__host__" in decl
         end = braces[start]
-        out.append((name, start, end))
+        out.append((name, start, end, "device" if device else "both" if both else "host"))
         covered_until = end
     return out
 
@@ -382,13 +401,21 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
             use[label] += n
     braces = match_brackets(nostr, "{", "}")
     parens = match_brackets(nostr, "(", ")")
-    for name, a, b in _functions(nostr, braces, parens):
+    other_device = bool(set(parts[:-1]) & _OTHER_DEVICE_DIRS)
+    for name, a, b, where in _functions(nostr, braces, parens):
+        if other_device:
+            continue   # another accelerator's implementation (mlu/, musa/ ...): not on an NPU's path
         body = nostr[a:b]
         scan.functions.setdefault(name, set()).update(_IDENT.findall(body))
-        if cuda_file or _CUDA_ANY.search(body):
+        if where == "device":
+            scan.device_functions.add(name)
+        else:
+            scan.host_functions.add(name)
+        # a __host__ __device__ helper is portable C++; host code in a .cu file is built by nvcc
+        if (cuda_file and where != "both") or _CUDA_ANY.search(body):
             scan.cuda_functions.add(name)
     for m in _REGISTER.finditer(nostr):
-        if _in_define(nostr, m.start()):
+        if _in_define(nostr, m.start()) or m.group(2).upper() in _OTHER_DEVICES:
             continue
         scan.registrations.setdefault(m.group(1), set()).add(m.group(3))
         if m.group(2).upper() in _NPU_DISPATCH:
@@ -471,6 +498,12 @@ def _add_npu(scan: CppScan, impl: str, where: str) -> None:
     scan.npu_where.setdefault(impl, where)
 
 
+# names too generic for a name-level call graph (accessors, math helpers defined in many places)
+_GENERIC = {"min", "max", "abs", "get", "set", "add", "sum", "swap", "size", "data", "begin", "end", "value", "dot",
+            "cross", "area", "exp", "log", "pow", "sqrt", "clamp", "floor", "ceil", "round", "sign", "init", "run",
+            "apply", "call", "forward", "backward", "operator", "print", "check", "load", "store", "copy", "fill"}
+
+
 def _reach(scan: CppScan, start: Sequence[str], limit: int = 5000) -> Tuple[Set[str], Set[str], bool]:
     """CUDA kernels, NPU implementations and whether CUDA code is reachable from C++ functions *start*."""
     seen: Set[str] = set()
@@ -493,7 +526,13 @@ def _reach(scan: CppScan, start: Sequence[str], limit: int = 5000) -> Tuple[Set[
         for nxt in scan.registrations.get(n, ()):
             if nxt not in seen:
                 todo.append(nxt)
+        device_code = n in scan.kernels or (n in scan.device_functions and n not in scan.host_functions)
         for ident in scan.functions.get(n, ()):
-            if ident not in seen and (ident in scan.functions or ident in scan.kernels or ident in scan.registrations):
-                todo.append(ident)
+            if ident in seen or not (ident in scan.functions or ident in scan.kernels or ident in scan.registrations):
+                continue
+            if len(ident) <= 2 or ident in _GENERIC:
+                continue
+            if not device_code and ident in scan.device_functions and ident not in scan.host_functions:
+                continue   # host code cannot call a __device__ function: a name shared with device code
+            todo.append(ident)
     return kernels, npu, cuda

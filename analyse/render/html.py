@@ -41,7 +41,7 @@ EFFORT_LABELS = {
     "unknown": "Migration effort unknown",
 }
 EFFORT_RANK = {"none": 0, "low": 1, "medium": 2, "high": 3, "blocked": 4, "unknown": 5}
-STATUS_ORDER = ("unsupported", "needs-migration", "unknown")
+STATUS_ORDER = ("unsupported", "conditional", "needs-migration", "unknown")
 
 _KNOWN_SUMMARY_KEYS = {
     "files_analysed", "files_failed", "lines_analysed", "duration_s",
@@ -162,7 +162,11 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
             "total": len(functions),
             "status_cards": [{"key": k, "count": n} for k, n in _ordered_counts(status_counts, STATUS_ORDER)],
             "summary": thirdparty.get("summary") if isinstance(thirdparty.get("summary"), dict) else {},
-            "extra": {k: v for k, v in thirdparty.items() if k not in ("functions", "summary")},
+            "extra": {k: v for k, v in thirdparty.items()
+                      if k not in ("functions", "summary", "aliases", "library", "coverage")},
+            "library": thirdparty.get("library") if isinstance(thirdparty.get("library"), dict) else None,
+            "coverage": thirdparty.get("coverage") if isinstance(thirdparty.get("coverage"), dict) else None,
+            "aliases_total": len(thirdparty.get("aliases") or {}) if isinstance(thirdparty.get("aliases"), dict) else 0,
         }
 
     unknown_apis = summary.get("unknown_apis")
@@ -200,9 +204,12 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
     if summary.get("complete") is False:
         incomplete = list(summary.get("incomplete_files") or sorted({str(e.get("path", "")) for e in errors}))
 
+    aliases = thirdparty.get("aliases") if isinstance(thirdparty, dict) else None
     data = {
         "findings": findings,
         "functions": functions,
+        "aliases": [[str(k), [str(x) for x in (v if isinstance(v, list) else [v])]]
+                    for k, v in sorted(aliases.items())] if isinstance(aliases, dict) else [],
         "rules": {r["code"]: r.get("name", "") for r in rule_list},
         "severities": list(SEVERITY_ORDER),
         "statuses": list(STATUS_ORDER),

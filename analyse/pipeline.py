@@ -41,6 +41,7 @@ redone in the main process.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import time
 import traceback
@@ -411,7 +412,8 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     timings = {"hash_s": 0.0, "prescan_s": 0.0, "analyse_s": 0.0, "finish_s": 0.0}
     passes = list(passes) if passes is not None else discover_passes()
     suffixes = (".py",) + tuple(dict.fromkeys(other_suffixes(passes) + tuple(extra_suffixes)))
-    files = discover(inputs, suffixes, admit=admit)
+    names = tuple(dict.fromkeys(g for p in passes for g in getattr(p, "file_names", ())))
+    files = discover(inputs, suffixes, admit=admit, names=names)
     py = [f for f in files if f[0].suffix == ".py"]
     others = [(abspath, rel) for abspath, _root, rel, _m in files if abspath.suffix != ".py"]
 
@@ -563,7 +565,8 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
         project.files = sources
     for abspath, rel in others:
         for p in passes:
-            if abspath.suffix in p.file_suffixes or any(abspath.name.endswith(s) for s in p.file_suffixes):
+            if abspath.suffix in p.file_suffixes or any(abspath.name.endswith(s) for s in p.file_suffixes) \
+                    or any(fnmatch.fnmatchcase(abspath.name, g) for g in getattr(p, "file_names", ())):
                 try:
                     fs, errs = p.check_file(abspath, rel, project)
                     findings.extend(fs)

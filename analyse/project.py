@@ -7,6 +7,7 @@ inference. Every failure becomes an :class:`~analyse.findings.AnalysisError`.
 
 from __future__ import annotations
 
+import fnmatch
 import io
 import os
 import tokenize
@@ -32,9 +33,9 @@ def is_virtualenv(path: Path) -> bool:
     return (path / "pyvenv.cfg").is_file() or (path / "bin" / "activate").is_file()
 
 
-def iter_files(root: Path, suffixes: Tuple[str, ...] = (".py",)) -> Iterator[Path]:
-    """Files under *root* with the given suffixes, skipping hidden folders,
-    VCS folders, virtualenvs and build outputs. Deterministic order."""
+def iter_files(root: Path, suffixes: Tuple[str, ...] = (".py",), names: Tuple[str, ...] = ()) -> Iterator[Path]:
+    """Files under *root* with the given suffixes (or a name matching one of the *names*
+    globs), skipping hidden folders, VCS folders, virtualenvs and build outputs. Deterministic order."""
     if root.is_file():
         yield root
         return
@@ -49,7 +50,7 @@ def iter_files(root: Path, suffixes: Tuple[str, ...] = (".py",)) -> Iterator[Pat
             keep.append(d)
         dirnames[:] = keep
         for f in sorted(filenames):
-            if f.endswith(suffixes) and not f.startswith("."):
+            if (f.endswith(suffixes) or (names and any(fnmatch.fnmatchcase(f, g) for g in names))) and not f.startswith("."):
                 yield base / f
 
 
@@ -194,7 +195,7 @@ def _looks_like_python2(text: str) -> bool:
 
 
 def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
-             admit: Optional[Callable[[Path, str], bool]] = None) -> List[Tuple[Path, Path, str, str]]:
+             admit: Optional[Callable[[Path, str], bool]] = None, names: Tuple[str, ...] = ()) -> List[Tuple[Path, Path, str, str]]:
     """(abs path, root, relpath, modname) for each file of each input.
 
     *admit(abspath, relpath)*, when given, is asked about every file; a file it
@@ -204,7 +205,7 @@ def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
     seen = set()
     for inp in inputs:
         root = inp.resolve()
-        for p in iter_files(root, suffixes):
+        for p in iter_files(root, suffixes, names):
             ap = p.resolve()
             if ap in seen:
                 continue

@@ -267,6 +267,7 @@ class Resolver:
         if not defs:
             return None
         results = set()
+        primary = set()
         for d in defs:
             r = self._def_qualname(d, name, depth)
             if r is None:
@@ -274,8 +275,15 @@ class Resolver:
                     return None
                 continue
             results.add(r)
+            if _in_try_body(d):
+                primary.add(r)
         if len(results) == 1:
             return results.pop()
+        # `try: from flash_attn import f (v2) / except ImportError: from flash_attn.x import f (v1)`:
+        # the name stands for the import of the try body when all bindings are imports of one package
+        if len(primary) == 1 and all(isinstance(d, (nodes.Import, nodes.ImportFrom)) for d in defs) \
+                and len({r.split(".", 1)[0] for r in results}) == 1:
+            return primary.pop()
         return None
 
     def _def_qualname(self, d, name: str, depth: int) -> Optional[str]:
@@ -574,6 +582,19 @@ class Resolver:
         if isinstance(node, nodes.Call) and self.qualname(node.func) == "torch.device" and node.args:
             return self.strings(node.args[0])
         return self.strings(node)
+
+
+def _in_try_body(node) -> bool:
+    """Whether *node* is a statement of the body of a ``try`` that has an ImportError handler."""
+    parent = node.parent
+    try_cls = getattr(nodes, "Try", None) or getattr(nodes, "TryExcept")
+    if not isinstance(parent, try_cls) or node not in parent.body:
+        return False
+    for h in parent.handlers:
+        names = [h.type] if h.type is not None and not isinstance(h.type, nodes.Tuple) else (h.type.elts if h.type is not None else [])
+        if h.type is None or any(getattr(n, "name", getattr(n, "attrname", "")) in ("ImportError", "ModuleNotFoundError") for n in names):
+            return True
+    return False
 
 
 def _param_default(name: nodes.AssignName, args: nodes.Arguments):

@@ -638,7 +638,7 @@ def test_config_exclude_and_per_file_ignores(proj, tmp_path):
     assert not any(path.startswith("vendor/") for path, _ in got)
     assert ("tests/test_x.py", "NPU001") in got and ("tests/test_x.py", "NPU002") not in got
     assert ("train.py", "NPU002") in got
-    assert report["summary"]["files_analysed"] == 2
+    assert report["summary"]["files_analysed"] == 3  # train.py, tests/test_x.py and pyproject.toml (read for its dependencies)
     # globs are relative to the configuration file, also when a subfolder is analysed
     run("script", proj / "tests", "-o", out, "-q", "--format", "json")
     assert {f["code"] for f in report_of(out)["findings"]} == {"NPU001"}

@@ -1,6 +1,6 @@
 """End-to-end `npu-analyse probe` on cpu and meta, with crash/timeout isolation.
 
-The worker loads tests/probe_fixtures/test_ops.py through the hidden, test-only
+The worker loads tests/probe_fixtures/custom_ops.py through the hidden, test-only
 --setup-file option, which registers npu_analyse_test::{warns,prints,aborts,sleeps}.
 """
 
@@ -15,7 +15,8 @@ from analyse.probe.command import probe
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "probe_fixtures"
-SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "spec" / "probe.schema.json"
+SCHEMA = next((p / "shared" / "spec" / "probe.schema.json" for p in Path(__file__).resolve().parents
+               if (p / "shared" / "spec" / "probe.schema.json").is_file()), HERE / "missing-probe.schema.json")
 
 
 def _invoke(args):
@@ -150,10 +151,11 @@ def test_meta_pipeline(torch_mod, tmp_path):
 def test_fallback_crash_and_timeout_isolation(torch_mod, tmp_path):
     ops = tmp_path / "ops.txt"
     ops.write_text("torch.ops.npu_analyse_test.warns\ntorch.ops.npu_analyse_test.aborts\n"
+                   "torch.ops.npu_analyse_test.segfaults\n"
                    "torch.ops.npu_analyse_test.sleeps\ntorch.ops.npu_analyse_test.prints\n")
     out = tmp_path / "out"
     r = _invoke(["--ops", str(ops), "--device", "cpu", "--dtypes", "float32", "--timeout-per-op", "4",
-                 "--setup-file", str(FIXTURES / "test_ops.py"), "--max-samples", "1", "--repeats", "1",
+                 "--setup-file", str(FIXTURES / "custom_ops.py"), "--max-samples", "1", "--repeats", "1",
                  "-o", str(out), "-q"])
     assert r.exit_code == 0, r.output
     doc = json.loads((out / "probe.json").read_text())
@@ -163,6 +165,8 @@ def test_fallback_crash_and_timeout_isolation(torch_mod, tmp_path):
     assert res["warns"]["message"].startswith("CAUTION: The operator 'aten::npu_analyse_fake' is not currently")
     assert res["prints"]["status"] == "fallback" and "fall back to run on the CPU" in res["prints"]["message"]
     assert res["aborts"]["status"] == "error" and "SIGABRT" in res["aborts"]["message"]
+    assert res["segfaults"]["status"] == "error" and "SIGSEGV" in res["segfaults"]["message"]
     assert res["sleeps"]["status"] == "timeout"
-    assert [x["op"].rsplit(".", 1)[-1] for x in doc["results"]] == ["warns", "aborts", "sleeps", "prints"]
-    assert doc["options"]["worker_starts"] == 3
+    assert [x["op"].rsplit(".", 1)[-1] for x in doc["results"]] == ["warns", "aborts", "segfaults", "sleeps",
+                                                                     "prints"]
+    assert doc["options"]["worker_starts"] == 4

@@ -85,7 +85,10 @@ def test_from_report(tmp_path):
     p.write_text(json.dumps(report))
     ops = read_report_apis(p)
     assert [o.op for o in ops.ops] == ["torch.Tensor.nonzero", "torch.nn.functional.relu"]
-    assert [i.text for i in ops.invalid] == ["bool-mask-index"]
+    assert ops.invalid == []
+    assert [(k.api, k.source) for k in ops.skipped] == [("torch.cuda.synchronize", "report:a.py"),
+                                                        ("bool-mask-index", "report:b.py")]
+    assert "finding key" in ops.skipped[1].reason
     both = merge([parse_ops_text("torch.nn.functional.relu float16\ntorch.add\n"), ops])
     assert [(o.op, o.dtypes) for o in both.ops] == [("torch.nn.functional.relu", None), ("torch.add", None),
                                                     ("torch.Tensor.nonzero", None)]

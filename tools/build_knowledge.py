@@ -698,6 +698,17 @@ STATIC_FACTS = [
         "source": f"{S_TRANSFER} summary_master.not_handled; {S_MIGR} tool_migration_notes",
     },
     {
+        "id": "cuda-autocast-helpers",
+        "apis": ["torch.get_autocast_gpu_dtype", "torch.set_autocast_gpu_dtype"],
+        "reason": "torch.get_autocast_gpu_dtype / torch.set_autocast_gpu_dtype read and set the dtype of CUDA autocast only; they are not "
+        "under torch.cuda, so transfer_to_npu never remaps them, and under NPU autocast they report the CUDA setting instead of the NPU one.",
+        "replacement": "torch.npu.get_autocast_dtype() / torch.npu.set_autocast_dtype(dtype) (torch_npu.npu.__all__), or on torch>=2.4 "
+        "torch.get_autocast_dtype('npu') / torch.set_autocast_dtype('npu', dtype)",
+        "severity": "manual",
+        "source": f"{S_TRANSFER} per_version.*.torch_cuda_attrs_replaced (get_autocast_dtype, set_autocast_dtype, is_autocast_enabled are "
+        "in torch_npu.npu.__all__; torch.get_autocast_gpu_dtype is not a torch.cuda name)",
+    },
+    {
         "id": "cuda-default-generators",
         "apis": ["torch.cuda.default_generators"],
         "reason": "Older guides say torch.cuda.default_generators is not supported; newer transfer_to_npu (2.7.1 and later) patches it lazily to "

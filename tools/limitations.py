@@ -127,6 +127,31 @@ LINE_TRANSLATIONS = {
         "set torch.utils.deterministic.fill_uninitialized_memory = True to fill it",
     "通过设置torch_npu.npu.use_compatible_impl(True)，保证与PyTorch同名接口在内存一致性上对齐，例如：":
         "Call torch_npu.npu.use_compatible_impl(True) to align memory behaviour with the PyTorch API of the same name, for example:",
+    "query、key、value仅支持bf16、fp16和fp32。所有参数输入均符合以下约束": "query, key, value support bf16, fp16 and fp32 only; all inputs must meet the constraints below",
+    "**约束**：": "Constraints:",
+    "**约束**:": "Constraints:",
+    "所有参数输入符合规格：": "All inputs must meet these specifications:",
+    "输入query、key、value的N：batch size，当前只支持[N，head_num, S(L), E(Ev)]的排布方式，取值范围1~2K":
+        "N (batch size) of query, key, value: only the [N, head_num, S(L), E(Ev)] layout is supported; range 1-2K",
+    "输入query的head num和key/value的head num必须成比例关系，即Nq/Nkv必须是非0整数，取值范围1~256":
+        "The head count of query must be a non-zero integer multiple of that of key/value (Nq/Nkv); range 1-256",
+    "输入query的L：Target sequence length，取值范围1~512K": "L (target sequence length) of query: range 1-512K",
+    "输入key、value的S：Source sequence length，取值范围1~512K": "S (source sequence length) of key, value: range 1-512K",
+    "输入query、key、value的E：Embedding dimension of the query and key，取值范围1~512": "E (embedding dimension of query and key): range 1-512",
+    "输入value的Ev：Embedding dimension of the value，必须与E相等": "Ev (embedding dimension of value) must equal E",
+    "输入attn_mask：当前支持[N, 1, L, S]、[N, head_num, L, S]、[1, 1, L, S]、[L, S]，以及可广播到[N, head_num, L, S]的bool类型mask，例如[L, 1]、[1, S]、[1, 1]等排布方式":
+        "attn_mask: [N, 1, L, S], [N, head_num, L, S], [1, 1, L, S], [L, S] and bool masks broadcastable to [N, head_num, L, S] "
+        "(e.g. [L, 1], [1, S], [1, 1]) are supported",
+    "在开启is_causal计算时，attn_mask必须为None；不开启is_causal时，若attn_mask输入有效数据，输入数据类型必须是bool类型":
+        "With is_causal=True attn_mask must be None; without is_causal a given attn_mask must be bool",
+    "输入query、key、value的数据类型为bf16、fp16、fp32": "query, key, value dtypes: bf16, fp16, fp32",
+    "通过设置torch_npu.npu.use_compatible_impl(True)，支持按SDPA后端选择上下文指定MATH后端，例如：":
+        "With torch_npu.npu.use_compatible_impl(True) the SDPA backend context can select the MATH backend, for example:",
+    "与原接口除了规格限制之外差异点：": "Differences from the PyTorch API besides the limits above:",
+    "NPU的随机算法部分用DSA硬件实现，算法在DSA引擎固化与GPU算法实现存在差异，导致dropout功能和GPU结果不一致":
+        "NPU random numbers come from the DSA hardware engine, so dropout results differ from the GPU",
+    "当前接口支持输入query的head num和key/value的head num不等长，而原生PyTorch接口不支持":
+        "Unlike PyTorch, query and key/value may have different head counts",
     "不支持多进程加载NPU数据，num_workers仅支持0":
         "Loading NPU data in several processes is not supported: num_workers supports only 0",
 }

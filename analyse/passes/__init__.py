@@ -10,7 +10,7 @@ A pass module defines one subclass of :class:`Pass` with
   ``# expect: NPU001[,NPU002]`` must yield exactly those codes on that line,
 * ``check_module(ctx)``: yields findings for one parsed module,
 * optionally ``check_file(ctx)`` for non-Python files whose suffix is listed in
-  ``file_suffixes`` and ``finish(project)`` for project-level findings.
+  ``file_suffixes`` or whose name matches a glob of ``file_names`` and ``finish(project)`` for project-level findings.
 
 Modules are analysed in worker processes (see :mod:`analyse.pipeline`), so a
 pass keeps no state between modules. Project-wide facts flow two ways:
@@ -124,6 +124,9 @@ class Pass:
     name: str = ""
     rules: Tuple[Rule, ...] = ()
     file_suffixes: Tuple[str, ...] = ()
+    # file-name globs (fnmatch, case-sensitive) for non-Python files without a telling suffix:
+    # Dockerfile, Makefile, requirements-dev.txt ...
+    file_names: Tuple[str, ...] = ()
     VALID: Tuple[str, ...] = ()
     INVALID: Tuple[str, ...] = ()
 

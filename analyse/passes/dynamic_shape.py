@@ -210,6 +210,7 @@ class _Analysis:
         self._tensorish: Dict[int, Optional[str]] = {}
         self._mask: Dict[int, Optional[str]] = {}
         self.pandas = False
+        self.numpy = False
 
     # ------------------------------------------------------------ tensors
     def tensorish(self, node, depth: int = 0) -> Optional[str]:
@@ -403,6 +404,7 @@ class DynamicShapePass(Pass):
         self._texts = data.get("texts", {})
         an = _Analysis(ctx)
         an.pandas = "pandas" in tops
+        an.numpy = bool(tops & {"numpy", "cupy", "pandas", "scipy", "jax"})
         graph = _uses_graph_mode(ctx, tops)
         self._sync_severity = "manual" if graph else "advice"
         self._graph_note = (" This module uses graph mode (torch.compile / torchair), where it breaks the graph."
@@ -463,9 +465,12 @@ class DynamicShapePass(Pass):
             recv = an.tensorish(func.expr)
             api = f"torch.Tensor.{func.attrname}"
             if recv is None:
-                if not op.get("torch_only") and not (func.attrname == "nonzero" and _kw(call, "as_tuple")):
+                torch_kw = any(_kw(call, k) is not None for k in op.get("torch_keywords") or ())
+                # a numpy/pandas-shared name (nonzero, unique) on an unknown receiver counts when a torch-only
+                # keyword is passed, or when the module uses torch and neither numpy nor pandas
+                if not op.get("torch_only") and not torch_kw and (an.numpy or an.pandas):
                     return
-                if an.pandas:
+                if an.pandas and not torch_kw:
                     return
                 conf = "medium"
             else:

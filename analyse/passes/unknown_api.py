@@ -79,6 +79,8 @@ class UnknownApiPass(Pass):
                 continue
             if kb.is_documented(api) or kb.is_documented(api.replace("torch.Tensor.", "torch.", 1)):
                 continue
+            if kb.cuda_only(api) is not None or api in ("torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel"):
+                continue  # a known CUDA-only name (NPU006 / NPU103 says what to do): not "unverified"
             if probed is not None:
                 if probed.status == "supported":
                     continue  # verified on the device: no longer unknown

@@ -21,7 +21,7 @@ from astroid import nodes
 
 from analyse.findings import Finding, Rule
 from analyse.knowledge.markdown import one_line, to_plain
-from analyse.passes import ModuleContext, Pass
+from analyse.passes import ModuleContext, Pass, nodes_of
 from analyse.passes._apiuses import api_uses
 from analyse.passes._limits import evaluate_checks
 
@@ -53,6 +53,9 @@ R_LIMIT_HIT = Rule(
     fix="Change the argument as the finding says (leave it at its default, pick a supported value or dtype), or "
         "implement the feature around the API (e.g. nn.Dropout between single-layer RNNs instead of `dropout=`).",
 )
+
+# method names that only one torch class has: a call on a receiver of unknown type is still that API
+UNAMBIGUOUS_METHODS = {"flatten_parameters": "torch.nn.RNNBase.flatten_parameters"}
 
 SKIP_PREFIXES = ("torch.cuda", "torch.backends.cuda", "torch.backends.cudnn")
 SKIP = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.distributed.is_nccl_available",
@@ -152,6 +155,46 @@ class UnsupportedApiPass(Pass):
                                   confidence=use.confidence, evidence="probed" if probed is not None else "knowledge")
             elif info.status == "limited" and use.kind != "reference":
                 yield from self._limited(ctx, use, info, noted)
+        yield from self._type_checks(ctx)
+        yield from self._unambiguous_methods(ctx)
+
+    def _type_checks(self, ctx: ModuleContext) -> Iterator[Finding]:
+        """isinstance / issubclass against a class the support list marks unsupported: the code handles it."""
+        kb = ctx.kb
+        for call in nodes_of(ctx.tree, nodes.Call):
+            if not (isinstance(call.func, nodes.Name) and call.func.name in ("isinstance", "issubclass") and len(call.args) == 2):
+                continue
+            arg = call.args[1]
+            for cls in (arg.elts if isinstance(arg, nodes.Tuple) else [arg]):
+                q = ctx.resolver.qualname(cls)
+                if not q or not q.startswith("torch.") or q in SKIP or q.startswith(SKIP_PREFIXES):
+                    continue
+                info = kb.api(q)
+                if info is None or info.status != "unsupported":
+                    continue
+                msg = (f"`{call.func.name}(..., {cls.as_string()})`: the code handles `{q}`, which is not supported on Ascend NPU "
+                       f"for torch {kb.torch_version} (official native-API support list); where the project creates it, "
+                       "that is the place to change.")
+                yield ctx.finding(self.rule("NPU201"), cls, q, msg, replacement=self.replacement(ctx, q), severity="info",
+                                  confidence="medium", evidence="knowledge")
+
+    def _unambiguous_methods(self, ctx: ModuleContext) -> Iterator[Finding]:
+        """Methods whose name belongs to one torch class only, on receivers of unknown type."""
+        kb = ctx.kb
+        for call in nodes_of(ctx.tree, nodes.Call):
+            func = call.func
+            if not isinstance(func, nodes.Attribute) or func.attrname not in UNAMBIGUOUS_METHODS:
+                continue
+            if ctx.resolver.qualname(func) is not None or ctx.resolver.method_candidates(func):
+                continue  # resolved (and reported) as an API use
+            api = UNAMBIGUOUS_METHODS[func.attrname]
+            info = kb.api(api)
+            if info is None or info.status != "unsupported":
+                continue
+            msg = (f"`.{func.attrname}()` is `{api}` (no other library has this method), which is not supported on "
+                   f"Ascend NPU for torch {kb.torch_version} (official native-API support list).")
+            yield ctx.finding(self.rule("NPU201"), call, api, msg, replacement=self.replacement(ctx, api),
+                              confidence="medium", evidence="knowledge")
 
     def _limited(self, ctx: ModuleContext, use, info, noted: set) -> Iterator[Finding]:
         """Checks first: a hit is NPU203 (manual); unknown values and unparsed text give one NPU202 per API and file."""
@@ -196,6 +239,8 @@ class UnsupportedApiPass(Pass):
 
 
 REPLACEMENTS = {
+    "torch.nn.RNNBase.flatten_parameters": "drop the call on NPU (it only compacts cuDNN RNN weights): "
+                                           "`if rnn.weight_ih_l0.is_cuda: rnn.flatten_parameters()`",
     "torch.std_mean": "torch.std(x, dim) and torch.mean(x, dim) as two calls",
     "torch.var_mean": "torch.var(x, dim) and torch.mean(x, dim) as two calls",
     "torch.unique_consecutive": "torch.unique(x, sorted=True, return_counts=...) on sorted input, or run it on the CPU",

@@ -11,7 +11,8 @@ from typing import List, Optional
 
 import click
 
-from analyse.probe.opsfile import OpsFileError, OpsList, merge, parse_dtype_list, read_ops_file, read_report_apis
+from analyse.probe.opsfile import (OpsFileError, OpsList, merge, parse_dtype_list, read_ops_file, read_report_apis,
+                                   report_torch_version)
 
 DEVICE_RE = re.compile(r"^(?:(?:npu|cuda)(?::\d+)?|cpu|meta)$")
 TORCH_HINT = ("npu-analyse probe needs PyTorch, which is not installed: "
@@ -26,8 +27,9 @@ def _fail(message: str) -> None:
 @click.command("probe")
 @click.option("--ops", "ops_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Ops file: one operator per line (torch.X, torch.nn.functional.X, torch.Tensor.X, aten::X ...).")
-@click.option("--from-report", "report", type=click.Path(dir_okay=False, path_type=Path),
-              help="report.json of `npu-analyse script`: probe its unknown-api / unsupported-api APIs.")
+@click.option("--from-report", "reports", type=click.Path(dir_okay=False, path_type=Path), multiple=True,
+              help="report.json of `npu-analyse script` or `thirdparty`: probe the torch APIs it names "
+                   "(repeat for several reports).")
 @click.option("--device", default="npu", show_default=True,
               help="Device to probe: npu, npu:N, cuda, cuda:N, cpu or meta.")
 @click.option("--dtypes", default="float32,float16,bfloat16", show_default=True,
@@ -44,13 +46,14 @@ def _fail(message: str) -> None:
 @click.option("--setup-file", "setup_files", multiple=True, hidden=True,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="TEST ONLY: Python file executed in the worker before probing (registers test operators).")
-def probe(ops_file: Optional[Path], report: Optional[Path], device: str, dtypes: str, timeout_per_op: float,
+def probe(ops_file: Optional[Path], reports: tuple, device: str, dtypes: str, timeout_per_op: float,
           max_samples: int, repeats: int, out_dir: Path, quiet: bool, setup_files: tuple) -> None:
     """Run operators on a device, compare with a CPU reference and detect CPU fallbacks.
 
     Writes DIR/probe.json and DIR/probe.html. Each operator is probed in a reusable worker
     process, so a crash or hang of one operator is recorded and the run goes on.
     """
+    report = reports[0] if reports else None
     if ops_file is None and report is None:
         raise click.UsageError("give --ops FILE and/or --from-report report.json")
     device = device.strip().lower()
@@ -66,19 +69,19 @@ def probe(ops_file: Optional[Path], report: Optional[Path], device: str, dtypes:
     try:
         if ops_file is not None:
             lists.append(read_ops_file(ops_file))
-        if report is not None:
-            lists.append(read_report_apis(report))
+        for path in reports:
+            lists.append(read_report_apis(path))
     except OpsFileError as exc:
         _fail(str(exc))
     ops = merge(lists)
     for inv in ops.invalid:
         where = f"{ops_file}:{inv.line}" if inv.source == "ops-file" else f"{report} ({inv.source})"
         click.echo(f"npu-analyse probe: invalid line {where}: {inv.text!r}: {inv.reason}", err=True)
-    if not ops.ops:
+    if not ops.ops and not ops.unprobeable:
         if ops.invalid:
             _fail("no valid operator to probe (every line was invalid; see above)")
         _fail("no operator to probe: the ops file is empty" if report is None
-              else "no operator to probe (no unknown-api / unsupported-api finding with a torch API)")
+              else "no operator to probe (the report names no torch API the probe can run)")
 
     if importlib.util.find_spec("torch") is None:
         _fail(TORCH_HINT)
@@ -90,19 +93,28 @@ def probe(ops_file: Optional[Path], report: Optional[Path], device: str, dtypes:
     setup = [str(p.resolve()) for p in setup_files]
     setup += [p for p in os.environ.get(SETUP_ENV, "").split(os.pathsep) if p]
     options = ProbeOptions(device=device, dtypes=list(wanted), timeout_per_op=timeout_per_op,
-                           max_samples=max_samples, repeats=repeats, setup_files=setup)
+                           max_samples=max_samples, repeats=repeats, setup_files=setup,
+                           kb_torch_version=report_torch_version(report) if report is not None else None)
 
     def progress(rec):
         if not quiet:
-            click.echo(f"  {rec['status']:<17} {rec['op']} [{rec['dtype']}]", err=True)
+            extra = ""
+            if rec.get("limitation") and rec.get("arguments"):
+                extra = " " + ", ".join(f"{k}={v}" for k, v in rec["arguments"].items())
+            click.echo(f"  {rec['status']:<17} {rec['op']} [{rec['dtype']}]{extra}", err=True)
 
     try:
         run = run_probe(ops.ops, options, progress)
     except ProbeFatal as exc:
         _fail(str(exc))
+    results = run["results"] + [
+        {"op": u.text, "dtype": "any", "status": "no-samples", "samples": 0, "max_abs_error": None,
+         "max_rel_error": None, "tolerance": None, "device_time_ms": None, "arguments": None,
+         "message": f"cannot be probed: {u.reason}", "source": u.source} for u in ops.unprobeable]
     doc = render.build_document(
-        version=__version__, device=device, environment=run["environment"], results=run["results"],
+        version=__version__, device=device, environment=run["environment"], results=results,
         duration_s=run["duration_s"], invalid_lines=[i.to_dict() for i in ops.invalid],
+        skipped=[k.to_dict() for k in ops.skipped],
         options={"dtypes": list(wanted), "timeout_per_op": timeout_per_op, "max_samples": max_samples,
                  "repeats": repeats, "worker_starts": run["worker_starts"]})
     try:

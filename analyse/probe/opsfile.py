@@ -68,10 +68,25 @@ class InvalidLine:
         return {"line": self.line, "text": self.text, "reason": self.reason, "source": self.source}
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """An API a report names that the probe does not run, with the reason."""
+
+    api: str
+    reason: str
+    source: str
+
+    def to_dict(self) -> dict:
+        return {"api": self.api, "reason": self.reason, "source": self.source}
+
+
 @dataclass
 class OpsList:
     ops: List[OpSpec] = field(default_factory=list)
     invalid: List[InvalidLine] = field(default_factory=list)
+    skipped: List[Skipped] = field(default_factory=list)
+    # Names from a report that are not operator names: each becomes a no-samples record with the reason.
+    unprobeable: List[InvalidLine] = field(default_factory=list)
 
 
 def normalise_dtype(name: str) -> Optional[str]:
@@ -180,10 +195,51 @@ def read_ops_file(path: Path) -> OpsList:
 
 
 REPORT_CATEGORIES = ("unknown-api", "unsupported-api")
+# Other finding categories whose torch APIs are probed too (a sort, an optimizer, a wrapper the report
+# flags for another reason still has to run on the device).
+EXTRA_CATEGORIES = ("dynamic-shape", "affinity", "performance-advice", "distributed", "precision")
+
+
+def skip_reason(api: str, category: Optional[str]) -> Optional[str]:
+    """Why a report's API is not probed, or None when it is."""
+    if (":" in api and not api.startswith("aten::")) or not re.match(r"^[A-Za-z_][\w.:]*$", api):
+        return "not an API name (a finding key of the static analysis)"
+    head = api.split(".", 1)[0]
+    if head == "torch_npu":
+        return "a torch_npu API: it exists only where torch_npu is installed (checked statically)"
+    if head != "torch" and not api.startswith("aten::"):
+        return "not a torch API (a third-party library or the project's own code); the probe runs torch only"
+    if category == "cuda-api" or api.startswith(("torch.cuda.", "torch.backends.cuda", "torch.backends.cudnn")):
+        return ("a CUDA device-management API: on an NPU its torch.npu counterpart runs (transfer_to_npu or a "
+                "rewrite); checked statically, not a kernel")
+    if category not in REPORT_CATEGORIES + EXTRA_CATEGORIES:
+        return f"a {category} finding: checked statically"
+    return None
+
+
+def _report_apis(doc: dict) -> Iterable[Tuple[str, Optional[str], Optional[int], str]]:
+    """(api, category, line, source) of a script or thirdparty report, in report order."""
+    for f in doc.get("findings") or []:
+        if isinstance(f, dict) and isinstance(f.get("api"), str):
+            line = f.get("line") if isinstance(f.get("line"), int) else None
+            yield f["api"], f.get("category"), line, f"report:{f.get('path', '?')}"
+    tp = doc.get("thirdparty")
+    if isinstance(tp, dict):
+        for fn in tp.get("functions") or []:
+            if not isinstance(fn, dict):
+                continue
+            line = fn.get("line") if isinstance(fn.get("line"), int) else None
+            where = f"thirdparty:{fn.get('qualname', '?')}"
+            for api in list(fn.get("reasons") or []) + list(fn.get("via") or [])[-1:]:
+                if isinstance(api, str):
+                    yield api, "unsupported-api", line, where
 
 
 def read_report_apis(path: Path) -> OpsList:
-    """The APIs of a report.json whose findings are unknown-api / unsupported-api."""
+    """The APIs of a script or thirdparty report.json: the torch APIs of its findings (unknown-api,
+    unsupported-api and the categories in EXTRA_CATEGORIES) and of ``thirdparty.functions`` (their
+    ``reasons`` and the callee ending their ``via`` chain). Every other API it names is listed in
+    ``skipped`` with the reason."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
@@ -193,24 +249,39 @@ def read_report_apis(path: Path) -> OpsList:
     if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
         raise OpsFileError(f"report {path} has no 'findings' list (expected an npu-analyse report.json)")
     out = OpsList()
+    entries = list(_report_apis(doc))
+    categories: Dict[str, set] = {}
+    for api, category, _line, _source in entries:
+        categories.setdefault(api, set()).add(category)
+    probed = REPORT_CATEGORIES + EXTRA_CATEGORIES
     seen = set()
-    for i, f in enumerate(doc["findings"]):
-        if not isinstance(f, dict) or f.get("category") not in REPORT_CATEGORIES:
+    for api, category, line, source in entries:
+        if api in seen:
             continue
-        api = f.get("api")
-        if not isinstance(api, str):
+        seen.add(api)
+        reason = skip_reason(api, next((c for c in probed if c in categories[api]), category))
+        if reason is not None:
+            out.skipped.append(Skipped(api[:200], reason, source))
             continue
-        op, reason = normalise_op_name(api)
+        op, why = normalise_op_name(api)
         if op is None:
-            out.invalid.append(InvalidLine(f.get("line") if isinstance(f.get("line"), int) else None,
-                                           api[:200], reason or "invalid", source=f"report:{f.get('path', '?')}"))
+            out.unprobeable.append(InvalidLine(line, api[:200], why or "invalid", source=source))
             continue
-        if op in seen:
+        if any(o.op == op for o in out.ops):
             continue
-        seen.add(op)
-        out.ops.append(OpSpec(op, None, f.get("line") if isinstance(f.get("line"), int) else None,
-                              source=f"report:{f.get('path', '?')}"))
+        out.ops.append(OpSpec(op, None, line, source=source))
     return out
+
+
+def report_torch_version(path: Path) -> Optional[str]:
+    """target.torch_version of a report (the version whose NPU documentation applies), or None."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except Exception:
+        return None
+    target = doc.get("target") if isinstance(doc, dict) else None
+    v = target.get("torch_version") if isinstance(target, dict) else None
+    return v if isinstance(v, str) else None
 
 
 def merge(lists: Iterable[OpsList]) -> OpsList:
@@ -218,6 +289,9 @@ def merge(lists: Iterable[OpsList]) -> OpsList:
     index: Dict[str, int] = {}
     for ol in lists:
         out.invalid.extend(ol.invalid)
+        known = {k.api for k in out.skipped}
+        out.skipped.extend(k for k in ol.skipped if k.api not in known)
+        out.unprobeable.extend(ol.unprobeable)
         for spec in ol.ops:
             if spec.op in index:
                 prev = out.ops[index[spec.op]]

@@ -9,7 +9,8 @@ records of one API over its dtypes:
   ``unsupported-dtype``); ``message`` is the error text, ``dtypes`` those that failed;
 * ``fallback``: otherwise, some dtype ran (partly) on the CPU; ``message`` is the warning line;
 * ``mismatch``: otherwise, some dtype gave numbers beyond tolerance;
-* ``supported``: every probed dtype passed.
+* ``supported``: every probed dtype passed (``host-only``: the API ran on the host and runs no
+  device kernel, so it works wherever torch does).
 
 Records that carry no evidence about the device (``unknown-op``,
 ``no-samples``, ``timeout``) are ignored; an API with only such records, or
@@ -23,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
-STATUSES = ("pass", "fallback", "mismatch", "error", "unsupported-dtype", "unknown-op", "no-samples", "timeout")
+STATUSES = ("pass", "fallback", "mismatch", "error", "unsupported-dtype", "unknown-op", "no-samples", "timeout",
+            "host-only")
 VERDICTS = ("supported", "unsupported", "fallback", "mismatch")
 _NO_EVIDENCE = {"unknown-op", "no-samples", "timeout"}
 

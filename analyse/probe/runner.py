@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -59,21 +60,20 @@ class WorkerProcess:
         self._log = None
         self.environment: Optional[Dict[str, Any]] = None
         self.starts = 0
+        self._home: Optional[str] = None  # the worker's working folder: empty, private, removed at the end
 
     # -- life cycle -------------------------------------------------------------------
     def start(self) -> None:
         self._log = tempfile.TemporaryFile()
-        env = dict(os.environ)
-        pkg_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        env.setdefault("PYTHONFAULTHANDLER", "1")
+        if self._home is None:
+            self._home = tempfile.mkdtemp(prefix="npu-analyse-worker-")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "analyse.probe.worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, env=env,
+            worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
+            cwd=self._home, env=worker_environment(),
         )
         self._buf = b""
         self.starts += 1
-        reply = self._request({"cmd": "init", "device": self.device, "setup": self.setup_files},
+        reply = self._request({"cmd": "init", "device": self.device, "setup": self.setup_files, "home": self._home},
                               STARTUP_TIMEOUT_S)
         if not reply.get("ok"):
             raise ProbeFatal(reply.get("fatal") or reply.get("error") or "probe worker failed to start")
@@ -100,6 +100,11 @@ class WorkerProcess:
             except subprocess.TimeoutExpired:
                 pass
         self._cleanup()
+
+    def remove_home(self) -> None:
+        if self._home is not None:
+            shutil.rmtree(self._home, ignore_errors=True)
+            self._home = None
 
     def _cleanup(self) -> None:
         if self.proc is not None:
@@ -175,6 +180,34 @@ class WorkerProcess:
         return _WorkerDied(msg)
 
 
+# The worker loads exactly this package (by file location) and nothing else from the folder that holds it:
+# `python -I` keeps PYTHONPATH, the user site folder and the current folder off sys.path, and the worker
+# runs in an empty private folder.
+_BOOTSTRAP = (
+    "import importlib.util, sys\n"
+    "pkg = sys.argv[1]\n"
+    "spec = importlib.util.spec_from_file_location('analyse', pkg + '/__init__.py', "
+    "submodule_search_locations=[pkg])\n"
+    "mod = importlib.util.module_from_spec(spec)\n"
+    "sys.modules['analyse'] = mod\n"
+    "spec.loader.exec_module(mod)\n"
+    "from analyse.probe.worker import main\n"
+    "main()\n"
+)
+
+
+def worker_command() -> List[str]:
+    """``python -I -c BOOTSTRAP <package folder>``: an isolated interpreter that imports only this
+    ``analyse`` package and what is installed (torch, numpy), never the working folder's files."""
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [sys.executable, "-I", "-c", _BOOTSTRAP, pkg]
+
+
+def worker_environment() -> Dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    return env
+
+
 @dataclass
 class ProbeOptions:
     device: str = "cpu"
@@ -183,23 +216,43 @@ class ProbeOptions:
     max_samples: int = 4
     repeats: int = 3
     setup_files: List[str] = field(default_factory=list)
+    # The torch version whose NPU documentation the limitations come from (None: the probed torch's).
+    kb_torch_version: Optional[str] = None
 
 
-def _record(op: str, dtype: str, status: str, message: Optional[str]) -> Dict[str, Any]:
-    return {"op": op, "dtype": dtype, "status": status, "samples": 0, "max_abs_error": None,
-            "max_rel_error": None, "tolerance": None, "device_time_ms": None, "message": message}
+def _record(op: str, dtype: str, status: str, message: Optional[str], kind: Optional[str] = None) -> Dict[str, Any]:
+    rec = {"op": op, "dtype": dtype, "status": status, "samples": 0, "max_abs_error": None,
+           "max_rel_error": None, "tolerance": None, "device_time_ms": None, "message": message, "arguments": None}
+    if kind:
+        rec["kind"] = kind
+    return rec
 
 
 def run_probe(specs: List[OpSpec], options: ProbeOptions,
               progress: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
     """Probe every operator; returns {"environment", "results", "worker_starts", "duration_s"}."""
+    from analyse.probe.limits import annotate, limitation_for, load_documentation
+
     t0 = time.monotonic()
     worker = WorkerProcess(options.device, options.setup_files)
-    worker.start()  # raises ProbeFatal with one clear line
+    try:
+        worker.start()  # raises ProbeFatal with one clear line
+    except BaseException:
+        worker.kill()
+        worker.remove_home()
+        raise
     environment = dict(worker.environment or {})
+    docs = load_documentation(options.kb_torch_version or environment.get("torch"))
+    environment["documentation"] = docs.version
     results: List[Dict[str, Any]] = []
 
-    def emit(rec: Dict[str, Any]) -> None:
+    def emit(rec: Dict[str, Any], doc=None, variant=None) -> None:
+        variant = rec.pop("_variant", None) or variant
+        if doc and rec.get("status") != "host-only":
+            lim = limitation_for(doc, rec["dtype"], variant)
+            if lim:
+                rec["limitation"] = lim
+                annotate(rec, options.device)
         results.append(rec)
         if progress:
             progress(rec)
@@ -207,9 +260,10 @@ def run_probe(specs: List[OpSpec], options: ProbeOptions,
     try:
         for spec in specs:
             explicit = list(spec.dtypes) if spec.dtypes else None
+            doc = docs.lookup(spec.op)
             try:
                 plan = worker.request({"cmd": "plan", "op": spec.op, "dtypes": explicit,
-                                       "requested": options.dtypes}, options.timeout_per_op)
+                                       "requested": options.dtypes, "doc": doc}, options.timeout_per_op)
             except _WorkerTimeout:
                 emit(_record(spec.op, (explicit or ["any"])[0], "timeout",
                              f"resolving the operator exceeded {options.timeout_per_op:g} s"))
@@ -224,25 +278,35 @@ def run_probe(specs: List[OpSpec], options: ProbeOptions,
                 for d in explicit or ["any"]:
                     emit(_record(spec.op, d, "unknown-op", plan["unknown"]))
                 continue
-            for dtype in plan["dtypes"]:
-                msg = {"cmd": "probe", "op": spec.op, "dtype": dtype, "max_samples": options.max_samples,
-                       "repeats": options.repeats}
+            if "no_samples" in plan:
+                emit(_record(spec.op, (explicit or ["any"])[0], "no-samples", plan["no_samples"], plan.get("kind")))
+                continue
+            kind = plan.get("kind")
+            jobs = plan.get("jobs") or [{"dtype": d, "variant": None} for d in plan["dtypes"]]
+            for job in jobs:
+                dtype = job["dtype"]
+                msg = {"cmd": "probe", "op": spec.op, "dtype": dtype, "variant": job.get("variant"),
+                       "max_samples": options.max_samples, "repeats": options.repeats}
                 try:
                     reply = worker.request(msg, options.timeout_per_op)
                 except _WorkerTimeout:
-                    emit(_record(spec.op, dtype, "timeout",
-                                 f"no result within --timeout-per-op {options.timeout_per_op:g} s; worker restarted"))
-                    continue
+                    rec = _record(spec.op, dtype, "timeout",
+                                  f"no result within --timeout-per-op {options.timeout_per_op:g} s; worker restarted",
+                                  kind)
                 except _WorkerDied as exc:
-                    emit(_record(spec.op, dtype, "error", exc.message))
-                    continue
-                if not reply.get("ok"):
-                    emit(_record(spec.op, dtype, "error", reply.get("error")))
-                    continue
-                rec = reply["record"]
+                    rec = _record(spec.op, dtype, "error", exc.message, kind)
+                else:
+                    rec = reply["record"] if reply.get("ok") else _record(spec.op, dtype, "error",
+                                                                           reply.get("error"), kind)
+                vinfo = plan.get("variants", {}).get(str(job.get("variant")))
+                if vinfo and rec.get("arguments") is None:
+                    rec["arguments"] = vinfo.get("arguments")
+                if job.get("doc_dtype"):
+                    rec["documented_dtype_probe"] = True
                 rec.setdefault("source", spec.source)
-                emit(rec)
+                emit(rec, doc, vinfo)
     finally:
         worker.stop()
+        worker.remove_home()
     return {"environment": environment, "results": results, "worker_starts": worker.starts,
             "duration_s": round(time.monotonic() - t0, 3)}

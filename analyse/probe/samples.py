@@ -27,6 +27,8 @@ not a valid sample for the callable and is skipped.
 from __future__ import annotations
 
 import copy
+import importlib
+import importlib.util
 import itertools
 import types
 from dataclasses import dataclass, field
@@ -97,7 +99,7 @@ def _load_dbs() -> None:
 @dataclass
 class Target:
     op: str
-    kind: str  # function | method | module | aten | custom
+    kind: str  # function | method | module | class | aten | custom
     fn: Any
     opinfos: List[Any] = field(default_factory=list)
     moduleinfo: Any = None
@@ -154,7 +156,9 @@ def resolve(name: str) -> Target:
         try:
             obj = getattr(container, seg)
         except Exception:
-            raise UnknownOp(f"{'.'.join(parts[:i + 1])} does not exist in torch {torch.__version__}") from None
+            obj = _import_submodule(container, seg)
+            if obj is None:
+                raise UnknownOp(f"{'.'.join(parts[:i + 1])} does not exist in torch {torch.__version__}") from None
     if not _is_torch_callable(obj):
         raise UnknownOp(f"{name} is not a torch operator (resolves to {type(obj).__name__})")
     if isinstance(obj, (torch._ops.OpOverloadPacket, torch._ops.OpOverload)):
@@ -166,7 +170,7 @@ def resolve(name: str) -> Target:
         if issubclass(obj, torch.nn.Module):
             _load_dbs()
             return Target(name, "module", obj, moduleinfo=_OPDB_CACHE["module_index"].get(obj))
-        raise UnknownOp(f"{name} is a class, not an operator or torch.nn module")
+        return Target(name, "class", obj)
     _load_dbs()
     index = _OPDB_CACHE["index"]
     rest = parts[1:]
@@ -196,6 +200,20 @@ def resolve(name: str) -> Target:
     aten = infos[0].aten_name if infos else rest[-1]
     return Target(name, "function", obj, opinfos=infos, inplace=inplace or key.endswith("_"),
                   aten_name=aten)
+
+
+def _import_submodule(container: Any, seg: str) -> Any:
+    """``torch.utils.mobile_optimizer`` and other torch submodules that ``import torch`` does not load:
+    imported by their full name, only under ``torch`` and only when such a module file exists."""
+    if not _is_torch_module(container) or not getattr(container, "__path__", None):
+        return None
+    full = f"{container.__name__}.{seg}"
+    try:
+        if importlib.util.find_spec(full) is None:
+            return None
+        return importlib.import_module(full)
+    except Exception:
+        return None
 
 
 def _all_opinfos() -> Iterator[Any]:

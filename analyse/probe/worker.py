@@ -370,6 +370,8 @@ class Worker:
         self.backend: Optional[Backend] = None
         self.torch = None
         self.fallback_seen: Dict[str, str] = {}  # aten op name -> first fallback line
+        self.ctx = None  # analyse.probe.kinds.Context, made at init
+        self._catalogue_by_obj: Optional[Dict[int, Dict[str, Any]]] = None
 
     # -- commands ---------------------------------------------------------------------
     def init(self, msg: dict) -> dict:
@@ -390,22 +392,76 @@ class Worker:
             return {"ok": False, "fatal": str(exc), "kind": "device"}
         except Exception as exc:
             return {"ok": False, "fatal": f"--device {msg['device']}: {first_line(str(exc))}", "kind": "device"}
-        from analyse.probe import samples
+        from analyse.probe import kinds, samples
 
+        home = msg.get("home")
+        self.ctx = kinds.Context(msg["device"], tempfile.mkdtemp(prefix="probe-", dir=home)
+                                 if home and os.path.isdir(home) else tempfile.mkdtemp(prefix="npu-analyse-probe-"))
         env = self.backend.environment()
         # Loads op_db (seconds) here, under the start-up time limit, not under an op's timeout.
         env["sample_source"] = samples.opinfo_db_status() or "opinfo"
         return {"ok": True, "environment": env}
 
+    # -- the catalogue ----------------------------------------------------------------
+    def entry_for(self, target) -> Optional[Dict[str, Any]]:
+        """The catalogue entry for the object a name resolves to (aliases share the entry), or a generic one."""
+        from analyse.probe import kinds, samples
+        from analyse.probe.catalogue import load_catalogue
+
+        if self._catalogue_by_obj is None:
+            by_obj: Dict[int, Dict[str, Any]] = {}
+            for name, entry in load_catalogue().items():
+                try:
+                    obj = samples.resolve(name).fn
+                except samples.UnknownOp:
+                    continue
+                by_obj.setdefault(id(obj), entry.to_dict())
+            self._catalogue_by_obj = by_obj
+        return self._catalogue_by_obj.get(id(target.fn)) or kinds.generic_entry(target.fn)
+
     def plan(self, msg: dict) -> dict:
-        from analyse.probe import samples
+        """The (dtype, variant) jobs for one operator: the base dtypes, one job per catalogue variant,
+        and one job with a dtype the documentation excludes when no base dtype does."""
+        from analyse.probe import kinds, samples
 
         try:
             target = samples.resolve(msg["op"])
         except samples.UnknownOp as exc:
             return {"ok": True, "unknown": str(exc)}
-        dtypes = samples.plan_dtypes(target, msg.get("dtypes"), msg.get("requested") or ["float32"])
-        return {"ok": True, "dtypes": dtypes, "source": target.source, "kind": target.kind}
+        explicit = msg.get("dtypes")
+        requested = msg.get("requested") or ["float32"]
+        entry = self.entry_for(target)
+        if entry is None and target.kind == "class":
+            return {"ok": True, "no_samples": f"{msg['op']} is a class the probe catalogue "
+                    "(data/probe_catalogue.yaml) has no constructor arguments for", "kind": "class"}
+        if entry is not None:
+            known = kinds.default_dtypes(entry)
+            if entry.get("host_only"):
+                dtypes = ["any"]
+            elif explicit:
+                dtypes = list(explicit)
+            else:
+                dtypes = [d for d in requested if d in known] or known[:1]
+            kind = entry["kind"]
+        else:
+            dtypes = samples.plan_dtypes(target, explicit, requested)
+            known = samples.supported_dtypes(target) or list(dtypes)
+            kind = {"aten": "function", "custom": "function"}.get(target.kind, target.kind)
+        jobs: List[Dict[str, Any]] = [{"dtype": d, "variant": None} for d in dtypes]
+        if entry is not None and not entry.get("host_only"):
+            for i, v in enumerate(entry.get("variants") or []):
+                jobs.append({"dtype": v.get("dtype") or dtypes[0], "variant": i})
+        doc = msg.get("doc") or {}
+        allowed = doc.get("dtypes")
+        if allowed and not explicit and not (entry or {}).get("host_only") and not any(
+                d not in allowed for d in dtypes if d != "any"):
+            outside = [d for d in ("float64",) + samples.DTYPE_PREFERENCE if d in known and d not in allowed]
+            if outside:
+                jobs.append({"dtype": outside[0], "variant": None, "doc_dtype": True})
+        variants = {str(i): {"match": v.get("match"), "expect": v.get("expect"), "arguments": v.get("arguments")}
+                    for i, v in enumerate((entry or {}).get("variants") or [])}
+        return {"ok": True, "dtypes": dtypes, "jobs": jobs, "source": target.source, "kind": kind,
+                "variants": variants}
 
     def probe(self, msg: dict) -> dict:
         from analyse.probe import samples
@@ -420,17 +476,201 @@ class Worker:
             rec.update(status="unknown-op", message=first_line(str(exc)))
             return {"ok": True, "record": rec}
         rec["sample_source"] = target.source
+        entry = self.entry_for(target)
+        rec["kind"] = (entry or {}).get("kind") or {"aten": "function", "custom": "function"}.get(
+            target.kind, target.kind)
+        if rec["kind"] is None:
+            del rec["kind"]
+        rec["arguments"] = None
+        if entry is None and target.kind == "class":
+            rec.update(status="no-samples", message=f"{op} is a class the probe catalogue "
+                       "(data/probe_catalogue.yaml) has no constructor arguments for")
+            return {"ok": True, "record": rec}
+        variant = msg.get("variant")
         try:
-            dtype = samples.dtype_of(dtype_name)
+            dtype = samples.dtype_of("float32" if dtype_name == "any" else dtype_name)
         except ValueError as exc:
             rec.update(status="unsupported-dtype", message=str(exc))
             return {"ok": True, "record": rec}
         try:
-            self._probe(target, dtype, dtype_name, rec, int(msg.get("max_samples", 4)), int(msg.get("repeats", 3)))
+            if entry is not None or target.kind == "module":
+                from analyse.probe import kinds
+
+                if entry is not None:
+                    rec["sample_source"] = "catalogue"
+                    cases = kinds.catalogue_cases(target.fn, entry, self.ctx, variant)
+                    if variant is not None:
+                        v = entry["variants"][variant]
+                        rec["_variant"] = {"match": v.get("match"), "expect": v.get("expect")}
+                else:
+                    cases = kinds.module_db_cases(target.fn, target.moduleinfo, dtype)
+                self._probe_cases(op, cases, dtype, dtype_name, rec, int(msg.get("max_samples", 4)),
+                                  int(msg.get("repeats", 3)))
+            else:
+                self._probe(target, dtype, dtype_name, rec, int(msg.get("max_samples", 4)),
+                            int(msg.get("repeats", 3)))
         except Exception as exc:  # a bug in the probe itself must not stop the run
             rec.update(status="error", message=f"probe internal error: {first_line(repr(exc))}")
             rec["traceback"] = traceback.format_exc()[-2000:]
         return {"ok": True, "record": rec}
+
+    # -- catalogue kinds: modules, optimizers, factories, collectives, host-only ------------------------
+    def _run_case(self, case, dev, dtype):
+        prep = case.prepare(dev, dtype)
+        out = prep.call()
+        return prep.collect(out)
+
+    def _probe_cases(self, op, cases, dtype, dtype_name, rec, max_samples, repeats):
+        torch = self.torch
+        from analyse.probe.kinds import NotProbeable
+
+        backend = self.backend
+        dev = backend.torch_device()
+        cpu = torch.device("cpu")
+        values = backend.compares_values()
+        atol, rtol = tolerance_for(dtype_name)
+        cpu_errors: List[str] = []
+        reasons: List[str] = []
+        outcomes: List[Tuple[str, Optional[str]]] = []
+        tried = 0
+        max_abs = max_rel = None
+        fallback_msg = None
+        first_valid = None
+        random = False
+        for n, case in enumerate(cases):
+            if tried >= max_samples or n >= 40:
+                break
+            if case.host_only:
+                rec["kind"] = case.kind
+                rec["arguments"] = case.arguments
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        self._run_case(case, cpu, dtype)
+                except NotProbeable as exc:
+                    rec.update(status="no-samples", message=str(exc))
+                    return
+                except Exception as exc:
+                    rec.update(status="error", samples=1, message=first_line(f"{type(exc).__name__}: {exc}"))
+                    return
+                rec.update(status="host-only", samples=1, message=f"runs no device kernel: {case.host_only}")
+                rec["compared"] = "ran on the host"
+                return
+            ref_same = ref64 = None
+            ok_same = ok64 = False
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    ref_same = self._run_case(case, cpu, dtype)
+                ok_same = True
+            except NotProbeable as exc:
+                reasons.append(str(exc))
+                continue
+            except Exception as exc:
+                cpu_errors.append(first_line(f"{type(exc).__name__}: {exc}"))
+            if values and not case.random and dtype.is_floating_point and dtype != torch.float64:
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        ref64 = self._run_case(case, cpu, torch.float64)
+                    ok64 = True
+                except Exception:
+                    ok64 = False
+            if not ok_same and not ok64:
+                continue
+            tried += 1
+            if first_valid is None:
+                first_valid = case
+                rec["kind"] = case.kind
+                rec["arguments"] = case.arguments
+                rec["sample_source"] = case.origin
+            random = random or case.random
+            cap = Capture()
+            try:
+                with cap:
+                    out = self._run_case(case, dev, dtype)
+                    backend.synchronize()
+            except NotProbeable as exc:
+                tried -= 1
+                reasons.append(str(exc))
+                continue
+            except Exception as exc:
+                msg = first_line(f"{type(exc).__name__}: {exc}")
+                status = "unsupported-dtype" if match_any(DTYPE_ERROR_PATTERNS, str(exc)) else "error"
+                outcomes.append((status, msg))
+                continue
+            fb = cap.fallback_line()
+            if fb:
+                fallback_msg = fallback_msg or fb
+            if case.random or not values:
+                cmp_same = compare(out, ref_same, atol, rtol, False, torch, True) if ok_same else None
+                outcomes.append(("mismatch", cmp_same.message) if cmp_same is not None and not cmp_same.ok
+                                else ("pass", None))
+                continue
+            results = []
+            if ok64:
+                results.append(compare(out, ref64, atol, rtol, True, torch, False))
+            if ok_same:
+                results.append(compare(out, ref_same, atol, rtol, True, torch, True))
+            best = next((r for r in results if r.ok), results[0])
+            if best.compared:
+                max_abs = max(max_abs or 0.0, best.max_abs)
+                max_rel = max(max_rel or 0.0, best.max_rel)
+            outcomes.append(("pass", None) if best.ok else ("mismatch", best.message))
+        rec["samples"] = tried
+        if tried == 0:
+            if reasons:
+                rec.update(status="no-samples", message=reasons[0])
+            elif cpu_errors:
+                rec.update(status="no-samples",
+                           message=f"no sample input ran on the CPU reference for {dtype_name}: {cpu_errors[0]}")
+            else:
+                rec.update(status="no-samples", message=f"no sample inputs known for {op} and {dtype_name}")
+            return
+        self._finish(rec, outcomes, fallback_msg)
+        if values and not random:
+            rec["tolerance"] = {"atol": atol, "rtol": rtol}
+            rec["max_abs_error"] = max_abs
+            rec["max_rel_error"] = max_rel
+        elif random:
+            rec["compared"] = "shape-only (random output)"
+        else:
+            rec["compared"] = "shape-only (meta device has no data)"
+        if rec["status"] in ("pass", "fallback", "mismatch") and first_valid is not None:
+            rec["device_time_ms"] = self._time_case(first_valid, dtype, dev, repeats)
+
+    @staticmethod
+    def _finish(rec, outcomes, fallback_msg) -> None:
+        statuses = [s for s, _ in outcomes]
+        for status in ("error", "unsupported-dtype", "mismatch"):
+            if status in statuses:
+                rec.update(status=status, message=next(m for s, m in outcomes if s == status))
+                break
+        else:
+            if fallback_msg:
+                rec.update(status="fallback", message=fallback_msg)
+        if fallback_msg:
+            rec["fallback"] = True
+            if rec["status"] != "fallback":
+                rec["fallback_message"] = fallback_msg
+
+    def _time_case(self, case, dtype, dev, repeats) -> Optional[float]:
+        """Median of ``repeats`` synchronised calls of the prepared sample (after one warm-up call)."""
+        times = []
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                prep = case.prepare(dev, dtype)
+                prep.call()
+                for _ in range(max(1, repeats)):
+                    self.backend.synchronize()
+                    t0 = time.perf_counter()
+                    prep.call()
+                    self.backend.synchronize()
+                    times.append((time.perf_counter() - t0) * 1000.0)
+        except Exception:
+            return None
+        return round(statistics.median(times), 6) if times else None
 
     # -- one (op, dtype) ---------------------------------------------------------------
     def _call(self, target, sample, dtype, device, module=None):
@@ -632,7 +872,22 @@ def serve(inp, out) -> None:
         out.flush()
 
 
+def isolate() -> None:
+    """Nothing from the working folder or an analysed project is importable in the worker.
+
+    The parent starts the worker with ``python -I`` (no PYTHONPATH, no user site, no script folder on
+    sys.path) in a private temp folder; this drops any remaining sys.path entry that is the current
+    folder ('' or its path), which ``python -m`` or ``-c`` would otherwise put first.
+    """
+    cwd = os.getcwd()
+    sys.path[:] = [p for p in sys.path if p not in ("", ".") and os.path.abspath(p) != cwd]
+
+
 def main() -> None:
+    import faulthandler
+
+    isolate()
+    faulthandler.enable()  # -I ignores PYTHONFAULTHANDLER; a segfault's traceback goes to stderr
     # Keep a private copy of stdout for the protocol; point fd 1 at stderr.
     proto_fd = os.dup(1)
     os.dup2(2, 1)

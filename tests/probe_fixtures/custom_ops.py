@@ -5,6 +5,7 @@ npu_analyse_test::prints writes the fallback text straight to file descriptor 2 
 npu_analyse_test::aborts calls os.abort()
 npu_analyse_test::sleeps sleeps far longer than the test timeout
 npu_analyse_test::fails  raises
+npu_analyse_test::segfaults reads address 0 (SIGSEGV)
 """
 
 import os
@@ -17,7 +18,7 @@ FALLBACK_TEXT = ("CAUTION: The operator 'aten::npu_analyse_fake' is not currentl
                  "and will fall back to run on the CPU. This may have performance implications.")
 
 lib = torch.library.Library("npu_analyse_test", "DEF")
-for name in ("warns", "prints", "aborts", "sleeps", "fails"):
+for name in ("warns", "prints", "aborts", "sleeps", "fails", "segfaults"):
     lib.define(f"{name}(Tensor x) -> Tensor")
 
 
@@ -40,10 +41,17 @@ def _sleeps(x):
     return x
 
 
+def _segfaults(x):
+    import ctypes
+
+    ctypes.string_at(0)
+    return x
+
+
 def _fails(x):
     raise RuntimeError("npu_analyse_test::fails: kernel launch failed on purpose")
 
 
 for name, fn in (("warns", _warns), ("prints", _prints), ("aborts", _aborts), ("sleeps", _sleeps),
-                 ("fails", _fails)):
+                 ("fails", _fails), ("segfaults", _segfaults)):
     lib.impl(name, fn, "CompositeExplicitAutograd")

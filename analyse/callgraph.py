@@ -543,7 +543,11 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
             t = None
         if t and not t.startswith("torch."):
             add((caller, line, K_INST, t, ""))
-    # function references passed as arguments (callbacks, checkpoint(fn, ...), map(fn, xs))
+    # function references passed as arguments (callbacks, checkpoint(fn, ...), map(fn, xs)); a
+    # registration (register_compile_pass(name, fn), register_forward_hook(fn)) stores the function, it does not run it
+    leaf = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", "") or ""
+    if leaf.startswith(("register", "_register")) or leaf.endswith(("_hook", "_hooks")):
+        return
     for a in list(call.args) + [k.value for k in (call.keywords or ())]:
         if isinstance(a, (nodes.Name, nodes.Attribute)):
             if isinstance(a, nodes.Attribute) and isinstance(a.expr, nodes.Name) and cls and a.expr.name in (selfname, clsname):
@@ -741,10 +745,10 @@ class Linker:
                 if meth == "apply" and self.is_autograd_function(cls):
                     return [x for x in (self.lookup_method(cls, "forward"), self.lookup_method(cls, "backward")) if x], None, None
                 return [], None, None
+            if kind == K_REF:
+                return [], None, None   # an op or function named as a value is not called here
             if k == "ext":
                 return [], None, q
-            if kind == K_REF:
-                return [], None, None
             if k == "broken":
                 return [], f"calls {q}, in a module that failed to parse", None
             if k == "ambiguous":

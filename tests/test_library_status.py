@@ -357,3 +357,21 @@ def test_with_thirdparty_conditional_is_manual_with_the_condition(report, tmp_pa
     by_line = {f["line"]: f for f in out["findings"] if f["code"] == "NPU450"}
     assert by_line[4]["severity"] == "manual" and "use_custom_op" in by_line[4]["message"]
     assert by_line[5]["severity"] == "blocker"
+
+
+def test_registering_a_function_is_not_calling_it(tmp_path, kb):
+    from analyse.library import analyse_library
+
+    lib = tmp_path / "reglib"
+    lib.mkdir()
+    (lib / "__init__.py").write_text("")
+    (lib / "passes.py").write_text("import torch\n\n\ndef schedule(gm):\n    return torch.cuda.nvtx.range_push('x')\n")
+    (lib / "engine.py").write_text(
+        "from .passes import schedule\n\n\nclass Engine:\n    def __init__(self):\n"
+        "        self.register_compile_pass('prefetch', schedule)\n\n"
+        "    def register_compile_pass(self, name, fn):\n        self.passes = {name: fn}\n\n\n"
+        "def run(fn, x):\n    return fn(x)\n\n\ndef use():\n    return run(schedule, 1)\n")
+    rep = analyse_library([lib], kb)
+    assert _fn(rep, "reglib.passes.schedule")["status"] == "unsupported"
+    assert _fn(rep, "reglib.engine.Engine.__init__") is None          # registered, not called
+    assert _fn(rep, "reglib.engine.use")["status"] == "unsupported"    # a callback that is called

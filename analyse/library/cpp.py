@@ -124,6 +124,7 @@ class CppScan:
     lines: int = 0
     errors: List[AnalysisError] = field(default_factory=list)
     _by_op: Optional[Dict[str, List[Binding]]] = None
+    _folder_seen: Dict[str, Set[str]] = field(default_factory=dict)
 
     # ---- queries
     def binding_for(self, ext_qualname: str) -> List[Binding]:
@@ -389,10 +390,12 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
     lines = LineIndex(code)
     cuda_file = rel.endswith(CUDA_SUFFIXES)
     kcode = _LAUNCH_BOUNDS.sub(lambda m: " " * len(m.group(0)), nostr)
+    ks = scan.folder_kernels.setdefault(folder, [])
+    known = scan._folder_seen.setdefault(folder, set(ks))
     for name, _off in global_kernels(kcode):
         scan.kernels.setdefault(name, rel)
-        ks = scan.folder_kernels.setdefault(folder, [])
-        if name not in ks:
+        if name not in known:
+            known.add(name)
             ks.append(name)
     use = scan.api_use.setdefault(folder, Counter())
     for label, rx in API_PATTERNS.items():

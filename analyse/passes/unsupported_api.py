@@ -213,8 +213,8 @@ class UnsupportedApiPass(Pass):
             return
         noted.add(use.api)
         parts = [c["text"] for c in unknown]
-        if rest and is_material(rest):
-            parts.append(rest)
+        # only the lines that matter (no tuning hints, code samples or one-product notes)
+        parts += [ln for ln in to_plain(rest).splitlines() if not ln.startswith("    ") and is_material(ln)]
         text = one_line("\n".join(parts))
         msg = f"`{use.api}` is supported on NPU with limitations: {text}" if text else \
             f"`{use.api}` is supported on NPU with limitations."

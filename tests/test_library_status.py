@@ -375,3 +375,18 @@ def test_registering_a_function_is_not_calling_it(tmp_path, kb):
     assert _fn(rep, "reglib.passes.schedule")["status"] == "unsupported"
     assert _fn(rep, "reglib.engine.Engine.__init__") is None          # registered, not called
     assert _fn(rep, "reglib.engine.use")["status"] == "unsupported"    # a callback that is called
+
+
+def test_cu_symlink_leaving_the_tree_is_not_followed(tmp_path, kb):
+    from analyse.library import analyse_library
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "k.cu").write_text("__global__ void secret_kernel(float* x) {}\n")
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "a.py").write_text("import torch\n")
+    os.symlink(outside / "k.cu", lib / "k.cu")
+    rep = analyse_library([lib], kb)
+    assert [e["kind"] for e in rep["errors"] if e["path"] == "k.cu"] == ["io"]
+    assert "secret_kernel" not in json.dumps(rep)

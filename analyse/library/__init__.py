@@ -193,7 +193,9 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
     # ---- C++/CUDA sources, with the extension modules the build declares
     t0 = time.perf_counter()
     cpp_errors: List[AnalysisError] = []
-    cpp_files = [(abspath, rel) for abspath, rel in rr.others if abspath.suffix in CPP_SUFFIXES]
+    cpp_files, escaped = _inside_tree(inputs, [(a, r) for a, r in rr.others if a.suffix in CPP_SUFFIXES], cpp_errors)
+    if escaped:   # a .cu symlink that leaves the tree is never read
+        res.findings = [f for f in res.findings if f.path not in escaped]
     scan = project_scan(project)
     builds = [BuildExt(n, kind, srcs, path, line) for n, kind, srcs, path, line in scan.builds]
     res.cpp = scan_sources(cpp_files, builds=builds)
@@ -390,6 +392,21 @@ def _class_reference(f: Finding) -> Optional[str]:
     if after[:1] in (",", ")", "]", "}", ":") and f.api.rsplit(".", 1)[-1][:1].islower():
         return "value"          # a function passed as a reference (callbacks, wrappers, registries)
     return None
+
+
+def _inside_tree(inputs: Sequence[Path], files, errors: List[AnalysisError]):
+    """The files whose real path stays inside an analysed folder; the others (symlinks
+    leaving the tree) become ``io`` errors and are not read."""
+    roots = [os.path.realpath(p) for p in inputs if os.path.isdir(p)]
+    keep, escaped = [], set()
+    for abspath, rel in files:
+        real = os.path.realpath(abspath)
+        if roots and not any(os.path.commonpath([real, r]) == r for r in roots):
+            errors.append(AnalysisError(rel, "io", f"symlink leaves the tree (points to {real}); not followed"))
+            escaped.add(rel)
+            continue
+        keep.append((abspath, rel))
+    return keep, escaped
 
 
 def _finding_condition(f: Finding) -> Optional[str]:

@@ -56,11 +56,12 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         options.extend(("with-thirdparty", _file_digest(p)) for p in with_thirdparty)
     settings = pipeline.Settings(jobs=settings.jobs, cache_dir=settings.cache_dir, progress=settings.progress,
                                  options=tuple(settings.options) + tuple(options))
-    result = pipeline.run(list(inputs), kb, mode="script", probe=overlay, configure=configure, settings=settings,
-                          admit=policy.admit if policy is not None else None)
     from analyse.callgraph import add_chains
     from analyse.entrypoints import discover, given_entries
     from analyse.reach import Reach, annotate, imported_modules, script_graph, summary_facts
+
+    result = pipeline.run(list(inputs), kb, mode="script", probe=overlay, configure=configure, settings=settings,
+                          admit=policy.admit if policy is not None else None)
 
     try:
         graph = script_graph(result)

@@ -16,6 +16,9 @@ Configurations:
 * ``jobs1`` -- ``--jobs 1 --no-cache`` (one process, nothing cached),
 * ``nocache`` -- ``--no-cache`` with the default --jobs.
 
+CPU is the user + system time of the command's processes (all workers
+together), compared with the CPU time of ast.parse: on a loaded machine the
+CPU ratio is the steadier figure, the wall ratio what a user waits for.
 Peak memory is the largest resident set of the command's processes (main and
 worker processes: ``getrusage(RUSAGE_CHILDREN)`` of a wrapper process that
 waits for them). The finding ids of all configurations are compared; the
@@ -46,6 +49,7 @@ def time_ast_parse(path: Path):
     files = [f[0] for f in discover([path])]
     lines = 0
     t0 = time.perf_counter()
+    c0 = time.process_time()
     for f in files:
         try:
             text = decode_source(f.read_bytes())
@@ -53,7 +57,7 @@ def time_ast_parse(path: Path):
         except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, OSError, RecursionError, MemoryError):
             continue
         lines += text.count("\n") + 1
-    return len(files), lines, time.perf_counter() - t0
+    return len(files), lines, time.perf_counter() - t0, time.process_time() - c0
 
 
 _CHILD = r"""
@@ -61,8 +65,8 @@ import resource, subprocess, sys, time, json
 t0 = time.perf_counter()
 rc = subprocess.call(sys.argv[1:])
 wall = time.perf_counter() - t0
-print(json.dumps({"rc": rc, "wall": wall,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": rc, "wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "peak_mb": ru.ru_maxrss / 1024}))
 """
 
 
@@ -101,10 +105,10 @@ def main() -> int:
     runs = [r.strip() for r in args.runs.split(",") if r.strip()]
     new_cli = supports_cache()
     load = os.getloadavg()
-    files, lines, t_ast = time_ast_parse(args.path)
+    files, lines, t_ast, cpu_ast = time_ast_parse(args.path)
     print(f"tree        {args.path} ({args.mode})")
     print(f"files/lines {files} / {lines}   cpus {os.cpu_count()}   load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(f"ast.parse   {t_ast:8.2f} s")
+    print(f"ast.parse   {t_ast:8.2f} s wall  {cpu_ast:8.2f} s CPU")
     scratch = Path(tempfile.mkdtemp(prefix="npu-bench-"))
     cache = scratch / "cache"
     jobs = ["--jobs", str(args.jobs)] if args.jobs and new_cli else []
@@ -127,8 +131,9 @@ def main() -> int:
                 raise SystemExit(f"unknown run {name!r}")
             res = run_cli(args.mode, args.path, scratch / name, extra)
             results[name] = res
-            print(f"{name:<8} {res['wall']:8.2f} s  {res['wall'] / t_ast:6.2f}x ast.parse   peak RSS {res['peak_mb']:7.0f} MB"
-                  f"   {res['findings']} findings, {res['errors']} errors")
+            print(f"{name:<8} {res['wall']:8.2f} s  {res['wall'] / t_ast:6.2f}x ast.parse   CPU {res['cpu']:7.2f} s "
+                  f"{res['cpu'] / cpu_ast:6.2f}x   peak RSS {res['peak_mb']:6.0f} MB   {res['findings']} findings, "
+                  f"{res['errors']} errors")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if len(results) > 1:

@@ -344,3 +344,20 @@ def test_progress_on_a_terminal_only(tmp_path):
     assert b"\r" not in out and b"\x1b" not in out
     quiet_err, _ = _run_with_stderr_tty(args + ["-q"])
     assert b"ETA" not in quiet_err and b"\r" not in quiet_err
+
+
+def test_warm_script_report_parses_nothing(tmp_path, kb, parallel, count_parses):
+    """Entry points and reach read per-module facts made by the workers: no tree in the main process."""
+    from analyse.modes import run_script
+
+    root = write(tmp_path / "p")
+    settings = Settings(jobs=2, cache_dir=tmp_path / "c")
+    cold = run_script([root], kb, settings=settings)
+    count_parses.clear()
+    warm = run_script([root], kb, settings=settings)
+    assert count_parses == []
+    plain = run_script([root], kb, settings=Settings(jobs=1))
+    for r in (cold, warm, plain):
+        r["summary"].pop("duration_s", None)
+    assert warm == cold == plain
+    assert {f["reach"]["status"] for f in warm["findings"] if f["path"] == "proj/net.py"} == {"reachable"}

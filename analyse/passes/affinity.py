@@ -146,7 +146,9 @@ class Scope:
         self.ctx = ctx
         self.fn = fn
         self.assigned: Dict[str, List] = {}
-        for n in self._own_nodes():
+        self._own = list(self._own_nodes())
+        self._of: Dict[tuple, List] = {}
+        for n in self.of(nodes.Assign, nodes.AnnAssign, nodes.AugAssign, nodes.NamedExpr):
             if isinstance(n, nodes.Assign):
                 for t in n.targets:
                     for name in self._target_names(t):
@@ -167,10 +169,15 @@ class Scope:
             stack.extend(n.get_children())
 
     def own(self) -> List:
-        cached = getattr(self, "_own", None)
-        if cached is None:
-            cached = self._own = list(self._own_nodes())
-        return cached
+        return self._own
+
+    def of(self, *classes) -> List:
+        """The nodes of :meth:`own` that are instances of *classes*, in the same order (memoised):
+        the structure tests below look at calls, operators or returns, not at every node."""
+        hit = self._of.get(classes)
+        if hit is None:
+            hit = self._of[classes] = [n for n in self._own if isinstance(n, classes)]
+        return hit
 
     @staticmethod
     def _target_names(t) -> List[str]:
@@ -299,7 +306,7 @@ def _is_rsqrt(s: Scope, n) -> Optional[object]:
 
 
 def _subtracts_mean(s: Scope) -> bool:
-    for n in s.own():
+    for n in s.of(nodes.BinOp, nodes.Call):
         if isinstance(n, nodes.BinOp) and n.op == "-":
             if any(s.is_call(m, MEAN) for m in s.expand(n.right, 2)):
                 return True
@@ -314,7 +321,7 @@ def _subtracts_mean(s: Scope) -> bool:
 
 
 def _used_as_scale(s: Scope, target) -> bool:
-    for n in s.own():
+    for n in s.of(nodes.BinOp, nodes.Call):
         if isinstance(n, nodes.BinOp) and n.op in ("*", "/"):
             if any(m is target for m in s.expand(n, 3)):
                 return True
@@ -326,9 +333,12 @@ def _used_as_scale(s: Scope, target) -> bool:
 
 def is_rms_norm(s: Scope) -> Optional[nodes.NodeNG]:
     """The node computing 1/rms, when the scope computes RMSNorm."""
+    cands = s.of(nodes.Call, nodes.BinOp)
+    if not any(_is_rsqrt(s, n) is not None or (isinstance(n, nodes.BinOp) and n.op == "/") for n in cands):
+        return None   # nothing below can match: skip the costlier mean test
     if _subtracts_mean(s):
         return None
-    for n in s.own():
+    for n in cands:
         arg = _is_rsqrt(s, n)
         if arg is not None:
             inner = s.expand(arg, 3)
@@ -353,19 +363,27 @@ def is_rotate_half(s: Scope) -> bool:
     fn = s.fn
     if not isinstance(fn, nodes.FunctionDef):
         return False
-    for n in s.own():
-        if isinstance(n, nodes.Return) and n.value is not None:
+    # every node the returns expand to is one of the scope's own: without a cat of (-a, b) there is none
+    if not any(_neg_cat_shape(m) for m in s.of(nodes.Call)):
+        return False
+    for n in s.of(nodes.Return):
+        if n.value is not None:
             for m in s.expand(n.value, 3):
                 if _is_neg_cat(s, m):
                     return True
     return False
 
 
-def _is_neg_cat(s: Scope, m) -> bool:
-    if isinstance(m, nodes.Call) and s.callee(m) in CAT and m.args and isinstance(m.args[0], (nodes.Tuple, nodes.List)):
+def _neg_cat_shape(m) -> bool:
+    """``f((-a, b), ...)``: the syntax of :func:`_is_neg_cat` without resolving the callee."""
+    if isinstance(m, nodes.Call) and m.args and isinstance(m.args[0], (nodes.Tuple, nodes.List)):
         elts = m.args[0].elts
         return len(elts) == 2 and isinstance(elts[0], nodes.UnaryOp) and elts[0].op == "-" and not isinstance(elts[1], nodes.UnaryOp)
     return False
+
+
+def _is_neg_cat(s: Scope, m) -> bool:
+    return _neg_cat_shape(m) and s.callee(m) in CAT
 
 
 class AffinityPass(Pass):
@@ -512,7 +530,7 @@ class AffinityPass(Pass):
             if self._channel_shuffle(s):
                 yield self._emit(ctx, s, fn, R_SHUFFLE, "channel-shuffle", "shuffles channels with view -> transpose -> view",
                                  facts)
-        for n in s.own():
+        for n in s.of(nodes.BinOp, nodes.Call):
             if isinstance(n, nodes.BinOp):
                 if n.op == "+" and self._rope(s, n, rotate_fns):
                     yield self._emit(ctx, s, n, R_ROPE, "rotary-embedding",
@@ -703,8 +721,11 @@ class AffinityPass(Pass):
 
     def _drop_path(self, s: Scope) -> bool:
         own = s.own()
-        has_random = any(s.is_call(m, RANDOM) for m in own)
-        has_floor = any(s.is_call(m, {".floor_", ".floor", "torch.floor", ".bernoulli_", "torch.bernoulli", ".bernoulli"}) for m in own)
+        has_random = any(s.is_call(m, RANDOM) for m in s.of(nodes.Call))
+        if not has_random:
+            return False
+        has_floor = any(s.is_call(m, {".floor_", ".floor", "torch.floor", ".bernoulli_", "torch.bernoulli", ".bernoulli"})
+                        for m in s.of(nodes.Call))
         keep = any(isinstance(m, nodes.BinOp) and m.op == "-" and _num(m.left) == 1.0 for m in own)
         per_sample = any((isinstance(m, nodes.Subscript) and isinstance(m.value, nodes.Attribute) and m.value.attrname == "shape"
                           and _int(m.slice) == 0) or
@@ -713,10 +734,9 @@ class AffinityPass(Pass):
         return has_random and has_floor and keep and per_sample
 
     def _nms_loop(self, s: Scope) -> bool:
-        own = s.own()
-        if not any(s.is_call(m, {".argsort", "torch.argsort", ".sort", "torch.sort", "numpy.argsort"}) for m in own):
+        if not any(s.is_call(m, {".argsort", "torch.argsort", ".sort", "torch.sort", "numpy.argsort"}) for m in s.of(nodes.Call)):
             return False
-        loops = [m for m in own if isinstance(m, (nodes.While, nodes.For))]
+        loops = s.of(nodes.While, nodes.For)
         for loop in loops:
             inner = list(walk(loop))
             has_clamp = any(isinstance(m, nodes.Call) and s.callee(m) in (".clamp", "torch.clamp", "torch.max", "torch.min",
@@ -730,8 +750,6 @@ class AffinityPass(Pass):
         return False
 
     def _channel_shuffle(self, s: Scope) -> bool:
-        own = s.own()
-
         def dims(call):
             args = call.args if s.callee(call).startswith(".") else call.args[1:]
             if len(args) == 1 and isinstance(args[0], (nodes.Tuple, nodes.List)):
@@ -761,13 +779,13 @@ class AffinityPass(Pass):
                     stack.extend((v, d + 1) for v in s.assigned.get(n.name, ()))
             return out
 
-        views = [m for m in own if s.is_call(m, {".view", ".reshape", "torch.reshape"})]
+        views = [m for m in s.of(nodes.Call) if s.is_call(m, {".view", ".reshape", "torch.reshape"})]
         five = [v for v in views if grouped(v)]
         if not five:
             return False
         swaps = []
-        for m in own:
-            if isinstance(m, nodes.Call) and s.callee(m) in (".transpose", "torch.transpose", ".permute"):
+        for m in s.of(nodes.Call):
+            if s.callee(m) in (".transpose", "torch.transpose", ".permute"):
                 c = s.callee(m)
                 args = [_int(a) for a in (m.args if c.startswith(".") else m.args[1:])]
                 if (c == ".permute" and args == [0, 2, 1, 3, 4]) or (c != ".permute" and sorted(a if a is not None else 99 for a in args) == [1, 2]):
@@ -779,7 +797,7 @@ class AffinityPass(Pass):
                 recv = v.func.expr if s.callee(v).startswith(".") else (v.args[0] if v.args else None)
                 if recv is not None and any(w in chain(recv) for w in swaps):
                     return True
-        for f in own:
+        for f in s.of(nodes.Call):
             if s.is_call(f, {".flatten", "torch.flatten"}) and isinstance(f.func, nodes.Attribute):
                 recv = f.func.expr if s.callee(f).startswith(".") else f.args[0]
                 if any(w in chain(recv) for w in swaps):

@@ -542,6 +542,9 @@ class DynamicShapePass(Pass):
     # ------------------------------------------------------------------ NPU603
     def _value_shapes(self, ctx, an: _Analysis, scope) -> Iterator[Finding]:
         body_nodes = list(_scope_nodes(scope))
+        # the steps below look at bindings and at calls / subscripts only (each list keeps the scope's order)
+        bindings = [n for n in body_nodes if isinstance(n, (nodes.Assign, nodes.AugAssign, nodes.For, nodes.Comprehension))]
+        sinks = [n for n in body_nodes if isinstance(n, (nodes.Call, nodes.Subscript))]
         tainted: Dict[str, Tuple[int, str, str]] = {}  # name -> (line, source text, confidence)
 
         def source(expr) -> Optional[Tuple[int, str, str]]:
@@ -613,7 +616,7 @@ class DynamicShapePass(Pass):
         # fixpoint over simple assignments and for-loops (flow-insensitive within the function)
         for _ in range(4):
             changed = False
-            for n in body_nodes:
+            for n in bindings:
                 if isinstance(n, nodes.Assign):
                     s = source(n.value)
                     if s:
@@ -648,7 +651,7 @@ class DynamicShapePass(Pass):
             if not changed:
                 break
         # reassignments from non-derived values make a name ambiguous: drop it
-        for n in body_nodes:
+        for n in bindings:
             if isinstance(n, nodes.Assign):
                 for t in n.targets:
                     if isinstance(t, nodes.AssignName) and t.name in tainted and source(n.value) is None \
@@ -675,7 +678,7 @@ class DynamicShapePass(Pass):
                 stack.extend(sub.get_children())
             return None
 
-        for n in body_nodes:
+        for n in sinks:
             if isinstance(n, nodes.Call):
                 f = self._value_call_sink(ctx, an, n, derived)
                 if f:
@@ -831,7 +834,7 @@ def _op_tables(data) -> Tuple[Dict[str, dict], Dict[str, dict]]:
 def _import_tops(tree) -> Set[str]:
     """Top-level package names imported anywhere in the module (absolute imports only)."""
     out: Set[str] = set()
-    for n in tree.nodes_of_class((nodes.Import, nodes.ImportFrom)):
+    for n in nodes_of(tree, nodes.Import, nodes.ImportFrom):
         if isinstance(n, nodes.Import):
             out.update(m.split(".")[0] for m, _ in n.names)
         elif not n.level and n.modname:
@@ -842,7 +845,7 @@ def _import_tops(tree) -> Set[str]:
 def _uses_graph_mode(ctx, tops: Set[str]) -> bool:
     if "torchair" in tops:
         return True
-    for n in ctx.tree.nodes_of_class((nodes.Attribute, nodes.Name)):
+    for n in nodes_of(ctx.tree, nodes.Attribute, nodes.Name):
         name = n.attrname if isinstance(n, nodes.Attribute) else n.name
         if name == "compile" and ctx.resolver.qualname(n) == "torch.compile":
             return True

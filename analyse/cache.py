@@ -29,10 +29,11 @@ import hashlib
 import os
 import pickle
 import sys
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional
+
+from analyse.atomic import write_atomic
 
 FORMAT = "v1"
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
@@ -131,17 +132,7 @@ class Cache:
         p = self._path(key)
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=str(p.parent))
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    pickle.dump(entry, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(tmp, p)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            write_atomic(p, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL), prefix=".tmp-", suffix="")
         except OSError:
             self.usable = False  # read-only or full disk: run on without caching
             return

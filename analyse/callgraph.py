@@ -40,7 +40,7 @@ from astroid import nodes
 
 from analyse.guards import guard_of
 from analyse.resolve import Resolver
-from analyse.syntax import walk
+from analyse.syntax import is_main_guard, walk
 
 MODULE_FN = "<module>"
 STATUS_ORDER = ("unsupported", "conditional", "unknown", "needs-migration")
@@ -162,16 +162,6 @@ def _str_list(value) -> Optional[List[str]]:
     return None
 
 
-def _is_main_guard(node) -> bool:
-    if not isinstance(node, nodes.If) or not isinstance(node.test, nodes.Compare):
-        return False
-    t = node.test
-    parts = [t.left] + [c for _op, c in t.ops]
-    names = {p.name for p in parts if isinstance(p, nodes.Name)}
-    consts = {p.value for p in parts if isinstance(p, nodes.Const)}
-    return "__name__" in names and "__main__" in consts
-
-
 def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: Resolver,
                      is_package: bool = False, n_lines: int = 0) -> ModuleSummary:
     """Reduce one parsed module to what the call graph needs."""
@@ -228,7 +218,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                         s.all_names = s.all_names + names
                     else:
                         s.all_names = names
-            if _is_main_guard(st):
+            if is_main_guard(st):
                 s.has_main_guard = True
     # nested imports count as imports too (for "imported by" of scripts)
     for imp in tree.nodes_of_class((nodes.Import, nodes.ImportFrom)):

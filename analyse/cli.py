@@ -21,6 +21,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import click
 
 from analyse import __version__
+from analyse.atomic import write_atomic
 from analyse.termsafe import safe
 
 FORMAT_NAMES = ("json", "html", "sarif", "csv", "junit", "gitlab", "github", "text")
@@ -228,23 +229,6 @@ def _gated(report: dict, fail_on: str) -> List[dict]:
     return [f for f in report.get("findings") or [] if gated(f, fail_on)]
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    import tempfile
-
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent or Path(".")))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
     fmts = _formats(opts["formats"])
     output = opts["output"]
@@ -299,7 +283,7 @@ def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
         if opts.get("write_baseline"):
             from analyse.baseline import render_baseline
 
-            _write_atomic(Path(opts["write_baseline"]), render_baseline(policy.before_baseline))
+            write_atomic(Path(opts["write_baseline"]), render_baseline(policy.before_baseline).encode("utf-8"))
         if output == "-":
             text = render_format(report, fmts[0], options=options)
             sys.stdout.write(text)

@@ -24,11 +24,12 @@ import configparser
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from astroid import nodes
 
 from analyse.roles import role_of
+from analyse.syntax import is_main_guard
 
 REASONS = ("main-guard", "top-level-code", "console-script", "given")
 
@@ -70,22 +71,12 @@ class EntryPoint:
 
 # --------------------------------------------------------------------------- module classification
 
-def _is_main_guard(node) -> bool:
-    if not isinstance(node, nodes.If) or not isinstance(node.test, nodes.Compare):
-        return False
-    t = node.test
-    parts = [t.left] + [c for _op, c in t.ops]
-    names = {p.name for p in parts if isinstance(p, nodes.Name)}
-    consts = {p.value for p in parts if isinstance(p, nodes.Const)}
-    return "__name__" in names and "__main__" in consts
-
-
 def has_main_guard(tree: nodes.Module) -> bool:
     for st in tree.body:
-        if _is_main_guard(st):
+        if is_main_guard(st):
             return True
         if isinstance(st, (nodes.Try, nodes.If)):
-            if any(_is_main_guard(c) for c in st.get_children()):
+            if any(is_main_guard(c) for c in st.get_children()):
                 return True
     return False
 
@@ -131,7 +122,7 @@ def _is_action(st) -> bool:
     if isinstance(st, nodes.If):
         t = st.test
         names = {n.name for n in t.nodes_of_class(nodes.Name)} if not isinstance(t, nodes.Name) else {t.name}
-        if "TYPE_CHECKING" in names or _is_main_guard(st):
+        if "TYPE_CHECKING" in names or is_main_guard(st):
             return False
         return any(_is_action(c) for c in list(st.body) + list(st.orelse))
     return False

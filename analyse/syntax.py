@@ -109,3 +109,14 @@ def in_log_or_docstring(node) -> bool:
     if isinstance(stmt, nodes.Assert) and cur is stmt.fail:
         return True
     return False
+
+
+def is_main_guard(node) -> bool:
+    """``if __name__ == "__main__":`` (either operand order)."""
+    if not isinstance(node, nodes.If) or not isinstance(node.test, nodes.Compare):
+        return False
+    t = node.test
+    parts = [t.left] + [c for _op, c in t.ops]
+    names = {p.name for p in parts if isinstance(p, nodes.Name)}
+    consts = {p.value for p in parts if isinstance(p, nodes.Const)}
+    return "__name__" in names and "__main__" in consts

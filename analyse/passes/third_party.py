@@ -36,7 +36,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 from astroid import nodes
 
 from analyse.findings import Finding, Rule, SEVERITIES
-from analyse.guards import is_probe
+from analyse.guards import handler_catches_import, is_probe
 from analyse.passes import ModuleContext, Pass, nodes_of, walk
 
 DATA_FILE = "third_party_libs.yaml"
@@ -85,8 +85,6 @@ R_GUARDED = Rule(
     fix="# make the NPU path explicit\nfrom torch.nn import LayerNorm   # or torch_npu.npu_rms_norm for RMSNorm",
 )
 
-_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError",
-                  "AttributeError"}
 _TRITON_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit",
                       "triton.runtime.autotuner.autotune")
 _DOWNGRADE = {"blocker": "manual", "manual": "advice", "advice": "info", "info": "info", "auto": "info"}
@@ -251,18 +249,6 @@ def lib_table(kb) -> LibTable:
 # --------------------------------------------------------------------------- helpers
 
 
-def _handler_catches_import(h: nodes.ExceptHandler) -> bool:
-    if h.type is None:
-        return True
-    names = []
-    for n in ([h.type] if not isinstance(h.type, nodes.Tuple) else h.type.elts):
-        if isinstance(n, nodes.Name):
-            names.append(n.name)
-        elif isinstance(n, nodes.Attribute):
-            names.append(n.attrname)
-    return any(x in _IMPORT_ERRORS for x in names)
-
-
 @dataclass(frozen=True)
 class Guard:
     fallback: bool
@@ -274,7 +260,7 @@ def import_guard(node) -> Optional[Guard]:
     cur, parent = node, node.parent
     while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.ClassDef, nodes.Module)):
         if isinstance(parent, nodes.Try) and cur in parent.body:
-            hs = [h for h in parent.handlers if _handler_catches_import(h)]
+            hs = [h for h in parent.handlers if handler_catches_import(h)]
             if hs:
                 h = hs[0]
                 reraises = any(isinstance(s, nodes.Raise) for s in h.body)

@@ -55,6 +55,14 @@ def digest(*parts) -> str:
     return h.hexdigest()
 
 
+def file_digest(path) -> str:
+    """SHA-256 of a file named on the command line (``--probe-results``, a baseline), or ``unreadable``."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return "unreadable"
+
+
 @lru_cache(maxsize=None)
 def package_fingerprint() -> str:
     """Hash of the package's own Python sources and shipped data files."""
@@ -174,3 +182,56 @@ class Cache:
             total -= size
             removed += 1
         return removed
+
+
+# --------------------------------------------------------------------------- whole reports
+
+def tree_state(inputs: Iterable[Path], admit=None) -> str:
+    """Hash of every file under *inputs* (any name; the folders discovery skips are skipped here too).
+
+    Files are hashed by content (their relative path and module name too); one over the size limit by
+    size and modification time; an unreadable one by its error, like a folder discovery cannot enter.
+    Any file counts, not only the ones the passes read, so the hash changes whenever anything the
+    analysis could look at changes (a ``.cu`` kernel, a ``setup.py``, a requirements file).
+    """
+    from analyse.files import MAX_FILE_BYTES, FileTooLarge, NotRegularFile, discover, read_regular_file
+
+    errors: list = []
+    h = hashlib.blake2b(digest_size=20)
+    for path, _root, rel, modname in discover(list(inputs), ("",), errors, admit=admit):
+        for part in (rel.encode("utf-8", "surrogatepass"), modname.encode("utf-8", "surrogatepass")):
+            h.update(len(part).to_bytes(8, "little"))
+            h.update(part)
+        try:
+            data = read_regular_file(path, MAX_FILE_BYTES)
+            h.update(b"B" + len(data).to_bytes(8, "little"))
+            h.update(data)
+        except FileTooLarge:
+            try:
+                st = os.stat(path)
+                h.update(f"L{st.st_size}:{st.st_mtime_ns}".encode())
+            except OSError as exc:
+                h.update(f"E{exc.errno}".encode())
+        except NotRegularFile as exc:
+            h.update(f"N{exc}".encode())
+        except OSError as exc:
+            h.update(f"E{exc.errno}".encode())
+    h.update(repr([(e.path, e.kind, e.message) for e in errors]).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def report_key(state: str, *parts) -> str:
+    """Key of a whole report: the tool, its sources and data, Python and astroid, the tree's
+    :func:`tree_state` and *parts* (mode, inputs, the effective configuration, option files)."""
+    try:
+        from importlib.metadata import version
+
+        astroid_version = version("astroid")
+    except Exception:  # pragma: no cover - not installed as a distribution
+        import astroid
+
+        astroid_version = astroid.__version__
+    from analyse import __version__
+
+    return digest("report", FORMAT, __version__, package_fingerprint(), sys.version_info[:2], astroid_version,
+                  state, *parts)

@@ -40,7 +40,7 @@ from astroid import nodes
 
 from analyse.guards import guard_of
 from analyse.resolve import Resolver
-from analyse.syntax import is_main_guard, walk
+from analyse.syntax import is_main_guard, nodes_of, walk
 
 MODULE_FN = "<module>"
 STATUS_ORDER = ("unsupported", "conditional", "unknown", "needs-migration")
@@ -221,7 +221,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             if is_main_guard(st):
                 s.has_main_guard = True
     # nested imports count as imports too (for "imported by" of scripts)
-    for imp in tree.nodes_of_class((nodes.Import, nodes.ImportFrom)):
+    for imp in nodes_of(tree, nodes.Import, nodes.ImportFrom):
         if isinstance(imp, nodes.ImportFrom):
             base = r.absolute_import(imp.modname, imp.level)
             s.imports.add(base)
@@ -229,8 +229,10 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
         else:
             s.imports.update(m for m, _ in imp.names)
 
-    if _mentions_npu(tree):
+    mentions_npu = _mentions_npu(tree)
+    if mentions_npu:
         s.npu_evidence = npu_evidence(tree, relpath)
+    guard_memo: dict = {}
 
     # ---- walk with scope tracking
     # stack items: (node, caller qualname, enclosing class qualname for self/cls, self-name, cls-name)
@@ -285,7 +287,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             before = len(s.calls)
             _record_call(s, r, node, caller, cls, selfname, clsname)
             if len(s.calls) > before:
-                cond = _condition(node, relpath)
+                cond = _condition(node, relpath, guard_memo, mentions_npu)
                 if cond:
                     for i in range(before, len(s.calls)):
                         if s.calls[i][2] != K_REF:
@@ -303,6 +305,10 @@ _NPU_AVAIL = re.compile(r"^(is_npu_available|is_torch_npu_available|npu_is_avail
 
 
 def _mentions_npu(tree: nodes.Module) -> bool:
+    """False when the module's text cannot hold an NPU test or NPU evidence (no "npu" or "ascend" in any case)."""
+    known = getattr(tree, "_npu_mentions", None)   # set by analyse.project.build_module
+    if known is not None:
+        return known
     try:
         text = tree.file_bytes
         if isinstance(text, bytes):
@@ -405,14 +411,17 @@ def _off_npu_path(node) -> bool:
     return False
 
 
-def _condition(call: nodes.Call, relpath: str = "") -> Optional[str]:
+def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
+               mentions_npu: bool = True) -> Optional[str]:
     """The condition text when *call* only runs under a guard that has a working
     alternative (an ``else`` / ``except`` fallback, a default-off option);
-    :data:`UNREACHABLE` when it only runs on another accelerator or off the NPU path."""
+    :data:`UNREACHABLE` when it only runs on another accelerator or off the NPU path.
+    *memo*: :func:`analyse.guards.guard_of`'s memo for the tree; *mentions_npu* False skips
+    looking for NPU tests (a module without the word cannot have one)."""
     try:
-        if _off_npu_path(call):
+        if mentions_npu and _off_npu_path(call):
             return UNREACHABLE
-        g = guard_of(call)
+        g = guard_of(call, memo)
     except (RecursionError, ValueError):
         return None
     if g is not None and other_device_only(g.kind, g.condition):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -196,14 +197,21 @@ def _policy(cfg, paths: List[Path], opts: dict):
     from analyse.baseline import BaselineError, read_baseline
     from analyse.policy import Locator, Policy
 
-    try:
-        everything = C.resolve_selectors(["ALL"], "ALL")
-        enabled = (C.resolve_selectors(cfg["select"], "select") | C.resolve_selectors(cfg["extend-select"], "extend-select")) \
-            - C.resolve_selectors(cfg["ignore"], "ignore")
-        pfi = tuple((glob, C.resolve_selectors(codes, f"per-file-ignores ({glob!r})"))
-                    for glob, codes in cfg["per-file-ignores"].items())
-    except C.ConfigError as exc:
-        raise UsageFail(str(exc))
+    enabled: Optional[frozenset] = None
+    pfi: tuple = ()
+    if [str(s).strip().upper() for s in cfg["select"]] != ["ALL"] or cfg["extend-select"] or cfg["ignore"] \
+            or cfg["per-file-ignores"]:  # (the default selects every rule without importing the passes)
+        try:
+            everything = C.resolve_selectors(["ALL"], "ALL")
+            enabled = (C.resolve_selectors(cfg["select"], "select")
+                       | C.resolve_selectors(cfg["extend-select"], "extend-select")) \
+                - C.resolve_selectors(cfg["ignore"], "ignore")
+            pfi = tuple((glob, C.resolve_selectors(codes, f"per-file-ignores ({glob!r})"))
+                        for glob, codes in cfg["per-file-ignores"].items())
+        except C.ConfigError as exc:
+            raise UsageFail(str(exc))
+        if enabled == everything:
+            enabled = None
     baseline = None
     if cfg["baseline"]:
         path = _config_path(cfg, "baseline", cfg["baseline"])
@@ -213,7 +221,7 @@ def _policy(cfg, paths: List[Path], opts: dict):
             raise UsageFail(str(exc))
     return Policy(
         locator=Locator(paths, cfg.base),
-        enabled=None if enabled == everything else frozenset(enabled),
+        enabled=None if enabled is None else frozenset(enabled),
         per_file_ignores=pfi,
         baseline=baseline,
         suppressions=True,
@@ -247,21 +255,58 @@ def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
         click.echo(safe(describe(cfg), keep_newlines=True))
         return
     policy = _policy(cfg, inputs, opts)
-    kb = _load_kb(cfg["torch-version"])
     entries = [str(_config_path(cfg, "entry", e)) if _from_file(cfg, "entry") else e for e in cfg["entry"]]
     roles = dict(cfg["roles"]) or None
+    settings = _run_settings(bool(opts.get("quiet")))
+    started = time.perf_counter()
+    record_cache, record_key, record = _cached_report(mode, inputs, paths, cfg, opts, policy, settings)
+    if record is not None:
+        report, rules = record["report"], record["rules"]
+        report["summary"]["duration_s"] = round(time.perf_counter() - started, 3)
+    else:
+        report = _analyse(mode, inputs, paths, cfg, opts, policy, entries, roles, settings)
+        from analyse.passes import all_rules
 
+        rules = [r.to_dict() for r in all_rules()]
+        if record_cache is not None:
+            record_cache.put(record_key, {"report": report, "rules": rules})
+    _finish(report, rules, cfg, opts, policy, fmts, output)
+
+
+def _cached_report(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opts: dict, policy, settings):
+    """(cache, key, entry or None) for the whole report of this run.
+
+    The report is reused when the tree is byte-for-byte unchanged (every file under the inputs), and so
+    are the tool, the effective configuration and the option files; the run then only hashes and loads.
+    Runs that need the policy's own bookkeeping (``--write-baseline``, ``--warn-unused-ignores``) analyse.
+    """
+    if settings.cache_dir is None or opts.get("write_baseline") or opts.get("warn_unused_ignores"):
+        return None, None, None
+    from analyse.cache import Cache, file_digest, report_key, tree_state
+
+    extra_files = list(opts.get("with_thirdparty") or ()) + ([opts["probe_results"]] if opts.get("probe_results") else [])
+    if cfg["baseline"]:
+        extra_files.append(str(_config_path(cfg, "baseline", cfg["baseline"])))
+    cache = Cache(settings.cache_dir)
+    key = report_key(tree_state(inputs, admit=lambda abspath, rel: not policy.excluded(rel, abspath)), mode, [os.path.realpath(p) for p in inputs], list(paths),
+                     repr(sorted(cfg.values.items())), str(cfg.base), bool(opts.get("show_suppressed")),
+                     [(f, file_digest(f)) for f in extra_files])
+    return cache, key, cache.get(key)
+
+
+def _analyse(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opts: dict, policy, entries, roles,
+             settings) -> dict:
+    kb = _load_kb(cfg["torch-version"])
     from analyse import modes
 
     try:
         if mode == "script":
             report = modes.run_script(inputs, kb, with_thirdparty=list(opts.get("with_thirdparty") or ()),
                                       probe_results=opts.get("probe_results"), input_names=list(paths),
-                                      entries=entries, roles=roles, policy=policy,
-                                      settings=_run_settings(bool(opts.get("quiet"))))
+                                      entries=entries, roles=roles, policy=policy, settings=settings)
         else:
             report = modes.run_thirdparty(inputs, kb, input_names=list(paths), roles=roles, policy=policy,
-                                          settings=_run_settings(bool(opts.get("quiet"))))
+                                          settings=settings)
     except ValueError as exc:  # unreadable --with-thirdparty / --probe-results file
         if mode == "script":
             raise UsageFail(str(exc))
@@ -272,12 +317,15 @@ def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
         if os.environ.get("NPU_ANALYSE_DEBUG"):
             raise
         raise RunFailed(f"analysis failed: {type(exc).__name__}: {exc} (set NPU_ANALYSE_DEBUG=1 for a traceback)")
+    return report
 
-    from analyse.passes import all_rules
+
+def _finish(report: dict, rules: List[dict], cfg, opts: dict, policy, fmts, output) -> None:
+    """Write the report in every format, print the summary and exit with the gate's code."""
     from analyse.render import RenderOptions, render_format, render_terminal, write_reports
 
     fail_on = cfg["fail-on"]
-    options = RenderOptions(rules=[r.to_dict() for r in all_rules()], fail_on=fail_on)
+    options = RenderOptions(rules=rules, fail_on=fail_on)
     written: Dict[str, Path] = {}
     try:
         if opts.get("write_baseline"):

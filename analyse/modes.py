@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from analyse import pipeline
+from analyse.cache import file_digest
 from analyse.project import deep_stack
 from analyse.report import build_report
-
-
-def _file_digest(path: str) -> str:
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return "unreadable"
 
 
 @deep_stack  # deep but valid code must not end in RecursionError
@@ -47,13 +40,13 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
             overlay = load_probe_results(probe_results)
         except (OSError, ValueError) as exc:
             raise ValueError(f"cannot read --probe-results {probe_results}: {exc}") from exc
-        options.append(("probe-results", _file_digest(probe_results)))
+        options.append(("probe-results", file_digest(probe_results)))
     configure = None
     if with_thirdparty:  # the reports are knowledge for the thirdparty-calls pass, loaded before any module
         from analyse.library.compose import thirdparty_configure
 
         configure = thirdparty_configure(list(with_thirdparty))
-        options.extend(("with-thirdparty", _file_digest(p)) for p in with_thirdparty)
+        options.extend(("with-thirdparty", file_digest(p)) for p in with_thirdparty)
     settings = pipeline.Settings(jobs=settings.jobs, cache_dir=settings.cache_dir, progress=settings.progress,
                                  options=tuple(settings.options) + tuple(options))
     from analyse.callgraph import add_chains

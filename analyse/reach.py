@@ -360,7 +360,7 @@ class Reach:
         # live classes: every method and project base class
         for q, info in lk.classes.items():
             out = self.edges.setdefault(q, {})
-            for m in info.methods:
+            for m in sorted(info.methods):
                 fq = f"{q}.{m}"
                 if fq in lk.functions:
                     out.setdefault(fq, (info.line, None))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from analyse.project import MAX_FILE_BYTES, decode_source
+from analyse.files import MAX_FILE_BYTES, decode_source
 
 _DIRECTIVE = re.compile(
     r"npu-analyse\s*:\s*(?P<kind>ignore-file|ignore)(?![\w-])\s*(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)

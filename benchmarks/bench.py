@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from analyse.project import decode_source, discover  # noqa: E402
+from analyse.files import decode_source, discover  # noqa: E402
 
 
 def time_ast_parse(path: Path):

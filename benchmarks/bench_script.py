@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analyse.knowledge import load_knowledge  # noqa: E402
 from analyse.modes import run_script  # noqa: E402
-from analyse.project import decode_source, iter_files  # noqa: E402
+from analyse.files import decode_source, iter_files  # noqa: E402
 
 MINDSTUDIO_LINES_PER_S = 150.0
 

@@ -25,7 +25,7 @@ def main() -> None:
     ap.add_argument("--torch-version", default=None)
     args = ap.parse_args()
     from analyse.knowledge import DEFAULT_TORCH_VERSION, load_knowledge
-    from analyse.project import discover
+    from analyse.files import discover
     from analyse.library import analyse_library_data
 
     root = Path(args.path)

@@ -299,7 +299,8 @@ def test_no_cache_writes_nothing_and_cache_dir_is_used(tmp_path):
     p = _cli(["script", str(root), "-q", "--format", "json", "-o", str(tmp_path / "o")],
              env=env_extra)
     assert p.wait(timeout=300) == 0
-    assert len([f for f in (xdg / "npu-analyse").rglob("*") if f.is_file()]) == 7
+    # an entry per Python file (6 analysed, 1 that does not parse) and one for the whole report
+    assert len([f for f in (xdg / "npu-analyse").rglob("*") if f.is_file()]) == 8
 
 
 def test_jobs_must_be_positive(tmp_path):
@@ -361,3 +362,132 @@ def test_warm_script_report_parses_nothing(tmp_path, kb, parallel, count_parses)
         r["summary"].pop("duration_s", None)
     assert warm == cold == plain
     assert {f["reach"]["status"] for f in warm["findings"] if f["path"] == "proj/net.py"} == {"reachable"}
+
+
+# --------------------------------------------------------------------------- whole-report records
+
+def _invoke(args):
+    from click.testing import CliRunner
+
+    from analyse.cli import cli
+
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def analysed(monkeypatch):
+    """Count the runs that analyse (a whole-report hit does not)."""
+    from analyse import cli as cli_mod
+
+    calls = []
+    real = cli_mod._analyse
+
+    def spy(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cli_mod, "_analyse", spy)
+    return calls
+
+
+def _report(out: Path) -> dict:
+    rep = json.loads((out / "report.json").read_text())
+    rep["summary"].pop("duration_s")
+    return rep
+
+
+def test_unchanged_tree_reuses_the_whole_report(tmp_path, analysed):
+    root = write(tmp_path / "p")
+    base = ["script", str(root), "-q", "--format", "json", "--cache-dir", str(tmp_path / "c"), "--exit-zero"]
+    assert _invoke(base + ["-o", str(tmp_path / "o1")]).exit_code == 0
+    assert analysed == ["script"]
+    assert _invoke(base + ["-o", str(tmp_path / "o2")]).exit_code == 0
+    assert analysed == ["script"]                      # the second run only hashed and loaded
+    first, second = _report(tmp_path / "o1"), _report(tmp_path / "o2")
+    assert first == second and any(f["code"] == "NPU002" for f in second["findings"])
+    plain = _invoke(["script", str(root), "-q", "--format", "json", "--no-cache", "--exit-zero",
+                     "-o", str(tmp_path / "o3")])
+    assert plain.exit_code == 0 and _report(tmp_path / "o3") == first
+    # the gate still applies to a reused report
+    assert _invoke(base[:-1] + ["-o", str(tmp_path / "o4"), "--fail-on", "manual"]).exit_code == 1
+
+
+@pytest.mark.parametrize("change", ["python", "kernel", "other-file", "new-file", "select", "torch-version",
+                                    "exclude", "entry", "probe-results"])
+def test_any_change_analyses_again(tmp_path, analysed, change):
+    root = write(tmp_path / "p")
+    (root / "csrc").mkdir()
+    (root / "csrc" / "fused.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    (root / "README.md").write_text("proj\n")
+    probe = tmp_path / "probe.json"
+    doc = {"schema_version": "1", "tool": {"name": "npu-analyse", "version": "0"}, "device": "npu:0",
+           "environment": {"torch": "2.8.0", "torch_npu": "2.8.0", "device_name": "Ascend910B", "python": "3.11"},
+           "results": [{"op": "torch.baddbmm", "dtype": "float32", "status": "pass", "samples": 2}],
+           "summary": {"by_status": {}}}
+    probe.write_text(json.dumps(doc))
+    base = ["script", str(root), "-q", "--format", "json", "--cache-dir", str(tmp_path / "c"), "--exit-zero",
+            "-o", str(tmp_path / "o")]
+    extra = []
+    assert _invoke(base).exit_code == 0
+    if change == "python":
+        (root / "proj" / "more.py").write_text((root / "proj" / "more.py").read_text() + "\n# edited\n")
+    elif change == "kernel":
+        (root / "csrc" / "fused.cu").write_text("__global__ void k(float* x) { x[0] = 2; }\n")
+    elif change == "other-file":
+        (root / "README.md").write_text("proj, edited\n")
+    elif change == "new-file":
+        (root / "proj" / "extra.py").write_text("import torch\n")
+    elif change == "select":
+        extra = ["--select", "NPU0"]
+    elif change == "torch-version":
+        from analyse.knowledge import TORCH_VERSIONS
+
+        extra = ["--torch-version", sorted(TORCH_VERSIONS)[0]]
+    elif change == "exclude":
+        extra = ["--exclude", "proj/more.py"]
+    elif change == "entry":
+        extra = ["--entry", str(root / "train.py")]
+    elif change == "probe-results":
+        extra = ["--probe-results", str(probe)]
+    assert _invoke(base + extra).exit_code == 0
+    assert analysed == ["script", "script"]
+    assert _invoke(base + extra).exit_code == 0
+    assert analysed == ["script", "script"]           # and that run's report is reused in turn
+    if change == "probe-results":
+        doc["results"][0]["status"] = "error"
+        probe.write_text(json.dumps(doc))
+        assert _invoke(base + extra).exit_code == 0
+        assert analysed == ["script", "script", "script"]
+
+
+def test_baseline_and_unused_ignores_always_analyse(tmp_path, analysed):
+    root = write(tmp_path / "p")
+    base = ["script", str(root), "-q", "--format", "json", "--cache-dir", str(tmp_path / "c"), "--exit-zero",
+            "-o", str(tmp_path / "o")]
+    assert _invoke(base).exit_code == 0
+    assert _invoke(base + ["--write-baseline", str(tmp_path / "b.json")]).exit_code == 0
+    assert _invoke(base + ["--warn-unused-ignores"]).exit_code == 0
+    assert analysed == ["script"] * 3
+    # a baseline file is part of the key: changing its content analyses again
+    assert _invoke(base + ["--baseline", str(tmp_path / "b.json")]).exit_code == 0
+    assert _invoke(base + ["--baseline", str(tmp_path / "b.json")]).exit_code == 0
+    assert analysed == ["script"] * 4
+    doc = json.loads((tmp_path / "b.json").read_text())
+    assert doc["findings"]
+    doc["findings"] = doc["findings"][1:]
+    (tmp_path / "b.json").write_text(json.dumps(doc))
+    assert _invoke(base + ["--baseline", str(tmp_path / "b.json")]).exit_code == 0
+    assert analysed == ["script"] * 5
+
+
+def test_thirdparty_report_is_reused_too(tmp_path, analysed):
+    root = write(tmp_path / "p")
+    base = ["thirdparty", str(root), "-q", "--format", "json", "--cache-dir", str(tmp_path / "c"), "--exit-zero"]
+    assert _invoke(base + ["-o", str(tmp_path / "o1")]).exit_code == 0
+    assert _invoke(base + ["-o", str(tmp_path / "o2")]).exit_code == 0
+    assert analysed == ["thirdparty"]
+    assert _report(tmp_path / "o1") == _report(tmp_path / "o2")
+    (root / "csrc").mkdir()
+    (root / "csrc" / "fused.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    assert _invoke(base + ["-o", str(tmp_path / "o3")]).exit_code == 0
+    assert analysed == ["thirdparty", "thirdparty"]

@@ -28,6 +28,9 @@ import yaml
 
 from analyse.paths import data_dir
 
+# libyaml's loader where PyYAML was built with it (ten times faster; same documents), else the pure one
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 __all__ = [
     "TORCH_VERSIONS",
     "DEFAULT_TORCH_VERSION",
@@ -131,7 +134,7 @@ def _read(path_str: str) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
         if path.suffix in (".yaml", ".yml"):
-            return yaml.safe_load(text)
+            return yaml.load(text, Loader=_YAML_LOADER)
         return json.loads(text)
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
         raise KnowledgeError(f"cannot parse knowledge file {path}: {exc}") from exc

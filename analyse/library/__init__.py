@@ -126,7 +126,7 @@ def _configure(inputs: Sequence[Path]):
 def _module_aliases(inputs: Sequence[Path]) -> Dict[str, str]:
     """Symlinked package folders inside the tree: link module -> target module
     (DeepSpeed's ``deepspeed/accelerator -> ../accelerator``)."""
-    from analyse.project import module_name_for
+    from analyse.files import module_name_for
 
     out: Dict[str, str] = {}
     for inp in inputs:

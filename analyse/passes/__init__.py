@@ -79,7 +79,7 @@ class ModuleContext:
                 category: Optional[str] = None, line: Optional[int] = None) -> Finding:
         lineno = line or getattr(node, "lineno", None) or 1
         end = getattr(node, "end_lineno", None) if line is None else line
-        guard = guard_of(node) if isinstance(node, nodes.NodeNG) else None
+        guard = guard_of(node, self.cache.setdefault("guard_memo", {})) if isinstance(node, nodes.NodeNG) else None
         return Finding(
             code=rule.code,
             category=category or rule.category,

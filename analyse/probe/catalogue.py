@@ -19,6 +19,9 @@ import yaml
 
 from analyse.paths import data_dir
 
+# libyaml's loader where PyYAML was built with it (ten times faster; same documents), else the pure one
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 CATALOGUE_FILE = "probe_catalogue.yaml"
 
 # probe.schema.json `kind` values the catalogue may give, with the recipes the worker implements for each.
@@ -178,7 +181,7 @@ def _load(path: str, _stamp: Tuple[int, int]) -> Dict[str, Entry]:
     except OSError as exc:
         raise CatalogueError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=_YAML_LOADER)
     except yaml.YAMLError as exc:
         raise CatalogueError(f"{path}: not valid YAML: {exc}") from None
     return parse_catalogue(doc)

@@ -1,0 +1,303 @@
+"""Finding and reading the files of an analysed project (no parsing: see :mod:`analyse.project`).
+
+Nothing here imports or executes analysed code: files are read as bytes and
+decoded (PEP 263 coding cookie honoured). Folders are walked in a deterministic
+order; what cannot or must not be read becomes an
+:class:`~analyse.findings.AnalysisError`. Light on purpose (no astroid): a run
+whose report is cached needs only this to check that the tree is unchanged.
+"""
+
+from __future__ import annotations
+
+import errno
+import fnmatch
+import io
+import os
+import stat
+import tokenize
+from pathlib import Path
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+
+from analyse.findings import AnalysisError
+
+SKIP_DIRS = {
+    ".git", ".hg", ".svn", "__pycache__", "build", "dist", "node_modules", ".tox", ".nox",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", "site-packages", "venv", ".venv",
+    "env", ".env", "virtualenv",
+}
+MAX_FILE_BYTES = 5 * 1024 * 1024
+
+
+def is_virtualenv(path: Path) -> bool:
+    # os.path.isfile, not Path.is_file: an unreadable folder must not raise here (it is reported when walked)
+    return os.path.isfile(os.path.join(path, "pyvenv.cfg")) or os.path.isfile(os.path.join(path, "bin", "activate"))
+
+
+def module_name_for(path: Path, root: Path) -> str:
+    """Dotted module name of *path* inside the project rooted at *root*.
+
+    When *root* is itself a package (has ``__init__.py``), its name is the
+    first component (``site-packages/mmcv`` -> ``mmcv.ops.nms``).
+    """
+    if root.is_file():
+        return path.stem
+    rel = path.relative_to(root).with_suffix("")
+    parts = list(rel.parts)
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    if (root / "__init__.py").is_file():
+        parts = [root.name] + parts
+    return ".".join(parts) if parts else root.name
+
+
+def decode_source(data: bytes) -> str:
+    """Decode like the interpreter does (BOM, coding cookie, default utf-8)."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding)
+
+
+def read_regular_file(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of *path* if it is a regular file of at most *limit* bytes.
+
+    Opened without blocking (a FIFO named ``x.py`` must not hang the run) and
+    checked on the open descriptor, so a file swapped for a device or FIFO after
+    discovery is refused too. Raises :class:`NotRegularFile`,
+    :class:`FileTooLarge` or :class:`OSError`.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(str(path), flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(_file_kind(st.st_mode))
+        if st.st_size > limit:
+            raise FileTooLarge(st.st_size, limit)
+        chunks = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise FileTooLarge(len(data), limit)
+        return data
+    finally:
+        os.close(fd)
+
+
+class NotRegularFile(Exception):
+    """A path that is a FIFO, device, socket or folder where a file was expected."""
+
+
+class FileTooLarge(Exception):
+    def __init__(self, size: int, limit: int):
+        super().__init__(f"{size} bytes exceeds the {limit}-byte limit")
+        self.size = size
+        self.limit = limit
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a regular file"
+
+
+def iter_files(root: Path, suffixes: Tuple[str, ...] = (".py",), names: Tuple[str, ...] = ()) -> Iterator[Path]:
+    """Files under *root* with the given suffixes or names (see :func:`discover`); problems are skipped."""
+    for path, _root, _rel, _mod in discover([root], suffixes, names=names):
+        yield path
+
+
+def _skip_dir(name: str, path: str) -> bool:
+    if name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info"):
+        return True
+    return is_virtualenv(Path(path))
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or os.path.commonpath([path, root]) == root
+
+
+def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError],
+               names: Tuple[str, ...] = ()) -> List[Tuple[str, str, bool]]:
+    """(relpath, real path, reached through a symlink) of the files under the real folder *root*.
+
+    Iterative, in os.walk's top-down order with sorted names. Symlinks (to files
+    or folders) are followed only when their target stays inside *root*; a folder
+    is entered once (by device and inode), so symlink cycles end; real paths are
+    preferred over symlinked ones when both reach the same file. Only regular
+    files are returned; everything refused becomes an ``io`` error entry.
+    """
+    def err(rel: str, msg: str) -> None:
+        errors.append(AnalysisError(rel or ".", "io", msg))
+
+    def wanted(name: str) -> bool:
+        return ((name.endswith(suffixes) or bool(names) and any(fnmatch.fnmatchcase(name, g) for g in names))
+                and not name.startswith("."))
+
+    try:
+        st = os.stat(root)
+    except OSError as exc:
+        err("", f"cannot read folder: {exc.strerror or exc}")
+        return []
+    visited = {(st.st_dev, st.st_ino)}
+    files: List[Tuple[str, str, bool]] = []
+    # folders reached through symlinks are walked after every real folder, so a file keeps its real path
+    pending_links: List[Tuple[str, str, str]] = []       # (rel of the link, real target, real parent)
+    stack: List[Tuple[str, str, bool]] = [(root, "", False)]   # (real folder, rel, via link)
+    while stack or pending_links:
+        if not stack:
+            rel, target, parent = pending_links.pop(0)
+            try:
+                tst = os.stat(target)
+            except OSError as exc:
+                err(rel, f"cannot read folder: {exc.strerror or exc}")
+                continue
+            key = (tst.st_dev, tst.st_ino)
+            if key in visited:
+                if _inside(parent, target):
+                    err(rel, f"symlink loop: points back to the enclosing folder {os.path.relpath(target, root)!s}; "
+                             "not followed")
+                continue
+            visited.add(key)
+            stack.append((target, rel, True))
+            continue
+        folder, drel, via_link = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            err(drel, f"cannot read folder: {exc.strerror or exc}")
+            continue
+        subdirs: List[Tuple[str, str, bool]] = []
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            rel = f"{drel}/{name}" if drel else name
+            full = os.path.join(folder, name)
+            try:
+                is_link = entry.is_symlink()
+            except OSError:
+                is_link = False
+            if is_link:
+                try:
+                    est = os.stat(full)
+                except OSError as exc:
+                    if exc.errno == errno.ELOOP:
+                        err(rel, "symlink loop: the link never reaches a file; not followed")
+                    elif wanted(name):
+                        err(rel, f"broken symlink: {exc.strerror or exc}")
+                    continue
+                real = os.path.realpath(full)
+                if not _inside(real, root):
+                    if stat.S_ISDIR(est.st_mode) or wanted(name):
+                        err(rel, f"symlink leaves the tree (points to {real}); not followed")
+                    continue
+                if stat.S_ISDIR(est.st_mode):
+                    if not (name in SKIP_DIRS or name.endswith(".egg-info") or is_virtualenv(Path(real))):
+                        pending_links.append((rel, real, folder))
+                    continue
+            else:
+                try:
+                    est = entry.stat(follow_symlinks=False)
+                except OSError as exc:
+                    if wanted(name):
+                        err(rel, f"cannot read file: {exc.strerror or exc}")
+                    continue
+                real = full
+                if stat.S_ISDIR(est.st_mode):
+                    if _skip_dir(name, full):
+                        continue
+                    key = (est.st_dev, est.st_ino)
+                    if key in visited:
+                        continue
+                    visited.add(key)
+                    subdirs.append((full, rel, via_link))
+                    continue
+            if not wanted(name):
+                continue
+            if not stat.S_ISREG(est.st_mode):
+                err(rel, f"not read: {_file_kind(est.st_mode)} is not a regular file")
+                continue
+            files.append((rel, real, via_link or is_link))
+        stack.extend(reversed(subdirs))
+    return files
+
+
+def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
+             errors: Optional[List[AnalysisError]] = None,
+             admit: Optional[Callable[[Path, str], bool]] = None,
+             names: Tuple[str, ...] = ()) -> List[Tuple[Path, Path, str, str]]:
+    """(path, root, relpath, modname) for each file of each input, in a deterministic order.
+
+    *path* is the file's absolute path inside the analysed tree (a symlink's own
+    path when the file is reached through one: its name, not its target's, says
+    what kind of file it is). Files and folders that cannot or must not be read
+    (symlinks leaving the tree, symlink loops, FIFOs and devices, unreadable
+    folders) are appended to *errors* as ``io`` entries. *admit(path, relpath)*, when
+    given, is asked about every file; a file it rejects (an ``exclude`` glob of the
+    configuration) is left out. *names*: file-name globs taken besides the *suffixes*.
+    """
+    inputs = [Path(p) for p in inputs]
+    errors = errors if errors is not None else []
+    out: List[Tuple[Path, Path, str, str]] = []
+    seen: Set[str] = set()
+    for inp in inputs:
+        label = inp.name or str(inp)
+        try:
+            st = os.stat(inp)
+        except OSError as exc:
+            why = "symlink loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+            errors.append(AnalysisError(label, "io", f"cannot read {inp}: {why}"))
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            root = Path(os.path.realpath(inp))
+            sub: List[AnalysisError] = []
+            found = _walk_tree(str(root), suffixes, sub, names)
+            for e in sub:
+                if len(inputs) > 1:
+                    e = AnalysisError(f"{root.name}/{e.path}" if e.path != "." else root.name, e.kind, e.message, e.line)
+                errors.append(e)
+            best: Dict[str, Tuple[str, str, bool]] = {}
+            for item in found:
+                key = os.path.realpath(item[1])
+                if key not in best or (best[key][2] and not item[2]):
+                    best[key] = item
+            for item in found:
+                rel, real, _via = item
+                key = os.path.realpath(real)
+                if best[key] is not item or key in seen:
+                    continue
+                path = root / rel
+                shown = f"{root.name}/{rel}" if len(inputs) > 1 else rel
+                if admit is not None and not admit(path, shown):
+                    continue
+                seen.add(key)
+                out.append((path, root, shown, module_name_for(path, root) if path.suffix == ".py" else shown))
+        elif stat.S_ISREG(st.st_mode):
+            key = os.path.realpath(inp)
+            if key in seen:
+                continue
+            path = Path(os.path.abspath(inp))
+            rel = inp.name
+            if len(inputs) > 1:  # several files (pre-commit): as given, so a/utils.py and b/utils.py differ
+                rel = Path(os.path.normpath(str(inp))).as_posix()
+            if admit is not None and not admit(path, rel):
+                continue
+            seen.add(key)
+            out.append((path, path, rel, module_name_for(path, path) if path.suffix == ".py" else rel))
+        else:
+            errors.append(AnalysisError(label, "io", f"not read: {_file_kind(st.st_mode)} is not a regular file"))
+    return out

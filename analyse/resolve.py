@@ -33,7 +33,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 import astroid
 from astroid import nodes
 
-from analyse.syntax import nodes_of
+from analyse.syntax import nodes_of, positions_of
 
 _MAX_DEPTH = 12
 _MISSING = object()
@@ -179,6 +179,7 @@ class Resolver:
         self._scope_memo: Dict[tuple, Optional[str]] = {}
         self._bindable: Optional[Set[str]] = None
         self._type_cache: Dict[int, Optional[str]] = {}
+        self._outer: Optional[List[Tuple[int, object, str]]] = None
 
     # ------------------------------------------------------------------ names
     def absolute_import(self, modname: Optional[str], level: Optional[int]) -> str:
@@ -215,6 +216,26 @@ class Resolver:
                 return f"{base}.{node.attrname}"
             return None
         return None
+
+    def outer_names(self) -> List[Tuple[int, object, str]]:
+        """(pre-order position, node, dotted name) of every Name / Attribute / AssignAttr of the module
+        that is not the object of an enclosing attribute (only ``a.b.c`` of ``a.b.c``, not ``a.b`` or
+        ``a``) and resolves (:meth:`qualname`). Computed once per module for the passes that report
+        uses of names; merge it with another selection by position (:func:`analyse.syntax.positions_of`)
+        to keep the tree's order."""
+        if self._outer is None:
+            kinds = (nodes.Name, nodes.Attribute, nodes.AssignAttr)
+            attr_like = (nodes.Attribute, nodes.AssignAttr)
+            out: List[Tuple[int, object, str]] = []
+            for pos, node in zip(positions_of(self.tree, *kinds), nodes_of(self.tree, *kinds)):
+                parent = node.parent
+                if isinstance(parent, attr_like) and parent.expr is node:
+                    continue
+                q = self.qualname(node)
+                if q:
+                    out.append((pos, node, q))
+            self._outer = out
+        return self._outer
 
     def _bindable_names(self) -> Set[str]:
         """Names that can resolve to a dotted name somewhere in this module: bound by an

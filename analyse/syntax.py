@@ -48,18 +48,28 @@ def nodes_of(node, *classes) -> Sequence:
     """
     if not isinstance(node, nodes.Module):
         return [n for n in walk(node) if isinstance(n, classes)]
-    memo = getattr(node, "_npu_selections", None)
+    return _selection(node, classes)[1]
+
+
+def positions_of(module: nodes.Module, *classes) -> Sequence[int]:
+    """Pre-order positions of :func:`nodes_of` (*module*, *classes*): merging two selections by position
+    gives the order of one selection of both."""
+    return _selection(module, classes)[0]
+
+
+def _selection(module: nodes.Module, classes: tuple):
+    memo = getattr(module, "_npu_selections", None)
     if memo is None:
-        memo = node._npu_selections = {}
+        memo = module._npu_selections = {}
     hit = memo.get(classes)
     if hit is not None:
         return hit
-    by_type = getattr(node, "_npu_types", None)
+    by_type = getattr(module, "_npu_types", None)
     if by_type is None:
         by_type = {}
-        for i, n in enumerate(walk(node)):
+        for i, n in enumerate(walk(module)):
             by_type.setdefault(type(n), []).append(i)
-        node._npu_types = by_type
+        module._npu_types = by_type
     positions: List[int] = []
     groups = 0
     for t, pos in by_type.items():
@@ -68,8 +78,8 @@ def nodes_of(node, *classes) -> Sequence:
             groups += 1
     if groups > 1:
         positions.sort()
-    pre = node._npu_preorder
-    hit = tuple(pre[i] for i in positions)
+    pre = module._npu_preorder
+    hit = (tuple(positions), tuple(pre[i] for i in positions))
     memo[classes] = hit
     return hit
 
@@ -120,3 +130,20 @@ def is_main_guard(node) -> bool:
     names = {p.name for p in parts if isinstance(p, nodes.Name)}
     consts = {p.value for p in parts if isinstance(p, nodes.Const)}
     return "__name__" in names and "__main__" in consts
+
+
+def merged(*selections) -> Iterator:
+    """Nodes of several (position, node, ...) selections of one module, in pre-order, each node once."""
+    import heapq
+
+    last = -1
+    for item in heapq.merge(*selections, key=lambda it: it[0]):
+        if item[0] != last:
+            last = item[0]
+            yield item[1]
+
+
+def selection(module: nodes.Module, *classes) -> Iterator:
+    """(position, node) pairs of :func:`nodes_of` (*module*, *classes*), for :func:`merged`."""
+    positions, found = _selection(module, classes)
+    return zip(positions, found)

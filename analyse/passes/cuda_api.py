@@ -21,7 +21,8 @@ from typing import Iterator, Optional
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
-from analyse.passes import ModuleContext, Pass, in_log_or_docstring, nodes_of, walk
+from analyse.passes import ModuleContext, Pass, in_log_or_docstring, walk
+from analyse.syntax import merged, selection
 from analyse.resolve import is_cuda_device_string
 
 TRANSFER = "from torch_npu.contrib import transfer_to_npu"
@@ -148,8 +149,12 @@ class CudaApiPass(Pass):
     )
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
-        for node in nodes_of(ctx.tree, nodes.Attribute, nodes.Name, nodes.AssignAttr, nodes.ImportFrom, nodes.Import,
-                             nodes.Call, nodes.Compare, nodes.Const, nodes.JoinedStr):
+        # names: only those that resolve or read `.is_cuda` can give a finding (see _name_use)
+        tree = ctx.tree
+        is_cuda = [(pos, n) for pos, n in selection(tree, nodes.Attribute) if n.attrname == "is_cuda"]
+        for node in merged(ctx.resolver.outer_names(), is_cuda,
+                           selection(tree, nodes.ImportFrom, nodes.Import, nodes.Call, nodes.Compare, nodes.Const,
+                                     nodes.JoinedStr)):
             if isinstance(node, (nodes.Attribute, nodes.Name, nodes.AssignAttr)):
                 f = self._name_use(ctx, node)
                 if f is not None:

@@ -626,17 +626,17 @@ class CudaExtensionPass(Pass):
                 continue
             if node is root and not isinstance(target, nodes.Call):
                 continue  # a bare module name (passed around): the import and the calls are reported
-            try:
-                _s, rdefs = root.lookup(root.name)
-            except Exception:
-                rdefs = ()
-            if not any(isinstance(d, (nodes.Import, nodes.ImportFrom)) for d in rdefs):
-                continue  # only names bound by an import can be an extension module
             parts = q.split(".")
             for i in range(len(parts) - 1, 0, -1):
                 mod = ".".join(parts[:i])
                 hit = self._ext_module(mod, scan, tops)
                 if hit:
+                    try:
+                        _s, rdefs = root.lookup(root.name)
+                    except Exception:
+                        rdefs = ()
+                    if not any(isinstance(d, (nodes.Import, nodes.ImportFrom)) for d in rdefs):
+                        break  # only names bound by an import can be an extension module
                     yield ctx.finding(R_EXT_USE, target, q, f"`{q}` calls into the compiled extension `{hit[0]}` ({hit[1]}): "
                                       "a CUDA kernel with no NPU implementation.", replacement=FIX_OP,
                                       confidence="high" if "built" in hit[1] else "medium")

@@ -19,7 +19,8 @@ from typing import Iterator, Optional
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
-from analyse.passes import ModuleContext, Pass, in_log_or_docstring, nodes_of, walk
+from analyse.passes import ModuleContext, Pass, in_log_or_docstring, walk
+from analyse.syntax import merged, selection
 
 R_NCCL = Rule(
     code="NPU101", name="nccl-backend", category="distributed", severity="auto",
@@ -125,7 +126,9 @@ class DistributedPass(Pass):
     )
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
-        for node in nodes_of(ctx.tree, nodes.Call, nodes.Compare, nodes.Const, nodes.Attribute, nodes.Name, nodes.AssignAttr):
+        # names: only resolved ones can be an NCCL API (see _name)
+        for node in merged(ctx.resolver.outer_names(),
+                           selection(ctx.tree, nodes.Call, nodes.Compare, nodes.Const)):
             if isinstance(node, nodes.Call):
                 yield from self._call(ctx, node)
             elif isinstance(node, nodes.Compare):

@@ -38,6 +38,7 @@ from astroid import nodes
 from analyse.findings import Finding, Rule, SEVERITIES
 from analyse.guards import handler_catches_import, is_probe
 from analyse.passes import ModuleContext, Pass, nodes_of, walk
+from analyse.syntax import merged, selection
 
 DATA_FILE = "third_party_libs.yaml"
 STORE_KEY = "third-party"
@@ -531,7 +532,8 @@ class ThirdPartyPass(Pass):
             f = self._import(ctx, table, node, guarded)
             if f is not None:
                 yield f
-        for node in nodes_of(ctx.tree, nodes.Name, nodes.Attribute, nodes.Call):
+        names = [item for item in r.outer_names() if not isinstance(item[1], nodes.AssignAttr)]
+        for node in merged(names, selection(ctx.tree, nodes.Call)):
             if isinstance(node, (nodes.Name, nodes.Attribute)):
                 f = self._use(ctx, table, node, guarded, triton_ids)
                 if f is not None:
@@ -609,8 +611,6 @@ class ThirdPartyPass(Pass):
         parent = node.parent
         if isinstance(parent, (nodes.Attribute, nodes.AssignAttr, nodes.DelAttr)) and parent.expr is node:
             return None  # only the outermost name of a chain
-        if is_probe(node):
-            return None  # `if apex is not None:` tests whether the library is installed; it does not use it
         r = ctx.resolver
         q = r.qualname(node)
         if not q:
@@ -618,6 +618,8 @@ class ThirdPartyPass(Pass):
         info = self._lookup(ctx, table, q)
         if info is None:
             return None
+        if is_probe(node):
+            return None  # `if apex is not None:` tests whether the library is installed; it does not use it
         if q == "triton" or q.startswith("triton."):
             anc = node.parent
             while anc is not None:

@@ -147,3 +147,49 @@ def selection(module: nodes.Module, *classes) -> Iterator:
     """(position, node) pairs of :func:`nodes_of` (*module*, *classes*), for :func:`merged`."""
     positions, found = _selection(module, classes)
     return zip(positions, found)
+
+
+def scope_nodes(module: nodes.Module, scope, lambdas: bool) -> List:
+    """The nodes that run in *scope* (the module, a function, or with *lambdas* a lambda) itself.
+
+    Nested functions and classes are left out with everything under them (a class body belongs to
+    no scope here; its methods are scopes of their own); with *lambdas* a lambda is a scope of its
+    own, without it its nodes belong to the enclosing scope. A function's decorators, defaults and
+    annotations are its own nodes. The order is that of a depth-first walk that takes the last child
+    first. One walk of the module serves both variants and every scope (memoised on the module).
+    """
+    lists = getattr(module, "_npu_scope_nodes", None)
+    if lists is None:
+        lists = module._npu_scope_nodes = _scope_lists(module)
+    return lists[1 if lambdas else 0].get(id(scope), [])
+
+
+def _scope_lists(module: nodes.Module):
+    fdef, cdef, lam = nodes.FunctionDef, nodes.ClassDef, nodes.Lambda
+    mid = id(module)
+    plain: dict = {mid: []}     # lambdas inline
+    split: dict = {mid: []}     # lambdas are scopes
+    stack = [(c, mid, mid) for c in module.body]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        n, a, d = pop()
+        if isinstance(n, fdef):
+            nid = id(n)
+            plain[nid] = []
+            split[nid] = []
+            push([(c, nid, nid) for c in n.get_children()])
+        elif isinstance(n, cdef):
+            push([(c, None, None) for c in n.get_children()])
+        elif isinstance(n, lam):
+            if a is not None:
+                plain[a].append(n)
+            nid = id(n)
+            split[nid] = []
+            push([(c, a, nid) for c in n.get_children()])
+        else:
+            if a is not None:
+                plain[a].append(n)
+            if d is not None:
+                split[d].append(n)
+            push([(c, a, d) for c in n.get_children()])
+    return plain, split

@@ -35,6 +35,7 @@ from astroid import nodes
 
 from analyse.findings import Finding, Rule
 from analyse.passes import ModuleContext, Pass, nodes_of, walk
+from analyse.syntax import scope_nodes
 
 
 def _rule(code, name, summary, why, example, fix):
@@ -146,7 +147,7 @@ class Scope:
         self.ctx = ctx
         self.fn = fn
         self.assigned: Dict[str, List] = {}
-        self._own = list(self._own_nodes())
+        self._own = scope_nodes(ctx.tree, fn, lambdas=False)
         self._of: Dict[tuple, List] = {}
         for n in self.of(nodes.Assign, nodes.AnnAssign, nodes.AugAssign, nodes.NamedExpr):
             if isinstance(n, nodes.Assign):
@@ -158,15 +159,6 @@ class Scope:
             elif isinstance(n, nodes.NamedExpr):
                 self.assigned.setdefault(n.target.name, []).append(n.value)
         self._calls: Dict[int, str] = {}
-
-    def _own_nodes(self):
-        stack = list(self.fn.get_children()) if not isinstance(self.fn, nodes.Module) else list(self.fn.body)
-        while stack:
-            n = stack.pop()
-            if isinstance(n, (nodes.FunctionDef, nodes.ClassDef)):
-                continue
-            yield n
-            stack.extend(n.get_children())
 
     def own(self) -> List:
         return self._own

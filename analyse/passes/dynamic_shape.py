@@ -49,6 +49,7 @@ from astroid import nodes
 
 from analyse.findings import Finding, Rule
 from analyse.passes import ModuleContext, Pass, nodes_of, walk
+from analyse.syntax import scope_nodes
 
 DATA_FILE = "dynamic_shape.yaml"
 SET_COMPILE = "torch_npu.npu.set_compile_mode(jit_compile=False)"
@@ -541,7 +542,7 @@ class DynamicShapePass(Pass):
 
     # ------------------------------------------------------------------ NPU603
     def _value_shapes(self, ctx, an: _Analysis, scope) -> Iterator[Finding]:
-        body_nodes = list(_scope_nodes(scope))
+        body_nodes = scope_nodes(ctx.tree, scope, lambdas=True)
         # the steps below look at bindings and at calls / subscripts only (each list keeps the scope's order)
         bindings = [n for n in body_nodes if isinstance(n, (nodes.Assign, nodes.AugAssign, nodes.For, nodes.Comprehension))]
         sinks = [n for n in body_nodes if isinstance(n, (nodes.Call, nodes.Subscript))]
@@ -951,17 +952,6 @@ def _listy(ctx, node) -> bool:
         vals = _Analysis._local_values(node)
         return bool(vals) and any(_listy(ctx, v) for v in vals)
     return False
-
-
-def _scope_nodes(scope):
-    """Nodes of *scope* without descending into nested functions / classes / lambdas."""
-    stack = list(scope.get_children())
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (nodes.FunctionDef, nodes.ClassDef, nodes.Lambda)):
-            continue
-        yield n
-        stack.extend(n.get_children())
 
 
 def _target_names(t) -> List[str]:

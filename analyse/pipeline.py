@@ -311,10 +311,10 @@ def _worker_main(conn, worker: _Worker, tasks: Dict[str, _Task]) -> None:
                 for rel in cmd[1]:
                     conn.send(("item", worker.prescan(tasks[rel])))
             elif cmd[0] == "analyse":
-                index, prescans, rels = cmd[1], cmd[2], cmd[3]
-                worker.set_context(index, prescans)
-                for rel in rels:
+                for rel in cmd[1]:
                     conn.send(("item", worker.analyse(tasks[rel])))
+            elif cmd[0] == "context":
+                worker.set_context(cmd[1], cmd[2])
             else:
                 break
             conn.send(("done", None))
@@ -329,7 +329,14 @@ def _worker_main(conn, worker: _Worker, tasks: Dict[str, _Task]) -> None:
 
 
 class _Pool:
-    """``jobs`` forked workers, each owning a fixed share of the files."""
+    """``jobs`` forked workers that pull files one at a time.
+
+    The pre-scan takes the files from one queue, largest first; the analysis gives each worker first
+    the files whose trees it kept from the pre-scan, and a worker that runs out takes the last files
+    of the longest other queue (parsing them again), so no worker idles while another has a backlog.
+    """
+
+    AHEAD = 2   # commands in flight per worker: the next file is there when one is done
 
     def __init__(self, jobs: int, worker: _Worker, tasks: Dict[str, _Task]):
         import multiprocessing
@@ -338,6 +345,7 @@ class _Pool:
         self.worker = worker
         self.tasks = tasks
         self.procs = []
+        self.owner: Dict[str, int] = {}   # which worker pre-scanned (and keeps the tree of) each file
         for _ in range(jobs):
             parent, child = mp.Pipe()
             proc = mp.Process(target=_worker_main, args=(child, worker, tasks), daemon=True)
@@ -345,37 +353,90 @@ class _Pool:
             child.close()
             self.procs.append((proc, parent))
 
-    def run(self, shares: List[List[str]], command: tuple, step: Callable, on_item: Callable) -> None:
-        """Send *command* + each worker's share; results go to on_item; a dead worker's rest is done here."""
+    def broadcast(self, command: tuple) -> None:
+        """Send *command* to every live worker and wait until each has done it."""
         from multiprocessing.connection import wait
 
-        pending = {}
-        for (proc, conn), share in zip(self.procs, shares):
+        live = []
+        for _proc, conn in self.procs:
             try:
-                conn.send(command + (share,))
-                pending[conn] = list(share)
+                conn.send(command)
+                live.append(conn)
             except (OSError, ValueError):
-                pending[conn] = None
+                pass
+        while live:
+            for conn in wait(live):
+                try:
+                    kind, _item = conn.recv()
+                except (EOFError, OSError):
+                    live.remove(conn)
+                    continue
+                if kind == "done":
+                    live.remove(conn)
+
+    def run(self, queues: List[List[str]], verb: str, step: Callable, on_item: Callable, shared: bool) -> None:
+        """Work through *queues* (one shared queue, or one per worker with stealing); results go to
+        *on_item*; what a dead worker had in hand is done here with *step*."""
+        from collections import deque
+        from multiprocessing.connection import wait
+
+        qs = [deque(q) for q in queues]
+        index = {conn: i for i, (_proc, conn) in enumerate(self.procs)}
+
+        def next_for(i: int) -> Optional[str]:
+            if shared:
+                return qs[0].popleft() if qs[0] else None
+            if qs[i]:
+                return qs[i].popleft()
+            other = max(qs, key=len)
+            return other.pop() if other else None
+
+        inflight: Dict[object, List[str]] = {}    # files sent and not yet answered
+        commands: Dict[object, int] = {}          # commands sent and not yet done
         redo: List[str] = []
-        live = [c for c, s in pending.items() if s is not None]
-        for (proc, conn), share in zip(self.procs, shares):
-            if pending.get(conn) is None:
-                redo.extend(share)
+
+        def feed(conn) -> bool:
+            rel = next_for(index[conn])
+            if rel is None:
+                return False
+            try:
+                conn.send((verb, [rel]))
+            except (OSError, ValueError):
+                redo.append(rel)
+                return False
+            inflight[conn].append(rel)
+            commands[conn] += 1
+            return True
+
+        live = []
+        for _proc, conn in self.procs:
+            inflight[conn] = []
+            commands[conn] = 0
+            for _ in range(self.AHEAD):
+                if not feed(conn):
+                    break
+            if commands[conn]:
+                live.append(conn)
         while live:
             for conn in wait(live):
                 try:
                     kind, item = conn.recv()
                 except (EOFError, OSError):
-                    redo.extend(pending[conn])
+                    redo.extend(inflight.pop(conn))
                     live.remove(conn)
                     continue
                 if kind == "done":
-                    live.remove(conn)
+                    commands[conn] -= 1
+                    feed(conn)
+                    if not commands[conn]:
+                        live.remove(conn)
                     continue
-                rest = pending[conn]
-                if item.relpath in rest:
-                    rest.remove(item.relpath)
+                if item.relpath in inflight[conn]:
+                    inflight[conn].remove(item.relpath)
+                self.owner[item.relpath] = index[conn]
                 on_item(item)
+        for q in qs:  # every worker gone: the rest is done here
+            redo.extend(q)
         for rel in redo:
             on_item(step(self.tasks[rel]))
 
@@ -393,20 +454,20 @@ class _Pool:
                 proc.join()
 
 
-def _shares(rels: List[str], tasks: Dict[str, _Task], n: int, owner: Optional[Dict[str, int]] = None) -> List[List[str]]:
-    """Files to the worker that holds their tree (*owner*), the others largest first to
-    the least loaded worker (by bytes)."""
+def _owned_queues(rels: List[str], tasks: Dict[str, _Task], n: int, owner: Dict[str, int]) -> List[List[str]]:
+    """Each worker's queue: the files whose trees it holds, largest first; files no worker holds go to the
+    least loaded queue (by bytes)."""
     loads = [0] * n
     out: List[List[str]] = [[] for _ in range(n)]
     rest = []
-    for rel in rels:
-        i = (owner or {}).get(rel)
-        if i is None:
+    for rel in sorted(rels, key=lambda r: (-tasks[r].size, r)):
+        i = owner.get(rel)
+        if i is None or i >= n:
             rest.append(rel)
             continue
         out[i].append(rel)
         loads[i] += tasks[rel].size
-    for rel in sorted(rest, key=lambda r: (-tasks[r].size, r)):
+    for rel in rest:
         i = loads.index(min(loads))
         out[i].append(rel)
         loads[i] += tasks[rel].size
@@ -511,9 +572,9 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
                 progress.advance()
 
             if pool is not None:
-                shares = _shares(todo_pre, tasks, n_workers)
-                owner = {rel: i for i, share in enumerate(shares) for rel in share} if keep else {}
-                pool.run(shares, ("prescan",), worker.prescan, got_pre)
+                pool.run([sorted(todo_pre, key=lambda r: (-tasks[r].size, r))], "prescan", worker.prescan, got_pre,
+                         shared=True)
+                owner = dict(pool.owner) if keep else {}
             else:
                 for rel in todo_pre:
                     got_pre(worker.prescan(tasks[rel]))
@@ -548,8 +609,9 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
                                                        "result": res})
 
             if pool is not None and len(todo) > 1:
-                pool.run(_shares(todo, tasks, n_workers, owner), ("analyse", index, ordered_pre), worker.analyse,
-                         got_result)
+                pool.broadcast(("context", index, ordered_pre))
+                pool.run(_owned_queues(todo, tasks, n_workers, owner), "analyse", worker.analyse, got_result,
+                         shared=False)
             else:
                 for rel in todo:
                     got_result(worker.analyse(tasks[rel]))

@@ -119,10 +119,16 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
     assattrs: List[nodes.AssignAttr] = []
     import_from, assign_attr, handler = nodes.ImportFrom, nodes.AssignAttr, nodes.ExceptHandler
     deepest = 0
+    by_type: Dict[type, List[int]] = {}   # the node-type index of analyse.syntax.nodes_of, made on the way
     while stack:
         node, depth = pop()
-        append(node)
         cls = type(node)
+        hit = by_type.get(cls)
+        if hit is None:
+            by_type[cls] = [len(order)]
+        else:
+            hit.append(len(order))
+        append(node)
         if cls is import_from:
             imports.append(node)
         elif cls is assign_attr and type(node.parent) is not handler:
@@ -137,6 +143,7 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
             children.reverse()
             push([(c, depth) for c in children])
     module._npu_preorder = order
+    module._npu_types = by_type
     for from_node in imports:
         if from_node.modname == "__future__":
             for symbol, _ in from_node.names:

@@ -5,6 +5,7 @@ messages). Depends on astroid only, so the resolver and the passes can share it.
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Iterator, List, Sequence
 
 from astroid import nodes
@@ -79,7 +80,11 @@ def _selection(module: nodes.Module, classes: tuple):
     if groups > 1:
         positions.sort()
     pre = module._npu_preorder
-    hit = (tuple(positions), tuple(pre[i] for i in positions))
+    if len(positions) > 1:
+        found = itemgetter(*positions)(pre)
+    else:
+        found = tuple(pre[i] for i in positions)
+    hit = (tuple(positions), found)
     memo[classes] = hit
     return hit
 

@@ -139,6 +139,52 @@ def test_worker_death_is_redone_here(tmp_path, kb, parallel, monkeypatch):
     assert dump(pipeline.run([root], kb, settings=Settings(jobs=2))) == one
 
 
+@pytest.mark.parametrize("phase", ["prescan", "analyse"])
+def test_every_worker_dying_still_gives_the_whole_report(tmp_path, kb, parallel, monkeypatch, phase):
+    root = write(tmp_path)
+    one = dump(pipeline.run([root], kb, settings=Settings(jobs=1)))
+    real = getattr(pipeline._Worker, phase)
+    main_pid = os.getpid()
+
+    def dying(self, task):
+        if os.getpid() != main_pid:
+            os._exit(3)
+        return real(self, task)
+
+    monkeypatch.setattr(pipeline._Worker, phase, dying)
+    assert dump(pipeline.run([root], kb, settings=Settings(jobs=2))) == one
+
+
+def test_idle_worker_takes_files_of_a_busy_one(tmp_path, kb, parallel, monkeypatch):
+    """All trees kept by worker 0: worker 1 still analyses some files (parsing them again)."""
+    root = write(tmp_path)
+    one = dump(pipeline.run([root], kb, settings=Settings(jobs=1)))
+    real = pipeline._owned_queues
+    seen = {}
+
+    def lopsided(rels, tasks, n, owner):
+        queues = real(rels, tasks, n, {rel: 0 for rel in rels})
+        seen["queues"] = [list(q) for q in queues]
+        return queues
+
+    monkeypatch.setattr(pipeline, "_owned_queues", lopsided)
+    pids = set()
+    real_analyse = pipeline._Worker.analyse
+
+    def note(self, task):
+        res = real_analyse(self, task)
+        res.errors.append(pipeline.AnalysisError(task.relpath, "internal", f"pid {os.getpid()}"))
+        return res
+
+    monkeypatch.setattr(pipeline._Worker, "analyse", note)
+    res = pipeline.run([root], kb, settings=Settings(jobs=2))
+    assert seen["queues"][1] == [] and len(seen["queues"][0]) >= 5
+    pids = {e.message for e in res.errors if e.kind == "internal"}
+    assert len(pids) == 2                                   # both workers analysed files
+    res.errors = [e for e in res.errors if e.kind != "internal"]
+    assert dump(res) == one
+
+
 def test_warm_run_only_hashes_and_loads(tmp_path, kb, parallel, count_parses):
     root = write(tmp_path / "p")
     cold = pipeline.run([root], kb, settings=Settings(jobs=2, cache_dir=tmp_path / "c"))

@@ -40,7 +40,7 @@ from astroid import nodes
 
 from analyse.guards import guard_of
 from analyse.resolve import Resolver
-from analyse.syntax import is_main_guard, nodes_of, walk
+from analyse.syntax import LEAVES, is_main_guard, nodes_of, walk
 
 MODULE_FN = "<module>"
 STATUS_ORDER = ("unsupported", "conditional", "unknown", "needs-migration")
@@ -237,8 +237,11 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     # ---- walk with scope tracking
     # stack items: (node, caller qualname, enclosing class qualname for self/cls, self-name, cls-name)
     stack = [(c, s.module_fn, None, None, None) for c in reversed(list(tree.get_children()))]
+    leaves = LEAVES
     while stack:
         node, caller, cls, selfname, clsname = stack.pop()
+        if type(node) in leaves:
+            continue
         if isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
             q = node.qname()
             s.functions[q] = (node.lineno or 1, node.end_lineno or node.lineno or 1)

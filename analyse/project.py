@@ -26,6 +26,7 @@ from astroid.rebuilder import TreeRebuilder
 from analyse.files import (MAX_FILE_BYTES, SKIP_DIRS, FileTooLarge, NotRegularFile, decode_source,  # noqa: F401
                            discover, is_virtualenv, iter_files, module_name_for, read_regular_file)
 from analyse.findings import AnalysisError
+from analyse.syntax import LEAVES
 
 # Deeper trees are refused: valid Python, but generated (a 1,000-term sum), and the passes' lookups walk
 # up the parents of every name, so time grows with the square of the depth.
@@ -119,6 +120,7 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
     assattrs: List[nodes.AssignAttr] = []
     import_from, assign_attr, handler = nodes.ImportFrom, nodes.AssignAttr, nodes.ExceptHandler
     deepest = 0
+    leaves = LEAVES
     by_type: Dict[type, List[int]] = {}   # the node-type index of analyse.syntax.nodes_of, made on the way
     while stack:
         node, depth = pop()
@@ -129,9 +131,11 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
         else:
             hit.append(len(order))
         append(node)
-        if cls is import_from:
-            imports.append(node)
-        elif cls is assign_attr and type(node.parent) is not handler:
+        if cls in leaves:
+            if cls is import_from:
+                imports.append(node)
+            continue
+        if cls is assign_attr and type(node.parent) is not handler:
             assattrs.append(node)
         children = list(node.get_children())
         if children:

@@ -7,7 +7,8 @@ from typing import List
 
 from astroid import nodes
 
-from analyse.passes import ModuleContext, nodes_of
+from analyse.passes import ModuleContext
+from analyse.syntax import merged, selection
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,8 @@ def api_uses(ctx: ModuleContext, prefix: str = "torch.") -> List[ApiUse]:
     r = ctx.resolver
     out: List[ApiUse] = []
     call_funcs = set()
-    for node in nodes_of(ctx.tree, nodes.Call, nodes.Attribute, nodes.Name, nodes.AssignAttr):
+    # names: only resolved ones can be a use (Resolver.outer_names), in tree order with the calls
+    for node in merged(selection(ctx.tree, nodes.Call), r.outer_names()):
         if isinstance(node, nodes.Call):
             func = node.func
             call_funcs.add(id(func))

@@ -149,6 +149,7 @@ class Scope:
         self.assigned: Dict[str, List] = {}
         self._own = scope_nodes(ctx.tree, fn, lambdas=False)
         self._of: Dict[tuple, List] = {}
+        self._by_type: Optional[Dict[type, List[int]]] = None
         for n in self.of(nodes.Assign, nodes.AnnAssign, nodes.AugAssign, nodes.NamedExpr):
             if isinstance(n, nodes.Assign):
                 for t in n.targets:
@@ -168,7 +169,22 @@ class Scope:
         the structure tests below look at calls, operators or returns, not at every node."""
         hit = self._of.get(classes)
         if hit is None:
-            hit = self._of[classes] = [n for n in self._own if isinstance(n, classes)]
+            by_type = self._by_type
+            if by_type is None:
+                by_type = self._by_type = {}
+                for i, n in enumerate(self._own):
+                    got = by_type.get(type(n))
+                    if got is None:
+                        by_type[type(n)] = [i]
+                    else:
+                        got.append(i)
+            groups = [pos for t, pos in by_type.items() if issubclass(t, classes)]
+            if len(groups) == 1:
+                positions = groups[0]
+            else:
+                positions = sorted(i for pos in groups for i in pos)
+            own = self._own
+            hit = self._of[classes] = [own[i] for i in positions]
         return hit
 
     @staticmethod

@@ -19,6 +19,11 @@ over ``max_bytes`` the least recently used entries (by modification time,
 refreshed on every hit) are deleted. Only this tool's own pickles are read,
 from the user's own cache folder.
 
+Besides the per-file entries, one entry holds the whole report of a run (:func:`report_key`): keyed by
+the hash of every file under the inputs (:func:`tree_state`), the tool, and the run's effective
+configuration and option files, it lets a run on an unchanged tree skip parsing, the passes and the
+cross-file steps altogether (the command line checks it first; see ``analyse.cli._cached_report``).
+
 The folder is ``$XDG_CACHE_HOME/npu-analyse`` (default ``~/.cache/npu-analyse``),
 or ``--cache-dir DIR``; ``--no-cache`` turns it off.
 """
@@ -186,13 +191,22 @@ class Cache:
 
 # --------------------------------------------------------------------------- whole reports
 
+# Sources and text files are hashed by content; any other file (images, weights, archives) by size and
+# modification time, so a data folder beside the code costs a stat per file, not a read.
+_HASHED_SUFFIXES = frozenset((
+    "", ".py", ".pyi", ".pyx", ".pxd", ".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx",
+    ".inl", ".txt", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".in", ".md", ".rst", ".sh", ".cmake",
+))
+
+
 def tree_state(inputs: Iterable[Path], admit=None) -> str:
     """Hash of every file under *inputs* (any name; the folders discovery skips are skipped here too).
 
-    Files are hashed by content (their relative path and module name too); one over the size limit by
-    size and modification time; an unreadable one by its error, like a folder discovery cannot enter.
-    Any file counts, not only the ones the passes read, so the hash changes whenever anything the
-    analysis could look at changes (a ``.cu`` kernel, a ``setup.py``, a requirements file).
+    Source and text files are hashed by content, other files (and any over the size limit) by size and
+    modification time; every file's relative path and module name count, and an unreadable file by its
+    error, like a folder discovery cannot enter. Any file counts, not only the ones the passes read, so
+    the hash changes whenever anything the analysis could look at changes (a ``.cu`` kernel, a
+    ``setup.py``, a requirements file).
     """
     from analyse.files import MAX_FILE_BYTES, FileTooLarge, NotRegularFile, discover, read_regular_file
 
@@ -202,6 +216,13 @@ def tree_state(inputs: Iterable[Path], admit=None) -> str:
         for part in (rel.encode("utf-8", "surrogatepass"), modname.encode("utf-8", "surrogatepass")):
             h.update(len(part).to_bytes(8, "little"))
             h.update(part)
+        if path.suffix.lower() not in _HASHED_SUFFIXES:
+            try:
+                st = os.stat(path)
+                h.update(f"S{st.st_mode}:{st.st_size}:{st.st_mtime_ns}".encode())
+            except OSError as exc:
+                h.update(f"E{exc.errno}".encode())
+            continue
         try:
             data = read_regular_file(path, MAX_FILE_BYTES)
             h.update(b"B" + len(data).to_bytes(8, "little"))

@@ -537,3 +537,30 @@ def test_thirdparty_report_is_reused_too(tmp_path, analysed):
     (root / "csrc" / "fused.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
     assert _invoke(base + ["-o", str(tmp_path / "o3")]).exit_code == 0
     assert analysed == ["thirdparty", "thirdparty"]
+
+
+def test_report_key_reads_sources_and_stats_other_files(tmp_path, monkeypatch):
+    root = write(tmp_path / "p")
+    (root / "data").mkdir()
+    (root / "data" / "weights.bin").write_bytes(b"\x00" * 1000)
+    (root / "csrc").mkdir()
+    (root / "csrc" / "k.cu").write_text("__global__ void k() {}\n")
+    before = cache_mod.tree_state([root])
+    read = []
+    import analyse.files as files_mod
+
+    real_read = files_mod.read_regular_file
+
+    def spy(path, limit=files_mod.MAX_FILE_BYTES):
+        read.append(Path(path).name)
+        return real_read(path, limit)
+
+    monkeypatch.setattr(files_mod, "read_regular_file", spy)
+    assert cache_mod.tree_state([root]) == before
+    assert "weights.bin" not in read and {"k.cu", "net.py", "setup.py"} <= set(read)
+    # content of a source counts, a data file counts by size and modification time
+    os.utime(root / "data" / "weights.bin", ns=(1, 1))
+    assert cache_mod.tree_state([root]) != before
+    touched = cache_mod.tree_state([root])
+    (root / "csrc" / "k.cu").write_text("__global__ void k() { }\n")
+    assert cache_mod.tree_state([root]) not in (before, touched)

@@ -288,9 +288,9 @@ def _cached_report(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opt
     if cfg["baseline"]:
         extra_files.append(str(_config_path(cfg, "baseline", cfg["baseline"])))
     cache = Cache(settings.cache_dir)
-    key = report_key(tree_state(inputs, admit=lambda abspath, rel: not policy.excluded(rel, abspath)), mode, [os.path.realpath(p) for p in inputs], list(paths),
-                     repr(sorted(cfg.values.items())), str(cfg.base), bool(opts.get("show_suppressed")),
-                     [(f, file_digest(f)) for f in extra_files])
+    state = tree_state(inputs, admit=lambda abspath, rel: not policy.excluded(rel, abspath))
+    key = report_key(state, mode, [os.path.realpath(p) for p in inputs], list(paths), repr(sorted(cfg.values.items())),
+                     str(cfg.base), bool(opts.get("show_suppressed")), [(f, file_digest(f)) for f in extra_files])
     return cache, key, cache.get(key)
 
 

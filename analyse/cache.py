@@ -111,7 +111,8 @@ class Cache:
     """Pickled entries in ``<dir>/v1/<2 hex>/<key>``."""
 
     def __init__(self, directory: Path, max_bytes: int = DEFAULT_MAX_BYTES):
-        self.root = Path(directory) / FORMAT
+        self.directory = Path(directory)
+        self.root = self.directory / FORMAT
         self.max_bytes = max_bytes
         self.hits = 0
         self.writes = 0

@@ -119,6 +119,7 @@ class ModuleResult:
     facts: Dict[str, object] = field(default_factory=dict)
     summary: object = None
     summary_error: Optional[AnalysisError] = None
+    stored: bool = False   # a worker process has written its cache entry already
 
 
 @dataclass
@@ -304,6 +305,7 @@ def _worker_main(conn, worker: _Worker, tasks: Dict[str, _Task]) -> None:
 
         profiler = cProfile.Profile()
         profiler.enable()
+    store = None   # (cache, pre-scans by file, context digest) once the analysis context has come
     try:
         while True:
             cmd = conn.recv()
@@ -312,9 +314,15 @@ def _worker_main(conn, worker: _Worker, tasks: Dict[str, _Task]) -> None:
                     conn.send(("item", worker.prescan(tasks[rel])))
             elif cmd[0] == "analyse":
                 for rel in cmd[1]:
-                    conn.send(("item", worker.analyse(tasks[rel])))
+                    res = worker.analyse(tasks[rel])
+                    if store is not None and tasks[rel].key:  # the worker writes its own entries
+                        store[0].put(tasks[rel].key, {"prescan": store[1][rel], "context": store[2], "result": res})
+                        res.stored = store[0].usable
+                    conn.send(("item", res))
             elif cmd[0] == "context":
                 worker.set_context(cmd[1], cmd[2])
+                if cmd[3] is not None:
+                    store = (Cache(cmd[3]), {p.relpath: p for p in cmd[2]}, cmd[4])
             else:
                 break
             conn.send(("done", None))
@@ -560,6 +568,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     worker.retain = mode == "script" and keep  # in this process: no need to parse again for entry points / reach
     prescans: Dict[str, Prescan] = {rel: e["prescan"] for rel, e in entries.items()}
     results: Dict[str, ModuleResult] = {}
+    stored: List[str] = []   # files whose cache entries the workers wrote
     owner: Dict[str, int] = {}
     try:
         # ---- 2. pre-scan
@@ -604,12 +613,15 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
             def got_result(res: ModuleResult) -> None:
                 results[res.relpath] = res
                 progress.advance()
-                if cache is not None and tasks[res.relpath].key:
+                if res.stored:
+                    stored.append(res.relpath)
+                elif cache is not None and tasks[res.relpath].key:
                     cache.put(tasks[res.relpath].key, {"prescan": prescans[res.relpath], "context": context,
                                                        "result": res})
 
             if pool is not None and len(todo) > 1:
-                pool.broadcast(("context", index, ordered_pre))
+                pool.broadcast(("context", index, ordered_pre, cache.directory if cache is not None else None,
+                                context))
                 pool.run(_owned_queues(todo, tasks, n_workers, owner), "analyse", worker.analyse, got_result,
                          shared=False)
             else:
@@ -678,7 +690,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
             errors.append(_internal("<project>", f"pass {p.name} (project level)", exc))
     findings = assign_ids(dedupe(findings))
     timings["finish_s"] = time.perf_counter() - tf
-    if cache is not None and cache.writes:
+    if cache is not None and (cache.writes or stored):
         cache.evict()
     n_ok = len([r for r in order if prescans[r].error is None])
     return RunResult(findings=findings, errors=errors, files_analysed=n_ok + len(others),

@@ -235,14 +235,17 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     guard_memo: dict = {}
 
     # ---- walk with scope tracking
-    # stack items: (node, caller qualname, enclosing class qualname for self/cls, self-name, cls-name)
-    stack = [(c, s.module_fn, None, None, None) for c in reversed(list(tree.get_children()))]
+    # stack items: (node, context); context: (caller qualname, enclosing class qualname for self/cls,
+    # self-name, cls-name), one tuple shared by every node of a scope; childless nodes are never pushed
     leaves = LEAVES
+    fdefs = (nodes.FunctionDef, nodes.AsyncFunctionDef)
+    top = (s.module_fn, None, None, None)
+    stack = [(c, top) for c in reversed(list(tree.get_children())) if type(c) not in leaves]
+    push = stack.append
     while stack:
-        node, caller, cls, selfname, clsname = stack.pop()
-        if type(node) in leaves:
-            continue
-        if isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+        node, here = stack.pop()
+        if isinstance(node, fdefs):
+            caller, cls, selfname, clsname = here
             q = node.qname()
             s.functions[q] = (node.lineno or 1, node.end_lineno or node.lineno or 1)
             parent_cls = node.parent if isinstance(node.parent, nodes.ClassDef) else None
@@ -259,19 +262,22 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                     new_self, new_clsname = first, None
             # decorators and defaults run in the enclosing scope
             if node.decorators:
-                stack.append((node.decorators, caller, cls, selfname, clsname))
+                push((node.decorators, here))
             if node.args is not None:
                 for d in list(node.args.defaults or []) + [d for d in (node.args.kw_defaults or []) if d is not None]:
-                    stack.append((d, caller, cls, selfname, clsname))
+                    if type(d) not in leaves:
+                        push((d, here))
+            inner = (q, new_cls, new_self, new_clsname)
             for c in reversed(node.body):
-                stack.append((c, q, new_cls, new_self, new_clsname))
+                if type(c) not in leaves:
+                    push((c, inner))
             continue
         if isinstance(node, nodes.ClassDef):
             q = node.qname()
             bases = tuple(b for b in (r.qualname(b) for b in node.bases) if b)
             cs = ClassSummary(q, node.lineno or 1, bases)
             for c in node.body:
-                if isinstance(c, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+                if isinstance(c, fdefs):
                     cs.methods.add(c.name)
                 elif isinstance(c, nodes.Assign):
                     # method aliases in the class body: __call__ = forward
@@ -282,11 +288,15 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                             s.calls.append((f"{q}.{t.name}", c.lineno, K_SELF, q, c.value.name))
             s.classes[q] = cs
             for b in node.bases:
-                stack.append((b, caller, cls, selfname, clsname))
+                if type(b) not in leaves:
+                    push((b, here))
+            body = (here[0], here[1], None, None)
             for c in reversed(node.body):
-                stack.append((c, caller, cls, None, None))
+                if type(c) not in leaves:
+                    push((c, body))
             continue
         if isinstance(node, nodes.Call):
+            caller, cls, selfname, clsname = here
             before = len(s.calls)
             _record_call(s, r, node, caller, cls, selfname, clsname)
             if len(s.calls) > before:
@@ -298,8 +308,9 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             dyn = _dynamic_dispatch(node, r)
             if dyn:
                 s.dynamic.append((caller, node.lineno or 1, dyn))
-        for c in reversed(list(node.get_children())):
-            stack.append((c, caller, cls, selfname, clsname))
+        children = [c for c in node.get_children() if type(c) not in leaves]
+        children.reverse()
+        stack.extend([(c, here) for c in children])
     return s
 
 

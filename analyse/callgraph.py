@@ -33,14 +33,16 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-import networkx as nx
 from astroid import nodes
 
 from analyse.guards import guard_of
 from analyse.resolve import Resolver
 from analyse.syntax import LEAVES, is_main_guard, nodes_of, walk
+
+if TYPE_CHECKING:  # networkx is imported where a graph is built: the per-file summaries (worker processes) need none
+    import networkx as nx
 
 MODULE_FN = "<module>"
 STATUS_ORDER = ("unsupported", "conditional", "unknown", "needs-migration")
@@ -820,6 +822,8 @@ class CallGraph:
 def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str] = (),
                 ext_modules: Iterable[str] = (), module_aliases: Optional[Dict[str, str]] = None) -> CallGraph:
     linker = Linker(summaries, failed_modules, ext_modules, module_aliases)
+    import networkx as nx
+
     g = nx.DiGraph()
     for q, (path, a, _b) in linker.functions.items():
         g.add_node(q, path=path, line=a)
@@ -913,6 +917,8 @@ def propagate(g: nx.DiGraph, roots: Dict[str, Dict[str, List[str]]]) -> Dict[str
     reachable roots' reasons of that status (nearest first, capped), and its
     ``via`` the shortest chain to such a root (itself first, the root last).
     """
+    import networkx as nx
+
     for n in roots:
         if n not in g:
             g.add_node(n)

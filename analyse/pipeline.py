@@ -462,6 +462,20 @@ class _Pool:
                 proc.join()
 
 
+def _prefetch(module: str) -> None:
+    """Import *module* in a background thread of the main process while the workers run (the main
+    process mostly waits for their results then); the cross-file steps after them need it. Only after
+    the workers have forked: a thread must not be running when a process forks."""
+    import importlib
+    import sys
+    import threading
+
+    if module in sys.modules:
+        return
+    threading.Thread(target=importlib.import_module, args=(module,), name=f"npu-analyse-import-{module}",
+                     daemon=True).start()
+
+
 def _owned_queues(rels: List[str], tasks: Dict[str, _Task], n: int, owner: Dict[str, int]) -> List[List[str]]:
     """Each worker's queue: the files whose trees it holds, largest first; files no worker holds go to the
     least loaded queue (by bytes)."""
@@ -565,6 +579,8 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     keep = work_bytes <= KEEP_TREES_MAX_BYTES * n_workers
     worker = _Worker(kb, project, passes, want_summaries, keep)
     pool = _Pool(n_workers, worker, tasks) if parallel else None
+    if pool is not None and want_summaries:
+        _prefetch("networkx")
     worker.retain = mode == "script" and keep  # in this process: no need to parse again for entry points / reach
     prescans: Dict[str, Prescan] = {rel: e["prescan"] for rel, e in entries.items()}
     results: Dict[str, ModuleResult] = {}

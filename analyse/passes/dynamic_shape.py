@@ -542,10 +542,15 @@ class DynamicShapePass(Pass):
 
     # ------------------------------------------------------------------ NPU603
     def _value_shapes(self, ctx, an: _Analysis, scope) -> Iterator[Finding]:
-        body_nodes = scope_nodes(ctx.tree, scope, lambdas=True)
         # the steps below look at bindings and at calls / subscripts only (each list keeps the scope's order)
-        bindings = [n for n in body_nodes if isinstance(n, (nodes.Assign, nodes.AugAssign, nodes.For, nodes.Comprehension))]
-        sinks = [n for n in body_nodes if isinstance(n, (nodes.Call, nodes.Subscript))]
+        bindings = []
+        sinks = []
+        for n in scope_nodes(ctx.tree, scope, lambdas=True):
+            t = type(n)
+            if t in _BINDING_TYPES:
+                bindings.append(n)
+            elif t in _SINK_TYPES:
+                sinks.append(n)
         tainted: Dict[str, Tuple[int, str, str]] = {}  # name -> (line, source text, confidence)
 
         def source(expr) -> Optional[Tuple[int, str, str]]:
@@ -952,6 +957,10 @@ def _listy(ctx, node) -> bool:
         vals = _Analysis._local_values(node)
         return bool(vals) and any(_listy(ctx, v) for v in vals)
     return False
+
+
+_BINDING_TYPES = frozenset((nodes.Assign, nodes.AugAssign, nodes.For, nodes.AsyncFor, nodes.Comprehension))
+_SINK_TYPES = frozenset((nodes.Call, nodes.Subscript))
 
 
 def _target_names(t) -> List[str]:

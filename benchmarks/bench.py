@@ -49,7 +49,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from analyse.files import decode_source, discover  # noqa: E402
+try:
+    from analyse.files import decode_source, discover  # noqa: E402
+except ImportError:  # a commit before analyse/files.py (benchmarking an older version)
+    from analyse.project import decode_source, discover  # noqa: E402
 
 
 def time_ast_parse(path: Path):

@@ -180,6 +180,7 @@ class Resolver:
         self._bindable: Optional[Set[str]] = None
         self._type_cache: Dict[int, Optional[str]] = {}
         self._outer: Optional[List[Tuple[int, object, str]]] = None
+        self._param_memo: Dict[tuple, Optional[str]] = {}
 
     # ------------------------------------------------------------------ names
     def absolute_import(self, modname: Optional[str], level: Optional[int]) -> str:
@@ -436,6 +437,15 @@ class Resolver:
         return None
 
     def _name_type(self, node: nodes.Name, depth: int) -> Optional[str]:
+        param = self._only_a_parameter(node)
+        if param is not None:
+            # a name bound only as a parameter of its function: every use in the body sees that parameter,
+            # so astroid's (position-dependent, costly) lookup is the same for all of them
+            key = (id(param.parent), node.name)
+            hit = self._param_memo.get(key, _MISSING)
+            if hit is _MISSING:
+                hit = self._param_memo[key] = self._param_type(param, param.parent, depth)
+            return hit
         try:
             scope, defs = node.lookup(node.name)
         except Exception:
@@ -455,6 +465,29 @@ class Resolver:
             return types.pop()
         types.discard(None)
         return types.pop() if len(types) == 1 else None
+
+    @staticmethod
+    def _only_a_parameter(node: nodes.Name) -> Optional[nodes.AssignName]:
+        """The parameter *node* names when that is the only binding of the name in its function (not
+        for names in the parameter list itself: defaults and annotations are looked up outside)."""
+        try:
+            scope = node.scope()
+        except Exception:
+            return None
+        if not isinstance(scope, (nodes.FunctionDef, nodes.Lambda)):
+            return None
+        binds = scope.locals.get(node.name)
+        if not binds or len(binds) != 1:
+            return None
+        b = binds[0]
+        if type(b) is not nodes.AssignName or not isinstance(b.parent, nodes.Arguments):
+            return None
+        cur = node.parent
+        while cur is not None and cur is not scope:
+            if isinstance(cur, nodes.Arguments):
+                return None
+            cur = cur.parent
+        return b
 
     def _param_type(self, name: nodes.AssignName, args: nodes.Arguments, depth: int) -> Optional[str]:
         func = args.parent

@@ -19,12 +19,18 @@ from .common import RenderOptions
 from .csv_report import render_csv
 from .github import render_github
 from .gitlab import render_gitlab
-from .html import render_html
 from .json_report import render_json
 from .junit import render_junit
 from .sarif import render_sarif
 from .terminal import render_terminal
 from .text import render_text
+
+def render_html(report: dict, rules: List[dict]) -> str:
+    """The self-contained HTML page (:func:`analyse.render.html.render_html`; jinja2 is imported on use)."""
+    from .html import render_html as render
+
+    return render(report, rules)
+
 
 __all__ = ["FORMATS", "FILENAMES", "RenderOptions", "write_reports", "render_format", "render_html", "render_json",
            "render_terminal", "check_output_dir"]

@@ -37,6 +37,8 @@ from analyse.syntax import nodes_of, positions_of
 
 _MAX_DEPTH = 12
 _MISSING = object()
+_SCOPE_TYPES = (nodes.Module, nodes.FunctionDef, nodes.ClassDef, nodes.Lambda, nodes.GeneratorExp, nodes.ListComp,
+                nodes.SetComp, nodes.DictComp)
 _BUILTINS = frozenset(dir(__import__("builtins")))
 
 # torch functions that do not return a tensor (everything else under these
@@ -178,6 +180,7 @@ class Resolver:
         self._qual_cache: Dict[int, Optional[str]] = {}
         self._scope_memo: Dict[tuple, Optional[str]] = {}
         self._bindable: Optional[Set[str]] = None
+        self._bindable_scoped: Optional[Set[Tuple[int, str]]] = None
         self._type_cache: Dict[int, Optional[str]] = {}
         self._outer: Optional[List[Tuple[int, object, str]]] = None
         self._param_memo: Dict[tuple, Optional[str]] = {}
@@ -262,6 +265,27 @@ class Resolver:
             self._bindable = out
         return self._bindable
 
+    def _bindable_scopes(self) -> Set[Tuple[int, str]]:
+        """(scope id, name) for every scope of the module whose own bindings of the name include one
+        that can resolve (:meth:`_bindable_names`). astroid's lookup only ever returns bindings from
+        the scopes enclosing a use (or builtins), so a use none of whose enclosing scopes has such a
+        binding never resolves either."""
+        if self._bindable_scoped is None:
+            out: Set[Tuple[int, str]] = set()
+            for sc in nodes_of(self.tree, *_SCOPE_TYPES):
+                for name, binds in sc.locals.items():
+                    if any(self._can_resolve(b) for b in binds):
+                        out.add((id(sc), name))
+            self._bindable_scoped = out
+        return self._bindable_scoped
+
+    def _can_resolve(self, binding) -> bool:
+        if isinstance(binding, (nodes.Import, nodes.ImportFrom, nodes.FunctionDef, nodes.ClassDef)):
+            return True
+        if isinstance(binding, nodes.AssignName):
+            return isinstance(self.assigned_value(binding), (nodes.Name, nodes.Attribute))
+        return False
+
     def _lookup_name(self, node, name: str, depth: int) -> Optional[str]:
         if name not in self._bindable_names():
             return f"builtins.{name}" if name in _BUILTINS else None
@@ -275,6 +299,13 @@ class Resolver:
         hit = self._scope_memo.get(key, _MISSING)
         if hit is not _MISSING:
             return hit
+        scoped = self._bindable_scopes()
+        sc = scope
+        while sc is not None and (id(sc), name) not in scoped:
+            parent = sc.parent
+            sc = parent.scope() if parent is not None else None
+        if sc is None:  # bound (if at all) only by plain values in the enclosing scopes: as above
+            return f"builtins.{name}" if name in _BUILTINS else None
         try:
             _scope, defs = node.lookup(name)
         except Exception:  # astroid lookup failure on odd trees

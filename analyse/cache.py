@@ -245,15 +245,34 @@ def tree_state(inputs: Iterable[Path], admit=None) -> str:
 def report_key(state: str, *parts) -> str:
     """Key of a whole report: the tool, its sources and data, Python and astroid, the tree's
     :func:`tree_state` and *parts* (mode, inputs, the effective configuration, option files)."""
+    from analyse import __version__
+
+    return digest("report", FORMAT, __version__, package_fingerprint(), sys.version_info[:2], _astroid_version(),
+                  state, *parts)
+
+
+def _astroid_version() -> str:
+    """astroid's version without importing astroid (a whole-report hit never needs it): its
+    ``__pkginfo__.py`` is read as text; importlib.metadata if that fails."""
+    import importlib.util
+    import re
+
+    try:
+        spec = importlib.util.find_spec("astroid")
+        if spec is not None and spec.submodule_search_locations:
+            for folder in spec.submodule_search_locations:
+                text = (Path(folder) / "__pkginfo__.py").read_text(encoding="utf-8")
+                m = re.search(r"^__version__\s*=\s*[\"']([^\"']+)[\"']", text, re.M)
+                if m:
+                    return m.group(1)
+    except (OSError, ImportError, ValueError):
+        pass
     try:
         from importlib.metadata import version
 
-        astroid_version = version("astroid")
+        return version("astroid")
     except Exception:  # pragma: no cover - not installed as a distribution
         import astroid
 
-        astroid_version = astroid.__version__
-    from analyse import __version__
+        return astroid.__version__
 
-    return digest("report", FORMAT, __version__, package_fingerprint(), sys.version_info[:2], astroid_version,
-                  state, *parts)

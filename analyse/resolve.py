@@ -33,7 +33,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 import astroid
 from astroid import nodes
 
-from analyse.syntax import nodes_of, positions_of
+from analyse.syntax import lookup, nodes_of, positions_of
 
 _MAX_DEPTH = 12
 _MISSING = object()
@@ -307,7 +307,7 @@ class Resolver:
         if sc is None:  # bound (if at all) only by plain values in the enclosing scopes: as above
             return f"builtins.{name}" if name in _BUILTINS else None
         try:
-            _scope, defs = node.lookup(name)
+            _scope, defs = lookup(node, name)
         except Exception:  # astroid lookup failure on odd trees
             return None
         if defs and all(isinstance(d, (nodes.Import, nodes.ImportFrom, nodes.FunctionDef, nodes.ClassDef)) for d in defs):
@@ -478,7 +478,7 @@ class Resolver:
                 hit = self._param_memo[key] = self._param_type(param, param.parent, depth)
             return hit
         try:
-            scope, defs = node.lookup(node.name)
+            scope, defs = lookup(node, node.name)
         except Exception:
             return None
         types = set()
@@ -625,7 +625,7 @@ class Resolver:
             return None
         if isinstance(node, nodes.Name):
             try:
-                _scope, defs = node.lookup(node.name)
+                _scope, defs = lookup(node, node.name)
             except Exception:
                 return None
             acc = None

@@ -16,6 +16,8 @@ from typing import List, Optional, Tuple
 
 from astroid import nodes
 
+from analyse.syntax import lookup
+
 _MISSING = object()
 _UNKNOWN = object()
 
@@ -52,7 +54,7 @@ def _literal(node, resolver, depth: int = 0):
 def _name_value(node: nodes.Name, resolver, depth: int):
     """A name bound (in its scope) only by plain assignments of one and the same literal."""
     try:
-        _scope, defs = node.lookup(node.name)
+        _scope, defs = lookup(node, node.name)
     except Exception:
         return _UNKNOWN
     if not defs:

@@ -49,7 +49,7 @@ from astroid import nodes
 
 from analyse.findings import Finding, Rule
 from analyse.passes import ModuleContext, Pass, nodes_of, walk
-from analyse.syntax import scope_nodes
+from analyse.syntax import lookup, scope_nodes
 
 DATA_FILE = "dynamic_shape.yaml"
 SET_COMPILE = "torch_npu.npu.set_compile_mode(jit_compile=False)"
@@ -181,7 +181,7 @@ def _is_builtin(r, func, name: str) -> bool:
 
 def _bound_locally(name: nodes.Name) -> bool:
     try:
-        _s, defs = name.lookup(name.name)
+        _s, defs = lookup(name, name.name)
     except Exception:
         return False
     return bool(defs)
@@ -273,7 +273,7 @@ class _Analysis:
     def _local_values(name: nodes.Name) -> List:
         """Values of plain assignments that may reach *name*; [] when any definition is something else."""
         try:
-            _s, defs = name.lookup(name.name)
+            _s, defs = lookup(name, name.name)
         except Exception:
             return []
         out = []
@@ -891,7 +891,7 @@ def _mask_named(name) -> bool:
     if any(w in low for w in ("slice", "key", "name", "index", "_idx", "_id", "type", "str", "path", "file")):
         return False  # a slice object, a dict key, an integer index: not a boolean mask
     try:
-        _s, defs = name.lookup(name.name)
+        _s, defs = lookup(name, name.name)
     except Exception:
         return False
     if not defs:
@@ -932,7 +932,7 @@ def _numpy_scope(ctx, node) -> bool:
 
 def _is_param(name: nodes.Name) -> bool:
     try:
-        _s, defs = name.lookup(name.name)
+        _s, defs = lookup(name, name.name)
     except Exception:
         return False
     return bool(defs) and all(isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Arguments) for d in defs)

@@ -38,7 +38,7 @@ from astroid import nodes
 from analyse.findings import Finding, Rule, SEVERITIES
 from analyse.guards import handler_catches_import, is_probe
 from analyse.passes import ModuleContext, Pass, nodes_of, walk
-from analyse.syntax import merged, selection
+from analyse.syntax import lookup, merged, selection
 
 DATA_FILE = "third_party_libs.yaml"
 STORE_KEY = "third-party"
@@ -633,7 +633,7 @@ class ThirdPartyPass(Pass):
         guard = None
         if isinstance(root, nodes.Name):
             try:
-                _scope, defs = root.lookup(root.name)
+                _scope, defs = lookup(root, root.name)
             except Exception:
                 defs = ()
             for d in defs:

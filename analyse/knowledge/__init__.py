@@ -31,6 +31,11 @@ from analyse.paths import data_dir
 # libyaml's loader where PyYAML was built with it (ten times faster; same documents), else the pure one
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` through libyaml when PyYAML has it (every shipped YAML file is read with this)."""
+    return yaml.load(text, Loader=_YAML_LOADER)
+
 __all__ = [
     "TORCH_VERSIONS",
     "DEFAULT_TORCH_VERSION",
@@ -43,6 +48,7 @@ __all__ = [
     "KnowledgeBase",
     "load_knowledge",
     "data_file",
+    "load_yaml",
     "clear_cache",
 ]
 
@@ -134,7 +140,7 @@ def _read(path_str: str) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
         if path.suffix in (".yaml", ".yml"):
-            return yaml.load(text, Loader=_YAML_LOADER)
+            return load_yaml(text)
         return json.loads(text)
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
         raise KnowledgeError(f"cannot parse knowledge file {path}: {exc}") from exc

@@ -17,10 +17,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import yaml
 
+from analyse.knowledge import load_yaml
 from analyse.paths import data_dir
-
-# libyaml's loader where PyYAML was built with it (ten times faster; same documents), else the pure one
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 CATALOGUE_FILE = "probe_catalogue.yaml"
 
@@ -181,7 +179,7 @@ def _load(path: str, _stamp: Tuple[int, int]) -> Dict[str, Entry]:
     except OSError as exc:
         raise CatalogueError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
-        doc = yaml.load(text, Loader=_YAML_LOADER)
+        doc = load_yaml(text)
     except yaml.YAMLError as exc:
         raise CatalogueError(f"{path}: not valid YAML: {exc}") from None
     return parse_catalogue(doc)

@@ -218,28 +218,29 @@ def tree_state(inputs: Iterable[Path], admit=None) -> str:
             h.update(len(part).to_bytes(8, "little"))
             h.update(part)
         if path.suffix.lower() not in _HASHED_SUFFIXES:
-            try:
-                st = os.stat(path)
-                h.update(f"S{st.st_mode}:{st.st_size}:{st.st_mtime_ns}".encode())
-            except OSError as exc:
-                h.update(f"E{exc.errno}".encode())
+            h.update(_stat_part("S", path))
             continue
         try:
             data = read_regular_file(path, MAX_FILE_BYTES)
             h.update(b"B" + len(data).to_bytes(8, "little"))
             h.update(data)
         except FileTooLarge:
-            try:
-                st = os.stat(path)
-                h.update(f"L{st.st_size}:{st.st_mtime_ns}".encode())
-            except OSError as exc:
-                h.update(f"E{exc.errno}".encode())
+            h.update(_stat_part("L", path))
         except NotRegularFile as exc:
             h.update(f"N{exc}".encode())
         except OSError as exc:
             h.update(f"E{exc.errno}".encode())
     h.update(repr([(e.path, e.kind, e.message) for e in errors]).encode("utf-8", "surrogatepass"))
     return h.hexdigest()
+
+
+def _stat_part(tag: str, path: Path) -> bytes:
+    """A file's part of :func:`tree_state` when it is not read: its mode, size and modification time."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return f"E{exc.errno}".encode()
+    return f"{tag}{st.st_mode}:{st.st_size}:{st.st_mtime_ns}".encode()
 
 
 def report_key(state: str, *parts) -> str:

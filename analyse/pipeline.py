@@ -524,7 +524,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
         settings: Optional[Settings] = None, extra_suffixes: Tuple[str, ...] = (),
         summaries: Optional[bool] = None, admit=None) -> RunResult:
     """Analyse *inputs*. ``summaries``: compute call-graph summaries (default: yes); *admit(abspath, relpath)*
-    is asked about every discovered file (configured excludes, see :func:`analyse.project.discover`)."""
+    is asked about every discovered file (configured excludes, see :func:`analyse.files.discover`)."""
     t0 = time.perf_counter()
     settings = settings or Settings()
     timings = {"hash_s": 0.0, "prescan_s": 0.0, "analyse_s": 0.0, "finish_s": 0.0}

@@ -24,8 +24,7 @@ from astroid.nodes.utils import Position
 from astroid.const import Context
 from astroid.rebuilder import TreeRebuilder
 
-from analyse.files import (MAX_FILE_BYTES, SKIP_DIRS, FileTooLarge, NotRegularFile, decode_source,  # noqa: F401
-                           discover, is_virtualenv, iter_files, module_name_for, read_regular_file)
+from analyse.files import MAX_FILE_BYTES, FileTooLarge, NotRegularFile, decode_source, read_regular_file
 from analyse.findings import AnalysisError
 from analyse.syntax import LEAVES
 

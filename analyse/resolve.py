@@ -258,10 +258,8 @@ class Resolver:
                         out.add(asname or mod)
                 elif isinstance(n, (nodes.FunctionDef, nodes.ClassDef)):
                     out.add(n.name)
-                elif isinstance(n, nodes.AssignName):
-                    value = self.assigned_value(n)
-                    if isinstance(value, (nodes.Name, nodes.Attribute)):
-                        out.add(n.name)
+                elif self._can_resolve(n):
+                    out.add(n.name)
             self._bindable = out
         return self._bindable
 

@@ -5,6 +5,7 @@ messages). Depends on astroid only, so the resolver and the passes can share it.
 
 from __future__ import annotations
 
+import heapq
 from operator import itemgetter
 from typing import Iterator, List, Sequence
 
@@ -146,8 +147,6 @@ def is_main_guard(node) -> bool:
 
 def merged(*selections) -> Iterator:
     """Nodes of several (position, node, ...) selections of one module, in pre-order, each node once."""
-    import heapq
-
     last = -1
     for item in heapq.merge(*selections, key=lambda it: it[0]):
         if item[0] != last:

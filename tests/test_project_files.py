@@ -8,11 +8,14 @@ import sys
 import threading
 from pathlib import Path
 
+import astroid
 import pytest
 
+import analyse.files as files
 import analyse.project as project
 from analyse.cli import main
-from analyse.project import FileTooLarge, NotRegularFile, discover, load_source, parse_source, read_regular_file
+from analyse.files import FileTooLarge, NotRegularFile, discover, read_regular_file
+from analyse.project import load_source, parse_source
 
 needs_symlinks = pytest.mark.skipif(not hasattr(os, "symlink") or sys.platform == "win32", reason="POSIX symlinks")
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
@@ -191,7 +194,7 @@ def test_unreadable_folder_is_an_error_not_a_crash_nor_a_silent_skip(tree, monke
             raise PermissionError(13, "Permission denied", str(path))
         return real_scandir(path)
 
-    monkeypatch.setattr(project.os, "scandir", scandir)
+    monkeypatch.setattr(files.os, "scandir", scandir)
     errors = []
     found = discover([tree], (".py",), errors)
     assert _rels(found) == ["main.py"]
@@ -320,3 +323,70 @@ def test_hostile_tree_yields_a_report_in_both_modes(tmp_path, outside, mode, rep
     assert errs[("ring", "io")].startswith("symlink loop")
     assert errs[("fifo.py", "io")] == "not read: a FIFO is not a regular file"
     assert report["summary"]["files_analysed"] >= 2  # main.py and attn.py
+
+
+REBUILD_SAMPLE = '''\
+import functools, torch
+from torch import nn as tnn
+x: int = 1
+del x
+y = z = [a for a in range(3)]
+y[0], (p, *q) = 1, (2, 3, 4)
+obj.attr = obj.other.attr
+del obj.attr
+
+
+@functools.lru_cache()
+@staticmethod
+def decorated(a, b=1, *args, c, d=2, **kw) -> int:
+    global g
+    g = a
+    return (lambda t: t + 1)(b)
+
+
+class C(tnn.Module):
+    def forward(self, x):
+        self.cache = x
+        with torch.no_grad() as ng:
+            for i, j in enumerate(x):
+                del i
+        return x
+
+
+async def coro():
+    async for item in aiter():
+        yield item
+'''
+
+
+def _shape(node):
+    """Every node of a tree with what the analysis reads: type, name or attribute, lines, keyword position."""
+    out = []
+    for n in [node] + list(node.nodes_of_class(astroid.nodes.NodeNG)):
+        pos = getattr(n, "position", None)
+        out.append((type(n).__name__, getattr(n, "name", None), getattr(n, "attrname", None), n.lineno,
+                    n.col_offset, n.end_lineno, pos.lineno if pos else None, pos.col_offset if pos else None))
+    return out
+
+
+def test_fast_rebuilder_builds_the_trees_astroid_builds():
+    """project._Rebuilder overrides private helpers of astroid's TreeRebuilder (CONTRIBUTING.md): the trees,
+    the keyword positions and the locals must stay those of astroid's own rebuilder."""
+    import ast
+
+    from astroid.rebuilder import TreeRebuilder
+
+    ours = project._Rebuilder(astroid.MANAGER).visit_module(ast.parse(REBUILD_SAMPLE), "m", "m.py", False)
+    theirs = TreeRebuilder(astroid.MANAGER, data=REBUILD_SAMPLE).visit_module(ast.parse(REBUILD_SAMPLE), "m",
+                                                                            "m.py", False)
+    assert _shape(ours) == _shape(theirs)
+
+    def local_names(tree):
+        return sorted((type(s).__name__, s.lineno or 0, name, [type(b).__name__ for b in binds])
+                      for s in [tree] + list(tree.nodes_of_class((astroid.nodes.FunctionDef, astroid.nodes.ClassDef,
+                                                                  astroid.nodes.Lambda, astroid.nodes.ListComp)))
+                      for name, binds in s.locals.items())
+
+    assert local_names(ours) == local_names(theirs)
+    kinds = {type(n).__name__ for n in ours.nodes_of_class(astroid.nodes.NodeNG)}
+    assert {"AssignName", "DelName", "DelAttr", "AssignAttr", "Starred"} <= kinds

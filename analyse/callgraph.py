@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set,
 
 from astroid import nodes
 
-from analyse.guards import guard_of
+from analyse.guards import guard_of, tree_memo
 from analyse.resolve import Resolver
-from analyse.syntax import LEAVES, is_main_guard, lookup, nodes_of, walk
+from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, lookup, nodes_of, walk
 
 if TYPE_CHECKING:  # networkx is imported where a graph is built: the per-file summaries (worker processes) need none
     import networkx as nx
@@ -234,7 +234,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     mentions_npu = _mentions_npu(tree)
     if mentions_npu:
         s.npu_evidence = npu_evidence(tree, relpath)
-    guard_memo: dict = {}
+    guard_memo = tree_memo(tree)
 
     # ---- walk with scope tracking
     # stack items: (node, context); context: (caller qualname, enclosing class qualname for self/cls,
@@ -316,12 +316,11 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     return s
 
 
-_NPU_CLASS = re.compile(r"npu|ascend", re.IGNORECASE)
 _NPU_AVAIL = re.compile(r"^(is_npu_available|is_torch_npu_available|npu_is_available|is_npu)$")
 
 
 def _mentions_npu(tree: nodes.Module) -> bool:
-    """False when the module's text cannot hold an NPU test or NPU evidence (no "npu" or "ascend" in any case)."""
+    """False when the module's text cannot hold an NPU test or NPU evidence (no :data:`~analyse.syntax.NPU_WORD`)."""
     known = getattr(tree, "_npu_mentions", None)   # set by analyse.project.build_module
     if known is not None:
         return known
@@ -333,7 +332,7 @@ def _mentions_npu(tree: nodes.Module) -> bool:
         text = None
     if not text:
         return True   # no source at hand: look at the tree
-    return "npu" in text or "NPU" in text or "Ascend" in text
+    return bool(NPU_WORD.search(text))
 
 
 def npu_evidence(tree: nodes.Module, relpath: str) -> Dict[str, List[str]]:
@@ -345,7 +344,7 @@ def npu_evidence(tree: nodes.Module, relpath: str) -> Dict[str, List[str]]:
         ev.setdefault(kind, []).append(text)
 
     for node in walk(tree):
-        if isinstance(node, nodes.ClassDef) and _NPU_CLASS.search(node.name):
+        if isinstance(node, nodes.ClassDef) and NPU_WORD.search(node.name):
             bases = [b.as_string() for b in node.bases]
             if any(re.search(r"Accelerator|Backend|Platform|Device|Engine", b) for b in bases) \
                     or "accelerator" in relpath.lower():
@@ -367,7 +366,7 @@ def npu_evidence(tree: nodes.Module, relpath: str) -> Dict[str, List[str]]:
 
 UNREACHABLE = "\x00unreachable"   # condition of code that only runs on another accelerator
 _OTHER_DEVICE = re.compile(r"musa|mlu|xpu|mps|hpu|ipu|dipu|neuron|habana|camb|\bxla\b|\bhip\b|rocm|tpu", re.I)
-_NPU_OR_CUDA = re.compile(r"npu|cuda|gpu|ascend", re.I)
+_NPU_OR_CUDA = re.compile(r"(?<!i)npu|npu(?!t)|cuda|gpu|ascend", re.I)   # not the "npu" of "input"
 
 
 def other_device_only(kind: Optional[str], condition: Optional[str]) -> bool:

@@ -543,6 +543,15 @@ def _early_exit_guard(block, cur) -> Optional[Guard]:
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
 
+def tree_memo(tree: nodes.Module) -> dict:
+    """The :func:`guard_of` memo of one tree, kept on it: the passes, the call-graph summary and the
+    reach facts ask about the same calls and share the walks."""
+    memo = getattr(tree, "_npu_guard_memo", None)
+    if memo is None:
+        memo = tree._npu_guard_memo = {}
+    return memo
+
+
 def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
     """The innermost guard of *node*, or None when it runs unconditionally.
 

@@ -44,7 +44,7 @@ from astroid import nodes
 
 from analyse.callgraph import (K_INST, K_METHOD, K_NAME, K_REF, K_SELF, MODULE_FN, FunctionLocator, ModuleSummary,
                                build_graph)
-from analyse.guards import guard_of
+from analyse.guards import guard_of, tree_memo
 from analyse.syntax import nodes_of
 
 ENTRY, REACHABLE, UNREACHED, UNKNOWN = "entry-point", "reachable", "unreached", "unknown"
@@ -159,7 +159,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     """
     from analyse.entrypoints import has_main_guard, has_top_level_code, setup_py_scripts
 
-    memo: dict = {}
+    memo = tree_memo(tree)
     imports = []
     decorated = []
     dyn = []

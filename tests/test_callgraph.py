@@ -147,3 +147,37 @@ def test_script_mode_cross_file_chain(tmp_path, kb):
                        "utils/prof.py:5 torch.cuda.nvtx.range_push")
     # findings in the script itself carry no chain
     assert all(not x.chain for x in findings if x.path == "train.py")
+
+
+def test_npu_evidence_needs_the_word_npu_not_the_npu_inside_input(tmp_path):
+    """"input" holds the letters n-p-u: a module that only says "input" has no NPU evidence (its
+    InputBackend is not an NPU backend), and a branch on ``input.device.type == "xpu"`` is code for
+    another accelerator."""
+    from analyse.callgraph import other_device_only
+    from analyse.syntax import NPU_WORD
+
+    [plain, npu] = _summaries(tmp_path, {
+        "accelerator/plain.py": """
+            class InputBackend(Backend):
+                def run(self, input):
+                    return input
+        """,
+        "accelerator/real.py": """
+            import torch_npu
+
+            class NpuTrainerBackend(Backend):
+                pass
+
+            def pick(x):
+                if x.device.type == "npu":
+                    return 1
+                return is_npu_available()
+        """,
+    })
+    assert plain.npu_evidence == {}
+    assert sorted(npu.npu_evidence) == ["accelerator", "availability", "device_branch", "torch_npu"]
+    assert npu.npu_evidence["accelerator"] == ["accelerator/real.py:4: class NpuTrainerBackend(Backend)"]
+    assert other_device_only("device-branch", 'input.device.type == "xpu"')
+    assert not other_device_only("device-branch", 'x.device.type in ("xpu", "npu")')
+    assert [bool(NPU_WORD.search(w)) for w in ("inputs", "NPUTrainer", "multinpu", "Ascend", "throughput")] \
+        == [False, True, True, True, False]

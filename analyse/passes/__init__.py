@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequ
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
-from analyse.guards import guard_of
+from analyse.guards import guard_of, tree_memo
 # re-exported for the passes: tree walking and text/code tests live below the passes room
 from analyse.syntax import LOG_CALLS, LOG_METHODS, in_log_or_docstring, nodes_of, walk  # noqa: F401
 
@@ -79,7 +79,7 @@ class ModuleContext:
                 category: Optional[str] = None, line: Optional[int] = None) -> Finding:
         lineno = line or getattr(node, "lineno", None) or 1
         end = getattr(node, "end_lineno", None) if line is None else line
-        guard = guard_of(node, self.cache.setdefault("guard_memo", {})) if isinstance(node, nodes.NodeNG) else None
+        guard = guard_of(node, tree_memo(node.root())) if isinstance(node, nodes.NodeNG) else None
         return Finding(
             code=rule.code,
             category=category or rule.category,

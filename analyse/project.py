@@ -16,7 +16,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple, TypeVar
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, TypeVar
 
 import astroid
 from astroid import nodes
@@ -134,17 +134,25 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
     kept on the module for :func:`analyse.syntax.walk` / ``nodes_of`` (every pass reads it)."""
     order: List[nodes.NodeNG] = []
     append = order.append
-    stack: List[Tuple[nodes.NodeNG, int]] = [(module, 0)]
-    pop = stack.pop
-    push = stack.extend
     imports: List[nodes.ImportFrom] = []
     assattrs: List[nodes.AssignAttr] = []
     import_from, assign_attr, handler = nodes.ImportFrom, nodes.AssignAttr, nodes.ExceptHandler
-    deepest = 0
     leaves = LEAVES
     by_type: Dict[type, List[int]] = {}   # the node-type index of analyse.syntax.nodes_of, made on the way
-    while stack:
-        node, depth = pop()
+    # a stack of the open nodes' child iterators: pre-order in child order, and the depth of the
+    # nodes the top iterator yields is len(stack) - 1
+    top: Iterator[nodes.NodeNG] = iter((module,))
+    stack = [top]
+    push, pop = stack.append, stack.pop
+    limit = MAX_NESTING + 1
+    while True:
+        node = next(top, None)
+        if node is None:
+            pop()
+            if not stack:
+                break
+            top = stack[-1]
+            continue
         cls = type(node)
         hit = by_type.get(cls)
         if hit is None:
@@ -158,15 +166,13 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
             continue
         if cls is assign_attr and type(node.parent) is not handler:
             assattrs.append(node)
-        children = list(node.get_children())
-        if children:
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if depth > MAX_NESTING:
-                    raise NestingTooDeep(depth)
-            children.reverse()
-            push([(c, depth) for c in children])
+        top = node.get_children()
+        push(top)
+        if len(stack) > limit:   # the children would be nested deeper than allowed (if there are any)
+            children = list(top)
+            if children:
+                raise NestingTooDeep(len(stack) - 1)
+            top = stack[-1] = iter(children)
     module._npu_preorder = order
     module._npu_types = by_type
     for from_node in imports:

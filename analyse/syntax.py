@@ -181,41 +181,50 @@ def scope_nodes(module: nodes.Module, scope, lambdas: bool) -> List:
 
 
 def _scope_lists(module: nodes.Module):
-    fdef, cdef, lam = nodes.FunctionDef, nodes.ClassDef, nodes.Lambda
+    # each stack item carries the lists its node goes to (None in a class body) instead of scope ids
+    kinds = _SCOPE_KINDS
     mid = id(module)
-    plain: dict = {mid: []}     # lambdas inline
-    split: dict = {mid: []}     # lambdas are scopes
-    stack = [(c, mid, mid) for c in module.body]
+    plain_m: list = []
+    split_m: list = []
+    plain: dict = {mid: plain_m}     # lambdas inline
+    split: dict = {mid: split_m}     # lambdas are scopes
+    stack = [(c, plain_m, split_m) for c in module.body]
     pop, push = stack.pop, stack.extend
     leaves = LEAVES
     while stack:
         n, a, d = pop()
-        if type(n) in leaves:
+        t = type(n)
+        if t in leaves:
             if a is not None:
-                plain[a].append(n)
+                a.append(n)
             if d is not None:
-                split[d].append(n)
+                d.append(n)
             continue
-        if isinstance(n, fdef):
-            nid = id(n)
-            plain[nid] = []
-            split[nid] = []
-            push([(c, nid, nid) for c in n.get_children()])
-        elif isinstance(n, cdef):
-            push([(c, None, None) for c in n.get_children()])
-        elif isinstance(n, lam):
+        kind = kinds.get(t)
+        if kind is None:
+            kind = kinds[t] = (1 if issubclass(t, nodes.FunctionDef) else 2 if issubclass(t, nodes.ClassDef)
+                               else 3 if issubclass(t, nodes.Lambda) else 0)
+        if kind == 0:
             if a is not None:
-                plain[a].append(n)
-            nid = id(n)
-            split[nid] = []
-            push([(c, a, nid) for c in n.get_children()])
+                a.append(n)
+            if d is not None:
+                d.append(n)
+            push([(c, a, d) for c in n.get_children()])
+        elif kind == 1:
+            own_a = plain[id(n)] = []
+            own_d = split[id(n)] = []
+            push([(c, own_a, own_d) for c in n.get_children()])
+        elif kind == 2:
+            push([(c, None, None) for c in n.get_children()])
         else:
             if a is not None:
-                plain[a].append(n)
-            if d is not None:
-                split[d].append(n)
-            push([(c, a, d) for c in n.get_children()])
+                a.append(n)
+            own_d = split[id(n)] = []
+            push([(c, a, own_d) for c in n.get_children()])
     return plain, split
+
+
+_SCOPE_KINDS: dict = {}   # node type -> 0 plain node, 1 function, 2 class, 3 lambda (filled as types are met)
 
 
 def lookup(node, name: str):

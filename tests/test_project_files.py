@@ -250,6 +250,17 @@ def test_truly_too_deep_code_is_a_clear_too_large_error():
     assert err.kind == "too-large" and err.message.startswith("syntax tree nested more than 1000 levels deep")
 
 
+def test_nesting_limit_is_exact():
+    # Module > Assign > n-1 nested BinOps > Name: a sum of n terms is n + 1 levels deep
+    ok, err = parse_source("y = " + " + ".join(["t"] * 999) + "\n", Path("gen.py"), "gen.py", "gen")
+    assert err is None and len(ok.tree._npu_preorder) == 2 + 998 + 999 + 1
+    sf, err = parse_source("y = " + " + ".join(["t"] * 1000) + "\n", Path("gen.py"), "gen.py", "gen")
+    assert sf is None and err.kind == "too-large"
+    with pytest.raises(project.NestingTooDeep) as info:
+        project.with_deep_stack(lambda: project.build_module("y = " + " + ".join(["t"] * 1000) + "\n", "gen", "gen.py"))
+    assert info.value.depth == project.MAX_NESTING + 1
+
+
 def test_with_deep_stack_restores_the_recursion_limit_and_reraises():
     before = sys.getrecursionlimit()
     assert project.with_deep_stack(lambda: sys.getrecursionlimit()) >= project.DEEP_RECURSION_LIMIT

@@ -237,16 +237,32 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     guard_memo = tree_memo(tree)
 
     # ---- walk with scope tracking
-    # stack items: (node, context); context: (caller qualname, enclosing class qualname for self/cls,
-    # self-name, cls-name), one tuple shared by every node of a scope; childless nodes are never pushed
+    # stack items: (iterator of nodes, context); context: (caller qualname, enclosing class qualname for
+    # self/cls, self-name, cls-name), one tuple shared by every node of a scope. A function's body is
+    # walked first, then its defaults (last first) and decorators in the enclosing context; a class's
+    # body, then its bases (last first). Childless nodes are skipped.
     leaves = LEAVES
-    fdefs = (nodes.FunctionDef, nodes.AsyncFunctionDef)
+    kinds = _WALK_KINDS
     top = (s.module_fn, None, None, None)
-    stack = [(c, top) for c in reversed(list(tree.get_children())) if type(c) not in leaves]
-    push = stack.append
-    while stack:
-        node, here = stack.pop()
-        if isinstance(node, fdefs):
+    stack = [(tree.get_children(), top)]
+    push, pop = stack.append, stack.pop
+    it, here = stack[-1]
+    while True:
+        node = next(it, None)
+        if node is None:
+            pop()
+            if not stack:
+                break
+            it, here = stack[-1]
+            continue
+        t = type(node)
+        if t in leaves:
+            continue
+        kind = kinds.get(t)
+        if kind is None:
+            kind = kinds[t] = (1 if issubclass(t, nodes.FunctionDef)
+                               else 2 if issubclass(t, nodes.ClassDef) else 3 if issubclass(t, nodes.Call) else 0)
+        if kind == 1:
             caller, cls, selfname, clsname = here
             q = node.qname()
             s.functions[q] = (node.lineno or 1, node.end_lineno or node.lineno or 1)
@@ -263,41 +279,38 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                 else:
                     new_self, new_clsname = first, None
             # decorators and defaults run in the enclosing scope
-            if node.decorators:
-                push((node.decorators, here))
+            outside = []
             if node.args is not None:
-                for d in list(node.args.defaults or []) + [d for d in (node.args.kw_defaults or []) if d is not None]:
-                    if type(d) not in leaves:
-                        push((d, here))
-            inner = (q, new_cls, new_self, new_clsname)
-            for c in reversed(node.body):
-                if type(c) not in leaves:
-                    push((c, inner))
+                outside = list(node.args.defaults or []) + [d for d in (node.args.kw_defaults or []) if d is not None]
+                outside.reverse()
+            if node.decorators:
+                outside.append(node.decorators)
+            if outside:
+                push((iter(outside), here))
+            it, here = iter(node.body), (q, new_cls, new_self, new_clsname)
+            push((it, here))
             continue
-        if isinstance(node, nodes.ClassDef):
+        if kind == 2:
             q = node.qname()
             bases = tuple(b for b in (r.qualname(b) for b in node.bases) if b)
             cs = ClassSummary(q, node.lineno or 1, bases)
             for c in node.body:
-                if isinstance(c, fdefs):
+                if isinstance(c, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
                     cs.methods.add(c.name)
                 elif isinstance(c, nodes.Assign):
                     # method aliases in the class body: __call__ = forward
-                    for t in c.targets:
-                        if isinstance(t, nodes.AssignName) and isinstance(c.value, nodes.Name):
-                            cs.methods.add(t.name)
-                            s.functions.setdefault(f"{q}.{t.name}", (c.lineno, c.lineno))
-                            s.calls.append((f"{q}.{t.name}", c.lineno, K_SELF, q, c.value.name))
+                    for tg in c.targets:
+                        if isinstance(tg, nodes.AssignName) and isinstance(c.value, nodes.Name):
+                            cs.methods.add(tg.name)
+                            s.functions.setdefault(f"{q}.{tg.name}", (c.lineno, c.lineno))
+                            s.calls.append((f"{q}.{tg.name}", c.lineno, K_SELF, q, c.value.name))
             s.classes[q] = cs
-            for b in node.bases:
-                if type(b) not in leaves:
-                    push((b, here))
-            body = (here[0], here[1], None, None)
-            for c in reversed(node.body):
-                if type(c) not in leaves:
-                    push((c, body))
+            if node.bases:
+                push((reversed(node.bases), here))
+            it, here = iter(node.body), (here[0], here[1], None, None)
+            push((it, here))
             continue
-        if isinstance(node, nodes.Call):
+        if kind == 3:
             caller, cls, selfname, clsname = here
             before = len(s.calls)
             _record_call(s, r, node, caller, cls, selfname, clsname)
@@ -310,12 +323,13 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             dyn = _dynamic_dispatch(node, r)
             if dyn:
                 s.dynamic.append((caller, node.lineno or 1, dyn))
-        children = [c for c in node.get_children() if type(c) not in leaves]
-        children.reverse()
-        stack.extend([(c, here) for c in children])
+        it = node.get_children()
+        push((it, here))
     return s
 
 
+# node type -> 1 function, 2 class, 3 call, 0 any other node with children (filled as types are met)
+_WALK_KINDS: Dict[type, int] = {}
 _NPU_AVAIL = re.compile(r"^(is_npu_available|is_torch_npu_available|npu_is_available|is_npu)$")
 
 

@@ -23,6 +23,7 @@ import click
 
 from analyse import __version__
 from analyse.atomic import write_atomic
+from analyse.gcpolicy import collect_less
 from analyse.termsafe import safe
 
 FORMAT_NAMES = ("json", "html", "sarif", "csv", "junit", "gitlab", "github", "text")
@@ -259,18 +260,19 @@ def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
     roles = dict(cfg["roles"]) or None
     settings = _run_settings(bool(opts.get("quiet")))
     started = time.perf_counter()
-    record_cache, record_key, record = _cached_report(mode, inputs, paths, cfg, opts, policy, settings)
-    if record is not None:
-        report, rules = record["report"], record["rules"]
-        report["summary"]["duration_s"] = round(time.perf_counter() - started, 3)
-    else:
-        report = _analyse(mode, inputs, paths, cfg, opts, policy, entries, roles, settings)
-        from analyse.passes import all_rules
+    with collect_less():   # from the knowledge base to the written report: few cycles, many live objects
+        record_cache, record_key, record = _cached_report(mode, inputs, paths, cfg, opts, policy, settings)
+        if record is not None:
+            report, rules = record["report"], record["rules"]
+            report["summary"]["duration_s"] = round(time.perf_counter() - started, 3)
+        else:
+            report = _analyse(mode, inputs, paths, cfg, opts, policy, entries, roles, settings)
+            from analyse.passes import all_rules
 
-        rules = [r.to_dict() for r in all_rules()]
-        if record_cache is not None:
-            record_cache.put(record_key, {"report": report, "rules": rules})
-    _finish(report, rules, cfg, opts, policy, fmts, output)
+            rules = [r.to_dict() for r in all_rules()]
+            if record_cache is not None:
+                record_cache.put(record_key, {"report": report, "rules": rules})
+        _finish(report, rules, cfg, opts, policy, fmts, output)
 
 
 def _cached_report(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opts: dict, policy, settings):

@@ -41,7 +41,6 @@ redone in the main process.
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import gc
 import os
@@ -57,6 +56,7 @@ from analyse.cache import Cache, digest, run_key
 from analyse.findings import AnalysisError, Finding, assign_ids
 from analyse.passes import ModuleContext, Pass, ProjectContext, discover_passes
 from analyse.progress import Progress
+from analyse.gcpolicy import collect_less
 from analyse.files import MAX_FILE_BYTES, FileTooLarge, NotRegularFile, decode_source, discover, read_regular_file
 from analyse.project import SourceFile, parse_source
 from analyse.resolve import ClassInfo, ProjectIndex, Resolver
@@ -226,6 +226,9 @@ class _Worker:
         pre.digest = digest(task.modname, repr(classes), repr(argparse), repr(pre.passes))
         if self.keep:
             self.trees[task.relpath] = sf
+            # the kept tree lives until the end of the run: out of the collector's sight, or every young-generation
+            # collection would scan it again (a tenth of a worker's time went to that); see analyse.gcpolicy
+            gc.freeze()
         else:
             astroid.MANAGER.astroid_cache.pop(task.modname, None)
         return pre
@@ -498,27 +501,7 @@ def _owned_queues(rels: List[str], tasks: Dict[str, _Task], n: int, owner: Dict[
 
 # --------------------------------------------------------------------------- the run
 
-# The analysis allocates millions of small, long-lived objects (astroid trees, the
-# knowledge base): with the default thresholds the cyclic collector re-scans them
-# all every few thousand allocations. Like mypy's build, collect far less often
-# while a run is in progress; freezing what exists before the workers fork keeps the
-# knowledge base out of every collection (and copy-on-write pages unshared).
-GC_THRESHOLDS = (200_000, 50, 100)
-
-
-@contextlib.contextmanager
-def _collect_less():
-    old = gc.get_threshold()
-    gc.set_threshold(*GC_THRESHOLDS)
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-        gc.set_threshold(*old)
-
-
-@_collect_less()
+@collect_less(freeze=True)
 def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Sequence[Pass]] = None,
         probe=None, configure: Optional[Callable[[ProjectContext], None]] = None,
         settings: Optional[Settings] = None, extra_suffixes: Tuple[str, ...] = (),

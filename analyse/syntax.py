@@ -5,7 +5,6 @@ messages). Depends on astroid only, so the resolver and the passes can share it.
 
 from __future__ import annotations
 
-import heapq
 import re
 from operator import itemgetter
 from typing import Iterator, List, Sequence
@@ -152,11 +151,11 @@ def is_main_guard(node) -> bool:
 
 def merged(*selections) -> Iterator:
     """Nodes of several (position, node, ...) selections of one module, in pre-order, each node once."""
-    last = -1
-    for item in heapq.merge(*selections, key=lambda it: it[0]):
-        if item[0] != last:
-            last = item[0]
-            yield item[1]
+    by_pos: dict = {}
+    for sel in selections:
+        for item in sel:
+            by_pos[item[0]] = item[1]   # a position is one node, whichever selection names it
+    return map(by_pos.__getitem__, sorted(by_pos))
 
 
 def selection(module: nodes.Module, *classes) -> Iterator:

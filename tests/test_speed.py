@@ -564,3 +564,41 @@ def test_report_key_reads_sources_and_stats_other_files(tmp_path, monkeypatch):
     touched = cache_mod.tree_state([root])
     (root / "csrc" / "k.cu").write_text("__global__ void k() { }\n")
     assert cache_mod.tree_state([root]) not in (before, touched)
+
+
+def test_collect_less_nests_and_restores_the_collector():
+    import gc
+
+    from analyse.gcpolicy import GC_THRESHOLDS, collect_less
+
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    with collect_less():
+        assert gc.get_threshold() == GC_THRESHOLDS and gc.get_freeze_count() == frozen
+        with collect_less(freeze=True):
+            assert gc.get_freeze_count() > frozen
+        assert gc.get_threshold() == GC_THRESHOLDS and gc.get_freeze_count() == frozen
+    assert gc.get_threshold() == before and gc.get_freeze_count() == frozen
+
+
+def test_kept_trees_are_out_of_the_collectors_sight_and_come_back(tmp_path, kb, monkeypatch):
+    """A worker freezes each tree it keeps for the analysis; the run's end unfreezes everything."""
+    import gc
+
+    frozen_at = []
+    real_prescan = pipeline._Worker.prescan
+
+    def prescan(self, task):
+        pre = real_prescan(self, task)
+        if task.relpath in self.trees:
+            frozen_at.append((task.relpath, gc.get_freeze_count()))
+        return pre
+
+    monkeypatch.setattr(pipeline._Worker, "prescan", prescan)
+    before = gc.get_freeze_count()
+    result = pipeline.run([write(tmp_path / "p")], kb, settings=Settings(jobs=1, cache_dir=None))
+    assert {rel for rel, _n in frozen_at} == {"setup.py", "proj/__init__.py", "proj/base.py", "proj/net.py",
+                                               "proj/more.py", "train.py"}
+    counts = [n for _rel, n in frozen_at]
+    assert all(b > a for a, b in zip(counts, counts[1:])), counts   # every kept tree adds to the frozen objects
+    assert gc.get_freeze_count() == before
+    assert any(f.path == "proj/net.py" for f in result.findings)

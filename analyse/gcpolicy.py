@@ -1,0 +1,34 @@
+"""The cyclic garbage collector's policy during a run (no analysis imports: the CLI uses it before
+anything heavy is loaded).
+
+A run allocates millions of small, long-lived objects (the knowledge base, astroid trees, findings)
+and little cyclic garbage. With the default thresholds the collector re-scans the live objects every
+few hundred allocations. Like mypy's build, collect far less often while a run is in progress, and
+freeze what is known to live on (the knowledge base before the workers fork, a worker's kept trees),
+so that young-generation collections no longer scan it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from typing import Iterator
+
+GC_THRESHOLDS = (200_000, 50, 100)
+
+
+@contextlib.contextmanager
+def collect_less(freeze: bool = False) -> Iterator[None]:
+    """Raise the collector's thresholds for the block; with *freeze*, also move every object alive at
+    the start out of the collector's sight (back in at the end). Nests: the thresholds and the frozen
+    objects of an outer block are restored by an inner one."""
+    old = gc.get_threshold()
+    gc.set_threshold(*GC_THRESHOLDS)
+    if freeze:
+        gc.freeze()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.unfreeze()
+        gc.set_threshold(*old)

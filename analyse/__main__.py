@@ -10,6 +10,6 @@ sys.path[:] = [p for p in sys.path if p not in ("", ".") and os.path.abspath(p) 
 if os.path.dirname(os.path.dirname(os.path.abspath(__file__))) == _cwd:
     sys.path.append(_cwd)
 
-from analyse.cli import main  # noqa: E402
+from analyse.cli import console_main  # noqa: E402
 
-main()
+console_main()

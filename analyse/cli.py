@@ -613,5 +613,29 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     sys.exit(rv if isinstance(rv, int) else 0)
 
 
+def console_main() -> None:
+    """The ``npu-analyse`` command and ``python -m analyse``: :func:`main`, then leave without tearing the
+    interpreter down. The reports are written and the streams flushed by then; freeing every object of a
+    large run one by one only delays the exit (a tenth of a second on timm). mypy leaves the same way.
+    :func:`main` itself raises ``SystemExit`` as usual (tests and embedding callers use it)."""
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+    else:  # pragma: no cover - main always exits
+        code = EXIT_OK
+    if code is None:
+        code = EXIT_OK
+    elif not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = EXIT_FINDINGS
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):   # a closed pipe: nothing more can reach it
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    console_main()

@@ -468,15 +468,31 @@ class _Pool:
 def _prefetch(module: str) -> None:
     """Import *module* in a background thread of the main process while the workers run (the main
     process mostly waits for their results then); the cross-file steps after them need it. Only after
-    the workers have forked: a thread must not be running when a process forks."""
-    import importlib
+    the workers have forked: a thread must not be running when a process forks.
+
+    On Linux the thread runs at the lowest priority (nice is per thread there): with as many workers as
+    cores it would otherwise take CPU from them (networkx's import is a third of a second); it runs in
+    their idle moments instead, and at full speed once they are done."""
     import sys
     import threading
 
     if module in sys.modules:
         return
-    threading.Thread(target=importlib.import_module, args=(module,), name=f"npu-analyse-import-{module}",
+    threading.Thread(target=_import_in_background, args=(module,), name=f"npu-analyse-import-{module}",
                      daemon=True).start()
+
+
+def _import_in_background(module: str) -> None:
+    import importlib
+    import sys
+    import threading
+
+    if sys.platform.startswith("linux"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        except (AttributeError, OSError):  # pragma: no cover - no per-thread priority here
+            pass
+    importlib.import_module(module)
 
 
 def _owned_queues(rels: List[str], tasks: Dict[str, _Task], n: int, owner: Dict[str, int]) -> List[List[str]]:

@@ -120,3 +120,36 @@ def test_nothing_is_imported_or_executed(tmp_path):
     assert r.exit_code == 0
     assert not marker.exists()
     assert "evil" not in set(sys.modules) - before
+
+
+def test_the_command_leaves_with_mains_exit_code_and_flushed_output(tmp_path):
+    """``python -m analyse`` (and the console script) skip the interpreter's teardown; the exit code,
+    the report on stdout and a usage error's one line must still all arrive."""
+    import subprocess
+
+    (tmp_path / "train.py").write_text("import torch\nx = torch.ones(2).cuda()\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    base = [sys.executable, "-m", "analyse", "script", str(tmp_path / "train.py"), "--no-cache"]
+    found = subprocess.run(base + ["--format", "json", "-o", "-", "--fail-on", "info"], capture_output=True,
+                           text=True, env=env, cwd=tmp_path)
+    assert found.returncode == 1, found.stderr
+    report = json.loads(found.stdout)
+    assert any(f["path"] == "train.py" and f["line"] == 2 for f in report["findings"])
+    clean = subprocess.run(base + ["--format", "json", "-o", "-", "--exit-zero"], capture_output=True, text=True,
+                           env=env, cwd=tmp_path)
+    assert clean.returncode == 0 and json.loads(clean.stdout)["findings"]
+    usage = subprocess.run(base + ["--jobs", "0"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert usage.returncode == 2 and len(usage.stderr.strip().splitlines()) == 1 and "--jobs" in usage.stderr
+
+
+def test_console_main_turns_a_message_exit_into_code_1(monkeypatch, capsys):
+    from analyse import cli as cli_mod
+
+    def fake_main():
+        sys.exit("npu-analyse: gone")
+
+    left = []
+    monkeypatch.setattr(cli_mod, "main", fake_main)
+    monkeypatch.setattr(cli_mod.os, "_exit", left.append)
+    cli_mod.console_main()
+    assert left == [1] and "npu-analyse: gone" in capsys.readouterr().err

@@ -602,3 +602,15 @@ def test_kept_trees_are_out_of_the_collectors_sight_and_come_back(tmp_path, kb, 
     assert all(b > a for a, b in zip(counts, counts[1:])), counts   # every kept tree adds to the frozen objects
     assert gc.get_freeze_count() == before
     assert any(f.path == "proj/net.py" for f in result.findings)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread priority is a Linux feature")
+def test_background_import_runs_at_the_lowest_priority_of_its_own_thread(monkeypatch):
+    import threading
+
+    calls = []
+    monkeypatch.setattr(pipeline.os, "setpriority", lambda which, who, prio: calls.append((which, who, prio)))
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)
+    pipeline._import_in_background("colorsys")
+    assert "colorsys" in sys.modules
+    assert calls == [(os.PRIO_PROCESS, threading.get_native_id(), 19)]   # this thread, not the process

@@ -39,7 +39,7 @@ from astroid import nodes
 
 from analyse.guards import guard_of, tree_memo
 from analyse.resolve import Resolver
-from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, lookup, nodes_of, walk
+from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, nodes_of, own_bindings, walk
 
 if TYPE_CHECKING:  # networkx is imported where a graph is built: the per-file summaries (worker processes) need none
     import networkx as nx
@@ -533,7 +533,7 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
     if q is None and isinstance(func, nodes.Name):
         # local functools.partial alias
         try:
-            _scope, defs = lookup(func, func.name)
+            defs = own_bindings(func, func.name)
         except Exception:
             defs = ()
         if len(defs) == 1 and isinstance(defs[0], nodes.AssignName):

@@ -48,7 +48,7 @@ from typing import Optional, Tuple
 
 from astroid import nodes
 
-from analyse.syntax import lookup
+from analyse.syntax import own_bindings
 
 GUARD_KINDS = ("import-fallback", "availability-check", "device-branch", "option", "version-check",
                "platform-check")
@@ -240,7 +240,7 @@ def _param_default(name: str, node):
 def _bound_by_guarded_import(name: nodes.Name) -> bool:
     """The name is bound by an import inside ``try`` (or set to None in its handler)."""
     try:
-        _scope, defs = lookup(name, name.name)
+        defs = own_bindings(name, name.name)
     except Exception:
         return False
     for d in defs:

@@ -33,7 +33,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 import astroid
 from astroid import nodes
 
-from analyse.syntax import lookup, nodes_of, positions_of
+from analyse.syntax import lookup, nodes_of, own_bindings, positions_of
 
 _MAX_DEPTH = 12
 _MISSING = object()
@@ -476,7 +476,7 @@ class Resolver:
                 hit = self._param_memo[key] = self._param_type(param, param.parent, depth)
             return hit
         try:
-            scope, defs = lookup(node, node.name)
+            defs = own_bindings(node, node.name)
         except Exception:
             return None
         types = set()
@@ -623,7 +623,7 @@ class Resolver:
             return None
         if isinstance(node, nodes.Name):
             try:
-                _scope, defs = lookup(node, node.name)
+                defs = own_bindings(node, node.name)
             except Exception:
                 return None
             acc = None

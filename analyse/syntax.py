@@ -226,6 +226,31 @@ def _scope_lists(module: nodes.Module):
 _SCOPE_KINDS: dict = {}   # node type -> 0 plain node, 1 function, 2 class, 3 lambda (filled as types are met)
 
 
+def bound_around(node, name: str) -> bool:
+    """Whether a scope around *node* (function, lambda, comprehension, class or module) binds *name* at all.
+
+    astroid's lookup only answers with the bindings of those scopes, else from the builtins module (whose
+    first use builds it: a tenth of a second per process). A caller that only looks for assignments can
+    skip the lookup when this is False: no assignment can come back."""
+    cur = node
+    while cur is not None:
+        local = getattr(cur, "locals", None)
+        if local is not None and name in local:
+            return True
+        cur = cur.parent
+    return False
+
+
+def own_bindings(node, name: str):
+    """The bindings of *name* a use at *node* sees (:func:`lookup`'s second half), or ``()`` when no scope
+    around *node* binds the name (:func:`bound_around`). For callers that only use the module's own
+    assignments, imports or parameters, to whom the builtins module's definitions (and a module's
+    ``__file__``) mean the same as none: astroid's builtins module is then never built."""
+    if not bound_around(node, name):
+        return ()
+    return lookup(node, name)[1]
+
+
 def lookup(node, name: str):
     """``node.lookup(name)`` (astroid: the scope and the bindings a use of *name* at *node* sees),
     memoised on the node: trees do not change after parsing, and the passes and the resolver ask

@@ -142,3 +142,54 @@ def test_fingerprint_survives_unrelated_line_shift(tmp_path, kb):
     assert ida["torch.cuda.synchronize"] == idb["torch.cuda.synchronize"]
     line_b = [f.line for f in b.findings if f.api == "torch.cuda.synchronize"]
     assert line_b == [5]
+
+
+def test_own_bindings_are_the_lookups_assignments_and_never_need_the_builtins_module():
+    from analyse.syntax import bound_around, lookup, own_bindings
+
+    tree = parse_source(textwrap.dedent("""
+        import torch
+        COUNT = 0
+
+        def outer(x):
+            scale = 2
+
+            def inner(y):
+                global COUNT
+                COUNT = int(y) * scale
+                return len(x), __file__, torch, undefined_name, COUNT
+            return inner
+    """), Path("m.py"), "m.py", "m")[0].tree
+    names = {n.name: n for n in tree.nodes_of_class(nodes.Name)}
+    for name in ("scale", "x", "y", "COUNT", "torch"):
+        assert bound_around(names[name], name)
+        assert list(own_bindings(names[name], name)) == list(lookup(names[name], name)[1]) != []
+    for name in ("int", "len", "__file__", "undefined_name"):
+        assert not bound_around(names[name], name)
+        assert own_bindings(names[name], name) == ()
+    assert [d.lineno for d in own_bindings(names["scale"], "scale")] == [6]
+
+
+def test_a_run_over_builtin_calls_never_builds_astroids_builtins_module(tmp_path):
+    """Building astroid's builtins module costs a tenth of a second per process: casts and len() calls
+    (asked about by the dynamic-shape, type and extension lookups) must not need it."""
+    import subprocess
+    import sys
+
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import torch
+
+        def step(batch, n):
+            k = int(n) + len(batch)
+            m = float(k)
+            mask = batch > 0
+            idx = torch.nonzero(mask)
+            return batch[mask].view(max(k, 1), -1), idx, str(m), build(k)
+    """))
+    code = ("import sys, astroid; from pathlib import Path; from analyse.pipeline import run, Settings; "
+            "from analyse.knowledge import load_knowledge; "
+            "r = run([Path(sys.argv[1])], load_knowledge(), settings=Settings(jobs=1, cache_dir=None)); "
+            "print(len(r.findings), 'builtins' in astroid.MANAGER.astroid_cache)")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    found, built = out.stdout.split()
+    assert int(found) > 0 and built == "False", out.stdout

@@ -16,7 +16,7 @@ from typing import List, Optional, Tuple
 
 from astroid import nodes
 
-from analyse.syntax import lookup
+from analyse.syntax import own_bindings
 
 _MISSING = object()
 _UNKNOWN = object()
@@ -54,7 +54,7 @@ def _literal(node, resolver, depth: int = 0):
 def _name_value(node: nodes.Name, resolver, depth: int):
     """A name bound (in its scope) only by plain assignments of one and the same literal."""
     try:
-        _scope, defs = lookup(node, node.name)
+        defs = own_bindings(node, node.name)
     except Exception:
         return _UNKNOWN
     if not defs:

@@ -35,7 +35,7 @@ from astroid import nodes
 from analyse.cpp_syntax import cuda_kernels
 from analyse.findings import AnalysisError, Finding, Rule
 from analyse.passes import ModuleContext, Pass, ProjectContext, nodes_of, walk
-from analyse.syntax import lookup
+from analyse.syntax import own_bindings
 
 STORE_KEY = "cuda-extension"
 FIX_OP = ("implement the operator for Ascend (Ascend C kernel registered through op-plugin / a torch_npu custom op), "
@@ -144,7 +144,7 @@ def _expand(node, r, depth: int = 0):
     """The node, or the value a plain name is bound to (one hop)."""
     if isinstance(node, nodes.Name) and depth < 3:
         try:
-            _s, defs = lookup(node, node.name)
+            defs = own_bindings(node, node.name)
         except Exception:
             return node
         for d in defs:
@@ -211,7 +211,7 @@ def ext_kind(call: nodes.Call, r) -> Optional[str]:
         return "cuda" if _has_cuda_sources(call, r) else None
     if q is None and isinstance(call.func, nodes.Name):
         try:
-            _s, defs = lookup(call.func, call.func.name)
+            defs = own_bindings(call.func, call.func.name)
         except Exception:
             return None
         kinds = set()
@@ -590,7 +590,7 @@ class CudaExtensionPass(Pass):
             target = parent if isinstance(parent, nodes.Call) and parent.func is node else node
             if load_vars and root is not node or (load_vars and isinstance(node, nodes.Name)):
                 try:
-                    _s, defs = lookup(root, root.name)
+                    defs = own_bindings(root, root.name)
                 except Exception:
                     defs = ()
                 hit = next((load_vars[id(d)] for d in defs if id(d) in load_vars), None)
@@ -633,7 +633,7 @@ class CudaExtensionPass(Pass):
                 hit = self._ext_module(mod, scan, tops)
                 if hit:
                     try:
-                        _s, rdefs = lookup(root, root.name)
+                        rdefs = own_bindings(root, root.name)
                     except Exception:
                         rdefs = ()
                     if not any(isinstance(d, (nodes.Import, nodes.ImportFrom)) for d in rdefs):

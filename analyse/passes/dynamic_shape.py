@@ -49,7 +49,7 @@ from astroid import nodes
 
 from analyse.findings import Finding, Rule
 from analyse.passes import ModuleContext, Pass, nodes_of, walk
-from analyse.syntax import lookup, scope_nodes
+from analyse.syntax import lookup, own_bindings, scope_nodes
 
 DATA_FILE = "dynamic_shape.yaml"
 SET_COMPILE = "torch_npu.npu.set_compile_mode(jit_compile=False)"
@@ -273,7 +273,7 @@ class _Analysis:
     def _local_values(name: nodes.Name) -> List:
         """Values of plain assignments that may reach *name*; [] when any definition is something else."""
         try:
-            _s, defs = lookup(name, name.name)
+            defs = own_bindings(name, name.name)
         except Exception:
             return []
         out = []
@@ -578,7 +578,8 @@ class DynamicShapePass(Pass):
                 name = q if q is not None else None
                 if name and name.startswith("builtins."):
                     name = name[len("builtins."):]
-                elif isinstance(func, nodes.Name) and _is_builtin(ctx.resolver, func, func.name):
+                elif isinstance(func, nodes.Name) and func.name in _SHAPE_PASSTHROUGH_CALLS \
+                        and _is_builtin(ctx.resolver, func, func.name):   # the only bare names used below
                     name = func.name
                 if name in ("int", "float", "round") and expr.args:
                     a = expr.args[0]
@@ -891,7 +892,7 @@ def _mask_named(name) -> bool:
     if any(w in low for w in ("slice", "key", "name", "index", "_idx", "_id", "type", "str", "path", "file")):
         return False  # a slice object, a dict key, an integer index: not a boolean mask
     try:
-        _s, defs = lookup(name, name.name)
+        defs = own_bindings(name, name.name)
     except Exception:
         return False
     if not defs:
@@ -932,7 +933,7 @@ def _numpy_scope(ctx, node) -> bool:
 
 def _is_param(name: nodes.Name) -> bool:
     try:
-        _s, defs = lookup(name, name.name)
+        defs = own_bindings(name, name.name)
     except Exception:
         return False
     return bool(defs) and all(isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Arguments) for d in defs)

@@ -29,6 +29,7 @@ module level. Facts: ``data/affinity.yaml``.
 
 from __future__ import annotations
 
+from itertools import compress
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from astroid import nodes
@@ -149,7 +150,8 @@ class Scope:
         self.assigned: Dict[str, List] = {}
         self._own = scope_nodes(ctx.tree, fn, lambdas=False)
         self._of: Dict[tuple, List] = {}
-        self._by_type: Optional[Dict[type, List[int]]] = None
+        self._types: Optional[List[type]] = None   # type of each node of own(), made at the first of()
+        self._type_set: Set[type] = set()
         for n in self.of(nodes.Assign, nodes.AnnAssign, nodes.AugAssign, nodes.NamedExpr):
             if isinstance(n, nodes.Assign):
                 for t in n.targets:
@@ -169,22 +171,12 @@ class Scope:
         the structure tests below look at calls, operators or returns, not at every node."""
         hit = self._of.get(classes)
         if hit is None:
-            by_type = self._by_type
-            if by_type is None:
-                by_type = self._by_type = {}
-                for i, n in enumerate(self._own):
-                    got = by_type.get(type(n))
-                    if got is None:
-                        by_type[type(n)] = [i]
-                    else:
-                        got.append(i)
-            groups = [pos for t, pos in by_type.items() if issubclass(t, classes)]
-            if len(groups) == 1:
-                positions = groups[0]
-            else:
-                positions = sorted(i for pos in groups for i in pos)
-            own = self._own
-            hit = self._of[classes] = [own[i] for i in positions]
+            types = self._types
+            if types is None:
+                types = self._types = list(map(type, self._own))
+                self._type_set = set(types)
+            wanted = {t for t in self._type_set if issubclass(t, classes)}
+            hit = self._of[classes] = list(compress(self._own, map(wanted.__contains__, types))) if wanted else []
         return hit
 
     @staticmethod

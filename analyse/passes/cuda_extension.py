@@ -578,7 +578,11 @@ class CudaExtensionPass(Pass):
     def _uses(self, ctx, scan: ProjectScan, load_vars, ext_imports) -> Iterator[Finding]:
         r = ctx.resolver
         tops = self._tops(ctx)
-        for node in nodes_of(ctx.tree, nodes.Name, nodes.Attribute):
+        if load_vars:
+            candidates = ((n, None) for n in nodes_of(ctx.tree, nodes.Name, nodes.Attribute))
+        else:   # without extension variables only names that resolve can give a finding: the shared outer names
+            candidates = ((n, q) for _pos, n, q in r.outer_names() if type(n) is not nodes.AssignAttr)
+        for node, known in candidates:
             parent = node.parent
             if isinstance(parent, (nodes.Attribute, nodes.AssignAttr, nodes.DelAttr)) and parent.expr is node:
                 continue
@@ -599,7 +603,7 @@ class CudaExtensionPass(Pass):
                     yield ctx.finding(R_EXT_USE, target, api, f"Call into the compiled extension `{hit[0]}` (loaded "
                                       f"at line {hit[1]}): its CUDA kernels have no NPU implementation.", replacement=FIX_OP)
                     continue
-            q = r.qualname(node)
+            q = known if known is not None else r.qualname(node)
             if not q:
                 continue
             if q in _CUDA_HOME and node.as_string().rsplit(".", 1)[-1] == q.rsplit(".", 1)[-1]:

@@ -39,7 +39,7 @@ from astroid import nodes
 
 from analyse.guards import guard_of, tree_memo
 from analyse.resolve import Resolver
-from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, nodes_of, own_bindings, walk
+from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, mentions_npu, nodes_of, own_bindings, walk
 
 if TYPE_CHECKING:  # networkx is imported where a graph is built: the per-file summaries (worker processes) need none
     import networkx as nx
@@ -346,7 +346,7 @@ def _mentions_npu(tree: nodes.Module) -> bool:
         text = None
     if not text:
         return True   # no source at hand: look at the tree
-    return bool(NPU_WORD.search(text))
+    return mentions_npu(text)
 
 
 def npu_evidence(tree: nodes.Module, relpath: str) -> Dict[str, List[str]]:

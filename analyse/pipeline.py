@@ -41,6 +41,7 @@ redone in the main process.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import gc
 import os
@@ -56,7 +57,7 @@ from analyse.cache import Cache, digest, run_key
 from analyse.findings import AnalysisError, Finding, assign_ids
 from analyse.passes import ModuleContext, Pass, ProjectContext, discover_passes
 from analyse.progress import Progress
-from analyse.gcpolicy import collect_less
+from analyse.gcpolicy import collect_less, collect_never
 from analyse.files import MAX_FILE_BYTES, FileTooLarge, NotRegularFile, decode_source, discover, read_regular_file
 from analyse.project import SourceFile, parse_source
 from analyse.resolve import ClassInfo, ProjectIndex, Resolver
@@ -309,6 +310,8 @@ def _worker_main(conn, worker: _Worker, tasks: Dict[str, _Task]) -> None:
         profiler = cProfile.Profile()
         profiler.enable()
     store = None   # (cache, pre-scans by file, context digest) once the analysis context has come
+    if worker.keep:
+        gc.disable()   # the kept trees are frozen: see analyse.gcpolicy.collect_never (a worker never enables it again)
     try:
         while True:
             cmd = conn.recv()
@@ -585,6 +588,9 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     results: Dict[str, ModuleResult] = {}
     stored: List[str] = []   # files whose cache entries the workers wrote
     owner: Dict[str, int] = {}
+    gc_off = contextlib.ExitStack()
+    if pool is None and keep:   # the per-file work in this process, trees kept: see analyse.gcpolicy.collect_never
+        gc_off.enter_context(collect_never())
     try:
         # ---- 2. pre-scan
         tp = time.perf_counter()
@@ -644,6 +650,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
                     got_result(worker.analyse(tasks[rel]))
         timings["analyse_s"] = time.perf_counter() - ta
     finally:
+        gc_off.close()
         progress.close()
         if pool is not None:
             pool.close()

@@ -26,7 +26,7 @@ from astroid.rebuilder import TreeRebuilder
 
 from analyse.files import MAX_FILE_BYTES, FileTooLarge, NotRegularFile, decode_source, read_regular_file
 from analyse.findings import AnalysisError
-from analyse.syntax import LEAVES, NPU_WORD
+from analyse.syntax import LEAVES, mentions_npu
 
 # Deeper trees are refused: valid Python, but generated (a 1,000-term sum), and the passes' lookups walk
 # up the parents of every name, so time grows with the square of the depth.
@@ -77,7 +77,7 @@ def build_module(text: str, modname: str, path: str, package: bool = False) -> n
     module = _Rebuilder(astroid.MANAGER).visit_module(tree, modname, path, package)
     del tree
     module.file_encoding = "utf-8"
-    module._npu_mentions = bool(NPU_WORD.search(text))  # see analyse.callgraph._mentions_npu
+    module._npu_mentions = mentions_npu(text)  # see analyse.callgraph._mentions_npu
     _fill_syntactic_locals(module)
     return module
 

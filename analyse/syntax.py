@@ -16,6 +16,19 @@ from astroid import nodes
 # NPU evidence, NPU tests and NPU class names need. Plain "npu" would match nine files in ten.
 NPU_WORD = re.compile(r"(?<!i)npu|npu(?!t)|ascend", re.IGNORECASE)
 
+
+def mentions_npu(text: str) -> bool:
+    """Whether *text* holds :data:`NPU_WORD`: ``bool(NPU_WORD.search(text))``, twenty times faster on the
+    files that cannot (nearly all). A case-insensitive search with a look-behind tries every position of
+    the text (0.2 s for timm's 5 MB); an ASCII text lowered is searched for the two plain words first, and
+    only a text holding one (or any non-ASCII text, where case folding has more than 26 letters) is
+    searched with the pattern."""
+    if text.isascii():
+        low = text.lower()
+        if "npu" not in low and "ascend" not in low:
+            return False
+    return NPU_WORD.search(text) is not None
+
 # Node types that never have children: the walks do not ask them (more than half of all nodes).
 LEAVES = frozenset((nodes.Name, nodes.Const, nodes.AssignName, nodes.DelName, nodes.Import, nodes.ImportFrom,
                     nodes.Pass, nodes.Break, nodes.Continue, nodes.Global, nodes.Nonlocal))

@@ -4,6 +4,8 @@ import textwrap
 from pathlib import Path
 
 import networkx as nx
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from analyse.callgraph import build_graph, propagate, summarise_module
 from analyse.project import parse_source
@@ -181,3 +183,17 @@ def test_npu_evidence_needs_the_word_npu_not_the_npu_inside_input(tmp_path):
     assert not other_device_only("device-branch", 'x.device.type in ("xpu", "npu")')
     assert [bool(NPU_WORD.search(w)) for w in ("inputs", "NPUTrainer", "multinpu", "Ascend", "throughput")] \
         == [False, True, True, True, False]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["npu", "NPU", "Npu", "input", "INPUT", "inpu", "nput", "i", "t", "ascend", "ASCEND",
+                                 "aſcend", "ascen", "İnput", "ı", "K", " ", "\n", "_", "x", "é", "中"]), max_size=12)
+       | st.text(max_size=40))
+def test_mentions_npu_answers_as_the_pattern_does(text):
+    """The fast word test (plain-word prefilter on ASCII text) agrees with NPU_WORD's own search on any text:
+    words glued together, mixed case, non-ASCII case folding (long s, dotted capital I)."""
+    from analyse.syntax import NPU_WORD, mentions_npu
+
+    if isinstance(text, list):
+        text = "".join(text)
+    assert mentions_npu(text) == bool(NPU_WORD.search(text))

@@ -604,6 +604,46 @@ def test_kept_trees_are_out_of_the_collectors_sight_and_come_back(tmp_path, kb, 
     assert any(f.path == "proj/net.py" for f in result.findings)
 
 
+def test_collect_never_turns_the_collector_off_and_freezes_what_the_block_left():
+    import gc
+
+    from analyse.gcpolicy import collect_never
+
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    try:
+        with collect_never():
+            assert not gc.isenabled()
+            left = [[i] for i in range(1000)]   # tracked objects made in the block and alive at its end
+        assert gc.isenabled() and gc.get_freeze_count() >= frozen + len(left)
+        gc.disable()
+        with collect_never():
+            pass
+        assert not gc.isenabled()   # the state before the block comes back
+        gc.enable()
+    finally:
+        gc.unfreeze()
+
+
+def test_one_process_run_with_kept_trees_collects_nothing_until_its_end(tmp_path, kb, monkeypatch):
+    """--jobs 1 with the trees kept: no automatic collection runs during the per-file work (each kept
+    tree is frozen anyway), and the collector is on again after the run."""
+    import gc
+
+    seen = []
+    real_analyse = pipeline._Worker.analyse
+
+    def analyse(self, task):
+        seen.append(gc.isenabled())
+        return real_analyse(self, task)
+
+    monkeypatch.setattr(pipeline._Worker, "analyse", analyse)
+    result = pipeline.run([write(tmp_path / "p")], kb, settings=Settings(jobs=1, cache_dir=None))
+    assert seen and not any(seen)
+    assert gc.isenabled()
+    assert any(f.path == "proj/net.py" for f in result.findings)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread priority is a Linux feature")
 def test_background_import_runs_at_the_lowest_priority_of_its_own_thread(monkeypatch):
     import threading

@@ -274,5 +274,54 @@ def lookup(node, name: str):
         memo = node._npu_lookups = {}
     hit = memo.get(name)
     if hit is None:
-        hit = memo[name] = node.lookup(name)
+        hit = memo[name] = module_binding(node, name) or node.lookup(name)
     return hit
+
+
+_TOP_BINDINGS = (nodes.Import, nodes.ImportFrom, nodes.FunctionDef, nodes.ClassDef)
+_FRAMES = (nodes.FunctionDef, nodes.ClassDef, nodes.Lambda)
+
+
+def module_binding(node, name: str):
+    """astroid's answer to ``node.lookup(name)`` without its search, ``(module, [binding])``, in the
+    commonest case, else None (ask astroid). The case: a module-level name bound once, by an import,
+    ``def`` or ``class`` statement at the top level of the module (``nn``, ``Optional`` or a helper
+    function used in the module's functions: half of astroid's lookups on timm), used in the body of a
+    function, lambda or class, with no scope between them binding the name.
+
+    Why astroid answers the same: its lookup climbs the scopes around the use (none binds the name,
+    class scopes included here), reaches the module, and filters the module's bindings of the name
+    (``filter_statements._filter_stmts``). Filtering by line only happens when the use's frame is the
+    module (or the use is in a ``def``'s or ``class``'s own header: decorators, bases, parameters, the
+    return annotation, which are looked up from the enclosing frame); one binding at the top level is
+    in no branch (``if`` / ``try``) that could exclude the use; and dunder names are special there."""
+    if name[:2] == "__":
+        return None
+    module = node.root()
+    binds = module.locals.get(name)
+    if binds is None or len(binds) != 1:
+        return None
+    binding = binds[0]
+    if binding.parent is not module or not isinstance(binding, _TOP_BINDINGS):
+        return None
+    cur = node
+    in_frame = False
+    while True:
+        parent = cur.parent
+        if parent is None:
+            return None
+        if parent is module:
+            break
+        if type(parent) is nodes.Arguments:   # a default or an annotation: looked up from the enclosing frame
+            return None
+        scope_locals = getattr(parent, "locals", None)
+        if scope_locals is not None:
+            if name in scope_locals:
+                return None
+            if not in_frame and isinstance(parent, _FRAMES):
+                # the use's frame: the use must be in its body, not its header
+                if cur is not parent.body if isinstance(parent, nodes.Lambda) else not cur.is_statement:
+                    return None
+                in_frame = True
+        cur = parent
+    return (module, [binding]) if in_frame else None

@@ -193,3 +193,86 @@ def test_a_run_over_builtin_calls_never_builds_astroids_builtins_module(tmp_path
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
     found, built = out.stdout.split()
     assert int(found) > 0 and built == "False", out.stdout
+
+
+# syntax.module_binding answers astroid's lookup for a module-level name bound once at the top level and used
+# in a body; every other case goes to astroid. Each use below is one way astroid's answer could differ.
+_MODULE_BINDING_CASES = '''
+import os
+from typing import Optional
+try:
+    import numpy as np
+
+    def in_try():
+        return np.zeros(1), helper
+except ImportError:
+    np = None
+
+if os.name == "nt":
+    def pick():
+        return "win"
+else:
+    def pick():
+        return "posix"
+
+early = [Optional for _ in range(2)]
+
+def helper(x=Optional, *, y=os) -> Optional:
+    return x, y, counter, os, pick, Holder
+
+@helper
+def decorated():
+    return helper
+
+def bump():
+    global counter
+    counter = counter + 1
+    return counter
+
+counter = 0
+
+class Holder(dict):
+    os = "shadowed in the class body"
+    value = [Optional for _ in range(2)]
+
+    def method(self, z=Optional):
+        return os, z, Holder, helper, (lambda q=os: q)(), [Optional for _ in self]
+
+    @staticmethod
+    def nested():
+        def inner(w=Optional):
+            Optional = 1
+            return Optional, w, os
+        return inner, lambda: helper
+
+def helper2():
+    import os
+    return os, Optional
+
+class Holder(list):
+    pass
+'''
+
+
+def test_module_binding_answers_as_astroids_lookup_does():
+    from analyse.syntax import lookup, module_binding
+
+    tree = parse_source(_MODULE_BINDING_CASES, Path("m.py"), "m.py", "m")[0].tree
+    fast = set()
+    for n in tree._npu_preorder:
+        if type(n) is not nodes.Name:
+            continue
+        want = n.lookup(n.name)
+        got = lookup(n, n.name)
+        assert got[0] is want[0] and [id(d) for d in got[1]] == [id(d) for d in want[1]], (n.lineno, n.name)
+        if module_binding(n, n.name) is not None:
+            fast.add((n.lineno, n.name))
+    # one top-level binding, used in a body: a function's, a method's, a lambda's, a comprehension's in a class
+    assert fast == {(8, "helper"), (22, "os"), (26, "helper"), (37, "Optional"), (40, "helper"), (40, "Optional"),
+                    (47, "helper"), (51, "Optional")}
+    # never: bound in a try (np) or in if/else branches (pick), bound twice (Holder), bound by a plain assignment
+    # (counter), a default or annotation (looked up from the enclosing frame), a decorator, a module-level
+    # comprehension (the module's frame: filtered by line), a name a class body or a function binds again (os
+    # in Holder's methods, os in helper2)
+    assert not fast & {(8, "np"), (22, "pick"), (22, "Holder"), (22, "counter"), (21, "Optional"), (24, "helper"),
+                       (19, "Optional"), (39, "Optional"), (40, "os"), (44, "Optional"), (46, "os"), (51, "os")}

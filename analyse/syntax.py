@@ -18,16 +18,23 @@ NPU_WORD = re.compile(r"(?<!i)npu|npu(?!t)|ascend", re.IGNORECASE)
 
 
 def mentions_npu(text: str) -> bool:
-    """Whether *text* holds :data:`NPU_WORD`: ``bool(NPU_WORD.search(text))``, twenty times faster on the
-    files that cannot (nearly all). A case-insensitive search with a look-behind tries every position of
-    the text (0.2 s for timm's 5 MB); an ASCII text lowered is searched for the two plain words first, and
-    only a text holding one (or any non-ASCII text, where case folding has more than 26 letters) is
-    searched with the pattern."""
-    if text.isascii():
-        low = text.lower()
-        if "npu" not in low and "ascend" not in low:
-            return False
-    return NPU_WORD.search(text) is not None
+    """Whether *text* holds :data:`NPU_WORD`: ``bool(NPU_WORD.search(text))``, fifteen times faster. A
+    case-insensitive search with a look-behind tries every position of the text (0.2 s for timm's 5 MB).
+    Here the lowered text is searched for "ascend" and for each "npu" that is not inside "input"; only a
+    text holding one goes to the pattern (nearly every file holds "input", few anything else).
+
+    Lowering keeps every match: each character that the case-insensitive pattern takes for a letter of
+    "npu", "ascend", "i" or "t" lowers to that letter or ends / starts with it (the long s excepted, which
+    sends a text to the pattern too): checked over all of Unicode by a test."""
+    low = text.lower()
+    if "ascend" in low or "\u017f" in text:
+        return NPU_WORD.search(text) is not None
+    at = low.find("npu")
+    while at >= 0:
+        if at == 0 or low[at - 1] != "i" or low[at + 3:at + 4] != "t":
+            return NPU_WORD.search(text) is not None
+        at = low.find("npu", at + 3)
+    return False
 
 # Node types that never have children: the walks do not ask them (more than half of all nodes).
 LEAVES = frozenset((nodes.Name, nodes.Const, nodes.AssignName, nodes.DelName, nodes.Import, nodes.ImportFrom,

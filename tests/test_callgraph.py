@@ -197,3 +197,19 @@ def test_mentions_npu_answers_as_the_pattern_does(text):
     if isinstance(text, list):
         text = "".join(text)
     assert mentions_npu(text) == bool(NPU_WORD.search(text))
+
+
+def test_lowering_keeps_every_match_of_the_npu_pattern():
+    """mentions_npu's prefilter lowers the text: every character that the case-insensitive pattern takes for a
+    letter of "npu" / "ascend" must lower to that letter (the long s, which does not, is checked apart)."""
+    import re
+    import sys
+
+    odd = [chr(cp) for cp in range(sys.maxunicode + 1) for letter in "npuascend"
+           if chr(cp).lower() != letter and re.fullmatch("(?i)" + letter, chr(cp))]
+    assert odd == ["\u017f"]
+    # the neighbours that make "npu" part of "input": lowered, a character ends with "i" / starts with "t" only
+    # when the pattern takes it for that letter
+    assert not [chr(cp) for cp in range(sys.maxunicode + 1)
+                if (chr(cp).lower().endswith("i") and not re.fullmatch("(?i)i", chr(cp)))
+                or (chr(cp).lower().startswith("t") and not re.fullmatch("(?i)t", chr(cp)))]

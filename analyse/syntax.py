@@ -9,6 +9,7 @@ import re
 from operator import itemgetter
 from typing import Iterator, List, Sequence
 
+import astroid
 from astroid import nodes
 
 
@@ -281,7 +282,20 @@ def lookup(node, name: str):
         memo = node._npu_lookups = {}
     hit = memo.get(name)
     if hit is None:
-        hit = memo[name] = module_binding(node, name) or node.lookup(name)
+        hit = module_binding(node, name)
+        if hit is None:
+            try:
+                hit = node.lookup(name)
+            except KeyError as exc:
+                if exc.args != ("builtins",):
+                    raise
+                # astroid builds its builtins module on first need, but the lookup of a method's decorator name
+                # reads it without building it (ClassDef.scope_lookup) and raises: the answer then depended on
+                # whether another lookup in the same process had built it before (a report that changed with
+                # the order of the files, or with the worker a file went to)
+                astroid.MANAGER.bootstrap()
+                hit = node.lookup(name)
+        memo[name] = hit
     return hit
 
 

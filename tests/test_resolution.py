@@ -276,3 +276,29 @@ def test_module_binding_answers_as_astroids_lookup_does():
     # in Holder's methods, os in helper2)
     assert not fast & {(8, "np"), (22, "pick"), (22, "Holder"), (22, "counter"), (21, "Optional"), (24, "helper"),
                        (19, "Optional"), (39, "Optional"), (40, "os"), (44, "Optional"), (46, "os"), (51, "os")}
+
+
+def test_a_method_decorator_resolves_in_a_process_that_never_built_astroids_builtins(tmp_path):
+    """astroid's lookup of a method's decorator name reads its builtins module without building it (a KeyError
+    while no earlier lookup of the process had built it): the decorator's CUDA API was found or not depending on
+    which files a worker had analysed before (Megatron-LM's `@custom_fwd`, thirdparty mode, 2 jobs)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "layers.py").write_text(textwrap.dedent("""
+        import torch
+
+        custom_fwd = torch.cuda.amp.custom_fwd
+
+        class Fn(torch.autograd.Function):
+            @staticmethod
+            @custom_fwd
+            def forward(ctx, x):
+                return x
+    """))
+    code = ("import sys, astroid; from pathlib import Path; from analyse.pipeline import run, Settings; "
+            "from analyse.knowledge import load_knowledge; "
+            "r = run([Path(sys.argv[1])], load_knowledge(), settings=Settings(jobs=1, cache_dir=None)); "
+            "print(sorted((f.line, f.code, f.api) for f in r.findings if f.code == 'NPU001'))")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert "(8, 'NPU001', 'torch.cuda.amp.custom_fwd')" in out.stdout, out.stdout + out.stderr

@@ -270,14 +270,15 @@ def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
                 if len(inputs) > 1:
                     e = AnalysisError(f"{root.name}/{e.path}" if e.path != "." else root.name, e.kind, e.message, e.line)
                 errors.append(e)
+            # a file's second field is its real path already (_walk_tree resolves every link it follows and
+            # walks on from real folders): files reached twice, through a link and directly, share it
             best: Dict[str, Tuple[str, str, bool]] = {}
             for item in found:
-                key = os.path.realpath(item[1])
+                key = item[1]
                 if key not in best or (best[key][2] and not item[2]):
                     best[key] = item
             for item in found:
-                rel, real, _via = item
-                key = os.path.realpath(real)
+                rel, key, _via = item
                 if best[key] is not item or key in seen:
                     continue
                 path = root / rel

@@ -349,6 +349,40 @@ def test_no_cache_writes_nothing_and_cache_dir_is_used(tmp_path):
     assert len([f for f in (xdg / "npu-analyse").rglob("*") if f.is_file()]) == 8
 
 
+@pytest.mark.parametrize("version, files, proc, expect", [
+    ("v2", {"cpu.max": "150000 100000\n"}, "0::/\n", 2),
+    ("v2", {"cpu.max": "max 100000\n"}, "0::/\n", None),
+    ("v2 own folder", {"ci/job/cpu.max": "300000 100000\n", "cpu.max": "max 100000\n"}, "0::/ci/job\n", 3),
+    ("v1", {"cpu/cpu.cfs_quota_us": "50000\n", "cpu/cpu.cfs_period_us": "100000\n"},
+     "4:cpu,cpuacct:/\n1:name=systemd:/\n", 1),
+    ("v1 none", {"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, "4:cpu,cpuacct:/\n", None),
+    ("no cgroup files", {}, "0::/\n", None),
+    ("unreadable quota", {"cpu.max": "lots\n"}, "0::/\n", None),
+])
+def test_cgroup_cpu_quota(tmp_path, version, files, proc, expect):
+    """A container's CPU limit (docker --cpus, a Kubernetes limit) counts, as the quota rounded up."""
+    root = tmp_path / "cgroup"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (tmp_path / "cgroup.proc").write_text(proc)
+    assert pipeline._cgroup_cpu_quota(str(root), str(tmp_path / "cgroup.proc")) == expect
+
+
+def test_default_jobs_is_the_cpus_this_process_may_use(tmp_path, monkeypatch):
+    monkeypatch.delenv("NPU_ANALYSE_JOBS", raising=False)
+    monkeypatch.setattr(pipeline.os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(pipeline.os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    (tmp_path / "cpu.max").write_text("200000 100000\n")
+    (tmp_path / "proc").write_text("0::/\n")
+    assert pipeline.available_cpus(str(tmp_path), str(tmp_path / "proc")) == 2     # the quota
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    assert pipeline.available_cpus(str(tmp_path), str(tmp_path / "proc")) == 8     # the affinity mask
+    assert pipeline.available_cpus(str(tmp_path), str(tmp_path / "missing")) == 8
+    monkeypatch.setenv("NPU_ANALYSE_JOBS", "3")
+    assert pipeline.default_jobs() == 3
+
+
 def test_jobs_must_be_positive(tmp_path):
     p = _cli(["script", str(tmp_path), "--jobs", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _out, err = p.communicate(timeout=120)

@@ -420,8 +420,8 @@ def common_options(f):
                      help="Colour the terminal summary (default: on a TTY; NO_COLOR / FORCE_COLOR honoured)."),
         # run settings (never change what is found): stored in the click context, read by _run_settings()
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, expose_value=False, callback=_keep,
-                     help="Worker processes (default: the CPUs this process may use: affinity mask and container CPU limit; "
-                          "NPU_ANALYSE_JOBS sets the default too)."),
+                     help="Worker processes (default: the CPUs this process may use: affinity mask and "
+                          "container CPU limit; NPU_ANALYSE_JOBS sets the default too)."),
         click.option("--cache-dir", type=click.Path(file_okay=False), default=None, expose_value=False, callback=_keep,
                      help="Cache folder (default: $XDG_CACHE_HOME/npu-analyse or ~/.cache/npu-analyse)."),
         click.option("--no-cache", is_flag=True, expose_value=False, callback=_keep,

@@ -671,7 +671,12 @@ def _in_try_body(node) -> bool:
     """Whether *node* is a statement of the body of a ``try`` that has an ImportError handler."""
     parent = node.parent
     try_cls = getattr(nodes, "Try", None) or getattr(nodes, "TryExcept")
-    if not isinstance(parent, try_cls) or node not in parent.body:
+    if not isinstance(parent, try_cls):
+        return False
+    body = parent.__dict__.get("_npu_body_ids")
+    if body is None:   # a set per try: `node in parent.body` for each binding made a long try quadratic
+        body = parent._npu_body_ids = frozenset(map(id, parent.body))
+    if id(node) not in body:
         return False
     for h in parent.handlers:
         names = [h.type] if h.type is not None and not isinstance(h.type, nodes.Tuple) else (h.type.elts if h.type is not None else [])

@@ -305,17 +305,21 @@ _FRAMES = (nodes.FunctionDef, nodes.ClassDef, nodes.Lambda)
 
 def module_binding(node, name: str):
     """astroid's answer to ``node.lookup(name)`` without its search, ``(module, [binding])``, in the
-    commonest case, else None (ask astroid). The case: a module-level name bound once, by an import,
-    ``def`` or ``class`` statement at the top level of the module (``nn``, ``Optional`` or a helper
-    function used in the module's functions: half of astroid's lookups on timm), used in the body of a
-    function, lambda or class, with no scope between them binding the name.
+    commonest cases, else None (ask astroid). The cases: a module-level name bound once, by an import,
+    ``def`` or ``class`` statement, and either used in the body of a function, lambda or class with the
+    binding at the top level of the module (``nn``, ``Optional`` or a helper function used in the module's
+    functions: half of astroid's lookups on timm), or used in the module's own frame after the binding
+    in the same statement list (``import torch`` then ``torch.manual_seed(0)``; a ``try:`` of optional
+    imports and their uses); no scope between use and module may bind the name.
 
     Why astroid answers the same: its lookup climbs the scopes around the use (none binds the name,
     class scopes included here), reaches the module, and filters the module's bindings of the name
     (``filter_statements._filter_stmts``). Filtering by line only happens when the use's frame is the
     module (or the use is in a ``def``'s or ``class``'s own header: decorators, bases, parameters, the
     return annotation, which are looked up from the enclosing frame); one binding at the top level is
-    in no branch (``if`` / ``try``) that could exclude the use; and dunder names are special there."""
+    in no branch (``if`` / ``try``) that could exclude the use; and dunder names are special there. In
+    the module's frame the binding is kept when its line is not after the use's statement and the two
+    statements are not in exclusive branches (``nodes.are_exclusive``: never for one statement list)."""
     if name[:2] == "__":
         return None
     module = node.root()
@@ -323,7 +327,7 @@ def module_binding(node, name: str):
     if binds is None or len(binds) != 1:
         return None
     binding = binds[0]
-    if binding.parent is not module or not isinstance(binding, _TOP_BINDINGS):
+    if not isinstance(binding, _TOP_BINDINGS):
         return None
     cur = node
     in_frame = False
@@ -345,4 +349,29 @@ def module_binding(node, name: str):
                     return None
                 in_frame = True
         cur = parent
-    return (module, [binding]) if in_frame else None
+    if in_frame:
+        return (module, [binding]) if binding.parent is module else None
+    # a use in the module's own frame: astroid keeps a binding made earlier in the same statement list (the
+    # module's body, or one block of a `try` / `if` / `for` / `with` at module level), so only that case
+    stmt = node.statement()
+    if stmt is binding or stmt.parent is not binding.parent or stmt.fromlineno < binding.fromlineno \
+            or not _same_block(stmt, binding):
+        return None
+    return (module, [binding])
+
+
+def _same_block(a, b) -> bool:
+    """Whether statements *a* and *b* (of one parent) are in the same statement list of it (a ``try``'s
+    body, not one in its body and one in its handlers). One table per parent, kept on it."""
+    parent = a.parent
+    table = parent.__dict__.get("_npu_fields")
+    if table is None:
+        table = {}
+        for fld in parent._astroid_fields:
+            value = getattr(parent, fld, None)
+            if isinstance(value, list):
+                for child in value:
+                    table[id(child)] = fld
+        parent._npu_fields = table
+    field = table.get(id(a))
+    return field is not None and field == table.get(id(b))

@@ -251,6 +251,24 @@ def helper2():
 
 class Holder(list):
     pass
+
+too_early = later_import.x
+import later_import
+import json; json.dumps(1)
+try:
+    import yaml
+    yaml.safe_load("")
+except ImportError:
+    yaml.safe_load
+else:
+    yaml.dump
+if os.name:
+    import shutil
+    if shutil:
+        shutil.copy
+else:
+    shutil.move
+shutil.rmtree
 '''
 
 
@@ -267,15 +285,20 @@ def test_module_binding_answers_as_astroids_lookup_does():
         assert got[0] is want[0] and [id(d) for d in got[1]] == [id(d) for d in want[1]], (n.lineno, n.name)
         if module_binding(n, n.name) is not None:
             fast.add((n.lineno, n.name))
-    # one top-level binding, used in a body: a function's, a method's, a lambda's, a comprehension's in a class
+    # one top-level binding used in a body (a function's, a method's, a lambda's, a comprehension's in a class),
+    # or used in the module's frame after the binding in the same statement list (the module's body, a try's body)
     assert fast == {(8, "helper"), (22, "os"), (26, "helper"), (37, "Optional"), (40, "helper"), (40, "Optional"),
-                    (47, "helper"), (51, "Optional")}
+                    (47, "helper"), (51, "Optional"),
+                    (12, "os"), (19, "Optional"), (58, "json"), (61, "yaml"), (66, "os"), (68, "shutil")}
     # never: bound in a try (np) or in if/else branches (pick), bound twice (Holder), bound by a plain assignment
-    # (counter), a default or annotation (looked up from the enclosing frame), a decorator, a module-level
-    # comprehension (the module's frame: filtered by line), a name a class body or a function binds again (os
-    # in Holder's methods, os in helper2)
+    # (counter), a default or annotation (looked up from the enclosing frame), a decorator, a name a class body
+    # or a function binds again (os in Holder's methods, os in helper2); in the module's frame: a use before
+    # the import, in the handler or else block of the try that imports, in another branch or block than the
+    # import's (astroid filters those by line and branch)
     assert not fast & {(8, "np"), (22, "pick"), (22, "Holder"), (22, "counter"), (21, "Optional"), (24, "helper"),
-                       (19, "Optional"), (39, "Optional"), (40, "os"), (44, "Optional"), (46, "os"), (51, "os")}
+                       (39, "Optional"), (40, "os"), (44, "Optional"), (46, "os"), (51, "os"),
+                       (56, "later_import"), (63, "yaml"), (65, "yaml"), (69, "shutil"), (71, "shutil"),
+                       (72, "shutil")}
 
 
 def test_a_method_decorator_resolves_in_a_process_that_never_built_astroids_builtins(tmp_path):

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set,
 
 from astroid import nodes
 
-from analyse.guards import guard_of, tree_memo
+from analyse.guards import block_position, block_tables, guard_of, tree_memo
 from analyse.resolve import Resolver
 from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, mentions_npu, nodes_of, own_bindings, walk
 
@@ -417,27 +417,36 @@ def _npu_test(test) -> Optional[bool]:
     return None
 
 
-def _off_npu_path(node) -> bool:
+def _off_npu_path(node, memo: Optional[dict] = None) -> bool:
     """*node* only runs when the device is not an NPU: the other branch of an NPU test
-    (``if x.device.type == 'npu': return npu_path(...)`` then the CUDA op)."""
+    (``if x.device.type == 'npu': return npu_path(...)`` then the CUDA op). *memo*: the tree's
+    :func:`analyse.guards.guard_of` memo (the blocks' tables are kept there: a scan of the block per
+    question made a long block in a module that mentions NPUs cost the square of its length)."""
+    tables = block_tables(memo)
     cur, parent = node, node.parent
     depth = 0
     while parent is not None and depth < 60 and not isinstance(cur, (nodes.FunctionDef, nodes.ClassDef)):
-        if isinstance(parent, nodes.If):
-            t = _npu_test(parent.test)
-            if t is not None and ((t and cur in parent.orelse) or (not t and cur in parent.body)):
+        at = block_position(parent, cur, tables)
+        if at is not None and at[0] in ("body", "orelse"):
+            fld, idx = at
+            if isinstance(parent, nodes.If):
+                t = _npu_test(parent.test)
+                if t is not None and (t == (fld == "orelse")):
+                    return True
+            first = tables.get(("npu-exit", fld, id(parent)), _NO_EXIT)
+            if first is _NO_EXIT:   # the first `if <npu test>: return / raise` (no else) of the block
+                first = tables[("npu-exit", fld, id(parent))] = next(
+                    (i for i, prev in enumerate(getattr(parent, fld))
+                     if isinstance(prev, nodes.If) and not prev.orelse and prev.body
+                     and isinstance(prev.body[-1], (nodes.Return, nodes.Raise)) and _npu_test(prev.test)), None)
+            if first is not None and first < idx:
                 return True
-        for fld in ("body", "orelse"):
-            block = getattr(parent, fld, None)
-            if isinstance(block, list) and cur in block:
-                for prev in block[:block.index(cur)]:
-                    if isinstance(prev, nodes.If) and not prev.orelse and prev.body \
-                            and isinstance(prev.body[-1], (nodes.Return, nodes.Raise)) and _npu_test(prev.test):
-                        return True
-                break
         cur, parent = parent, parent.parent
         depth += 1
     return False
+
+
+_NO_EXIT = object()
 
 
 def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
@@ -448,7 +457,7 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
     *memo*: :func:`analyse.guards.guard_of`'s memo for the tree; *mentions_npu* False skips
     looking for NPU tests (a module without the word cannot have one)."""
     try:
-        if mentions_npu and _off_npu_path(call):
+        if mentions_npu and _off_npu_path(call, memo):
             return UNREACHABLE
         g = guard_of(call, memo)
     except (RecursionError, ValueError):

@@ -558,7 +558,7 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
     """
     if node is None:
         return None
-    tables = memo.setdefault(_BLOCKS, {}) if memo is not None else {}
+    tables = block_tables(memo)
     cur = node
     parent = node.parent
     seen = []
@@ -575,7 +575,7 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
             if cur is parent.body or cur is parent.orelse:
                 g = _ifexp_guard(parent, cur is parent.body)
         else:
-            at = _block_position(parent, cur, tables)
+            at = block_position(parent, cur, tables)
             if at is not None:
                 fld, idx = at
                 if isinstance(parent, nodes.If):
@@ -605,7 +605,12 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
 _BLOCKS = "blocks"   # guard_of's memo: the statement positions of each block owner (str: never a node id)
 
 
-def _block_position(parent, cur, tables: dict):
+def block_tables(memo: Optional[dict]) -> dict:
+    """The tables of :func:`block_position` kept in a :func:`guard_of` memo (a fresh dict without one)."""
+    return memo.setdefault(_BLOCKS, {}) if memo is not None else {}
+
+
+def block_position(parent, cur, tables: dict):
     """(field, index) of statement *cur* in the ``body`` / ``orelse`` / ``finalbody`` list of *parent* (the
     first that holds it), or None. One table per parent, made on its first question: a position found
     by scanning the list each time made a block of n statements cost n squared (a 20,000-line module

@@ -26,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 SHAPES = {
     "top-level-statements": ("import torch\n", lambda i: f"x{i} = torch.cuda.device_count() + f{i}(x{i - 1} if {i} else 0)\n", ""),
+    "npu-branches": ("import torch\n\ndef run(x):\n    if x.device.type == 'npu':\n        return x\n",
+                     lambda i: f"    x = torch.cuda.amp.autocast()(x) + {i}\n", "    return x\n"),
     "long-function": ("import torch\n\ndef train(model, loader):\n",
                       lambda i: f"    y{i} = model(torch.zeros({i}).cuda()).sum()\n", "    return y0\n"),
     "early-exits": ("import torch\n\ndef pick(x):\n",

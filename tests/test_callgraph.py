@@ -213,3 +213,43 @@ def test_lowering_keeps_every_match_of_the_npu_pattern():
     assert not [chr(cp) for cp in range(sys.maxunicode + 1)
                 if (chr(cp).lower().endswith("i") and not re.fullmatch("(?i)i", chr(cp)))
                 or (chr(cp).lower().startswith("t") and not re.fullmatch("(?i)t", chr(cp)))]
+
+
+def _nested_ranges(draw_ops):
+    """Function ranges as Python code nests them: each range inside its parent or after its sibling."""
+    ranges, stack, line = [], [], 1
+    for i, op in enumerate(draw_ops):
+        if op == 0 or not stack:            # open a function here
+            stack.append((f"m.f{i}", line))
+            line += 1
+        elif op == 1:                       # close the innermost open one
+            q, start = stack.pop()
+            ranges.append((q, start, line))
+            line += 1
+        else:                               # a statement line
+            line += op - 1
+    while stack:
+        q, start = stack.pop()
+        ranges.append((q, start, line))
+        line += 1
+    return ranges, line
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=4), max_size=60))
+def test_function_locator_finds_the_innermost_enclosing_function(ops):
+    """FunctionLocator bisects and climbs: the answer must be the innermost range holding the line (the last of
+    equal ranges), else the module's pseudo-function, for every line of any nesting."""
+    from types import SimpleNamespace
+
+    from analyse.callgraph import MODULE_FN, FunctionLocator
+
+    ranges, end = _nested_ranges(ops)
+    functions = {f"m.{MODULE_FN}": (1, end)}
+    functions.update({q: (a, b) for q, a, b in ranges})
+    loc = FunctionLocator([SimpleNamespace(relpath="m.py", functions=functions)])
+    for line in range(0, end + 2):
+        holding = [(a, b, q) for q, a, b in ranges if a <= line <= b]
+        want = max(holding, key=lambda t: (t[0], -t[1]))[2] if holding else f"m.{MODULE_FN}"
+        assert loc.locate("m.py", line) == want, (line, ranges)
+    assert loc.locate("other.py", 3) is None

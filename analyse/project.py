@@ -87,6 +87,104 @@ _CONTEXTS = {ast.Load: Context.Load, ast.Store: Context.Store, ast.Del: Context.
 _LOAD, _DEL = Context.Load, Context.Del
 
 
+_new = object.__new__
+
+
+def _leaf(cls, field: str, value, node, parent):
+    """A node of *cls* made as its constructor makes it (``field`` first, then the position and the parent,
+    in the constructor's order), without the constructor: see :data:`_DIRECT`."""
+    n = _new(cls)
+    setattr(n, field, value)
+    n.lineno = node.lineno
+    n.col_offset = node.col_offset
+    n.parent = parent
+    n.end_lineno = node.end_lineno
+    n.end_col_offset = node.end_col_offset
+    n.position = None
+    return n
+
+
+def _name(cls, name: str, node, parent):
+    n = _new(cls)
+    n.name = name
+    n.lineno = node.lineno
+    n.col_offset = node.col_offset
+    n.parent = parent
+    n.end_lineno = node.end_lineno
+    n.end_col_offset = node.end_col_offset
+    n.position = None
+    return n
+
+
+def _const(value, kind, node, parent):
+    n = _new(nodes.Const)
+    n.value = value
+    n.kind = kind
+    n.lineno = node.lineno
+    n.col_offset = node.col_offset
+    n.parent = parent
+    n.end_lineno = node.end_lineno
+    n.end_col_offset = node.end_col_offset
+    n.position = None
+    return n
+
+
+def _call(node, parent):
+    n = _new(nodes.Call)
+    n.lineno = node.lineno
+    n.col_offset = node.col_offset
+    n.parent = parent
+    n.end_lineno = node.end_lineno
+    n.end_col_offset = node.end_col_offset
+    n.position = None
+    return n
+
+
+def _direct_construction_is_exact() -> bool:
+    """Whether the functions above make the nodes astroid's constructors and ``postinit`` make: same class,
+    same attributes with the same values in the same order. Checked once per process with a distinct value
+    in every field; an astroid release that sets other attributes turns the direct construction off."""
+
+    class Src:
+        lineno, col_offset, end_lineno, end_col_offset = 11, 12, 13, 14
+
+    pos = dict(lineno=11, col_offset=12, end_lineno=13, end_col_offset=14)
+    parent, child, value = object(), object(), object()
+
+    def same(a, b) -> bool:
+        return type(a) is type(b) and list(a.__dict__.items()) == list(b.__dict__.items())
+
+    try:
+        pairs = [(_name(cls, "n", Src, parent), cls(name="n", parent=parent, **pos))
+                 for cls in (nodes.Name, nodes.AssignName, nodes.DelName)]
+        pairs.append((_const(value, "u", Src, parent), nodes.Const(value=value, kind="u", parent=parent, **pos)))
+        for cls in (nodes.Attribute, nodes.AssignAttr, nodes.DelAttr):
+            ours = _leaf(cls, "attrname", "a", Src, parent)
+            ours.expr = child
+            theirs = cls(attrname="a", parent=parent, **pos)
+            theirs.postinit(child)
+            pairs.append((ours, theirs))
+        ours = _leaf(nodes.Keyword, "arg", "k", Src, parent)
+        ours.value = child
+        theirs = nodes.Keyword(arg="k", parent=parent, **pos)
+        theirs.postinit(child)
+        pairs.append((ours, theirs))
+        ours = _call(Src, parent)
+        ours.func, ours.args, ours.keywords = child, [child], []
+        theirs = nodes.Call(parent=parent, **pos)
+        theirs.postinit(func=child, args=[child], keywords=[])
+        pairs.append((ours, theirs))
+    except Exception:  # pragma: no cover - another astroid API
+        return False
+    return all(same(a, b) for a, b in pairs)
+
+
+# Making a node by setting its attributes costs a quarter of what astroid's constructor chain costs (keyword
+# arguments through two or three __init__ levels); names, constants, attributes, calls and keywords are
+# three nodes in four.
+_DIRECT = _direct_construction_is_exact()
+
+
 class _Rebuilder(TreeRebuilder):
     """astroid's rebuilder, faster where it was slow for no result:
 
@@ -95,7 +193,10 @@ class _Rebuilder(TreeRebuilder):
       astroid re-tokenises every header for it, a fifth of the rebuild time. The span assumes one space
       after the keyword (its line, the part used, is exact);
     * names and expression contexts read the ``Context`` members once (an enum member lookup per use
-      costs more than the rest of a name's visit).
+      costs more than the rest of a name's visit);
+    * names, constants, attributes, calls and keywords -- three nodes in four -- are made by setting their
+      attributes in the order astroid's constructors set them (:data:`_DIRECT`: checked at import against
+      the installed astroid), visiting the children in astroid's order.
     """
 
     def _get_context(self, node):
@@ -104,11 +205,51 @@ class _Rebuilder(TreeRebuilder):
     def visit_name(self, node, parent):
         context = _CONTEXTS.get(type(node.ctx), _LOAD)
         cls = nodes.Name if context is _LOAD else nodes.DelName if context is _DEL else nodes.AssignName
-        newnode = cls(name=node.id, lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.end_lineno,
-                      end_col_offset=node.end_col_offset, parent=parent)
+        if _DIRECT:
+            newnode = _name(cls, node.id, node, parent)
+        else:
+            newnode = cls(name=node.id, lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.end_lineno,
+                          end_col_offset=node.end_col_offset, parent=parent)
         if context is not _LOAD:
             self._save_assignment(newnode)
         return newnode
+
+    if _DIRECT:
+        def visit_assignname(self, node, parent, node_name):
+            if node_name is None:
+                return None
+            newnode = _name(nodes.AssignName, node_name, node, parent)
+            self._save_assignment(newnode)
+            return newnode
+
+        def visit_constant(self, node, parent):
+            return _const(node.value, node.kind, node, parent)
+
+        def visit_attribute(self, node, parent):
+            context = _CONTEXTS.get(type(node.ctx), _LOAD)
+            if context is _LOAD:
+                newnode = _leaf(nodes.Attribute, "attrname", node.attr, node, parent)
+            elif context is _DEL:
+                newnode = _leaf(nodes.DelAttr, "attrname", node.attr, node, parent)
+            else:
+                newnode = _leaf(nodes.AssignAttr, "attrname", node.attr, node, parent)
+                if not isinstance(parent, nodes.ExceptHandler):  # as astroid: no local save there
+                    self._delayed_assattr.append(newnode)
+            newnode.expr = self.visit(node.value, newnode)
+            return newnode
+
+        def visit_call(self, node, parent):
+            newnode = _call(node, parent)
+            visit = self.visit
+            newnode.func = visit(node.func, newnode)
+            newnode.args = [visit(child, newnode) for child in node.args]
+            newnode.keywords = [visit(child, newnode) for child in node.keywords]
+            return newnode
+
+        def visit_keyword(self, node, parent):
+            newnode = _leaf(nodes.Keyword, "arg", node.arg, node, parent)
+            newnode.value = self.visit(node.value, newnode)
+            return newnode
 
     def _get_position_info(self, node, parent):
         if isinstance(node, ast.ClassDef):

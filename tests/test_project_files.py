@@ -367,6 +367,10 @@ class C(tnn.Module):
 async def coro():
     async for item in aiter():
         yield item
+
+
+print(u"kind", b"bytes", 1.5, None, *args, sep="", **kw)
+obj.method(1, key=obj.attr.deeper).result[0].name = f"{x!r:>{width}}"
 '''
 
 
@@ -380,6 +384,23 @@ def _shape(node):
     return out
 
 
+def _attributes(tree):
+    """Every node's class and attributes, in order: child nodes by class and position, the parent by class,
+    a def's or class's keyword position by line (the one part of it the analysis reads)."""
+    def norm(v):
+        if isinstance(v, astroid.nodes.NodeNG):
+            return (type(v).__name__, v.lineno, v.col_offset)
+        if isinstance(v, (list, tuple)):
+            return [norm(x) for x in v]
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()}
+        return v
+
+    return [(type(n).__name__, [(k, v.lineno if k == "position" and v is not None else norm(v))
+                                for k, v in n.__dict__.items()])
+            for n in [tree] + list(tree.nodes_of_class(astroid.nodes.NodeNG))]
+
+
 def test_fast_rebuilder_builds_the_trees_astroid_builds():
     """project._Rebuilder overrides private helpers of astroid's TreeRebuilder (CONTRIBUTING.md): the trees,
     the keyword positions and the locals must stay those of astroid's own rebuilder."""
@@ -391,6 +412,7 @@ def test_fast_rebuilder_builds_the_trees_astroid_builds():
     theirs = TreeRebuilder(astroid.MANAGER, data=REBUILD_SAMPLE).visit_module(ast.parse(REBUILD_SAMPLE), "m",
                                                                             "m.py", False)
     assert _shape(ours) == _shape(theirs)
+    assert _attributes(ours) == _attributes(theirs)
 
     def local_names(tree):
         return sorted((type(s).__name__, s.lineno or 0, name, [type(b).__name__ for b in binds])
@@ -400,4 +422,31 @@ def test_fast_rebuilder_builds_the_trees_astroid_builds():
 
     assert local_names(ours) == local_names(theirs)
     kinds = {type(n).__name__ for n in ours.nodes_of_class(astroid.nodes.NodeNG)}
-    assert {"AssignName", "DelName", "DelAttr", "AssignAttr", "Starred"} <= kinds
+    assert {"AssignName", "DelName", "DelAttr", "AssignAttr", "Starred", "Keyword", "Const", "Call"} <= kinds
+
+
+def test_direct_node_construction_is_on_and_equals_the_constructors(monkeypatch):
+    """The rebuilder makes names, constants, attributes, calls and keywords by setting their attributes
+    (project._DIRECT); on the supported astroid releases that must be on, and the trees must be those the
+    constructors make (the same tree with it off)."""
+    import ast
+
+    assert project._DIRECT is True
+    assert project._direct_construction_is_exact()
+    fast = project._Rebuilder(astroid.MANAGER).visit_module(ast.parse(REBUILD_SAMPLE), "m", "m.py", False)
+    monkeypatch.setattr(project, "_DIRECT", False)
+
+    class Slow(project._Rebuilder):   # the class body's `if _DIRECT:` ran at import: ask astroid's visits
+        visit_assignname = project.TreeRebuilder.visit_assignname
+        visit_constant = project.TreeRebuilder.visit_constant
+        visit_attribute = project.TreeRebuilder.visit_attribute
+        visit_call = project.TreeRebuilder.visit_call
+        visit_keyword = project.TreeRebuilder.visit_keyword
+
+    slow = Slow(astroid.MANAGER).visit_module(ast.parse(REBUILD_SAMPLE), "m", "m.py", False)
+    assert _attributes(fast) == _attributes(slow)
+    # a node made directly is a full astroid node: its methods work
+    call = next(n for n in fast.nodes_of_class(astroid.nodes.Call) if getattr(n.func, "name", None) == "print")
+    assert call.as_string() == 'print(\'kind\', b\'bytes\', 1.5, None, *args, sep=\'\', **kw)'
+    assert [k.arg for k in call.keywords] == ["sep", None]
+    assert call.func.lookup("print")[0].name == "builtins"

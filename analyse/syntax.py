@@ -310,7 +310,9 @@ def module_binding(node, name: str):
     binding at the top level of the module (``nn``, ``Optional`` or a helper function used in the module's
     functions: half of astroid's lookups on timm), or used in the module's own frame after the binding
     in the same statement list (``import torch`` then ``torch.manual_seed(0)``; a ``try:`` of optional
-    imports and their uses); no scope between use and module may bind the name.
+    imports and their uses), or used in the header of a ``def`` or ``class`` (decorators, parameter
+    annotations and defaults, bases), which counts as a use in the frame around it; no scope between use
+    and module may bind the name.
 
     Why astroid answers the same: its lookup climbs the scopes around the use (none binds the name,
     class scopes included here), reaches the module, and filters the module's bindings of the name
@@ -331,31 +333,38 @@ def module_binding(node, name: str):
         return None
     cur = node
     in_frame = False
+    header = False
     while True:
         parent = cur.parent
         if parent is None:
             return None
         if parent is module:
             break
-        if type(parent) is nodes.Arguments:   # a default or an annotation: looked up from the enclosing frame
-            return None
+        if parent is binding and not cur.is_statement:
+            return None   # in the def's / class's own header: its decorators do not see it (astroid)
         scope_locals = getattr(parent, "locals", None)
         if scope_locals is not None:
             if name in scope_locals:
                 return None
             if not in_frame and isinstance(parent, _FRAMES):
-                # the use's frame: the use must be in its body, not its header
-                if cur is not parent.body if isinstance(parent, nodes.Lambda) else not cur.is_statement:
-                    return None
-                in_frame = True
+                if isinstance(parent, nodes.Lambda):
+                    if cur is not parent.body:   # a lambda's defaults: not answered here
+                        return None
+                    in_frame = True
+                elif cur.is_statement:   # the body of the use's frame
+                    in_frame = True
+                else:   # a def's or class's header: its frame is the one around the def / class
+                    header = True
         cur = parent
     if in_frame:
         return (module, [binding]) if binding.parent is module else None
     # a use in the module's own frame: astroid keeps a binding made earlier in the same statement list (the
-    # module's body, or one block of a `try` / `if` / `for` / `with` at module level), so only that case
+    # module's body, or one block of a `try` / `if` / `for` / `with` at module level), so only that case; in
+    # a header the use's statement is the def / class, and a default or a base is looked up from the line
+    # before it (``def f(x=f)``, ``class A(A)``): an earlier line is kept in every case
     stmt = node.statement()
     if stmt is binding or stmt.parent is not binding.parent or stmt.fromlineno < binding.fromlineno \
-            or not _same_block(stmt, binding):
+            or header and stmt.fromlineno == binding.fromlineno or not _same_block(stmt, binding):
         return None
     return (module, [binding])
 

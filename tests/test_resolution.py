@@ -269,6 +269,19 @@ if os.name:
 else:
     shutil.move
 shutil.rmtree
+class Late(Base):
+    pass
+class Base(os.PathLike):
+    def run(self, n: Optional = None) -> "Base":
+        return n
+def self_default(f=self_default):
+    return f
+@json.dumps
+class Decorated(Base, metaclass=type):
+    pass
+@helper(lambda: Registered)
+class Registered:
+    pass
 '''
 
 
@@ -286,19 +299,21 @@ def test_module_binding_answers_as_astroids_lookup_does():
         if module_binding(n, n.name) is not None:
             fast.add((n.lineno, n.name))
     # one top-level binding used in a body (a function's, a method's, a lambda's, a comprehension's in a class),
-    # or used in the module's frame after the binding in the same statement list (the module's body, a try's body)
+    # or used in the module's frame after the binding in the same statement list (the module's body, a try's body),
+    # or used in a def's or class's header (defaults, annotations, decorators, bases: the frame around it)
     assert fast == {(8, "helper"), (22, "os"), (26, "helper"), (37, "Optional"), (40, "helper"), (40, "Optional"),
                     (47, "helper"), (51, "Optional"),
-                    (12, "os"), (19, "Optional"), (58, "json"), (61, "yaml"), (66, "os"), (68, "shutil")}
+                    (12, "os"), (19, "Optional"), (58, "json"), (61, "yaml"), (66, "os"), (68, "shutil"),
+                    (21, "Optional"), (21, "os"), (24, "helper"), (39, "Optional"), (75, "os"), (76, "Optional"),
+                    (80, "json"), (81, "Base"), (83, "helper")}
     # never: bound in a try (np) or in if/else branches (pick), bound twice (Holder), bound by a plain assignment
-    # (counter), a default or annotation (looked up from the enclosing frame), a decorator, a name a class body
-    # or a function binds again (os in Holder's methods, os in helper2); in the module's frame: a use before
-    # the import, in the handler or else block of the try that imports, in another branch or block than the
-    # import's (astroid filters those by line and branch)
-    assert not fast & {(8, "np"), (22, "pick"), (22, "Holder"), (22, "counter"), (21, "Optional"), (24, "helper"),
-                       (39, "Optional"), (40, "os"), (44, "Optional"), (46, "os"), (51, "os"),
-                       (56, "later_import"), (63, "yaml"), (65, "yaml"), (69, "shutil"), (71, "shutil"),
-                       (72, "shutil")}
+    # (counter), a name a class body or a function binds again (os in Holder's methods, os in helper2, Optional in
+    # inner: its default too); in the module's frame: a use before the import (a base before its class, a def's
+    # own name as its default or in its own decorator), in the handler or else block of the try that imports, in another branch or block
+    # than the import's (astroid filters those by line and branch)
+    assert not fast & {(8, "np"), (22, "pick"), (22, "Holder"), (22, "counter"), (40, "os"), (44, "Optional"),
+                       (46, "os"), (51, "os"), (56, "later_import"), (63, "yaml"), (65, "yaml"), (69, "shutil"),
+                       (71, "shutil"), (72, "shutil"), (73, "Base"), (78, "self_default"), (83, "Registered")}
 
 
 def test_a_method_decorator_resolves_in_a_process_that_never_built_astroids_builtins(tmp_path):

@@ -247,6 +247,8 @@ class Resolver:
         name (a variable holding a call result, a loop variable ...) never resolves, so
         its scope lookup -- the costliest step -- is skipped."""
         if self._bindable is None:
+            self._bindable = self.tree.__dict__.get("_npu_bindable")   # the same for every resolver of the tree
+        if self._bindable is None:
             out: Set[str] = set()
             for n in nodes_of(self.tree, nodes.Import, nodes.ImportFrom, nodes.FunctionDef, nodes.ClassDef,
                               nodes.AssignName):
@@ -260,7 +262,7 @@ class Resolver:
                     out.add(n.name)
                 elif self._can_resolve(n):
                     out.add(n.name)
-            self._bindable = out
+            self._bindable = self.tree._npu_bindable = out
         return self._bindable
 
     def _bindable_scopes(self) -> Set[Tuple[int, str]]:
@@ -269,12 +271,14 @@ class Resolver:
         the scopes enclosing a use (or builtins), so a use none of whose enclosing scopes has such a
         binding never resolves either."""
         if self._bindable_scoped is None:
+            self._bindable_scoped = self.tree.__dict__.get("_npu_bindable_scoped")
+        if self._bindable_scoped is None:
             out: Set[Tuple[int, str]] = set()
             for sc in nodes_of(self.tree, *_SCOPE_TYPES):
                 for name, binds in sc.locals.items():
                     if any(self._can_resolve(b) for b in binds):
                         out.add((id(sc), name))
-            self._bindable_scoped = out
+            self._bindable_scoped = self.tree._npu_bindable_scoped = out
         return self._bindable_scoped
 
     def _can_resolve(self, binding) -> bool:

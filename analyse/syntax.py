@@ -284,6 +284,8 @@ def lookup(node, name: str):
     if hit is None:
         hit = module_binding(node, name)
         if hit is None:
+            hit = frame_binding(node, name)
+        if hit is None:
             try:
                 hit = node.lookup(name)
             except KeyError as exc:
@@ -367,6 +369,88 @@ def module_binding(node, name: str):
             or header and stmt.fromlineno == binding.fromlineno or not _same_block(stmt, binding):
         return None
     return (module, [binding])
+
+
+def frame_binding(node, name: str):
+    """astroid's answer to ``node.lookup(name)`` without its search, ``(function, [binding])``, for the
+    commonest uses of a local variable, else None (ask astroid). The name is bound once in the function
+    around the use (comprehensions between may not bind it), and the use is in the function's body:
+
+    * a parameter (``*args`` and ``**kwargs`` are bound to the ``Arguments`` node itself): every use in the
+      body sees it;
+    * a ``for`` target (or a name in it) and the use in the loop's body: astroid keeps an optional binding
+      whose statement holds the use;
+    * an assignment target (or a name unpacked by one), and the use in a later statement of the
+      assignment's statement list or of a block nested in it.
+
+    Why astroid answers the same (``filter_statements._filter_stmts`` over the one binding, the use's frame
+    being the function): the binding's line is not after the use's statement (the line filter keeps it);
+    its statement is not the use's (``x = x + 1`` looks further out); and the use is not in a branch
+    exclusive to the binding (``nodes.are_exclusive`` decides at the first node above both: the function
+    for a parameter, the assignment's block owner, where both are in one statement list, for an
+    assignment -- never exclusive, for an ``if``, a ``try`` or any other owner)."""
+    if name[:2] == "__":
+        return None
+    cur = node
+    while True:   # up to the use's frame; only comprehension scopes may lie between
+        parent = cur.parent
+        if parent is None:
+            return None
+        scope_locals = getattr(parent, "locals", None)
+        if scope_locals is not None:
+            if type(parent) in _FUNCTIONS:
+                if not cur.is_statement:   # the function's header: looked up from the frame around it
+                    return None
+                frame = parent
+                break
+            if isinstance(parent, (nodes.ClassDef, nodes.Lambda, nodes.Module)) or name in scope_locals:
+                return None
+        cur = parent
+    binds = frame.locals.get(name)
+    if binds is None or len(binds) != 1:
+        return None
+    binding = binds[0]
+    kind = type(binding)
+    if kind is nodes.Arguments:   # *args / **kwargs
+        return (frame, [binding]) if binding.parent is frame else None
+    if kind is not nodes.AssignName:
+        return None
+    top, owner = binding, binding.parent
+    while type(owner) in _UNPACKING:
+        top, owner = owner, owner.parent
+    kind = type(owner)
+    if kind is nodes.Arguments:   # a parameter
+        return (frame, [binding]) if top is binding and owner.parent is frame else None
+    stmt = node.statement()
+    if kind in _FORS:   # a loop variable, used in the loop's body
+        if owner.target is not top or stmt is owner:
+            return None
+        under = _child_towards(stmt, owner, frame)
+        return (frame, [binding]) if under is not None and _same_block(under, owner.body[0]) else None
+    if kind is not nodes.Assign or not any(t is top for t in owner.targets):
+        return None
+    if stmt is owner or stmt.fromlineno < owner.fromlineno:
+        return None
+    under = _child_towards(stmt, owner.parent, frame)
+    if under is None or not _same_block(under, owner):
+        return None
+    return (frame, [binding])
+
+
+def _child_towards(stmt, owner, frame):
+    """The child of *owner* that holds statement *stmt* (or is it), or None when *owner* is not above it
+    (below *frame*)."""
+    under = stmt
+    while under.parent is not owner:
+        under = under.parent
+        if under is None or under is frame:
+            return None
+    return under
+
+
+_UNPACKING = frozenset((nodes.Tuple, nodes.List, nodes.Starred))
+_FORS = frozenset((nodes.For, nodes.AsyncFor))
+_FUNCTIONS = frozenset((nodes.FunctionDef, nodes.AsyncFunctionDef))
 
 
 def _same_block(a, b) -> bool:

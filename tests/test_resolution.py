@@ -316,6 +316,74 @@ def test_module_binding_answers_as_astroids_lookup_does():
                        (71, "shutil"), (72, "shutil"), (73, "Base"), (78, "self_default"), (83, "Registered")}
 
 
+_FRAME_BINDING_CASES = '''
+def f(a, *args, b=1, **kw):
+    x = a + 1
+    y, (z, *rest) = x, (a, b)
+    print(x, y, z, rest, args, kw)
+    for i in range(x):
+        print(i, x)
+    else:
+        i
+    i
+    if a:
+        w = 1
+        w
+    else:
+        w
+    try:
+        t = 1
+        t
+    except ValueError:
+        t
+    else:
+        t
+    q = 1
+    q = q + 1
+    v = [v2 + x for v2 in range(x)]
+    g = lambda: x
+    def inner(p=x):
+        return p, x
+    class K:
+        attr = x
+    early
+    early = 2
+    s = s
+    for j, (k, m) in enumerate(kw):
+        j, k, m
+    with open(a) as h:
+        h
+    return v, g, inner, K, q, w, t, s
+'''
+
+
+def test_frame_binding_answers_as_astroids_lookup_does():
+    from analyse.syntax import frame_binding, lookup
+
+    tree = parse_source(_FRAME_BINDING_CASES, Path("m.py"), "m.py", "m")[0].tree
+    fast = set()
+    for n in tree._npu_preorder:
+        if type(n) is not nodes.Name:
+            continue
+        want = n.lookup(n.name)
+        got = lookup(n, n.name)
+        assert got[0] is want[0] and [id(d) for d in got[1]] == [id(d) for d in want[1]], (n.lineno, n.name)
+        if frame_binding(n, n.name) is not None:
+            fast.add((n.lineno, n.name))
+    # bound once in the function: a parameter (*args and **kw too) used in the body; a plain or unpacking
+    # assignment used later in its statement list or a block in it (a comprehension's iterable included); a
+    # loop variable in the loop's body; an inner function's parameter in its body
+    assert fast == {(3, "a"), (4, "a"), (4, "b"), (4, "x"), (5, "args"), (5, "kw"), (5, "rest"), (5, "x"), (5, "y"),
+                    (5, "z"), (6, "x"), (7, "i"), (7, "x"), (11, "a"), (13, "w"), (18, "t"), (25, "x"), (28, "p"),
+                    (34, "kw"), (35, "j"), (35, "k"), (35, "m"), (36, "a"), (38, "g"), (38, "s"), (38, "v")}
+    # never: a loop variable in the loop's else or after it; a name bound in another branch, in a try's handler
+    # or else block, or in a block the use is not in; bound twice (q); a use in the binding's own statement
+    # (s = s) or before it; a use in a lambda, a class body, or a function that does not bind the name (inner's
+    # x: astroid looks in the enclosing function); a default (looked up outside); a `with` target
+    assert not fast & {(9, "i"), (10, "i"), (15, "w"), (20, "t"), (22, "t"), (24, "q"), (26, "x"), (27, "x"),
+                       (28, "x"), (30, "x"), (31, "early"), (33, "s"), (37, "h"), (38, "w"), (38, "t"), (38, "q")}
+
+
 def test_a_method_decorator_resolves_in_a_process_that_never_built_astroids_builtins(tmp_path):
     """astroid's lookup of a method's decorator name reads its builtins module without building it (a KeyError
     while no earlier lookup of the process had built it): the decorator's CUDA API was found or not depending on

@@ -407,8 +407,10 @@ def frame_binding(node, name: str):
                 return None
         cur = parent
     binds = frame.locals.get(name)
-    if binds is None or len(binds) != 1:
+    if binds is None:
         return None
+    if len(binds) != 1:
+        return _straight_line(node, frame, binds)
     binding = binds[0]
     kind = type(binding)
     if kind is nodes.Arguments:   # *args / **kwargs
@@ -435,6 +437,52 @@ def frame_binding(node, name: str):
     if under is None or not _same_block(under, owner):
         return None
     return (frame, [binding])
+
+
+def _straight_line(node, frame, binds):
+    """:func:`frame_binding` for a name bound several times in *frame*, each time by a parameter or by an
+    assignment statement (``=`` or ``+=``) of the function's own statement list: the binding a use sees is
+    the last one on a line not after the use's statement, the use's statement itself excluded (``x =
+    self.proj(x)`` sees the ``x`` before it). astroid's filter keeps one binding per statement list when
+    none is exclusive to another, and resets at a binding in the use's own list; nothing is left when no
+    binding comes first (then it looks further out: None here)."""
+    for b in binds:
+        if type(b) is nodes.Arguments:
+            if b.parent is not frame:
+                return None
+            continue
+        if type(b) is not nodes.AssignName:
+            return None
+        top, owner = b, b.parent
+        while type(owner) in _UNPACKING:
+            top, owner = owner, owner.parent
+        kind = type(owner)
+        if kind is nodes.Arguments:
+            if top is not b or owner.parent is not frame:
+                return None
+        elif kind is nodes.Assign:
+            if owner.parent is not frame or not any(t is top for t in owner.targets):
+                return None
+        elif kind is nodes.AugAssign:
+            if owner.parent is not frame or owner.target is not b:
+                return None
+        else:
+            return None
+    stmt = node.statement()
+    line = stmt.fromlineno
+    seen = None
+    for b in binds:
+        owner = b.parent if type(b) is not nodes.Arguments else b
+        while type(owner) in _UNPACKING:
+            owner = owner.parent
+        if type(owner) is nodes.Arguments:
+            at = frame   # a parameter's statement is the def
+        else:
+            at = owner
+        if at.fromlineno > line or at is stmt:
+            break
+        seen = b
+    return (frame, [seen]) if seen is not None else None
 
 
 def _child_towards(stmt, owner, frame):

@@ -272,6 +272,8 @@ def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
             rules = [r.to_dict() for r in all_rules()]
             if record_cache is not None:
                 record_cache.put(record_key, {"report": report, "rules": rules})
+        if record_cache is not None:
+            record_cache.flush()
         _finish(report, rules, cfg, opts, policy, fmts, output)
 
 

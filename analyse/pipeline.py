@@ -395,6 +395,8 @@ def _worker_main(conn, worker: _Worker, tasks: Dict[str, _Task]) -> None:
         pass
     finally:
         conn.close()
+        if store is not None:
+            store[0].close()   # the entries still buffered go in before the process leaves
         if profiler is not None:
             profiler.disable()
             profiler.dump_stats(os.path.join(profile_dir, f"worker-{os.getpid()}.prof"))
@@ -639,6 +641,8 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     n_workers = min(jobs, len(todo_pre)) if parallel else 1
     keep = work_bytes <= KEEP_TREES_MAX_BYTES * n_workers
     worker = _Worker(kb, project, passes, want_summaries, keep)
+    if cache is not None and parallel:
+        cache.prepare()   # made before the workers fork: they open it, none has to create it
     pool = _Pool(n_workers, worker, tasks) if parallel else None
     if pool is not None and want_summaries:
         _prefetch("networkx")
@@ -771,8 +775,10 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
             errors.append(_internal("<project>", f"pass {p.name} (project level)", exc))
     findings = assign_ids(dedupe(findings))
     timings["finish_s"] = time.perf_counter() - tf
-    if cache is not None and (cache.writes or stored):
-        cache.evict()
+    if cache is not None:
+        if cache.writes or stored:
+            cache.evict()
+        cache.flush()   # the last-use times of the entries read
     n_ok = len([r for r in order if prescans[r].error is None])
     return RunResult(findings=findings, errors=errors, files_analysed=n_ok + len(others),
                      lines_analysed=lines, duration_s=time.perf_counter() - t0, project=project,

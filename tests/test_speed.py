@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import pty
 import select
 import subprocess
@@ -286,30 +287,95 @@ def test_with_thirdparty_report_change_is_seen(tmp_path, kb):
     assert [f["code"] for f in second["findings"] if f["path"] == "use.py"] == ["NPU451"]
 
 
+def _sql(cache_dir, statement, *params):
+    """Run one statement on a cache's database (the tests' way to damage or age its entries)."""
+    import sqlite3
+
+    db = sqlite3.connect(str(cache_dir / cache_mod.FORMAT / cache_mod.Cache.FILE), isolation_level=None)
+    try:
+        return db.execute(statement, params).fetchall()
+    finally:
+        db.close()
+
+
 def test_corrupt_entries_are_misses(tmp_path, kb):
     root = write(tmp_path / "p")
     settings = Settings(jobs=1, cache_dir=tmp_path / "c")
     want = dump(pipeline.run([root], kb, settings=settings))
-    entries = [p for p in (tmp_path / "c").rglob("*") if p.is_file()]
-    assert len(entries) == 7
-    for p in entries[:4]:
-        p.write_bytes(b"not a pickle")
+    keys = cache_mod.Cache(tmp_path / "c").keys()
+    assert len(keys) == 7
+    for key in keys[:3]:
+        _sql(tmp_path / "c", "UPDATE entries SET data = ? WHERE key = ?", b"not a pickle", key)
+    _sql(tmp_path / "c", "UPDATE entries SET data = ? WHERE key = ?", pickle.dumps({"key": "another"}), keys[3])
     res = pipeline.run([root], kb, settings=settings)
     assert res.cache_hits == 3
     assert dump(res) == want
+
+
+def test_a_damaged_cache_file_is_replaced(tmp_path, kb):
+    root = write(tmp_path / "p")
+    settings = Settings(jobs=1, cache_dir=tmp_path / "c")
+    want = dump(pipeline.run([root], kb, settings=settings))
+    db = tmp_path / "c" / cache_mod.FORMAT / cache_mod.Cache.FILE
+    for extra in (db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        if extra.exists():
+            extra.unlink()
+    db.write_bytes(b"this is not an SQLite database, just 64 bytes of something else..")
+    res = pipeline.run([root], kb, settings=settings)
+    assert res.cache_hits == 0 and dump(res) == want          # a miss, and a fresh database made
+    assert len(cache_mod.Cache(tmp_path / "c").keys()) == 7
+    assert pipeline.run([root], kb, settings=settings).cache_hits == 7
+
+
+@pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True, reason="root can write anywhere")
+def test_an_unwritable_cache_folder_runs_without_cache(tmp_path, kb):
+    root = write(tmp_path / "p")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        res = pipeline.run([root], kb, settings=Settings(jobs=1, cache_dir=ro / "c"))
+    finally:
+        ro.chmod(0o700)
+    assert dump(res) == dump(pipeline.run([root], kb, settings=Settings(jobs=1)))
+
+
+def test_a_cache_that_cannot_be_opened_is_off_for_the_run(tmp_path, kb):
+    root = write(tmp_path / "p")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / cache_mod.FORMAT).write_text("a file where the cache folder should be")
+    res = pipeline.run([root], kb, settings=Settings(jobs=2, cache_dir=tmp_path / "c"))
+    assert dump(res) == dump(pipeline.run([root], kb, settings=Settings(jobs=1)))
 
 
 def test_cache_is_bounded(tmp_path):
     c = cache_mod.Cache(tmp_path, max_bytes=10_000)
     for i in range(40):
         c.put(f"{i:040x}", {"blob": b"x" * 1000})
-        os.utime(c._path(f"{i:040x}"), (1_000_000 + i, 1_000_000 + i))
+    c.flush()
+    for i in range(40):   # entry i was last used at time 1,000,000 + i
+        _sql(tmp_path, "UPDATE entries SET used = ? WHERE key = ?", 1_000_000 + i, f"{i:040x}")
+    assert c.size() > 40_000
     removed = c.evict()
-    left = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
-    assert removed > 0
-    assert sum((tmp_path / "v1" / n[:2] / n).stat().st_size for n in left) <= 10_000
+    left = c.keys()
+    assert removed > 0 and len(left) == 40 - removed
+    assert c.size() <= 10_000
     assert f"{39:040x}" in left and f"{0:040x}" not in left   # the oldest go first
+    assert left == sorted(left)                                # and the rest keep their order of use
     assert c.get(f"{39:040x}")["blob"] == b"x" * 1000
+
+
+def test_a_hit_refreshes_the_entry_for_eviction(tmp_path):
+    c = cache_mod.Cache(tmp_path, max_bytes=10_000)
+    for i in range(3):
+        c.put(f"{i:040x}", {"blob": b"x" * 10})
+    c.flush()
+    for i in range(3):
+        _sql(tmp_path, "UPDATE entries SET used = ? WHERE key = ?", 1_000_000 + i, f"{i:040x}")
+    reader = cache_mod.Cache(tmp_path)
+    assert reader.get(f"{0:040x}")["blob"] == b"x" * 10
+    reader.flush()
+    assert cache_mod.Cache(tmp_path).keys() == [f"{1:040x}", f"{2:040x}", f"{0:040x}"]
 
 
 def _cli(args, env=None, **kw):
@@ -331,7 +397,9 @@ def test_concurrent_runs_share_one_cache(tmp_path):
     reports = [json.loads((tmp_path / f"o{i}" / "report.json").read_text()) for i in range(3)]
     ids = [sorted(f["id"] for f in r["findings"]) for r in reports]
     assert ids[0] == ids[1] == ids[2] and ids[0]
-    assert not [p for p in cache_dir.rglob(".tmp-*")]
+    # one entry per Python file (6 analysed, 1 that does not parse) and one for the whole report, whole
+    assert len(cache_mod.Cache(cache_dir).keys()) == 8
+    assert _sql(cache_dir, "PRAGMA integrity_check") == [("ok",)]
 
 
 def test_no_cache_writes_nothing_and_cache_dir_is_used(tmp_path):
@@ -346,7 +414,7 @@ def test_no_cache_writes_nothing_and_cache_dir_is_used(tmp_path):
              env=env_extra)
     assert p.wait(timeout=300) == 0
     # an entry per Python file (6 analysed, 1 that does not parse) and one for the whole report
-    assert len([f for f in (xdg / "npu-analyse").rglob("*") if f.is_file()]) == 8
+    assert len(cache_mod.Cache(xdg / "npu-analyse").keys()) == 8
 
 
 @pytest.mark.parametrize("version, files, proc, expect", [

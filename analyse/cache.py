@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 FORMAT = "v2"
+_OLD_FORMATS = ("v1",)   # a file per entry, in <dir>/v1/<2 hex>/<key>
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 _PKG = Path(__file__).resolve().parent
 
@@ -147,8 +148,11 @@ class Cache:
         if self._db is not None and self._pid == os.getpid():
             return self._db
         self._db = None   # a connection made before a fork belongs to the parent
-        if not create and not self.path.exists():
+        fresh = not self.path.exists()
+        if not create and fresh:
             return None
+        if fresh:
+            self._remove_old_formats()
         import sqlite3
 
         discarded = False
@@ -189,6 +193,16 @@ class Cache:
                 return None
             self._db, self._pid = db, os.getpid()
             return db
+
+    def _remove_old_formats(self) -> None:
+        """Delete the folders of older cache layouts beside this one (``v1``: a file per entry), best effort:
+        nothing reads them any more, and they would stay at their size for good."""
+        import shutil
+
+        for old in _OLD_FORMATS:
+            folder = self.directory / old
+            if folder.is_dir() and not folder.is_symlink():
+                shutil.rmtree(folder, ignore_errors=True)
 
     def prepare(self) -> None:
         """Open (and create) the database in this process: the pipeline does it before its workers fork, so

@@ -348,6 +348,18 @@ def test_a_cache_that_cannot_be_opened_is_off_for_the_run(tmp_path, kb):
     assert dump(res) == dump(pipeline.run([root], kb, settings=Settings(jobs=1)))
 
 
+def test_the_old_layout_is_removed_when_the_database_is_made(tmp_path):
+    old = tmp_path / "v1" / "ab"
+    old.mkdir(parents=True)
+    (old / ("ab" + "0" * 38)).write_bytes(b"an entry of the file-per-entry layout")
+    c = cache_mod.Cache(tmp_path)
+    assert c.get("0" * 40) is None and (tmp_path / "v1").is_dir()   # reading alone makes nothing
+    c.put("0" * 40, {"x": 1})
+    c.flush()
+    assert not (tmp_path / "v1").exists()
+    assert cache_mod.Cache(tmp_path).get("0" * 40)["x"] == 1
+
+
 def test_cache_is_bounded(tmp_path):
     c = cache_mod.Cache(tmp_path, max_bytes=10_000)
     for i in range(40):

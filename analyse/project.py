@@ -104,6 +104,7 @@ def _leaf(cls, field: str, value, node, parent):
     return n
 
 
+# The makers below repeat the position lines on purpose: a shared helper would be one more call per node.
 def _name(cls, name: str, node, parent):
     n = _new(cls)
     n.name = name

@@ -285,19 +285,29 @@ class Registered:
 '''
 
 
-def test_module_binding_answers_as_astroids_lookup_does():
-    from analyse.syntax import lookup, module_binding
+def _answered(source: str, fast_path) -> dict:
+    """Check :func:`analyse.syntax.lookup` against astroid's own lookup on every name of *source*; return
+    ``{(line, name): binding line}`` of the names that *fast_path* answers without astroid."""
+    from analyse.syntax import lookup
 
-    tree = parse_source(_MODULE_BINDING_CASES, Path("m.py"), "m.py", "m")[0].tree
-    fast = set()
+    tree = parse_source(source, Path("m.py"), "m.py", "m")[0].tree
+    out = {}
     for n in tree._npu_preorder:
         if type(n) is not nodes.Name:
             continue
         want = n.lookup(n.name)
         got = lookup(n, n.name)
         assert got[0] is want[0] and [id(d) for d in got[1]] == [id(d) for d in want[1]], (n.lineno, n.name)
-        if module_binding(n, n.name) is not None:
-            fast.add((n.lineno, n.name))
+        hit = fast_path(n, n.name)
+        if hit is not None:
+            out[(n.lineno, n.name)] = hit[1][0].lineno
+    return out
+
+
+def test_module_binding_answers_as_astroids_lookup_does():
+    from analyse.syntax import module_binding
+
+    fast = set(_answered(_MODULE_BINDING_CASES, module_binding))
     # one top-level binding used in a body (a function's, a method's, a lambda's, a comprehension's in a class),
     # or used in the module's frame after the binding in the same statement list (the module's body, a try's body),
     # or used in a def's or class's header (defaults, annotations, decorators, bases: the frame around it)
@@ -382,21 +392,11 @@ def reads_first():
 
 
 def test_frame_binding_answers_as_astroids_lookup_does():
-    from analyse.syntax import frame_binding, lookup
+    from analyse.syntax import frame_binding
 
-    tree = parse_source(_FRAME_BINDING_CASES, Path("m.py"), "m.py", "m")[0].tree
-    fast = set()
-    chosen = set()
-    for n in tree._npu_preorder:
-        if type(n) is not nodes.Name:
-            continue
-        want = n.lookup(n.name)
-        got = lookup(n, n.name)
-        assert got[0] is want[0] and [id(d) for d in got[1]] == [id(d) for d in want[1]], (n.lineno, n.name)
-        if frame_binding(n, n.name) is not None:
-            fast.add((n.lineno, n.name))
-            if n.lineno > 40:
-                chosen.add((n.lineno, n.name, frame_binding(n, n.name)[1][0].lineno))
+    answered = _answered(_FRAME_BINDING_CASES, frame_binding)
+    fast = set(answered)
+    chosen = {(line, name, at) for (line, name), at in answered.items() if line > 40}
     # bound once in the function: a parameter (*args and **kw too) used in the body; a plain or unpacking
     # assignment used later in its statement list or a block in it (a comprehension's iterable included); a
     # loop variable in the loop's body; an inner function's parameter in its body

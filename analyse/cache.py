@@ -205,9 +205,11 @@ class Cache:
                 shutil.rmtree(folder, ignore_errors=True)
 
     def prepare(self) -> None:
-        """Open (and create) the database in this process: the pipeline does it before its workers fork, so
-        they find it made instead of racing to make it."""
+        """Make the database, then close this process's connection: the pipeline calls it before its workers
+        fork, so they find the database made instead of racing to make it, and no connection (nor SQLite's
+        per-file lock bookkeeping for it) is open in the process that forks."""
         self._connect(create=True)
+        self.close()
 
     def _discard_damaged(self) -> bool:
         try:
@@ -324,6 +326,7 @@ class Cache:
         return len(doomed)
 
     def close(self) -> None:
+        """Flush, and close this process's connection (a later use opens a new one)."""
         self.flush()
         if self._db is not None and self._pid == os.getpid():
             try:

@@ -295,7 +295,9 @@ def _cached_report(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opt
     state = tree_state(inputs, admit=lambda abspath, rel: not policy.excluded(rel, abspath))
     key = report_key(state, mode, [os.path.realpath(p) for p in inputs], list(paths), repr(sorted(cfg.values.items())),
                      str(cfg.base), bool(opts.get("show_suppressed")), [(f, file_digest(f)) for f in extra_files])
-    return cache, key, cache.get(key)
+    entry = cache.get(key)
+    cache.close()   # no connection stays open while the analysis forks its workers (the put reopens one)
+    return cache, key, entry
 
 
 def _analyse(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opts: dict, policy, entries, roles,

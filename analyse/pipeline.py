@@ -642,7 +642,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     keep = work_bytes <= KEEP_TREES_MAX_BYTES * n_workers
     worker = _Worker(kb, project, passes, want_summaries, keep)
     if cache is not None and parallel:
-        cache.prepare()   # made before the workers fork: they open it, none has to create it
+        cache.prepare()   # made, and this process's connection closed, before the workers fork
     pool = _Pool(n_workers, worker, tasks) if parallel else None
     if pool is not None and want_summaries:
         _prefetch("networkx")
@@ -688,6 +688,19 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
                 results[rel] = e["result"]
             else:
                 todo.append(rel)
+        if pool is None and jobs > 1 and hasattr(os, "fork") and len(todo) > 1 \
+                and sum(tasks[r].size for r in todo) >= PARALLEL_MIN_BYTES:
+            # the pre-scans came from the cache but the analysis runs again (a project-wide fact changed: a
+            # new top-level name, a class's bases): the long step gets the workers too. They parse what they
+            # analyse and keep nothing, so the collector stays on in them.
+            gc_off.close()
+            worker.keep = False
+            n_workers = min(jobs, len(todo))
+            if cache is not None:
+                cache.prepare()
+            pool = _Pool(n_workers, worker, tasks)
+            if want_summaries:
+                _prefetch("networkx")
 
         # ---- 4. analyse
         ta = time.perf_counter()

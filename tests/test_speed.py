@@ -221,6 +221,34 @@ def test_cross_file_change_invalidates_dependent_results(tmp_path, kb):
     assert dump(again) == dump(pipeline.run([root], kb, settings=Settings(jobs=1)))
 
 
+def test_a_project_wide_change_is_analysed_again_in_workers(tmp_path, kb, parallel, monkeypatch):
+    """The pre-scans of the unchanged files come from the cache, but a changed class base changes the facts
+    every file was analysed against: the analysis of all of them runs again, in the workers (it ran in the
+    main process alone, as slow as --jobs 1)."""
+    root = write(tmp_path / "p")
+    settings = Settings(jobs=2, cache_dir=tmp_path / "c")
+    pipeline.run([root], kb, settings=settings)
+    (root / "proj/base.py").write_text("class Base:\n    pass\n")
+    main_pid = os.getpid()
+    real = pipeline._Worker.analyse
+    where = []
+
+    def note(self, task):
+        res = real(self, task)
+        res.errors.append(pipeline.AnalysisError(task.relpath, "internal", "worker" if os.getpid() != main_pid
+                                                 else "main"))
+        return res
+
+    monkeypatch.setattr(pipeline._Worker, "analyse", note)
+    again = pipeline.run([root], kb, settings=settings)
+    assert again.cache_hits == 6                       # every file but base.py: pre-scans reused
+    ran = [e.message for e in again.errors if e.kind == "internal"]
+    assert len(ran) == 6 and set(ran) == {"worker"}    # all six analysed again, none in this process
+    again.errors = [e for e in again.errors if e.kind != "internal"]
+    monkeypatch.setattr(pipeline._Worker, "analyse", real)
+    assert dump(again) == dump(pipeline.run([root], kb, settings=Settings(jobs=1)))
+
+
 @pytest.mark.parametrize("part", ["version", "package", "knowledge", "options", "mode"])
 def test_each_key_part_invalidates(tmp_path, kb, count_parses, monkeypatch, part):
     from analyse.knowledge import load_knowledge

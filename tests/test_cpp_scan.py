@@ -9,6 +9,9 @@ Speed is measured by benchmarks/bench_cpp_scan.py, not here.
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from analyse.cpp_syntax import blank_comments_and_strings, cuda_kernels, global_kernels, match_brackets
 from analyse.library.cpp import BuildExt, scan_sources
 
@@ -193,3 +196,39 @@ def test_device_functions_and_other_accelerators_do_not_make_a_cpu_op_cuda(tmp_p
     assert scan.op_status("pkg._ext.points_cpu")[0] == "needs-migration"   # a __device__ name is not host code
     assert scan.op_status("pkg._ext.pairs")[0] == "needs-migration"        # the MLU implementation is not on the path
     assert "pairs_mlu" not in scan.registrations.get("pairs_impl", set())
+
+
+_API_TOKENS = ["cuda", "Malloc", "MemcpyAsync", "Mem", "cudaGetLastError", "x", "_", "9", "é", "::", "at", "c10",
+               "thrust", "cub", "hipcub", "nccl", "ncclAllReduce", "A", "__shfl", "_xor_sync", "__syncthreads",
+               "atomicAdd", "__ldg", "__shared__", "warpSize", "cublas", "cublasSgemm", "cudnn", "cudnnConv", " ",
+               "\n", "(", ")", "<<<", ">>>", "{", "}"]
+
+
+def _api_counts_by_the_patterns(text):
+    from analyse.library.cpp import API_PATTERNS
+
+    return {label: n for label, rx in API_PATTERNS.items() if (n := sum(1 for _ in rx.finditer(text)))}
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_API_TOKENS), max_size=40))
+def test_fast_api_counts_equal_the_patterns_counts(tokens):
+    """api_counts rewrites API_PATTERNS so that re can jump to each literal word; glued tokens test every word
+    boundary (a word character before, after, inside an identifier, at the start and end of the text)."""
+    from analyse.library.cpp import _CUDA_ANY, api_counts, uses_cuda
+
+    text = "".join(tokens)
+    assert api_counts(text) == _api_counts_by_the_patterns(text)
+    assert uses_cuda(text) == (_CUDA_ANY.search(text) is not None)
+
+
+def test_fast_api_counts_on_a_kernel_file():
+    from analyse.library.cpp import api_counts
+
+    text = ("#include <cub/cub.cuh>\n__global__ void k(float* x) { __shared__ float s[32]; s[0] = __ldg(x);\n"
+            "  __syncthreads(); atomicAdd(x, __shfl_xor_sync(0xffffffff, s[0], 1)); }\n"
+            "void launch(at::Tensor t) { auto st = at::cuda::getCurrentCUDAStream(); cudaMemcpyAsync(0, 0, 0, "
+            "cudaMemcpyDeviceToDevice, st); cublasSgemm(h); thrust::sort(p); c10::cuda::device_synchronize();\n"
+            "  ncclAllReduce(a); mycudaMalloc(); cub::DeviceReduce::Sum(); hipcub::X(); warpSize; }\n")
+    assert api_counts(text) == _api_counts_by_the_patterns(text) == {
+        "cuda-runtime": 2, "cublas": 1, "thrust": 1, "cub": 1, "at::cuda": 2, "nccl": 1, "cuda-intrinsics": 6}

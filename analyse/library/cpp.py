@@ -78,6 +78,49 @@ API_PATTERNS = {
 }
 _CUDA_ANY = re.compile("|".join(f"(?:{rx.pattern})" for rx in API_PATTERNS.values()) + r"|<<<")
 
+# The counts of API_PATTERNS, fast: the same patterns, each made to start with its literal word (a leading
+# ``\b`` before a word character becomes a look-behind after the word, an alternation becomes one pattern per
+# alternative, counts summed). Python's ``re`` then jumps between occurrences of the literal instead of trying
+# the pattern at every position of the text: 0.47 s -> 0.05 s on DeepSpeed's 2.3 MB of C++/CUDA, in the main
+# process after the workers. Every alternative is bounded by word boundaries or ``::``, so no two of one
+# label overlap and the sums equal the originals' counts (checked by a test on random and real texts).
+_API_COUNTERS = {
+    "cuda-runtime": (r"cuda(?<!\wcuda)(?:Malloc|Free|Memcpy|Memset|Stream|Event|Device|GetLastError|GetErrorString|"
+                     r"Launch|FuncSetAttribute|Occupancy|PeekAtLastError|Graph|Host|Mem)\w*\b",),
+    "cublas": (r"cublas(?<!\wcublas)\w+",),
+    "cudnn": (r"cudnn(?<!\wcudnn)\w+",),
+    "thrust": (r"thrust::(?<!\wthrust::)",),
+    "cub": (r"cub::(?<!\wcub::)",),
+    "at::cuda": (r"at::cuda::(?<!\wat::cuda::)", r"c10::cuda::(?<!\wc10::cuda::)"),
+    "nccl": (r"nccl(?<!\wnccl)[A-Z]\w*",),
+    "cuda-intrinsics": (r"__shfl(?<!\w__shfl)\w*\b", r"__syncthreads(?<!\w__syncthreads)\b",
+                        r"atomicAdd(?<!\watomicAdd)\b", r"__ldg(?<!\w__ldg)\b", r"__shared__(?<!\w__shared__)\b",
+                        r"warpSize(?<!\wwarpSize)\b"),
+}
+_API_COUNTERS = {label: tuple(re.compile(p) for p in pats) for label, pats in _API_COUNTERS.items()}
+assert _API_COUNTERS.keys() == API_PATTERNS.keys()
+# the words without which _CUDA_ANY cannot match (a body holding none of them is not searched)
+_CUDA_WORDS = ("cuda", "cublas", "cudnn", "thrust::", "cub::", "nccl", "__shfl", "__syncthreads", "atomicAdd", "__ldg",
+               "__shared__", "warpSize", "<<<")
+
+
+def api_counts(text: str) -> Dict[str, int]:
+    """How many times each label of :data:`API_PATTERNS` matches *text* (labels that do not match left out)."""
+    out: Dict[str, int] = {}
+    for label, rxs in _API_COUNTERS.items():
+        n = 0
+        for rx in rxs:
+            for _ in rx.finditer(text):
+                n += 1
+        if n:
+            out[label] = n
+    return out
+
+
+def uses_cuda(text: str) -> bool:
+    """``_CUDA_ANY.search(text)``, skipped for a text without any of its words."""
+    return any(w in text for w in _CUDA_WORDS) and _CUDA_ANY.search(text) is not None
+
 
 @dataclass(frozen=True)
 class BuildExt:
@@ -398,10 +441,8 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
             known.add(name)
             ks.append(name)
     use = scan.api_use.setdefault(folder, Counter())
-    for label, rx in API_PATTERNS.items():
-        n = sum(1 for _ in rx.finditer(nostr))
-        if n:
-            use[label] += n
+    for label, n in api_counts(nostr).items():
+        use[label] += n
     braces = match_brackets(nostr, "{", "}")
     parens = match_brackets(nostr, "(", ")")
     other_device = bool(set(parts[:-1]) & _OTHER_DEVICE_DIRS)
@@ -415,7 +456,7 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
         else:
             scan.host_functions.add(name)
         # a __host__ __device__ helper is portable C++; host code in a .cu file is built by nvcc
-        if (cuda_file and where != "both") or _CUDA_ANY.search(body):
+        if (cuda_file and where != "both") or uses_cuda(body):
             scan.cuda_functions.add(name)
     for m in _REGISTER.finditer(nostr):
         if _in_define(nostr, m.start()) or m.group(2).upper() in _OTHER_DEVICES:

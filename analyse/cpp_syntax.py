@@ -17,7 +17,9 @@ from typing import Dict, List, Tuple
 # char literal (closed, or running to the end of the line), or a run of other text
 _LEX = re.compile(r"//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*(?:\"|$)|'(?:\\.|[^'\\\n])*(?:'|$)"
                   r"|[^/\"']+|/", re.M)
-_GLOBAL_KW = re.compile(r"\b__global__\b")
+# ``\b__global__\b`` made to start with its literal word (the leading \b a look-behind after it), so that re
+# jumps between occurrences instead of trying every position (a tenth of a second on DeepSpeed's sources)
+_GLOBAL_KW = re.compile(r"__global__(?<!\w__global__)\b")
 _LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\([^()]*\)")
 _TRAIL_IDENT = re.compile(r"[A-Za-z_]\w*$")
 MAX_HEAD = 2000   # a kernel declaration head (``__global__ ... name(``) longer than this is not one

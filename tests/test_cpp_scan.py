@@ -198,7 +198,7 @@ def test_device_functions_and_other_accelerators_do_not_make_a_cpu_op_cuda(tmp_p
     assert "pairs_mlu" not in scan.registrations.get("pairs_impl", set())
 
 
-_API_TOKENS = ["cuda", "Malloc", "MemcpyAsync", "Mem", "cudaGetLastError", "x", "_", "9", "é", "::", "at", "c10",
+_API_TOKENS = ["__global__", "__global", "global__", "cuda", "Malloc", "MemcpyAsync", "Mem", "cudaGetLastError", "x", "_", "9", "é", "::", "at", "c10",
                "thrust", "cub", "hipcub", "nccl", "ncclAllReduce", "A", "__shfl", "_xor_sync", "__syncthreads",
                "atomicAdd", "__ldg", "__shared__", "warpSize", "cublas", "cublasSgemm", "cudnn", "cudnnConv", " ",
                "\n", "(", ")", "<<<", ">>>", "{", "}"]
@@ -217,9 +217,17 @@ def test_fast_api_counts_equal_the_patterns_counts(tokens):
     boundary (a word character before, after, inside an identifier, at the start and end of the text)."""
     from analyse.library.cpp import _CUDA_ANY, api_counts, uses_cuda
 
+    import re
+
+    from analyse.cpp_syntax import _GLOBAL_KW
+    from analyse.library.cpp import _IDENT
+
     text = "".join(tokens)
     assert api_counts(text) == _api_counts_by_the_patterns(text)
     assert uses_cuda(text) == (_CUDA_ANY.search(text) is not None)
+    # the other patterns rewritten the same way
+    assert [m.span() for m in _GLOBAL_KW.finditer(text)] == [m.span() for m in re.finditer(r"\b__global__\b", text)]
+    assert _IDENT.findall(text) == re.findall(r"\b[A-Za-z_]\w*\b", text)
 
 
 def test_fast_api_counts_on_a_kernel_file():

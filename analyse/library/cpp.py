@@ -43,7 +43,7 @@ CUDA_SUFFIXES = (".cu", ".cuh")
 MAX_CPP_BYTES = 4 * 1024 * 1024
 
 _LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\([^()]*\)")
-_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+_IDENT = re.compile(r"[A-Za-z_](?<!\w[A-Za-z_])\w*")   # \b[A-Za-z_]\w*\b, with its first character first
 _TRAIL_NAME = re.compile(r"[A-Za-z_~][\w:]*$")
 _TRAIL_WORD = re.compile(r"[A-Za-z_]\w*$")
 _TRAIL_RET = re.compile(r"->[\w:<>,\s\*&]{0,300}$")

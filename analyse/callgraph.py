@@ -941,7 +941,7 @@ class Status:
     via: List[str]
 
 
-def propagate(g: nx.DiGraph, roots: Dict[str, Dict[str, List[str]]]) -> Dict[str, Status]:
+def propagate(g: nx.DiGraph, roots: Dict[str, Dict[str, List[str]]], condensed: Optional[list] = None) -> Dict[str, Status]:
     """Spread root reasons to every transitive caller.
 
     *roots*: node -> {status: [reasons]}. Each status spreads separately
@@ -950,15 +950,25 @@ def propagate(g: nx.DiGraph, roots: Dict[str, Dict[str, List[str]]]) -> Dict[str
     (unsupported > unknown > needs-migration), its reasons the union of the
     reachable roots' reasons of that status (nearest first, capped), and its
     ``via`` the shortest chain to such a root (itself first, the root last).
+
+    *condensed*: a one-item list that keeps the graph's condensation and its topological order between
+    calls on the same, unchanged graph (``[None]`` at first); a call that adds a root node makes it again.
     """
     import networkx as nx
 
+    grew = False
     for n in roots:
         if n not in g:
             g.add_node(n)
-    cond = nx.condensation(g)
+            grew = True
+    if condensed is not None and condensed[0] is not None and not grew and condensed[0][0] is g:
+        _g, cond, order = condensed[0]
+    else:
+        cond = nx.condensation(g)
+        order = list(nx.topological_sort(cond))
+        if condensed is not None:
+            condensed[0] = (g, cond, order)
     members = cond.graph["mapping"]   # node -> component
-    order = list(nx.topological_sort(cond))
     out: Dict[str, Status] = {}
     per_status: Dict[str, Dict[int, List[str]]] = {}
     for st in STATUS_ORDER:

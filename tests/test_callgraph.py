@@ -114,6 +114,23 @@ def test_propagation_shortest_via_cycles_and_status_priority():
     assert "d" not in st
 
 
+def test_propagation_reuses_the_condensation_of_an_unchanged_graph_only(monkeypatch):
+    g = nx.DiGraph()
+    g.add_edges_from([("a", "b"), ("b", "a"), ("b", "root"), ("c", "a")])
+    roots = {"root": {"unsupported": ["torch.cuda.nvtx.range"]}}
+    made = []
+    real = nx.condensation
+    monkeypatch.setattr(nx, "condensation", lambda graph: made.append(1) or real(graph))
+    held = [None]
+    first = propagate(g, roots, held)
+    again = propagate(g, dict(roots, c={"unknown": ["torch.special.zeta"]}), held)
+    assert len(made) == 1                                   # same graph: condensed once
+    assert again["c"].status == "unsupported" and again["c"].via == ["c", "a", "b", "root"]
+    assert {n: s.status for n, s in first.items()} == {n: s.status for n, s in propagate(g, roots).items()}
+    grown = propagate(g, {"new": {"unknown": ["torch.special.zeta"]}, **roots}, held)
+    assert len(made) == 3 and grown["new"].status == "unknown"   # a root node added: condensed again
+
+
 def test_script_mode_cross_file_chain(tmp_path, kb):
     from analyse import pipeline
     from analyse.callgraph import add_chains

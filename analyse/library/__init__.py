@@ -457,7 +457,8 @@ def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]]):
     plain = g.copy()
     plain.remove_edges_from([(u, v) for u, v, _c in guarded])
     guarded = [(u, v, c) for u, v, c in guarded if c != UNREACHABLE]
-    first = propagate(plain, roots)
+    condensed: list = [None]   # the second propagation runs on the same graph: one condensation for both
+    first = propagate(plain, roots, condensed)
     added = False
     for u, v, cond in guarded:
         stv = first.get(v)
@@ -479,7 +480,7 @@ def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]]):
                 if r not in lst:
                     lst.append(r)
                     added = True
-    return propagate(plain, roots) if added else first
+    return propagate(plain, roots, condensed) if added else first
 
 
 def _judge_ext_findings(findings: List[Finding], cpp) -> List[Finding]:

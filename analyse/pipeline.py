@@ -641,11 +641,16 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     n_workers = min(jobs, len(todo_pre)) if parallel else 1
     keep = work_bytes <= KEEP_TREES_MAX_BYTES * n_workers
     worker = _Worker(kb, project, passes, want_summaries, keep)
-    if cache is not None and parallel:
-        cache.prepare()   # made, and this process's connection closed, before the workers fork
-    pool = _Pool(n_workers, worker, tasks) if parallel else None
-    if pool is not None and want_summaries:
-        _prefetch("networkx")
+
+    def start_pool(n: int) -> _Pool:
+        if cache is not None:
+            cache.prepare()   # made, and this process's connection closed, before the workers fork
+        started = _Pool(n, worker, tasks)
+        if want_summaries:
+            _prefetch("networkx")
+        return started
+
+    pool = start_pool(n_workers) if parallel else None
     worker.retain = mode == "script" and keep  # in this process: no need to parse again for entry points / reach
     prescans: Dict[str, Prescan] = {rel: e["prescan"] for rel, e in entries.items()}
     results: Dict[str, ModuleResult] = {}
@@ -696,11 +701,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
             gc_off.close()
             worker.keep = False
             n_workers = min(jobs, len(todo))
-            if cache is not None:
-                cache.prepare()
-            pool = _Pool(n_workers, worker, tasks)
-            if want_summaries:
-                _prefetch("networkx")
+            pool = start_pool(n_workers)
 
         # ---- 4. analyse
         ta = time.perf_counter()

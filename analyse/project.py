@@ -104,19 +104,8 @@ def _leaf(cls, field: str, value, node, parent):
     return n
 
 
-# The makers below repeat the position lines on purpose: a shared helper would be one more call per node.
-def _name(cls, name: str, node, parent):
-    n = _new(cls)
-    n.name = name
-    n.lineno = node.lineno
-    n.col_offset = node.col_offset
-    n.parent = parent
-    n.end_lineno = node.end_lineno
-    n.end_col_offset = node.end_col_offset
-    n.position = None
-    return n
-
-
+# _const and _call repeat _leaf's position lines on purpose (two own fields, none): a shared helper would be
+# one more call per node.
 def _const(value, kind, node, parent):
     n = _new(nodes.Const)
     n.value = value
@@ -156,7 +145,7 @@ def _direct_construction_is_exact() -> bool:
         return type(a) is type(b) and list(a.__dict__.items()) == list(b.__dict__.items())
 
     try:
-        pairs = [(_name(cls, "n", Src, parent), cls(name="n", parent=parent, **pos))
+        pairs = [(_leaf(cls, "name", "n", Src, parent), cls(name="n", parent=parent, **pos))
                  for cls in (nodes.Name, nodes.AssignName, nodes.DelName)]
         pairs.append((_const(value, "u", Src, parent), nodes.Const(value=value, kind="u", parent=parent, **pos)))
         for cls in (nodes.Attribute, nodes.AssignAttr, nodes.DelAttr):
@@ -207,7 +196,7 @@ class _Rebuilder(TreeRebuilder):
         context = _CONTEXTS.get(type(node.ctx), _LOAD)
         cls = nodes.Name if context is _LOAD else nodes.DelName if context is _DEL else nodes.AssignName
         if _DIRECT:
-            newnode = _name(cls, node.id, node, parent)
+            newnode = _leaf(cls, "name", node.id, node, parent)
         else:
             newnode = cls(name=node.id, lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.end_lineno,
                           end_col_offset=node.end_col_offset, parent=parent)
@@ -219,7 +208,7 @@ class _Rebuilder(TreeRebuilder):
         def visit_assignname(self, node, parent, node_name):
             if node_name is None:
                 return None
-            newnode = _name(nodes.AssignName, node_name, node, parent)
+            newnode = _leaf(nodes.AssignName, "name", node_name, node, parent)
             self._save_assignment(newnode)
             return newnode
 

@@ -38,6 +38,7 @@ from astroid import nodes
 from analyse.findings import Finding, Rule, SEVERITIES
 from analyse.guards import handler_catches_import, is_probe
 from analyse.passes import ModuleContext, Pass, nodes_of, walk
+from analyse.passes.cuda_extension import project_scan   # the extensions the project builds (its own names)
 from analyse.syntax import lookup, merged, selection
 
 DATA_FILE = "third_party_libs.yaml"
@@ -420,19 +421,6 @@ def attention_replacement(call: nodes.Call, kind: str, qual: str) -> Tuple[str, 
     return f"torch_npu.npu_fusion_attention({', '.join(args)})[0]", notes
 
 
-_PROJECT_SCAN: list = []
-
-
-def _project_scan():
-    """``cuda_extension.project_scan``, imported on first use (that module imports this one's tables; an import
-    statement in :meth:`ThirdPartyPass._project_extension`, asked once per resolved name, was 1% of a run)."""
-    if not _PROJECT_SCAN:
-        from analyse.passes.cuda_extension import project_scan
-
-        _PROJECT_SCAN.append(project_scan)
-    return _PROJECT_SCAN[0]
-
-
 # --------------------------------------------------------------------------- the pass
 
 
@@ -488,7 +476,7 @@ class ThirdPartyPass(Pass):
     @staticmethod
     def _project_extension(ctx: ModuleContext, qual: str) -> bool:
         """The name is a compiled extension the project's own build declares (the cuda-extension pass reports it)."""
-        names = _project_scan()(ctx.project).ext_names
+        names = project_scan(ctx.project).ext_names
         if not names:
             return False
         parts = qual.split(".")

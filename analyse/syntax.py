@@ -417,9 +417,7 @@ def frame_binding(node, name: str):
         return (frame, [binding]) if binding.parent is frame else None
     if kind is not nodes.AssignName:
         return None
-    top, owner = binding, binding.parent
-    while type(owner) in _UNPACKING:
-        top, owner = owner, owner.parent
+    top, owner = _binder(binding)
     kind = type(owner)
     if kind is nodes.Arguments:   # a parameter
         return (frame, [binding]) if top is binding and owner.parent is frame else None
@@ -446,43 +444,48 @@ def _straight_line(node, frame, binds):
     self.proj(x)`` sees the ``x`` before it). astroid's filter keeps one binding per statement list when
     none is exclusive to another, and resets at a binding in the use's own list; nothing is left when no
     binding comes first (then it looks further out: None here)."""
+    statements = []   # each binding's statement (a parameter's is the def)
     for b in binds:
         if type(b) is nodes.Arguments:
             if b.parent is not frame:
                 return None
+            statements.append(frame)
             continue
         if type(b) is not nodes.AssignName:
             return None
-        top, owner = b, b.parent
-        while type(owner) in _UNPACKING:
-            top, owner = owner, owner.parent
+        top, owner = _binder(b)
         kind = type(owner)
         if kind is nodes.Arguments:
             if top is not b or owner.parent is not frame:
                 return None
+            statements.append(frame)
         elif kind is nodes.Assign:
             if owner.parent is not frame or not any(t is top for t in owner.targets):
                 return None
+            statements.append(owner)
         elif kind is nodes.AugAssign:
             if owner.parent is not frame or owner.target is not b:
                 return None
+            statements.append(owner)
         else:
             return None
     stmt = node.statement()
     line = stmt.fromlineno
     seen = None
-    for b in binds:
-        owner = b.parent if type(b) is not nodes.Arguments else b
-        while type(owner) in _UNPACKING:
-            owner = owner.parent
-        if type(owner) is nodes.Arguments:
-            at = frame   # a parameter's statement is the def
-        else:
-            at = owner
+    for b, at in zip(binds, statements):
         if at.fromlineno > line or at is stmt:
             break
         seen = b
     return (frame, [seen]) if seen is not None else None
+
+
+def _binder(binding):
+    """(the target that holds *binding* -- itself, or the tuple, list or starred target around it -- and the
+    node that binds it: an ``Assign``, ``AugAssign``, ``For``, the ``Arguments`` of a def ...)."""
+    top, owner = binding, binding.parent
+    while type(owner) in _UNPACKING:
+        top, owner = owner, owner.parent
+    return top, owner
 
 
 def _child_towards(stmt, owner, frame):

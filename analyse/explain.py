@@ -51,7 +51,7 @@ def _check_line(c) -> str:
 
 
 def _third_party(name: str, kb) -> Optional[List[str]]:
-    from analyse.passes.third_party import lib_table
+    from analyse.passes._libtable import lib_table
 
     table = lib_table(kb)
     hit = table.match(name)

@@ -9,7 +9,7 @@ import pytest
 from analyse.knowledge import load_knowledge
 from analyse.modes import run_script
 from analyse.passes.manifests import ManifestDataError, ManifestsPass, parse_manifest_data
-from analyse.passes.third_party import lib_table
+from analyse.passes._libtable import lib_table
 
 REQUIREMENTS = """\
 # training stack (CUDA)

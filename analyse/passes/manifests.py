@@ -31,7 +31,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from analyse.findings import AnalysisError, Finding, Rule
 from analyse.knowledge import SEVERITIES, TORCH_VERSIONS
 from analyse.passes import Pass, ProjectContext
-from analyse.passes.third_party import lib_table
+from analyse.passes._libtable import lib_table
 
 DATA_FILE = "manifests.yaml"
 MAX_BYTES = 2_000_000

@@ -12,6 +12,8 @@ Reads the public facts collected in ``shared/upstream`` (default
 * ``data/transfer_to_npu.json``  what ``torch_npu.contrib.transfer_to_npu``
   rewrites, per torch_npu branch, and which branch applies to which torch version
 * ``data/cuda_only.yaml``  CUDA-only facts transfer_to_npu does NOT handle
+* ``data/triton_ascend.yaml``  Triton-Ascend: per triton.language op the dtypes of Atlas A2/A3, accepted
+  parameter values and constraints, element-type rules per chip, launch/tuning rules of the migration guide
 * ``data/knowledge_index.json``  versions, files and provenance
 
 The product never reads shared/upstream at run time; only this script does.
@@ -790,6 +792,311 @@ def build_cuda_only(upstream: Path, date: str, transfer: dict, api_tables: dict)
     return {"meta": meta, "facts": facts}
 
 
+# --------------------------------------------------------------------------- Triton-Ascend
+
+REPO_TRITON_ASCEND = "triton-lang/triton-ascend"
+LICENCE_TRITON_ASCEND = "triton-lang/triton-ascend LICENSE (not part of the snapshot); facts only, restated in English, no prose copied"
+TA_DIR = "triton_ascend"
+
+# dtype column names used by the docs -> one canonical name
+_TA_COLUMN = {
+    "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8", "uint16": "uint16",
+    "uint32": "uint32", "uint64": "uint64", "fp16": "fp16", "float16": "fp16", "fp32": "fp32", "float32": "fp32",
+    "fp64": "fp64", "float64": "fp64", "bf16": "bf16", "bfloat16": "bf16", "bool": "bool", "bool/int1": "bool",
+    "int1": "bool", "float8e4": "fp8", "float8e5": "fp8", "fp8": "fp8", "fp4": "fp4",
+}
+
+# triton.language dtype objects: the doc column they fall under and their size in bytes (tile sizes)
+TA_TL_DTYPES = {
+    "int1": ["bool", 1], "int8": ["int8", 1], "int16": ["int16", 2], "int32": ["int32", 4], "int64": ["int64", 8],
+    "uint8": ["uint8", 1], "uint16": ["uint16", 2], "uint32": ["uint32", 4], "uint64": ["uint64", 8],
+    "float16": ["fp16", 2], "bfloat16": ["bf16", 2], "float32": ["fp32", 4], "float64": ["fp64", 8],
+    "float8e4nv": ["fp8", 1], "float8e5": ["fp8", 1], "float8e4b15": ["fp8", 1], "float8e4b8": ["fp8", 1],
+    "float8e5b16": ["fp8", 1],
+}
+
+# Which element types a kernel may name at all, per chip. Restated from the op pages of the snapshot (cast.md:
+# uint16/uint32/uint64, float8 and float64 are not cast targets on Atlas A2/A3) and from the later constraint
+# tables the snapshot README summarises (fp64 on no Ascend chip; uint16/32/64 and fp8 on Ascend 950 only).
+TA_DTYPE_RULES = {
+    "fp64": {"a2a3": False, "950": False,
+             "why": "64-bit floating point is not supported by the Ascend vector and cube units: no triton.language op accepts "
+                    "fp64 on any Ascend chip (every op page lists fp64 as missing, a hardware limit)",
+             "fix": "compute in tl.float32 (accumulate in fp32; keep fp64 only on the host / in the PyTorch reference)",
+             "source": "docs/zh/triton_api/Creation_Ops/cast.md (fp64 column); README of the snapshot (later per-chip tables)"},
+    "uint16": {"a2a3": False, "950": True,
+               "why": "unsigned 16/32/64-bit integers are not a cast target on Atlas A2/A3 and almost no op takes them there "
+                      "(only atomics, logical and/or, histogram and the random-number ops list uint32); Ascend 950 supports them",
+               "fix": "use the signed type of the same width (tl.int32 / tl.int64) and mask the bits you need",
+               "source": "docs/zh/triton_api/Creation_Ops/cast.md; docs/sources/python-api/outline.md (uint32 column); "
+                         "README of the snapshot (later per-chip tables: uint16/uint32/uint64 on Ascend 950 only)"},
+    "fp8": {"a2a3": False, "950": True,
+            "why": "fp8 element types (float8e4nv, float8e5 ...) are not supported on Atlas A2/A3 (cast and dot_scaled list "
+                   "them as missing); Ascend 950 supports fp8",
+            "fix": "keep the data in bf16 / fp16 on Atlas A2/A3, or target Ascend 950",
+            "source": "docs/zh/triton_api/Creation_Ops/cast.md; docs/zh/triton_api/Linear_Algebra_Ops/dot_scaled.md; "
+                      "README of the snapshot (later per-chip tables)"},
+}
+TA_DTYPE_RULES["uint32"] = dict(TA_DTYPE_RULES["uint16"])
+TA_DTYPE_RULES["uint64"] = dict(TA_DTYPE_RULES["uint16"])
+
+# Per-op constraints, in English (own words), from the outline's constraint list and the op pages.
+TA_OP_NOTES = {
+    "dot": ["Inputs are A[batch?, M, K] and B[batch?, K, N].",
+            "max_num_imprecise_acc (low-precision accumulation) is not supported."],
+    "gather": ["Only gathering along the last axis (axis = ndim - 1) is supported."],
+    "permute": ["Swapping non-adjacent axes, e.g. (0, 1, 2) -> (2, 1, 0), is not supported."],
+    "trans": ["Swapping non-adjacent axes, e.g. (0, 1, 2) -> (2, 1, 0), is not supported."],
+    "device_print": ["Prints only with the environment variable TRITON_DEVICE_PRINT=1."],
+    "device_assert": ["Takes effect only with TRITON_DEBUG=1 and TRITON_DEVICE_PRINT=1."],
+    "atomic_add": ["A multi-core add that keeps intermediate results through atomic_add is not supported: store the "
+                   "partial results with a plain add instead."],
+    "atomic_or": ["Not supported inside a loop."], "atomic_xor": ["Not supported inside a loop."],
+    "atomic_and": ["Not supported inside a loop."], "atomic_xchg": ["Not supported inside a loop."],
+    "atomic_cas": ["Not supported inside a loop."],
+    "umulhi": ["Negative inputs are not supported."],
+    "mod": ["int64 operands are handled correctly only within -2^24 .. 2^24."],
+    "rand": ["The dtype table applies to the output; the seed may be any integer type."],
+    "randn": ["The dtype table applies to the output."],
+    "randint": ["The dtype table applies to the output."],
+    "randint4x": ["The dtype table applies to the output."],
+    "make_tensor_descriptor": ["make/load/store_tensor_descriptor must be used together."],
+    "load_tensor_descriptor": ["make/load/store_tensor_descriptor must be used together."],
+    "store_tensor_descriptor": ["make/load/store_tensor_descriptor must be used together."],
+    "arange": ["start and end must be compile-time constants with 0 <= start, 0 <= end - start <= 1,048,576 "
+               "(TRITON_MAX_TENSOR_NUMEL); int64 bounds are not supported; unlike CUDA, the range need not be a power of two."],
+    "inline_asm_elementwise": ["The assembly must be written for the Ascend target: GPU assembly (PTX) does not compile."],
+    "sort": ["Only 1- to 5-dimensional tensors."],
+}
+# Ops whose atomic memory semantics / scope are restricted: other values are accepted but behave as the default.
+TA_PARAM_NOTE = {
+    "sem": "only \"acq_rel\" is supported on Ascend; any other value (\"relaxed\", \"acquire\", \"release\") is treated "
+           "as \"acq_rel\" (a stronger ordering than asked for: correct, possibly slower)",
+    "scope": "only \"gpu\" is supported on Ascend; \"cta\" and \"sys\" are treated as \"gpu\" (check code that relies "
+             "on the narrower or system-wide visibility it asked for)",
+}
+
+# Migration-guide and API rules, restated in English.
+TA_RULES = {
+    "max_programs": {
+        "value": 65535,
+        "text": "The number of programs of a launch (coreDim, the product of the grid dimensions) must not exceed 65,535 "
+                "(UINT16_MAX); the compiler fails with 'coreDim=... can't be greater than UINT16_MAX'.",
+        "fix": "set TRITON_ALL_BLOCKS_PARALLEL=1 (only when the programs can run in any order), or raise BLOCK_SIZE so that "
+               "ceil(N / BLOCK_SIZE) <= 65535 (BLOCK_SIZE >= triton.next_power_of_2(triton.cdiv(N, 65535)))",
+        "source": "docs/en/migration_guide/migrate_from_gpu.md (FAQ: coreDim limit)"},
+    "grid_1d": {
+        "text": "Prefer 1-D grids: 2-D and 3-D grids are merged into one dimension on Ascend, and the program count should "
+                "match the number of physical AI cores (vector cores for vector-only kernels, AI cores for kernels "
+                "using tl.dot).",
+        "fix": "launch a 1-D grid (grid = (triton.cdiv(N, BLOCK),)) and derive the row/column from tl.program_id(0); "
+               "for best speed, loop over blocks inside a kernel launched with one program per core",
+        "source": "docs/en/migration_guide/migrate_from_gpu.md (Core Migration Principles; Single-Core Data Computation)"},
+    "unified_buffer": {
+        "value": 196608,
+        "text": "A program's tiles live in the unified buffer (UB) of its core: 1,572,864 bits = 192 KiB. Tiles larger than "
+                "that fail to compile with 'ub overflow, requires ... bits while 1572864 bits available!'.",
+        "fix": "split the block into sub-blocks (a BLOCK_SIZE_SUB loop inside the kernel) so each live tile stays well "
+               "below 192 KiB (half of it with double buffering)",
+        "source": "docs/en/migration_guide/migrate_from_gpu.md (FAQ: UB overflow)"},
+    "arange_max": {
+        "value": 1048576,
+        "text": "tl.arange(start, end) needs 0 <= end - start <= 1,048,576 (TRITON_MAX_TENSOR_NUMEL) and constant bounds.",
+        "fix": "tile the range: loop over sub-ranges of at most 1,048,576 elements",
+        "source": "docs/zh/triton_api/Creation_Ops/arange.md"},
+    "alignment": {
+        "text": "Vector operations need 32-byte aligned memory accesses and cube-vector fusion 512-byte alignment; "
+                "unaligned accesses are slower and use more UB.",
+        "source": "docs/en/migration_guide/migrate_from_gpu.md (Core Migration Principles)"},
+    "device_discovery": {
+        "text": "triton.runtime.driver.active.get_active_torch_device() and torch.cuda device queries are GPU device "
+                "discovery: on an Ascend host the device is 'npu' (import torch_npu) and the core count comes from "
+                "triton.runtime.driver.active.utils.get_device_properties(device)['num_vectorcore'/'num_aicore'].",
+        "fix": "import torch_npu and use device='npu' (torch.npu.current_device()); drop CUDA-capability checks that pick "
+               "a kernel and select the Triton-Ascend path explicitly",
+        "source": "docs/en/migration_guide/migrate_from_gpu.md (Complete Migration Example; Single-Core Data Computation)"},
+}
+# triton.Config / triton.autotune / launch settings that do nothing or differ on Ascend.
+TA_CONFIG = {
+    "num_stages": {"text": "software-pipelining depth for NVIDIA GPUs (SM80+); not applicable on Ascend (ignored).",
+                   "fix": "drop num_stages from the configs (tune BLOCK sizes and multibuffer instead)"},
+    "num_ctas": {"text": "thread-block clusters (SM90+ only); not applicable on Ascend.",
+                 "fix": "drop num_ctas"},
+    "maxnreg": {"text": "the PTX .maxnreg register limit; no effect on Ascend.", "fix": "drop maxnreg"},
+    "use_cuda_graph": {"text": "triton.autotune benchmarking with CUDA graphs; not applicable on Ascend.",
+                       "fix": "drop use_cuda_graph=True"},
+}
+TA_CONFIG_SOURCE = ("docs/zh/triton_api/triton/Config.md and triton/autotune.md (parameters); README of the snapshot "
+                    "(later constraint tables: num_stages / num_ctas not applicable, maxnreg no effect, use_cuda_graph not "
+                    "applicable)")
+TA_INVALID_CALLS = {
+    "triton.language.inline_asm_elementwise": "inline GPU assembly (PTX) does not compile for Ascend; rewrite the "
+                                               "element-wise function with triton.language ops",
+    "triton.language.extra.cuda": "CUDA-only helpers (libdevice, globaltimer, smid, convert_custom_float8 ...) have no "
+                                  "Ascend implementation",
+    "triton.language.extra.libdevice": "NVIDIA libdevice math functions have no Ascend implementation; use the "
+                                       "triton.language math ops (tl.exp, tl.erf, tl.sqrt ...)",
+    "triton.language.libdevice": "NVIDIA libdevice math functions have no Ascend implementation; use the "
+                                 "triton.language math ops (tl.exp, tl.erf, tl.sqrt ...)",
+    "triton.language.math.libdevice": "NVIDIA libdevice math functions have no Ascend implementation; use the "
+                                      "triton.language math ops (tl.exp, tl.erf, tl.sqrt ...)",
+}
+
+_TA_YES = ("√", "✓")
+
+
+def _ta_cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _ta_mark(cell: str):
+    cell = cell.strip()
+    if not cell:
+        return None
+    if cell.startswith(_TA_YES):
+        return True
+    if cell.startswith("×"):
+        return False
+    return None
+
+
+def _ta_outline(path: Path) -> dict:
+    """op -> {dtype: bool} from the support overview (docs/sources/python-api/outline.md)."""
+    out: dict = {}
+    header = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("|"):
+            continue
+        cells = _ta_cells(line.replace("\\|", "¦"))
+        if "Triton Op" in cells:
+            header = [_TA_COLUMN.get(c.strip()) for c in cells]
+            continue
+        if header is None or set(line) <= set("|:- "):
+            continue
+        op = cells[1].split("(")[0].strip().replace(" ", "_")
+        if not op:
+            continue
+        marks = {}
+        for col, cell in zip(header, cells):
+            m = _ta_mark(cell)
+            if col and m is not None:
+                marks[col] = m
+        out[op] = marks
+    return out
+
+
+def _ta_page(path: Path) -> dict:
+    """dtype row for Atlas A2/A3, parameter restrictions and unsupported parameters of one op page."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    dtypes: dict = {}
+    header = None
+    params: dict = {}
+    unsupported_params: list = []
+    for line in lines:
+        if not line.startswith("|"):
+            header = None if not line.strip() else header
+            continue
+        cells = _ta_cells(line)
+        cols = [_TA_COLUMN.get(c) for c in cells]
+        if sum(1 for c in cols if c) >= 4:
+            header = cols
+            continue
+        if header is not None and cells and cells[0].replace(" ", "").startswith("AscendA2/A3") and not dtypes:
+            for col, cell in zip(header, cells):
+                m = _ta_mark(cell)
+                if col and m is not None:
+                    dtypes[col] = m
+            continue
+        name = re.match(r"`(\w+)`$", cells[0]) if cells else None
+        if name and not name.group(1).startswith("_"):   # _semantic, _builder ...: reserved, never passed by users
+            text = " ".join(cells[1:])
+            only = re.search(r"只支持((?:[“\"][^”\"]+[”\"][、，,和 ]*)+)", text)
+            if only:
+                params[name.group(1)] = {
+                    "accepted": re.findall(r"[“\"]([^”\"]+)[”\"]", only.group(1)),
+                    "gpu_values": sorted(set(re.findall(r"[“\"]([a-z_]+)[”\"]", text.split("只支持")[0]))),
+                }
+            elif "不支持" in text:
+                unsupported_params.append(name.group(1))
+    return {"dtypes": dtypes, "params": params, "unsupported_params": unsupported_params}
+
+
+def build_triton_ascend(upstream: Path, date: str) -> dict:
+    base = upstream / TA_DIR
+    readme = (base / "README.md").read_text(encoding="utf-8")
+    commit = re.search(r"commit `([0-9a-f]{40})`", readme).group(1)
+    commit_date = re.search(r"commit `[0-9a-f]{40}`\s*\((\d{4}-\d{2}-\d{2})\)", readme).group(1)
+    outline = _ta_outline(base / "sources" / "python-api" / "outline.md")
+    pages = {}
+    for p in sorted((base / "zh" / "triton_api").glob("*/*.md")):
+        if p.stem == "index" or p.parent.name == "triton":
+            continue
+        op = p.stem[3:] if p.stem.startswith("tl.") else p.stem
+        pages[op] = (p.parent.name, p)
+    ops = {}
+    for op in sorted(set(outline) | set(pages)):
+        group, page = pages.get(op, (None, None))
+        entry: dict = {}
+        info = _ta_page(page) if page is not None else {"dtypes": {}, "params": {}, "unsupported_params": []}
+        a2a3 = info["dtypes"] or outline.get(op) or {}
+        entry["group"] = group or "(overview only)"
+        entry["doc"] = (f"docs/zh/triton_api/{group}/{page.name}" if page is not None
+                        else "docs/sources/python-api/outline.md")
+        entry["dtype_source"] = ("op page" if info["dtypes"] else "overview") if a2a3 else "none"
+        entry["a2a3"] = {"supported": [d for d in a2a3 if a2a3[d]], "unsupported": [d for d in a2a3 if not a2a3[d]]}
+        entry["ascend_extension"] = group == "Extension_Ops"
+        if a2a3 and not any(a2a3.values()):
+            entry["unsupported"] = True
+        if info["params"]:
+            entry["params"] = {k: dict(v, note=TA_PARAM_NOTE.get(k, "")) for k, v in sorted(info["params"].items())}
+        if info["unsupported_params"]:
+            entry["unsupported_params"] = info["unsupported_params"]
+        if op in TA_OP_NOTES:
+            entry["constraints"] = TA_OP_NOTES[op]
+        ops[op] = entry
+    rel = re.search(r"\| (\d+\.\d+\.\d+) \| (\d\.\d+) to (\d\.\d+)\|", (base / "en" / "release_note.md").read_text(encoding="utf-8"))
+    meta = {
+        "kind": "triton_ascend",
+        "kb_format": KB_FORMAT,
+        "generator": GENERATOR,
+        "date": date,
+        "source": f"{REPO_TRITON_ASCEND} documentation (support overview, per-op pages, migration guide, release note, FAQ)",
+        "source_repo": REPO_TRITON_ASCEND,
+        "branch": "main",
+        "commit": commit,
+        "commit_date": commit_date,
+        "path": "docs/sources/python-api/outline.md; docs/zh/triton_api/<Group>/<op>.md; "
+                "docs/en/migration_guide/migrate_from_gpu.md; docs/en/release_note.md; docs/en/FAQ.md",
+        "licence": LICENCE_TRITON_ASCEND,
+        "derived_from": "shared/upstream/triton_ascend (dtype tables and parameter values parsed from the pages; texts "
+                        "restated in English by tools/build_knowledge.py)",
+        "chips": {"a2a3": "Atlas A2/A3", "950": "Ascend 950"},
+        "dtype_columns": "a2a3.supported / a2a3.unsupported list the dtype columns of the op page (else of the overview) "
+                         "for Atlas A2/A3; a dtype in neither list is not documented for the op",
+    }
+    return {
+        "meta": meta,
+        "package": {
+            "name": "triton-ascend",
+            "min_version": rel.group(1),
+            "python": f"{rel.group(2)}-{rel.group(3)}",
+            "python_min": rel.group(2),
+            "python_max": rel.group(3),
+            "hardware": "Atlas A2/A3",
+            "install": "pip uninstall triton; pip install triton-ascend",
+            "coexistence": "community triton and triton-ascend cannot be installed together: uninstall triton first "
+                           "(packages that depend on triton may reinstall it and overwrite triton-ascend)",
+            "source": "docs/en/release_note.md (compatibility matrix); docs/en/FAQ.md (installation)",
+        },
+        "tl_dtypes": TA_TL_DTYPES,
+        "dtype_rules": TA_DTYPE_RULES,
+        "invalid_calls": TA_INVALID_CALLS,
+        "rules": TA_RULES,
+        "config": {"settings": TA_CONFIG, "source": TA_CONFIG_SOURCE},
+        "ops": ops,
+    }
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -827,6 +1134,11 @@ def build(upstream: Path, out: Path) -> list[Path]:
     cuda_only = build_cuda_only(upstream, date, transfer, api_tables)
     p = out / "cuda_only.yaml"
     _dump_yaml(cuda_only, p, "# GENERATED by tools/build_knowledge.py from shared/upstream - do not edit by hand.\n")
+    written.append(p)
+
+    triton_ascend = build_triton_ascend(upstream, date)
+    p = out / "triton_ascend.yaml"
+    _dump_yaml(triton_ascend, p, "# GENERATED by tools/build_knowledge.py from shared/upstream/triton_ascend - do not edit by hand.\n")
     written.append(p)
 
     versions = {}

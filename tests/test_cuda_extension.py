@@ -56,13 +56,6 @@ def test_torch_ops_custom_namespace(tmp_path, kb):
     assert got == [(3, "NPU505", "torch.ops.mylib.gelu.default"), (4, "NPU505", "torch.ops.load_library")]
 
 
-def test_triton_kernel_across_files(tmp_path, kb):
-    res = _run(tmp_path, kb, "from pkg.kernels import add_kernel\nadd_kernel[(1,)](x, y)\n", name="pkg/use.py",
-               extra_files={"pkg/__init__.py": "", "pkg/kernels.py": "import triton\n@triton.jit\ndef add_kernel(x, y):\n    pass\n"})
-    got = sorted((f.path, f.line, f.code) for f in res.findings)
-    assert got == [("pkg/kernels.py", 3, "NPU506"), ("pkg/use.py", 2, "NPU506")]
-
-
 def test_python_module_named_like_kernel_is_not_an_extension(tmp_path, kb):
     res = _run(tmp_path, kb, "import gen_kernel\ngen_kernel.run()\n", extra_files={"gen_kernel.py": "def run():\n    pass\n"})
     assert res.findings == []

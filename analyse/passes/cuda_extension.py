@@ -1,4 +1,4 @@
-"""cuda-extension: the project's own CUDA code (compiled extensions, JIT builds, Triton kernels, .cu files).
+"""cuda-extension: the project's own CUDA code (compiled extensions, JIT builds, .cu files).
 
 Detects
 
@@ -13,14 +13,13 @@ Detects
   ``*_cuda_ext`` / ``*_kernel`` modules that are not Python files of the
   project, ``torch.ops.<ns>.<op>`` for non-builtin namespaces and the values
   returned by ``load(...)`` (``ext = load(...); ext.forward(x)``);
-* ``@triton.jit`` kernels and their launches (``kernel[grid](...)``);
 * ``.cu`` / ``.cuh`` files (file-level finding naming their ``__global__`` kernels).
 
 Everything is a ``blocker``: CUDA kernels need an NPU implementation (an
 Ascend C operator registered through op-plugin / torch_npu) or a rewrite with
 torch / torch_npu ops. Binary or undecodable ``.cu`` files become ``errors``
 entries. GPU-only *third-party* extension modules (amp_C, flash_attn_2_cuda
-...) are reported by the third-party pass instead.
+...) are reported by the third-party pass instead, Triton kernels (NPU506) by the triton pass.
 """
 
 from __future__ import annotations
@@ -81,14 +80,6 @@ R_TORCH_OPS = Rule(
     example="y = torch.ops.mylib.fused_gelu(x)",
     fix="# register an NPU (PrivateUse1) implementation of mylib::fused_gelu, or call torch ops instead",
 )
-R_TRITON = Rule(
-    code="NPU506", name="triton-kernel", category="cuda-extension", severity="blocker",
-    summary="A Triton kernel (`@triton.jit`) is defined or launched (`kernel[grid](...)`).",
-    why="Triton compiles for NVIDIA/AMD GPUs; transfer_to_npu treats Triton as unavailable and lists Triton "
-        "kernels among what it does not handle.",
-    example="@triton.jit\ndef add_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n    ...\nadd_kernel[grid](x, y, n, BLOCK=1024)",
-    fix="out = x + y   # express the kernel with torch / torch_npu ops, or write an Ascend C operator",
-)
 R_CU_FILE = Rule(
     code="NPU507", name="cuda-source-file", category="cuda-extension", severity="blocker",
     summary="A CUDA source file (`.cu` / `.cuh`) and the kernels it defines.",
@@ -112,7 +103,7 @@ _EXT_SUFFIXES = ("_cuda", "_cuda_ext", "_kernel", "_kernels", "_cuda_kernel", "_
 _CONVENTION_NAMES = {"_C", "_ext", "_cuda", "_cuda_ext"}
 class CudaExtensionPass(Pass):
     name = "cuda-extension"
-    rules = (R_BUILD, R_JIT, R_TOOLCHAIN, R_EXT_USE, R_TORCH_OPS, R_TRITON, R_CU_FILE)
+    rules = (R_BUILD, R_JIT, R_TOOLCHAIN, R_EXT_USE, R_TORCH_OPS, R_CU_FILE)
     file_suffixes = (".cu", ".cuh")
 
     VALID = (
@@ -131,8 +122,6 @@ class CudaExtensionPass(Pass):
         "y = ext.forward(x)  # expect: NPU504\n",
         "from . import _C  # expect: NPU504\nout = _C.nms(boxes, scores, 0.5)  # expect: NPU504\n",
         "import torch\ny = torch.ops.mylib.fused_gelu(x)  # expect: NPU505\n",
-        "import triton\nimport triton.language as tl\n\n@triton.jit\ndef add_kernel(x, y, n, BLOCK: tl.constexpr):  # expect: NPU506\n"
-        "    pid = tl.program_id(0)\n\nadd_kernel[(4,)](a, b, 8, BLOCK=1024)  # expect: NPU506\n",
     )
 
     # ------------------------------------------------------------------ project scan
@@ -151,12 +140,9 @@ class CudaExtensionPass(Pass):
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
         scan = project_scan(ctx.project)
         r = ctx.resolver
-        text = ctx.source.text
-        triton = "triton" in text   # once per file: a search of the whole text per decorated def was 1% of a run
         load_vars: Dict[int, Tuple[str, int]] = {}   # id(AssignName) -> (ext name, line)
         ext_imports: Dict[int, str] = {}             # id(import node) -> module name
-        for node in nodes_of(ctx.tree, nodes.Call, nodes.Import, nodes.ImportFrom, nodes.Dict, nodes.Subscript,
-                             nodes.FunctionDef):
+        for node in nodes_of(ctx.tree, nodes.Call, nodes.Import, nodes.ImportFrom, nodes.Dict, nodes.Subscript):
             if isinstance(node, nodes.Call):
                 yield from self._call(ctx, node, scan, load_vars)
             elif isinstance(node, (nodes.Import, nodes.ImportFrom)):
@@ -175,13 +161,6 @@ class CudaExtensionPass(Pass):
                         v == "TORCH_CUDA_ARCH_LIST" and r.qualname(node.value) == "os.environ"):
                     yield ctx.finding(R_TOOLCHAIN, node, str(v), f"`{v}` configures nvcc builds, which do not exist on Ascend.",
                                       replacement="remove it (NPU operators are built with the CANN toolchain)")
-            elif triton and isinstance(node, nodes.FunctionDef) and node.decorators is not None:
-                if node.qname() in scan.triton_kernels:
-                    yield ctx.finding(R_TRITON, node, node.qname(),
-                                      f"Triton kernel `{node.name}` is compiled for GPUs; it does not run on Ascend NPUs.",
-                                      replacement="express the kernel with torch / torch_npu ops (or torch.compile), or write "
-                                                  "an Ascend C operator",
-                                      line=node.position.lineno if getattr(node, "position", None) else node.lineno)
         yield from self._uses(ctx, scan, load_vars, ext_imports)
 
     def _call(self, ctx, call: nodes.Call, scan: ProjectScan, load_vars) -> Iterator[Finding]:
@@ -196,11 +175,6 @@ class CudaExtensionPass(Pass):
         if q is None and isinstance(call.func, nodes.Name) and ext_kind(call, r) == "cuda":
             q = "torch.utils.cpp_extension.CUDAExtension"   # extension = CUDAExtension; extension(...)
         if q is None:
-            if isinstance(call.func, nodes.Subscript):  # kernel[grid](...)
-                kq = r.qualname(call.func.value)
-                if kq and kq in scan.triton_kernels:
-                    yield ctx.finding(R_TRITON, call, kq, f"Launch of the Triton kernel `{kq.rsplit('.', 1)[-1]}`: Triton "
-                                      "kernels do not run on Ascend NPUs.", replacement=FIX_OP)
             return
         if ext_kind(call, r) == "cuda" and q not in _LOAD_CALLS:
             names = _ext_name(call, r)

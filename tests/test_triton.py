@@ -1,0 +1,171 @@
+"""The triton pass: Triton kernels graded against the Triton-Ascend constraints (issue 21).
+
+Fixtures are written for these tests, modelled on the shapes of public Triton code (flash-attention,
+unsloth, the Triton tutorials); no third-party code is copied.
+"""
+
+import pytest
+
+from analyse.passes.triton import TritonPass
+from tests.helpers import analyse_source
+
+HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n"
+
+
+def _run(tmp_path, kb, src, **kw):
+    return analyse_source(tmp_path, src, kb, passes=[TritonPass()], **kw)
+
+
+def _got(res):
+    return sorted((f.line, f.code, f.severity) for f in res.findings)
+
+
+def test_kernel_across_files_graded_at_def_and_launch(tmp_path, kb):
+    res = _run(tmp_path, kb, "from pkg.kernels import add_kernel\nadd_kernel[(1,)](x, y)\n", name="pkg/use.py",
+               extra_files={"pkg/__init__.py": "", "pkg/kernels.py": "import triton\n@triton.jit\ndef add_kernel(x, y):\n    pass\n"})
+    got = sorted((f.path, f.line, f.code, f.severity, f.api) for f in res.findings)
+    assert got == [("pkg/kernels.py", 3, "NPU506", "manual", "triton-kernel:pkg.kernels.add_kernel"),
+                   ("pkg/use.py", 2, "NPU506", "manual", "triton-kernel:pkg.kernels.add_kernel")]
+    assert "Triton-Ascend >= 3.2.0" in res.findings[0].message
+
+
+def test_blocked_kernel_is_blocker_at_a_launch_in_another_file(tmp_path, kb):
+    kern = HEAD + "@triton.jit\ndef k64(x, BLOCK: tl.constexpr):\n    v = tl.load(x).to(tl.float64)\n"
+    res = _run(tmp_path, kb, "from pkg.kern import k64\nk64[(8,)](x, BLOCK=64)\n", name="pkg/use.py",
+               extra_files={"pkg/__init__.py": "", "pkg/kern.py": kern})
+    launch = [f for f in res.findings if f.path == "pkg/use.py"]
+    assert [(f.line, f.code, f.severity) for f in launch] == [(2, "NPU506", "blocker")]
+    assert "tl.float64 (fp64) at line 7" in launch[0].message
+
+
+def test_get_active_torch_device_in_wrapper(tmp_path, kb):
+    src = HEAD + ("DEVICE = triton.runtime.driver.active.get_active_torch_device()\n\n"
+                  "def add(x, y):\n    assert x.device == DEVICE\n    return x + y\n")
+    res = _run(tmp_path, kb, src)
+    assert _got(res) == [(5, "NPU519", "manual")]
+    assert "'npu'" in res.findings[0].message
+
+
+def test_fp64_in_kernel_is_a_blocker_with_dtype_chip_and_line(tmp_path, kb):
+    src = HEAD + ("@triton.jit\ndef row_sum(x_ptr, out_ptr, N, BLOCK: tl.constexpr):\n"
+                  "    offs = tl.arange(0, BLOCK)\n"
+                  "    acc = tl.zeros([BLOCK], dtype=tl.float64)\n"
+                  "    acc += tl.load(x_ptr + offs, mask=offs < N).to(tl.float64)\n"
+                  "    tl.store(out_ptr, tl.sum(acc))\n")
+    res = _run(tmp_path, kb, src)
+    assert _got(res) == [(6, "NPU506", "blocker"), (8, "NPU511", "blocker"), (9, "NPU511", "blocker")]
+    kernel = res.findings[0] if res.findings[0].code == "NPU506" else None
+    assert kernel is not None and "tl.float64 (fp64) at line 8" in kernel.message
+    dt = [f for f in res.findings if f.code == "NPU511"]
+    assert "Atlas A2/A3 or Ascend 950" in dt[0].message and "as `dtype=`" in dt[0].message
+    assert "in `.to(...)`" in dt[1].message and dt[1].api == "triton.language.float64"
+
+
+def test_uint32_is_blocked_on_a2a3_but_named_for_950(tmp_path, kb):
+    src = HEAD + "@triton.jit\ndef h(x):\n    v = tl.load(x).to(tl.uint32)\n"
+    res = _run(tmp_path, kb, src)
+    f = [f for f in res.findings if f.code == "NPU511"][0]
+    assert "not supported on Atlas A2/A3 (supported on Ascend 950)" in f.message
+
+
+def test_atomic_sem_relaxed(tmp_path, kb):
+    src = HEAD + ("@triton.jit\ndef count(idx_ptr, out_ptr, N, BLOCK: tl.constexpr):\n"
+                  "    offs = tl.arange(0, BLOCK)\n    i = tl.load(idx_ptr + offs, mask=offs < N)\n"
+                  "    tl.atomic_add(out_ptr + i, 1, mask=offs < N, sem='relaxed', scope='gpu')\n")
+    res = _run(tmp_path, kb, src)
+    assert _got(res) == [(6, "NPU506", "manual"), (9, "NPU512", "advice")]
+    f = res.findings[1]
+    assert f.api == "triton.language.atomic_add" and "'relaxed'" in f.message and "'acq_rel'" in f.message
+    assert "Atomic_Ops/atomic_add.md" in f.message
+
+
+def test_num_stages_in_autotune_config(tmp_path, kb):
+    src = HEAD + ("@triton.autotune(configs=[\n"
+                  "    triton.Config({'BLOCK': 128}, num_warps=4, num_stages=3),\n"
+                  "    triton.Config({'BLOCK': 256}, num_warps=8, num_stages=4),\n"
+                  "], key=['N'])\n@triton.jit\ndef scale(x, N, BLOCK: tl.constexpr):\n"
+                  "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    tl.store(x + offs, tl.load(x + offs) * 2)\n")
+    res = _run(tmp_path, kb, src)
+    assert _got(res) == [(6, "NPU514", "advice"), (10, "NPU506", "manual")]
+    assert "num_stages = 3, 4" in res.findings[0].message or "num_stages = 3, 4" in res.findings[1].message
+
+
+def test_literal_grid_of_100000_programs(tmp_path, kb):
+    src = HEAD + ("@triton.jit\ndef fill(x, BLOCK: tl.constexpr):\n    pass\n\n"
+                  "def run(x):\n    n = 100000 * 1024\n    fill[(triton.cdiv(n, 1024),)](x, BLOCK=1024)\n"
+                  "    fill[(65535,)](x, BLOCK=1024)\n")
+    res = _run(tmp_path, kb, src)
+    assert [(l, c) for l, c, _s in _got(res)] == [(6, "NPU506"), (11, "NPU506"), (11, "NPU515"), (12, "NPU506")]
+    f = [f for f in res.findings if f.code == "NPU515"][0]
+    assert "100,000 programs" in f.message and "65,535" in f.message and "TRITON_ALL_BLOCKS_PARALLEL" in f.replacement
+
+
+def test_inline_asm_kernel_is_a_blocker(tmp_path, kb):
+    src = HEAD + ("@triton.jit\ndef fast_tanh(x_ptr, y_ptr, BLOCK: tl.constexpr):\n"
+                  "    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n"
+                  "    y = tl.inline_asm_elementwise('tanh.approx.f32 $0, $1;', '=r,r', [x], dtype=tl.float32,\n"
+                  "                                  is_pure=True, pack=1)\n"
+                  "    tl.store(y_ptr + tl.arange(0, BLOCK), y)\n"
+                  "\n@triton.jit\ndef uses_helper(x_ptr, y_ptr, BLOCK: tl.constexpr):\n    fast_tanh(x_ptr, y_ptr, BLOCK)\n")
+    res = _run(tmp_path, kb, src)
+    assert _got(res) == [(6, "NPU506", "blocker"), (8, "NPU513", "blocker"), (13, "NPU506", "blocker")]
+    helper = [f for f in res.findings if f.line == 13][0]
+    assert "calls `fast_tanh`" in helper.message and "tl.inline_asm_elementwise" in helper.message
+
+
+def test_libdevice_is_a_blocker(tmp_path, kb):
+    src = HEAD + "@triton.jit\ndef gelu(x):\n    return x * 0.5 * (1.0 + tl.libdevice.erf(x * 0.7071))\n"
+    res = _run(tmp_path, kb, src)
+    assert _got(res) == [(6, "NPU506", "blocker"), (7, "NPU513", "blocker")]
+    assert "tl.erf" in res.findings[1].replacement
+
+
+def test_portable_kernel_behind_cuda_check_with_torch_fallback(tmp_path, kb):
+    src = HEAD + ("@triton.jit\ndef relu_kernel(x_ptr, y_ptr, N, BLOCK: tl.constexpr):\n"
+                  "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                  "    x = tl.load(x_ptr + offs, mask=offs < N)\n"
+                  "    tl.store(y_ptr + offs, tl.maximum(x, 0.0), mask=offs < N)\n\n"
+                  "def relu(x):\n    y = torch.empty_like(x)\n    if x.is_cuda:\n        try:\n"
+                  "            relu_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)\n"
+                  "            return y\n        except RuntimeError:\n            pass\n"
+                  "    return torch.relu(x)\n")
+    res = _run(tmp_path, kb, src)
+    assert _got(res) == [(6, "NPU506", "manual"), (15, "NPU506", "manual")]
+    launch = res.findings[1]
+    assert launch.guard is not None and launch.guard["kind"] == "device-branch"
+
+
+def test_tile_over_unified_buffer_and_2d_grid(tmp_path, kb):
+    src = HEAD + ("@triton.autotune(configs=[triton.Config({'BLOCK_M': 64, 'BLOCK_N': 64}),\n"
+                  "                         triton.Config({'BLOCK_M': 256, 'BLOCK_N': 256})], key=['M'])\n"
+                  "@triton.jit\ndef mm(a, c, M, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):\n"
+                  "    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n\n"
+                  "grid = lambda meta: (triton.cdiv(M, meta['BLOCK_M']), triton.cdiv(N, meta['BLOCK_N']))\n"
+                  "mm[grid](a, c, M)\n")
+    res = _run(tmp_path, kb, src)
+    assert _got(res) == [(8, "NPU506", "manual"), (9, "NPU516", "advice"), (12, "NPU506", "manual"),
+                         (12, "NPU518", "advice")]
+    ub = [f for f in res.findings if f.code == "NPU516"][0]
+    assert "262,144 bytes" in ub.message and "BLOCK_M=256" in ub.message
+
+
+def test_capability_check_choosing_a_kernel(tmp_path, kb):
+    src = HEAD + ("@triton.jit\ndef k_new(x):\n    pass\n\n@triton.jit\ndef k_old(x):\n    pass\n\n"
+                  "def run(x):\n    if torch.cuda.get_device_capability()[0] >= 9:\n        k_new[(1,)](x)\n"
+                  "    else:\n        k_old[(1,)](x)\n")
+    res = _run(tmp_path, kb, src)
+    assert [(f.line, f.code) for f in res.findings if f.code == "NPU519"] == [(14, "NPU519")]
+
+
+def test_files_without_triton_are_skipped(tmp_path, kb):
+    res = _run(tmp_path, kb, "import torch\nx = torch.ones(3, dtype=torch.float64)\n")
+    assert res.findings == []
+
+
+@pytest.mark.parametrize("deco", ["@triton.heuristics({'EVEN': lambda a: a['N'] % 2 == 0})\n@triton.jit",
+                                  "@jit"])
+def test_kernels_under_heuristics_and_bare_jit(tmp_path, kb, deco):
+    src = "from triton import jit\nimport triton\nimport triton.language as tl\n\n" + deco + \
+          "\ndef k(x, N, EVEN: tl.constexpr):\n    pass\n"
+    res = _run(tmp_path, kb, src)
+    assert [f.code for f in res.findings] == ["NPU506"]

@@ -169,3 +169,34 @@ def test_kernels_under_heuristics_and_bare_jit(tmp_path, kb, deco):
           "\ndef k(x, N, EVEN: tl.constexpr):\n    pass\n"
     res = _run(tmp_path, kb, src)
     assert [f.code for f in res.findings] == ["NPU506"]
+
+
+def test_manifest_maps_triton_pins_to_triton_ascend(tmp_path, kb):
+    from analyse import pipeline
+    from analyse.passes.manifests import ManifestsPass
+
+    (tmp_path / "requirements.txt").write_text("torch==2.8.0\ntriton==3.1.0\npytorch-triton>=3.0\n")
+    res = pipeline.run([tmp_path], kb, passes=[ManifestsPass()])
+    got = [(f.line, f.code, f.severity) for f in res.findings if "triton" in f.api]
+    assert got == [(2, "NPU901", "manual"), (3, "NPU901", "manual")]
+    f = [f for f in res.findings if f.line == 2][0]
+    assert "triton-ascend>=3.2.0" in f.replacement and "Python 3.9-3.11" in f.message
+
+
+def test_knowledge_table_is_validated(kb):
+    import copy
+
+    from analyse.knowledge import KnowledgeError
+    from analyse.knowledge.triton_ascend import parse_triton_ascend, triton_ascend
+
+    ta = triton_ascend(kb)
+    assert ta.package["name"] == "triton-ascend" and ta.package["python"] == "3.9-3.11"
+    assert ta.op("tl.atomic_add").params["sem"]["accepted"] == ["acq_rel"]
+    assert ta.op("atomic_cas").params["scope"]["accepted"] == ["gpu"]
+    assert "fp64" in ta.op("dot").unsupported and ta.limit("max_programs") == 65535
+    assert ta.limit("unified_buffer") == 192 * 1024 and ta.limit("arange_max") == 1048576
+    assert len(ta.meta["commit"]) == 40
+    doc = copy.deepcopy(kb.data_file("triton_ascend.yaml"))
+    del doc["rules"]["max_programs"]["value"]
+    with pytest.raises(KnowledgeError, match="max_programs"):
+        parse_triton_ascend(doc)

@@ -89,8 +89,6 @@ R_GUARDED = Rule(
     fix="# make the NPU path explicit\nfrom torch.nn import LayerNorm   # or torch_npu.npu_rms_norm for RMSNorm",
 )
 
-_TRITON_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit",
-                      "triton.runtime.autotuner.autotune")
 _DOWNGRADE = {"blocker": "manual", "manual": "advice", "advice": "info", "info": "info", "auto": "info"}
 
 
@@ -364,15 +362,6 @@ class ThirdPartyPass(Pass):
         table = lib_table(ctx.kb)
         r = ctx.resolver
         guarded: Dict[int, Guard] = {}
-        triton_funcs = []
-        for node in nodes_of(ctx.tree, nodes.FunctionDef):
-            if node.decorators is not None:
-                for d in node.decorators.nodes:
-                    dq = r.qualname(d.func if isinstance(d, nodes.Call) else d)
-                    if dq in _TRITON_DECORATORS:
-                        triton_funcs.append(node)
-                        break
-        triton_ids = {id(f) for f in triton_funcs}
         for node in nodes_of(ctx.tree, nodes.Import, nodes.ImportFrom):
             f = self._import(ctx, table, node, guarded)
             if f is not None:
@@ -380,7 +369,7 @@ class ThirdPartyPass(Pass):
         names = [item for item in r.outer_names() if not isinstance(item[1], nodes.AssignAttr)]
         for node in merged(names, selection(ctx.tree, nodes.Call)):
             if isinstance(node, (nodes.Name, nodes.Attribute)):
-                f = self._use(ctx, table, node, guarded, triton_ids)
+                f = self._use(ctx, table, node, guarded)
                 if f is not None:
                     yield f
             elif isinstance(node, nodes.Call):
@@ -452,7 +441,7 @@ class ThirdPartyPass(Pass):
         return ctx.finding(R_IMPORT, call, mod, f"Dynamic import of `{mod}` ({info['library']}): {info['reason']}",
                            replacement=info["replacement"], severity=info["severity"], evidence="knowledge")
 
-    def _use(self, ctx, table, node, guarded, triton_ids) -> Optional[Finding]:
+    def _use(self, ctx, table, node, guarded) -> Optional[Finding]:
         parent = node.parent
         if isinstance(parent, (nodes.Attribute, nodes.AssignAttr, nodes.DelAttr)) and parent.expr is node:
             return None  # only the outermost name of a chain
@@ -466,11 +455,7 @@ class ThirdPartyPass(Pass):
         if is_probe(node):
             return None  # `if apex is not None:` tests whether the library is installed; it does not use it
         if q == "triton" or q.startswith("triton."):
-            anc = node.parent
-            while anc is not None:
-                if id(anc) in triton_ids:
-                    return None  # inside a Triton kernel: the cuda-extension pass reports the kernel
-                anc = anc.parent
+            return None  # kernels, launches and Triton settings are graded by the triton pass; the import says how to install it
         # the import that binds the root name
         root = node
         while isinstance(root, nodes.Attribute):

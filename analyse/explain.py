@@ -89,6 +89,12 @@ def explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, i
     kbs = [load_knowledge(v) for v in TORCH_VERSIONS]
     kb = load_knowledge(focus)
 
+    if name == "triton" or name.startswith(("triton.", "tl.")):   # Triton-Ascend facts (data/triton_ascend.yaml)
+        from analyse.knowledge.triton_ascend import explain_lines
+
+        lines = explain_lines(name, kb)
+        if lines is not None:
+            return "\n".join(lines), 0
     if not name.startswith(("torch.", "aten::")) and name != "torch":
         lines = _third_party(name, kb)
         if lines is not None:

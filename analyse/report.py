@@ -37,6 +37,15 @@ def _top(counter: Counter, n: int = 3) -> str:
     return ", ".join(f"{k} ({v})" for k, v in counter.most_common(n))
 
 
+def _triton_kernels(findings: Sequence[Finding]) -> Dict[str, str]:
+    """Triton kernel -> its grade (NPU506: blocker or manual) among *findings*."""
+    out: Dict[str, str] = {}
+    for f in findings:
+        if f.code == "NPU506" and f.api.startswith("triton-kernel:") and out.get(f.api) != "blocker":
+            out[f.api] = f.severity
+    return out
+
+
 def verdict(findings: Sequence[Finding], files_analysed: int) -> dict:
     sev = Counter(f.severity for f in findings)
     blockers = sev.get("blocker", 0)
@@ -66,6 +75,12 @@ def verdict(findings: Sequence[Finding], files_analysed: int) -> dict:
             f"{auto} CUDA use(s) are rewritten at run time by `from torch_npu.contrib import transfer_to_npu`; "
             "replacing them in the source (torch.npu / 'npu' / 'hccl') makes the port explicit."
         )
+    triton = _triton_kernels(findings)
+    if triton:
+        ok = sum(1 for v in triton.values() if v != "blocker")
+        parts.append(f"Triton: {len(triton)} kernel(s); {ok} port as they are with Triton-Ascend >= 3.2.0 (manual: "
+                     f"validate each against the PyTorch reference), {len(triton) - ok} have a hard violation of the "
+                     "Triton-Ascend constraints (blocker).")
     advice = sev.get("advice", 0)
     info = sev.get("info", 0)
     if advice or info:

@@ -200,3 +200,56 @@ def test_knowledge_table_is_validated(kb):
     del doc["rules"]["max_programs"]["value"]
     with pytest.raises(KnowledgeError, match="max_programs"):
         parse_triton_ascend(doc)
+
+
+@pytest.mark.parametrize("name,expect", [
+    ("triton.language.atomic_add", ["sem: accepted 'acq_rel'", "scope: accepted 'gpu'", "Atomic_Ops/atomic_add.md",
+                                    "Python 3.9-3.11"]),
+    ("tl.dot", ["max_num_imprecise_acc: not supported", "fp64"]),
+    ("triton.Config", ["num_stages:", "num_ctas:", "maxnreg:", "65,535"]),
+    ("triton.autotune", ["use_cuda_graph:"]),
+    ("triton.language.float64", ["Atlas A2/A3:  NOT supported; Ascend 950: NOT supported"]),
+    ("triton.language.uint32", ["Atlas A2/A3:  NOT supported; Ascend 950: supported"]),
+])
+def test_explain_triton(name, expect):
+    from analyse.explain import explain_name
+
+    text, rc = explain_name(name)
+    assert rc == 0
+    for e in expect:
+        assert e in text, (e, text)
+
+
+def test_probe_from_report_lists_triton_kernels_as_device_runs(tmp_path, kb):
+    import json
+
+    from analyse.probe.opsfile import read_report_apis
+
+    src = HEAD + ("@triton.jit\ndef k(x, BLOCK: tl.constexpr):\n    v = tl.load(x).to(tl.float64)\n\n"
+                  "k[(100000,)](x, BLOCK=4)\n")
+    res = _run(tmp_path / "src", kb, src)
+    apis = sorted({f.api for f in res.findings})
+    assert apis == ["triton-grid:snippet.k", "triton-kernel:snippet.k", "triton.language.float64"]
+    report = {"findings": [{"category": f.category, "api": f.api, "path": f.path, "line": f.line} for f in res.findings]
+              + [{"category": "unknown-api", "api": "torch.Tensor.nonzero", "path": "a.py", "line": 1}]}
+    p = tmp_path / "report.json"
+    p.write_text(json.dumps(report))
+    ops = read_report_apis(p)
+    assert [o.op for o in ops.ops] == ["torch.Tensor.nonzero"] and ops.unprobeable == []
+    assert sorted(k.api for k in ops.skipped) == apis
+    assert all("needs a Triton-Ascend device run" in k.reason for k in ops.skipped)
+
+
+def test_verdict_of_portable_kernels_is_not_blocked_and_counts_them(tmp_path, kb):
+    from analyse.report import verdict
+
+    src = HEAD + "".join(f"@triton.jit\ndef k{i}(x, BLOCK: tl.constexpr):\n    tl.store(x, tl.load(x) * 2)\n\n"
+                         f"k{i}[(4,)](x, BLOCK=128)\n\n" for i in range(20))
+    res = _run(tmp_path, kb, src)
+    assert {f.severity for f in res.findings} == {"manual"}
+    v = verdict(res.findings, 1)
+    assert v["effort"] == "high"
+    assert "Triton: 20 kernel(s); 20 port as they are with Triton-Ascend >= 3.2.0" in v["explanation"]
+    bad = _run(tmp_path / "b", kb, HEAD + "@triton.jit\ndef k(x):\n    tl.store(x, tl.load(x).to(tl.float64))\n")
+    vb = verdict(bad.findings, 1)
+    assert vb["effort"] == "blocked" and "1 kernel(s); 0 port as they are" in vb["explanation"]

@@ -911,7 +911,7 @@ TA_RULES = {
     "device_discovery": {
         "text": "triton.runtime.driver.active.get_active_torch_device() and torch.cuda device queries are GPU device "
                 "discovery: on an Ascend host the device is 'npu' (import torch_npu) and the core count comes from "
-                "triton.runtime.driver.active.utils.get_device_properties(device)['num_vectorcore'/'num_aicore'].",
+                "triton.runtime.driver.active.utils.get_device_properties(device).",
         "fix": "import torch_npu and use device='npu' (torch.npu.current_device()); drop CUDA-capability checks that pick "
                "a kernel and select the Triton-Ascend path explicitly",
         "source": "docs/en/migration_guide/migrate_from_gpu.md (Complete Migration Example; Single-Core Data Computation)"},

@@ -156,3 +156,83 @@ def triton_ascend(kb) -> TritonAscend:
     if t is None:
         t = _CACHE[id(doc)] = parse_triton_ascend(doc)
     return t
+
+
+_DTYPE_ORDER = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "fp16", "bf16", "fp32", "fp64",
+                "fp8", "bool")
+
+
+def explain_lines(name: str, kb) -> Optional[list]:
+    """``npu-analyse explain`` text for ``triton``, ``triton.Config`` / ``triton.autotune`` / ``triton.jit``,
+    ``triton.language.<op>`` (also ``tl.<op>``) and ``triton.language.<dtype>``; None for other names."""
+    if name.startswith("tl."):
+        name = "triton.language." + name[3:]
+    if name != "triton" and not name.startswith("triton."):
+        return None
+    ta = triton_ascend(kb)
+    src = f"{ta.meta['source_repo']}@{str(ta.meta['commit'])[:12]} ({ta.meta.get('commit_date', ta.meta['date'])})"
+    pkg = ta.package
+    tail = [f"  package:      {pkg['name']} >= {pkg['min_version']}, Python {pkg['python']}, {pkg.get('hardware', '')} "
+            f"({pkg['install']})",
+            f"  source:       {src}"]
+    leaf = name.rsplit(".", 1)[-1]
+    if name in ("triton.Config", "triton.autotune", "triton.runtime.Config", "triton.runtime.autotuner.autotune"):
+        lines = [f"{name}  (Triton-Ascend: settings that do nothing or are not applicable on Ascend)"]
+        for k, v in ta.config.items():
+            if (leaf == "autotune") == (k == "use_cuda_graph"):
+                lines.append(f"  {k + ':':<15} {v['text']}  -> {v['fix']}")
+        lines.append(f"  launch rules: programs per launch <= {ta.limit('max_programs'):,}; unified buffer "
+                     f"{ta.limit('unified_buffer'):,} bytes per core; 1-D grids preferred (NPU514, NPU515, NPU516, NPU518)")
+        lines.append(f"  rule source:  {ta.config_source}")
+        return lines + tail
+    if name in ("triton", "triton.jit", "triton.heuristics"):
+        lines = [f"{name}  (Triton-Ascend: GPU Triton kernels compile for Ascend NPUs)"]
+        for k in ("max_programs", "grid_1d", "unified_buffer", "arange_max", "alignment", "device_discovery"):
+            r = ta.rules.get(k)
+            if r:
+                lines.append(f"  - {r['text']}" + (f"  Fix: {r['fix']}" if r.get("fix") else ""))
+        return lines + tail
+    if name.startswith("triton.language."):
+        if leaf in ta.tl_dtypes:
+            col, size = ta.tl_dtypes[leaf]
+            rule = ta.dtype_rules.get(col)
+            lines = [f"{name}  (Triton element type {col}, {size} byte(s))"]
+            if rule is None:
+                lines.append("  supported as an element type on Atlas A2/A3 (check the op tables for the ops it meets)")
+            else:
+                lines.append(f"  Atlas A2/A3:  {'supported' if rule['a2a3'] else 'NOT supported'}; Ascend 950: "
+                             f"{'supported' if rule['950'] else 'NOT supported'}")
+                lines.append(f"  why:          {rule['why']}")
+                lines.append(f"  instead:      {rule['fix']}")
+                lines.append(f"  rule source:  {rule['source']}")
+            return lines + tail
+        bad = next((k for k in ta.invalid_calls if name == k or name.startswith(k + ".")), None)
+        if bad is not None:
+            return [f"{name}  (Triton-Ascend: does not compile)", f"  why:          {ta.invalid_calls[bad]}"] + tail
+        op = ta.op(name[len("triton.language."):].replace("math.", "", 1))
+        if op is None:
+            return None
+        lines = [f"{name}  (Triton-Ascend op, group {op.group}{', Ascend extension' if op.ascend_extension else ''})"]
+        cols = [d for d in _DTYPE_ORDER if d in op.supported or d in op.unsupported]
+        if cols:
+            w = max(len(c) for c in cols)
+            lines.append("  dtypes on Atlas A2/A3 (yes / NO; blank columns are not documented for the op):")
+            lines.append("    " + "  ".join(f"{c:>{w}}" for c in cols))
+            lines.append("    " + "  ".join(f"{'yes' if c in op.supported else 'NO':>{w}}" for c in cols))
+        if op.no_dtype:
+            lines.append("  NOT supported for any dtype on Atlas A2/A3 (NPU510)")
+        for p, spec in op.params.items():
+            gv = spec.get("gpu_values") or []
+            lines.append(f"  {p}: accepted {' / '.join(repr(a) for a in spec['accepted'])}"
+                         + (f" (GPU Triton: {', '.join(gv)})" if gv else "") + f" -- {spec.get('note', '')}")
+        for p in op.unsupported_params:
+            lines.append(f"  {p}: not supported on Ascend")
+        if op.constraints:
+            lines.append("  constraints:")
+            lines += [f"    - {c}" for c in op.constraints]
+        restricted = [f"{c} ({'950 only' if r['950'] else 'no Ascend chip'})" for c, r in ta.dtype_rules.items()
+                      if not r["a2a3"]]
+        lines.append(f"  element types not on Atlas A2/A3 in any op: {', '.join(restricted)}")
+        lines.append(f"  doc:          {op.doc}")
+        return lines + tail
+    return None

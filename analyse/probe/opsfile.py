@@ -200,8 +200,14 @@ REPORT_CATEGORIES = ("unknown-api", "unsupported-api")
 EXTRA_CATEGORIES = ("dynamic-shape", "affinity", "performance-advice", "distributed", "precision")
 
 
+TRITON_SKIP = ("a Triton kernel or Triton setting: needs a Triton-Ascend device run (triton-ascend compiles kernels only on "
+               "an Ascend NPU host; not probeable on CPU)")
+
+
 def skip_reason(api: str, category: Optional[str]) -> Optional[str]:
     """Why a report's API is not probed, or None when it is."""
+    if api.startswith(("triton-kernel:", "triton-grid:", "triton-launch:", "triton.")) or api == "triton":
+        return TRITON_SKIP
     if (":" in api and not api.startswith("aten::")) or not re.match(r"^[A-Za-z_][\w.:]*$", api):
         return "not an API name (a finding key of the static analysis)"
     head = api.split(".", 1)[0]

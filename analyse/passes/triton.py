@@ -280,7 +280,7 @@ class KernelInfo:
         self.qualname = qualname
         self.hard: List[str] = []          # short texts of hard violations
         self.findings: List[Tuple[Rule, object, str, str, Optional[str], Optional[str]]] = []
-        self.callees: Set[str] = set()
+        self.callees: Set[Tuple[str, str]] = set()   # (qualname, constexpr branch or "")
         self.constexpr: List[str] = []
 
 
@@ -329,9 +329,10 @@ def analyse_kernel(fn: nodes.FunctionDef, r, ta: TritonAscend, mod_ints: Dict[st
                 seen_dtype.add(key)
                 col, rule = hit
                 how = _dtype_use(node)
-                info.hard.append(f"tl.{leaf} ({col}) at line {node.lineno}")
+                branch = _constexpr_branch(node, fn, info.constexpr)
+                info.hard.append(f"tl.{leaf} ({col}) at line {node.lineno}" + (f" under `if {branch}`" if branch else ""))
                 info.findings.append((R_DTYPE, node, q, f"Triton kernel `{fn.name}` uses `tl.{leaf}`{how}: {col} is "
-                                      f"{_chip_text(rule)}. {rule['why']}.", rule["fix"], None))
+                                      f"{_chip_text(rule)}. {rule['why']}.{_branch_text(branch)}", rule["fix"], None))
             continue
         call = node
         q = r.qualname(call.func)
@@ -341,17 +342,21 @@ def analyse_kernel(fn: nodes.FunctionDef, r, ta: TritonAscend, mod_ints: Dict[st
                 if op is not None and op.params:
                     _params(info, call, f"triton.language.{call.func.attrname}", op, fn)
             continue
-        if q in kernels or q == info.qualname:
-            info.callees.add(q)
-            continue
+        if q in kernels or q == info.qualname or not q.startswith(("triton.", "builtins.")) and "." in q:
+            # a jit helper (those of other modules are known only after the prescan), with its constexpr branch
+            info.callees.add((q, _constexpr_branch(call, fn, info.constexpr) or ""))
+            if q in kernels or q == info.qualname:
+                continue
         bad = next((k for k in ta.invalid_calls if q == k or q.startswith(k + ".")), None)
         if bad is not None:
             short = q.replace("triton.language.", "tl.")
-            info.hard.append(f"{short} at line {call.lineno}")
+            branch = _constexpr_branch(call, fn, info.constexpr)
+            info.hard.append(f"{short} at line {call.lineno}" + (f" under `if {branch}`" if branch else ""))
             fix = ("rewrite the element-wise function with triton.language ops" if "inline_asm" in q else
                    f"tl.{q.rsplit('.', 1)[-1]} (the triton.language op of the same name), if it exists; else compose it")
             info.findings.append((R_ASM, call, q, f"Triton kernel `{fn.name}` calls `{short}`: "
-                                  f"{ta.invalid_calls[bad]}; it does not compile with Triton-Ascend.", fix, None))
+                                  f"{ta.invalid_calls[bad]}; it does not compile with Triton-Ascend.{_branch_text(branch)}",
+                                  fix, None))
             continue
         if not q.startswith("triton.language."):
             continue
@@ -415,6 +420,29 @@ def analyse_kernel(fn: nodes.FunctionDef, r, ta: TritonAscend, mod_ints: Dict[st
     return info
 
 
+def _constexpr_branch(node, fn, constexpr: List[str]) -> Optional[str]:
+    """The test of the innermost ``if`` around *node* (inside *fn*) that reads a constexpr parameter."""
+    if not constexpr:
+        return None
+    cur, parent = node, node.parent
+    while parent is not None and parent is not fn:
+        if isinstance(parent, nodes.If) and cur is not parent.test:
+            names = {n.name for n in nodes_of(parent.test, nodes.Name)} if not isinstance(parent.test, nodes.Name) \
+                else {parent.test.name}
+            if names & set(constexpr):
+                test = parent.test.as_string()
+                return test if cur in parent.body else f"not ({test})"
+        cur, parent = parent, parent.parent
+    return None
+
+
+def _branch_text(branch: Optional[str]) -> str:
+    if not branch:
+        return ""
+    return (f" It sits under `if {branch}`, a constexpr branch: only the launches that make it true compile it, "
+            "so the kernel ports for the others.")
+
+
 def _env_text(env: Dict[str, int], base: Dict[str, int]) -> str:
     shown = [f"{k}={v}" for k, v in env.items() if base.get(k) != v]
     return f" (with {', '.join(shown[:4])})" if shown else ""
@@ -447,7 +475,7 @@ def _params(info: KernelInfo, call: nodes.Call, q: str, op, fn) -> None:
 # --------------------------------------------------------------------------- the pass
 
 
-def _summary(info: KernelInfo) -> Tuple[str, Tuple[str, ...], Tuple[str, ...]]:
+def _summary(info: KernelInfo) -> Tuple[str, Tuple[str, ...], Tuple[Tuple[str, str], ...]]:
     return (info.qualname, tuple(info.hard), tuple(sorted(info.callees)))
 
 
@@ -490,7 +518,7 @@ class TritonPass(Pass):
         return tuple(out) or None
 
     def combine(self, project: ProjectContext, prescans) -> None:
-        kernels: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]] = {}
+        kernels: Dict[str, Tuple[Tuple[str, ...], Tuple[Tuple[str, str], ...]]] = {}
         for _rel, data in prescans:
             for qual, hard, callees in data or ():
                 kernels[qual] = (hard, callees)
@@ -710,7 +738,7 @@ def _local_ints(call, r, env: Dict[str, int]) -> None:
                 env[name] = iv
 
 
-def _closure(kernels: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]) -> Dict[str, Tuple[str, ...]]:
+def _closure(kernels: Dict[str, Tuple[Tuple[str, ...], Tuple[Tuple[str, str], ...]]]) -> Dict[str, Tuple[str, ...]]:
     """qualname -> own hard violations plus those of the jit helpers it calls (transitively)."""
     out: Dict[str, Tuple[str, ...]] = {}
 
@@ -719,12 +747,13 @@ def _closure(kernels: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]) -> Dic
             return out[q]
         hard, callees = kernels.get(q, ((), ()))
         acc = list(hard)
-        for c in callees:
+        for c, branch in callees:
             if c in stack or c not in kernels:
                 continue
             sub = visit(c, stack + (q,))
             if sub:
-                acc.append(f"calls `{c.rsplit('.', 1)[-1]}` ({'; '.join(sub[:2])}{' ...' if len(sub) > 2 else ''})")
+                acc.append(f"calls `{c.rsplit('.', 1)[-1]}`" + (f" under `if {branch}`" if branch else "")
+                           + f" ({'; '.join(sub[:2])}{' ...' if len(sub) > 2 else ''})")
         out[q] = tuple(acc)
         return out[q]
 

@@ -253,3 +253,11 @@ def test_verdict_of_portable_kernels_is_not_blocked_and_counts_them(tmp_path, kb
     bad = _run(tmp_path / "b", kb, HEAD + "@triton.jit\ndef k(x):\n    tl.store(x, tl.load(x).to(tl.float64))\n")
     vb = verdict(bad.findings, 1)
     assert vb["effort"] == "blocked" and "1 kernel(s); 0 port as they are" in vb["explanation"]
+
+
+def test_kernels_made_by_a_call_at_module_level(tmp_path, kb):
+    src = HEAD + ("def _rope(Q, cos, BACKWARD: tl.constexpr):\n    tl.store(Q, tl.load(Q) * tl.load(cos))\n\n\n"
+                  "_rope = triton.jit(_rope)\n_rope = triton.heuristics({'BACKWARD': lambda a: bool(a['BACKWARD'])})(_rope)\n\n"
+                  "def rope(Q, cos):\n    _rope[(Q.shape[0],)](Q, cos, BACKWARD=False)\n")
+    res = _run(tmp_path, kb, src)
+    assert [(f.line, f.code, f.severity) for f in res.findings] == [(5, "NPU506", "manual"), (13, "NPU506", "manual")]

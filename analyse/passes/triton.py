@@ -6,7 +6,8 @@ constraints. This pass reads every ``@triton.jit`` function (also under ``@trito
 ``@triton.heuristics``, and ``@jit`` imported from triton) and every launch ``kernel[grid](...)``,
 and reports
 
-* per kernel (NPU506, at its ``def`` and at every launch): ``manual`` when nothing in it breaks a
+* per kernel (NPU506, at its ``def`` and at every launch; ``f = triton.jit(f)`` /
+  ``f = triton.heuristics({...})(f)`` at module level count as decorators): ``manual`` when nothing in it breaks a
   documented constraint ("port with Triton-Ascend >= 3.2.0 and validate against the PyTorch
   reference"), ``blocker`` naming each hard violation (its own or of a ``@triton.jit`` helper it calls);
 * hard violations, each with op, dtype or value, chip and line: ``triton.language`` ops that Atlas A2/A3
@@ -241,10 +242,31 @@ def is_kernel(fn: nodes.FunctionDef, r) -> bool:
     return False
 
 
+def wrapped_kernels(tree: nodes.Module, r) -> Set[str]:
+    """Names of module-level functions made kernels by a call: ``f = triton.jit(f)``,
+    ``f = triton.heuristics({...})(f)``, ``g = triton.autotune(configs=..., key=...)(triton.jit(f))``."""
+    out: Set[str] = set()
+    for st in tree.body:
+        if not isinstance(st, nodes.Assign) or not isinstance(st.value, nodes.Call):
+            continue
+        call = st.value
+        while isinstance(call, nodes.Call):
+            head = call.func.func if isinstance(call.func, nodes.Call) else call.func
+            if r.qualname(head) not in _TRITON_DECORATORS or not call.args:
+                break
+            arg = call.args[0]
+            if isinstance(arg, nodes.Name):
+                out.add(arg.name)
+                out.update(t.name for t in st.targets if isinstance(t, nodes.AssignName))
+                break
+            call = arg
+    return out
+
+
 def _configs(fn: nodes.FunctionDef, r) -> List[Tuple[nodes.Call, Dict[str, int]]]:
     """(Config call, its integer kwargs) of the autotune decorator of *fn* (configs as a literal list or a name)."""
     out = []
-    for d in fn.decorators.nodes:
+    for d in fn.decorators.nodes if fn.decorators is not None else ():
         if not isinstance(d, nodes.Call) or (r.qualname(d.func) or "").rsplit(".", 1)[-1] != "autotune":
             continue
         cfg = _kw(d, "configs", 0)
@@ -538,7 +560,9 @@ class TritonPass(Pass):
             return memo  # type: ignore[return-value]
         r = ctx.resolver
         ta = triton_ascend(ctx.kb)
-        fns = [fn for fn in nodes_of(ctx.tree, nodes.FunctionDef) if is_kernel(fn, r)]
+        wrapped = wrapped_kernels(ctx.tree, r) if "(" in ctx.source.text else set()
+        fns = [fn for fn in nodes_of(ctx.tree, nodes.FunctionDef)
+               if is_kernel(fn, r) or (fn.name in wrapped and isinstance(fn.parent, nodes.Module))]
         out: List[KernelInfo] = []
         if fns:
             mod_ints = _module_ints(ctx.tree)
@@ -556,7 +580,7 @@ class TritonPass(Pass):
         out: Dict[str, List[Dict[str, int]]] = {}
         for call in nodes_of(ctx.tree, nodes.Call):
             if isinstance(call.func, nodes.Subscript):
-                kq = r.qualname(call.func.value)
+                kq = _kernel_name(call.func.value, r, ctx.source.modname)
                 if kq in quals:
                     env = {k.arg: v for k in call.keywords or () if k.arg and (v := _eval(k.value, {})) is not None}
                     if env:
@@ -588,7 +612,7 @@ class TritonPass(Pass):
         configs: Dict[int, List[Tuple[nodes.Call, List[str]]]] = {}
         for call in nodes_of(ctx.tree, nodes.Call):
             if isinstance(call.func, nodes.Subscript):
-                kq = r.qualname(call.func.value)
+                kq = _kernel_name(call.func.value, r, ctx.source.modname)
                 if kq and kq in kernels:
                     yield from self._launch(ctx, call, kq, graded.get(kq, ()), ta)
                 continue
@@ -691,6 +715,15 @@ class TritonPass(Pass):
                 return False
             cur, parent = parent, parent.parent
         return False
+
+
+def _kernel_name(node, r, modname: Optional[str]) -> Optional[str]:
+    """The qualified name of the launched object; a module-level ``f = triton.jit(f)`` binding resolves to no
+    import, so a plain name falls back to ``<module>.<name>``."""
+    q = r.qualname(node)
+    if q is None and isinstance(node, nodes.Name) and modname:
+        q = f"{modname}.{node.name}"
+    return q
 
 
 def _grid_dims(grid, r, depth: int = 0):

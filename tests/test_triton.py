@@ -261,3 +261,14 @@ def test_kernels_made_by_a_call_at_module_level(tmp_path, kb):
                   "def rope(Q, cos):\n    _rope[(Q.shape[0],)](Q, cos, BACKWARD=False)\n")
     res = _run(tmp_path, kb, src)
     assert [(f.line, f.code, f.severity) for f in res.findings] == [(5, "NPU506", "manual"), (13, "NPU506", "manual")]
+
+
+def test_fp8_tensor_passed_by_the_wrapper_blocks_the_launch(tmp_path, kb):
+    src = HEAD + ("@triton.jit\ndef quant(x_ptr, y_ptr, BLOCK: tl.constexpr):\n"
+                  "    offs = tl.arange(0, BLOCK)\n    tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(y_ptr.dtype.element_ty))\n\n"
+                  "def act_quant(x):\n    y = torch.empty_like(x, dtype=torch.float8_e4m3fn)\n"
+                  "    quant[(x.numel() // 128,)](x, y, BLOCK=128)\n    return y\n")
+    res = _run(tmp_path, kb, src)
+    assert _got(res) == [(6, "NPU506", "manual"), (12, "NPU506", "blocker"), (12, "NPU511", "blocker")]
+    f = [f for f in res.findings if f.code == "NPU511"][0]
+    assert "torch.float8_e4m3fn tensor (line 11)" in f.message and "supported on Ascend 950" in f.message

@@ -815,6 +815,12 @@ TA_TL_DTYPES = {
     "float8e5b16": ["fp8", 1],
 }
 
+# torch dtypes of tensors a wrapper passes to a kernel (pointer element types) -> the same dtype columns
+TA_TORCH_DTYPES = {
+    "float64": "fp64", "double": "fp64", "float8_e4m3fn": "fp8", "float8_e5m2": "fp8", "float8_e4m3fnuz": "fp8",
+    "float8_e5m2fnuz": "fp8", "float8_e8m0fnu": "fp8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
+}
+
 # Which element types a kernel may name at all, per chip. Restated from the op pages of the snapshot (cast.md:
 # uint16/uint32/uint64, float8 and float64 are not cast targets on Atlas A2/A3) and from the later constraint
 # tables the snapshot README summarises (fp64 on no Ascend chip; uint16/32/64 and fp8 on Ascend 950 only).
@@ -1089,6 +1095,7 @@ def build_triton_ascend(upstream: Path, date: str) -> dict:
             "source": "docs/en/release_note.md (compatibility matrix); docs/en/FAQ.md (installation)",
         },
         "tl_dtypes": TA_TL_DTYPES,
+        "torch_dtypes": TA_TORCH_DTYPES,
         "dtype_rules": TA_DTYPE_RULES,
         "invalid_calls": TA_INVALID_CALLS,
         "rules": TA_RULES,

@@ -39,6 +39,7 @@ class TritonAscend:
     meta: Mapping[str, object]
     package: Mapping[str, str]
     tl_dtypes: Mapping[str, Tuple[str, int]]      # tl name -> (dtype column, bytes)
+    torch_dtypes: Mapping[str, str]               # torch dtype name (float64, float8_e4m3fn ...) -> dtype column
     dtype_rules: Mapping[str, Mapping[str, object]]
     invalid_calls: Mapping[str, str]
     rules: Mapping[str, Mapping[str, object]]
@@ -97,6 +98,9 @@ def parse_triton_ascend(doc) -> TritonAscend:
         _req(isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) and isinstance(v[1], int) and v[1] > 0,
              f"tl_dtypes.{k}", "must be [column, bytes]")
         tl_dtypes[k] = (v[0], v[1])
+    td = doc.get("torch_dtypes")
+    _req(isinstance(td, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in td.items()), "torch_dtypes",
+         "must map torch dtype names to dtype columns")
     rules = doc.get("dtype_rules")
     _req(isinstance(rules, dict), "dtype_rules", "must be a mapping")
     for k, v in rules.items():
@@ -142,7 +146,7 @@ def parse_triton_ascend(doc) -> TritonAscend:
                          unsupported_params=tuple(e.get("unsupported_params") or ()),
                          constraints=tuple(e.get("constraints") or ()), no_dtype=bool(e.get("unsupported")),
                          ascend_extension=bool(e.get("ascend_extension")))
-    return TritonAscend(meta=meta, package=pkg, tl_dtypes=tl_dtypes, dtype_rules=rules, invalid_calls=inv, rules=lr,
+    return TritonAscend(meta=meta, package=pkg, tl_dtypes=tl_dtypes, torch_dtypes=td, dtype_rules=rules, invalid_calls=inv, rules=lr,
                         config=cfg["settings"], config_source=cfg["source"], ops=ops)
 
 

@@ -12,7 +12,8 @@ and reports
   reference"), ``blocker`` naming each hard violation (its own or of a ``@triton.jit`` helper it calls);
 * hard violations, each with op, dtype or value, chip and line: ``triton.language`` ops that Atlas A2/A3
   supports for no dtype (NPU510); element types the chip does not have -- ``tl.float64``, ``tl.uint16`` /
-  ``uint32`` / ``uint64``, fp8 types -- and ``dtype=`` arguments an op does not take (NPU511); inline GPU
+  ``uint32`` / ``uint64``, fp8 types -- ``dtype=`` arguments an op does not take, and launch arguments the wrapper
+  creates with such a dtype (a pointer to fp8 / fp64 data) (NPU511); inline GPU
   assembly (``tl.inline_asm_elementwise``), NVIDIA ``libdevice`` and ``tl.extra.cuda`` calls (NPU513);
 * advice with the rule and the number: parameter values outside the accepted ones (atomics ``sem`` other
   than ``"acq_rel"``, ``scope`` other than ``"gpu"``: treated as the default; unsupported parameters)
@@ -693,6 +694,15 @@ class TritonPass(Pass):
                                       f"Launch of `{name}` with {total:,} programs: more than the {limit:,} (coreDim, "
                                       f"UINT16_MAX) an Ascend launch allows. {rule['text']}", replacement=rule["fix"],
                                       evidence="knowledge")
+        ptr_hard: List[str] = []
+        for arg, col, dname, where in _pointer_dtypes(call, r, ta):
+            rule = ta.dtype_rules[col]
+            ptr_hard.append(f"`{arg}` is torch.{dname} ({col}, line {where})")
+            yield ctx.finding(R_DTYPE, call, f"torch.{dname}", f"Launch of `{name}` passes `{arg}`, a torch.{dname} tensor "
+                              f"(line {where}): the kernel's pointer element type {col} is {_chip_text(rule)}. "
+                              f"{rule['why']}.", replacement=rule["fix"], evidence="knowledge")
+        if ptr_hard:
+            hard = tuple(hard) + tuple(ptr_hard)
         keys = [k.arg for k in call.keywords or () if k.arg in _LAUNCH_KEYS]
         if keys:
             yield ctx.finding(R_TUNING, call, f"triton-launch:{kq}", f"Launch of `{name}` sets {', '.join(keys)}: "
@@ -715,6 +725,41 @@ class TritonPass(Pass):
                 return False
             cur, parent = parent, parent.parent
         return False
+
+
+def _pointer_dtypes(call: nodes.Call, r, ta: TritonAscend):
+    """(argument, dtype column, torch dtype name, line) for each launch argument bound in the wrapper to a tensor
+    made with a restricted ``dtype=`` (``y = torch.empty_like(x, dtype=torch.float8_e4m3fn)``) or ``.double()``."""
+    out = []
+    args = list(call.args) + [k.value for k in call.keywords or ()]
+    for a in args:
+        if not isinstance(a, nodes.Name):
+            continue
+        try:
+            defs = own_bindings(a, a.name)
+        except Exception:
+            continue
+        for d in defs:
+            v = r.assigned_value(d) if isinstance(d, nodes.AssignName) else None
+            if not isinstance(v, nodes.Call):
+                continue
+            dt = _kw(v, "dtype")
+            dname = None
+            if isinstance(dt, (nodes.Attribute, nodes.Name)):
+                q = r.qualname(dt) or ""
+                if q.startswith("torch."):
+                    dname = q[6:]
+            elif isinstance(v.func, nodes.Attribute) and v.func.attrname == "double" and not v.args:
+                dname = "double"
+            elif isinstance(v.func, nodes.Attribute) and v.func.attrname == "to" and v.args:
+                q = r.qualname(v.args[0]) if isinstance(v.args[0], (nodes.Attribute, nodes.Name)) else None
+                dname = q[6:] if q and q.startswith("torch.") else None
+            col = ta.torch_dtypes.get(dname or "")
+            rule = ta.dtype_rules.get(col or "")
+            if rule is not None and not rule["a2a3"]:
+                out.append((a.name, col, dname, v.lineno))
+                break
+    return out
 
 
 def _kernel_name(node, r, modname: Optional[str]) -> Optional[str]:

@@ -153,6 +153,7 @@ _TILE_OPS = {"zeros": 1, "full": 2, "ones": 1, "empty": 1}   # op -> position of
 _DEVICE_CALLS = {"triton.runtime.driver.active.get_active_torch_device"}
 _CAPABILITY_CALLS = {"torch.cuda.get_device_capability", "torch.cuda.get_device_properties"}
 _MAX_ENVS = 64
+_HOST_CALLS = {"Config", "autotune", "get_active_torch_device", "get_device_capability", "get_device_properties"}
 
 
 # --------------------------------------------------------------------------- small evaluation
@@ -598,7 +599,7 @@ class TritonPass(Pass):
             if leaves is None:
                 names = set(g or ()) | set(project_scan(ctx.project).triton_kernels)
                 leaves = ctx.project.store[STORE_KEY + "-leaves"] = tuple(sorted({q.rsplit(".", 1)[-1] for q in names}))
-            if not any(leaf in text for leaf in leaves):
+            if not any(leaf + "[" in text for leaf in leaves):   # a launch is `kernel[grid](...)`
                 return
         r = ctx.resolver
         ta = triton_ascend(ctx.kb)
@@ -617,7 +618,11 @@ class TritonPass(Pass):
                 if kq and kq in kernels:
                     yield from self._launch(ctx, call, kq, graded.get(kq, ()), ta)
                 continue
-            q = r.qualname(call.func)
+            f = call.func
+            fname = f.attrname if isinstance(f, nodes.Attribute) else f.name if isinstance(f, nodes.Name) else None
+            if fname not in _HOST_CALLS:
+                continue   # resolve only the names that can matter (a whole-file qualname sweep costs)
+            q = r.qualname(f)
             if not q or not (q.startswith("triton") or q.startswith("torch.cuda")):
                 continue
             if q in ("triton.Config", "triton.runtime.Config", "triton.runtime.autotuner.Config"):
@@ -670,7 +675,10 @@ class TritonPass(Pass):
         r = ctx.resolver
         grid = call.func.slice
         dims = _grid_dims(grid, r)
-        env = dict(_module_ints(ctx.tree)) if "=" in ctx.source.text else {}
+        mod_ints = ctx.cache.get("triton-module-ints")
+        if mod_ints is None:
+            mod_ints = ctx.cache["triton-module-ints"] = _module_ints(ctx.tree)
+        env = dict(mod_ints)
         env.update({k.arg: v for k in call.keywords or () if k.arg and (v := _eval(k.value, env, r)) is not None})
         _local_ints(call, r, env)
         extra = ""

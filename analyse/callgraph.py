@@ -465,8 +465,13 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
         return None
     if g is not None and other_device_only(g.kind, g.condition):
         return UNREACHABLE
-    if g is None or not g.fallback:
+    if g is None:
         return None
+    scen = g.on_path.get("transfer_to_npu") if g.path is not None else None
+    if scen == "off":
+        return UNREACHABLE   # false on an NPU host with the defaults (an unset environment flag, a default-off option)
+    if scen == "on" or not g.fallback:
+        return None          # runs on an NPU host (transfer_to_npu makes the CUDA test true), or no alternative
     where = f"{relpath}:{g.line}" if relpath else f"line {g.line}"
     if g.kind == "import-fallback":
         return f"only when the optional import succeeds (fallback in the except branch at {where})"

@@ -413,7 +413,10 @@ def _finding_condition(f: Finding) -> Optional[str]:
     g = f.guard
     if g and other_device_only(g.get("kind"), g.get("condition")):
         return UNREACHABLE
-    if not g or not g.get("fallback"):
+    scen = (g.get("on_path") or {}).get("transfer_to_npu") if g else None
+    if scen == "off":
+        return UNREACHABLE   # off the path with the defaults (analyse.conditions)
+    if not g or not g.get("fallback") or scen == "on":
         return None
     where = f"{f.path}:{g.get('line')}"
     if g.get("kind") == "import-fallback":

@@ -119,6 +119,8 @@ class Guard:
                 w = C.words(self.path, C.TRANSFER)
                 if w:
                     d["depends_on"] = w
+                if C.model.off_by_default(self.path):
+                    d["by_default"] = C.OFF
         return d
 
 

@@ -119,8 +119,10 @@ def importable(lib: str, text: str, neg_text: str = "") -> m.Atom:
 
 
 def _choice_atom(kind: str, text: str, value, known: bool, neg_text: str = "", default_words: str = "") -> m.Atom:
-    if not known or (kind == m.PARAM and params_are_choices()):
+    if not known:
         return m.Atom(kind, text, (None, None), neg_text, default_words)
+    if kind == m.PARAM and params_are_choices():
+        return m.Atom(kind, text, (None, None), neg_text, default_words, bool(value))
     b = bool(value)
     return m.Atom(kind, text, (b, b), neg_text, default_words)
 
@@ -629,8 +631,25 @@ def _compare_cond(test: nodes.Compare, depth: int) -> Optional[m.Cond]:
                     how = "type" if isinstance(other, (nodes.Attribute, nodes.Name, nodes.Call)) else None
                 if how is None:
                     break
-                # "cuda" in str(device): the device string says cuda (transfer_to_npu rewrites device strings,
-                # but a tensor's device reads "npu"); x.device.type == "cuda": "npu" on an NPU
+                # x.device.type == "cuda" / "cuda" in str(x.device): a tensor's device reads "npu" on an NPU;
+                # a device setting (`device = "cuda"`, args.device) keeps the user's string: its default, or the
+                # CUDA device the program picks when one is available (transfer_to_npu: the NPU)
+                dd = _dotted(other) if isinstance(other, (nodes.Name, nodes.Attribute)) else ""
+                if isinstance(other, (nodes.Name, nodes.Attribute)) and not dd.endswith(".type") \
+                        and not dd.endswith("device_type") or dd == "device_type":
+                    val = value_of(other, depth + 1)
+                    if val is not None and val.known and isinstance(val.value, str):
+                        try:
+                            res = _compare(op, val.value, side_val(side)) if side is right else \
+                                _compare(op, side_val(side), val.value)
+                        except TypeError:
+                            res = None
+                        if res is not None:
+                            kind = val.kind if val.kind in m.CHOICE_KINDS else m.OPTION
+                            return _choice_atom(kind, text, res, True, neg_text, val.words)
+                    if not dd.endswith(".type"):
+                        atom = device_atom(m.CUDA, text if positive else neg_text, neg_text if positive else text)
+                        return atom if positive else m.neg(atom)
                 atom = device_atom(m.CUDA_TYPE, text if positive else neg_text, neg_text if positive else text)
             elif k == m.NPU:
                 atom = device_atom(m.NPU, text if positive else neg_text, neg_text if positive else text)
@@ -715,6 +734,11 @@ def _compare_cond(test: nodes.Compare, depth: int) -> Optional[m.Cond]:
             return _choice_atom(kind, text, None, False, neg_text)
         return _choice_atom(kind, text, res, True, neg_text, val.words)
     return None
+
+
+def side_val(node):
+    ok, v = literal(node)
+    return v if ok else None
 
 
 def side_is_sub(left, right) -> bool:

@@ -51,9 +51,11 @@ class Atom:
     values: Tuple[Value, Value] = (None, None)   # per scenario (SCENARIOS order)
     neg_text: str = ""               # the negated test, when it has a natural form (``x is not None``)
     default: str = ""                # the default the value was computed from (words), for options / env
+    at_default: Value = None         # a choice's value with its default (a library parameter: the caller may change it)
 
-    def value(self, scenario: str) -> Value:
-        return self.values[0 if scenario == TRANSFER else 1]
+    def value(self, scenario: str, defaults: bool = False) -> Value:
+        v = self.values[0 if scenario == TRANSFER else 1]
+        return self.at_default if v is None and defaults else v
 
 
 @dataclass(frozen=True)
@@ -102,16 +104,17 @@ def conj(*cs: Optional[Cond]) -> Optional[Cond]:
     return parts[0] if len(parts) == 1 else And(tuple(parts))
 
 
-def evaluate(c: Cond, scenario: str) -> Value:
-    """Kleene three-valued value of *c* on an NPU host in *scenario*."""
+def evaluate(c: Cond, scenario: str, defaults: bool = False) -> Value:
+    """Kleene three-valued value of *c* on an NPU host in *scenario*; *defaults*: the choices a caller
+    could change (library parameters) take their default."""
     if isinstance(c, Atom):
-        return c.value(scenario)
+        return c.value(scenario, defaults)
     if isinstance(c, Const):
         return c.value
     if isinstance(c, Not):
-        v = evaluate(c.arg, scenario)
+        v = evaluate(c.arg, scenario, defaults)
         return None if v is None else not v
-    vals = [evaluate(a, scenario) for a in c.args]
+    vals = [evaluate(a, scenario, defaults) for a in c.args]
     if isinstance(c, And):
         if any(v is False for v in vals):
             return False
@@ -176,6 +179,11 @@ def render(c: Cond, negated: bool = False) -> str:
 
 def _simple(text: str) -> bool:
     return all(ch.isalnum() or ch in "._()[]'\"" for ch in text.replace(", ", ","))
+
+
+def off_by_default(c: Optional[Cond]) -> bool:
+    """True when the path depends on a choice but is off with every choice at its default."""
+    return c is not None and evaluate(c, TRANSFER) is None and evaluate(c, TRANSFER, defaults=True) is False
 
 
 def choices(c: Optional[Cond], scenario: str = TRANSFER):

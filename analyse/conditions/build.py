@@ -128,7 +128,10 @@ def _choice_atom(kind: str, text: str, value, known: bool, neg_text: str = "", d
 
 
 def _unknown(node) -> m.Atom:
-    return m.Atom(m.UNKNOWN, _text(node))
+    neg_text = ""
+    if isinstance(node, nodes.Compare) and len(node.ops) == 1 and node.ops[0][0] in _NEG_OP:
+        neg_text = f"{_text(node.left)} {_NEG_OP[node.ops[0][0]]} {_text(node.ops[0][1])}"
+    return m.Atom(m.UNKNOWN, _text(node), (None, None), neg_text)
 
 
 # --------------------------------------------------------------------------- values (what an expression holds)
@@ -163,6 +166,19 @@ def _param_default(name: str, node):
         if a.name == name:
             return True, (literal(d) if d is not None else (False, None))
     return False, (False, None)
+
+
+def _command_function(node) -> bool:
+    """The enclosing function is a click / typer command (decorated, or with ``typer.Option`` defaults)."""
+    fn = node.scope()
+    if not isinstance(fn, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+        return False
+    for d in (fn.decorators.nodes if fn.decorators else ()):
+        f = d.func if isinstance(d, nodes.Call) else d
+        if _leaf(f) in ("option", "command", "argument") or _dotted(f).startswith(("click.", "app.", "cli.")):
+            return True
+    return any(isinstance(d, nodes.Call) and _leaf(d.func) in ("Option", "Argument")
+               for d in list(fn.args.defaults or []) + [k for k in fn.args.kw_defaults or [] if k is not None])
 
 
 def _env_value(call: nodes.Call) -> Optional[_Val]:
@@ -281,6 +297,8 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
             # a setting: a parameter with a flag / string / None default (others are data)
             if found and (default is None or isinstance(default, (bool, str))):
                 return _Val(m.PARAM, default, True, f"{node.name}={default!r} by default")
+            if _command_function(node):   # click / typer: the parameter is the declared option
+                return _option_name_value(node.name, "")
             return None
         if node.name in _OPTION_ROOTS:
             return _Val(m.OPTION, None, False)

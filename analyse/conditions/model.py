@@ -178,7 +178,7 @@ def render(c: Cond, negated: bool = False) -> str:
 
 
 def _simple(text: str) -> bool:
-    return all(ch.isalnum() or ch in "._()[]'\"" for ch in text.replace(", ", ","))
+    return all(ch.isalnum() or ch in "._()[]'\"," for ch in text.replace(", ", ","))
 
 
 def off_by_default(c: Optional[Cond]) -> bool:

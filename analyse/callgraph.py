@@ -473,8 +473,7 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
     where = f"{relpath}:{g.line}" if relpath else f"line {g.line}"
     if scen == "conditional" and not g.fallback and g.to_dict().get("by_default") == "off":
         # off unless the caller asks for it (`mixed_precision == "fp8"` two levels up): a choice, not a blocker
-        return f"only when a caller changes the default of {g.to_dict().get('depends_on', '')[len('depends on '):]} " \
-               f"(off by default, {where})"
+        return f"only when a caller sets {g.to_dict().get('unless') or 'a non-default value'} (off by default, {where})"
     if scen == "on" or not g.fallback:
         return None          # runs on an NPU host (transfer_to_npu makes the CUDA test true), or no alternative
     if g.kind == "import-fallback":

@@ -121,6 +121,7 @@ class Guard:
                     d["depends_on"] = w
                 if C.model.off_by_default(self.path):
                     d["by_default"] = C.OFF
+                    d["unless"] = C.model.default_off_words(self.path)
         return d
 
 
@@ -557,6 +558,11 @@ def _condition_text(test, in_body: bool) -> str:
     return s if len(s) <= 100 else s[:97] + "..."
 
 
+def _render(c) -> str:
+    s = " ".join(C.render(c).split())
+    return s if len(s) <= 100 else s[:97] + "..."
+
+
 def _chain_branches(ifnode):
     """Bodies of the earlier branches of an ``if/elif`` chain that *ifnode* is an ``elif`` of."""
     cur = ifnode
@@ -660,6 +666,27 @@ def _level(parent, cur, tables):
             bc = _branch_cond(parent.test, cur is parent.body)
             c = bc if _known(bc) or _classified(parent) is not None else None
         return g, c
+    if isinstance(parent, nodes.BoolOp):
+        # short-circuit: `a and b` evaluates b only when a holds, `a or b` only when a does not
+        try:
+            i = parent.values.index(cur)
+        except ValueError:
+            return None, None
+        if i == 0:
+            return None, None
+        parts = []
+        for v in parent.values[:i]:
+            c = _cond(v)
+            if c is not None:
+                parts.append(c if parent.op == "and" else C.neg(c))
+        c = C.conj(*parts)
+        cls = classify_condition(c)
+        if cls is None:
+            return None, None
+        kind = cls[0]
+        if cls[2] and kind == "availability-check":   # a CUDA test: skipping it is no fallback
+            return Guard(kind, parent.lineno or 1, False, _render(c)), c
+        return Guard(kind, parent.lineno or 1, True, _render(c)), c
     at = block_position(parent, cur, tables)
     if at is None:
         return None, None

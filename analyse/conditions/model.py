@@ -186,6 +186,26 @@ def off_by_default(c: Optional[Cond]) -> bool:
     return c is not None and evaluate(c, TRANSFER) is None and evaluate(c, TRANSFER, defaults=True) is False
 
 
+def default_off_words(c: Optional[Cond]) -> str:
+    """The choices that keep a path off with their defaults, as the code says them (``mixed_precision == 'fp8'``)."""
+    out = []
+
+    def walk(x, negated):
+        if isinstance(x, Not):
+            walk(x.arg, not negated)
+        elif isinstance(x, (And, Or)):
+            for a in x.args:
+                walk(a, negated)
+        elif isinstance(x, Atom) and x.kind in CHOICE_KINDS and x.value(TRANSFER) is None \
+                and x.at_default is not None and (x.at_default is negated):
+            s = f"`{render(x, negated)}`"
+            if s not in out:
+                out.append(s)
+
+    walk(c, False)
+    return " and ".join(out[:3])
+
+
 def choices(c: Optional[Cond], scenario: str = TRANSFER):
     """The atoms whose value is unknown in *scenario*: the choices the path depends on."""
     return [a for a in atoms(c) if a.value(scenario) is None]

@@ -418,8 +418,7 @@ def _finding_condition(f: Finding) -> Optional[str]:
         return UNREACHABLE   # off the path with the defaults (analyse.conditions)
     where = f"{f.path}:{g.get('line')}" if g else ""
     if g and scen == "conditional" and not g.get("fallback") and g.get("by_default") == "off":
-        return f"only when a caller changes the default of {g.get('depends_on', '')[len('depends on '):]} " \
-               f"(off by default, {where})"
+        return f"only when a caller sets {g.get('unless') or 'a non-default value'} (off by default, {where})"
     if not g or not g.get("fallback") or scen == "on":
         return None
     if g.get("kind") == "import-fallback":

@@ -733,6 +733,13 @@ def _compare_cond(test: nodes.Compare, depth: int) -> Optional[m.Cond]:
         return m.Atom(m.PLATFORM, text, (v, v), neg_text)
     if _is_version(test):
         return m.Atom(m.VERSION, text, (None, None), neg_text)
+    # a setting compared with a member of a settings enum (`self.fp8_backend == FP8BackendType.TE`): the user's
+    # configuration picks it (conditional)
+    if op in ("==", "!=", "is", "is not", "in", "not in"):
+        for a, b in ((left, right), (right, left)):
+            if _enum_member(b) and isinstance(a, (nodes.Attribute, nodes.Name)) and not _dispatch_name(a) \
+                    and not isinstance(a, nodes.Const):
+                return m.Atom(m.OPTION, text, (None, None), neg_text)
     # an option / env / parameter compared with a literal: computed on the default
     for a, b, flip in ((left, right, False), (right, left, True)):
         ok, lit = literal(b)
@@ -752,6 +759,12 @@ def _compare_cond(test: nodes.Compare, depth: int) -> Optional[m.Cond]:
             return _choice_atom(kind, text, None, False, neg_text)
         return _choice_atom(kind, text, res, True, neg_text, val.words)
     return None
+
+
+def _enum_member(node) -> bool:
+    """``FP8BackendType.TE`` / ``DistributedType.DEEPSPEED``: a member of a settings enum."""
+    return isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name[:1].isupper() \
+        and not node.expr.name.isupper() and (node.attrname.isupper() or node.attrname[:1].isupper())
 
 
 def side_val(node):

@@ -465,9 +465,17 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
         return None
     if g is not None and other_device_only(g.kind, g.condition):
         return UNREACHABLE
-    if g is None or not g.fallback:
+    if g is None:
         return None
+    scen = g.on_path.get("transfer_to_npu") if g.path is not None else None
+    if scen == "off":
+        return UNREACHABLE   # false on an NPU host with the defaults (an unset environment flag, a default-off option)
     where = f"{relpath}:{g.line}" if relpath else f"line {g.line}"
+    if scen == "conditional" and not g.fallback and g.to_dict().get("by_default") == "off":
+        # off unless the caller asks for it (`mixed_precision == "fp8"` two levels up): a choice, not a blocker
+        return f"only when a caller sets {g.to_dict().get('unless') or 'a non-default value'} (off by default, {where})"
+    if scen == "on" or not g.fallback:
+        return None          # runs on an NPU host (transfer_to_npu makes the CUDA test true), or no alternative
     if g.kind == "import-fallback":
         return f"only when the optional import succeeds (fallback in the except branch at {where})"
     what = f"`{g.condition}`" if g.condition else "its guard"

@@ -43,11 +43,14 @@ Depends on astroid only (usable by the passes, the verdict and the library mode)
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Optional, Tuple
 
 from astroid import nodes
 
+from analyse import conditions as C
+from analyse.conditions import build as build_condition
+from analyse.conditions import classify as classify_condition
 from analyse.syntax import own_bindings
 
 GUARD_KINDS = ("import-fallback", "availability-check", "device-branch", "option", "version-check",
@@ -92,15 +95,33 @@ class Guard:
     line: int
     fallback: bool
     condition: str = ""
+    # the whole path condition (this guard and every enclosing branch, early exit and try-import up to the
+    # module), as a conditions value; None: only this guard's test is known
+    path: Optional[object] = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in GUARD_KINDS:
             raise ValueError(f"unknown guard kind {self.kind!r}")
 
+    @property
+    def on_path(self) -> dict:
+        """{scenario: "on" | "off" | "conditional"} on an NPU host (see :mod:`analyse.conditions.model`)."""
+        return C.on_path(self.path) if self.path is not None else {s: C.CONDITIONAL for s in C.SCENARIOS}
+
     def to_dict(self) -> dict:
         d = {"kind": self.kind, "line": self.line, "fallback": self.fallback}
         if self.condition:
             d["condition"] = self.condition
+        if self.path is not None:
+            op = self.on_path
+            d["on_path"] = op
+            if op[C.TRANSFER] == C.CONDITIONAL:
+                w = C.words(self.path, C.TRANSFER)
+                if w:
+                    d["depends_on"] = w
+                if C.model.off_by_default(self.path):
+                    d["by_default"] = C.OFF
+                    d["unless"] = C.model.default_off_words(self.path)
         return d
 
 
@@ -459,17 +480,52 @@ def _branch_fallback(other_branch) -> bool:
 _MISSING = object()
 
 
+def _classify_any(test, ctx):
+    """The shape classification of a test, else the conditions model's (flags through variables,
+    availability helpers, environment variables, options with their default)."""
+    got = _classify(test, ctx)
+    if got is not None:
+        return got
+    cond = _cond(test)
+    c = classify_condition(cond)
+    if c is None:
+        return None
+    kind, negated, cuda = c
+    if kind in ("version-check", "platform-check"):
+        return kind, BOTH, cuda
+    return kind, (ORELSE if negated else BODY), cuda
+
+
 def _classified(owner):
     """_classify of an if / conditional expression's test, kept on the node (trees are not changed after
     parsing; the same test is asked about once per statement under it)."""
     got = getattr(owner, "_npu_guard_test", _MISSING)
     if got is _MISSING:
-        got = _classify(owner.test, owner)
+        got = _classify_any(owner.test, owner)
         try:
             owner._npu_guard_test = got
         except AttributeError:  # pragma: no cover - slotted node classes
             pass
     return got
+
+
+def _cond(test):
+    """The conditions value of a test (None when it cannot be built)."""
+    try:
+        return build_condition(test)
+    except (RecursionError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def _known(c) -> bool:
+    return c is not None and any(a.kind != "unknown" for a in C.model.atoms(c))
+
+
+def _branch_cond(test, in_body: bool):
+    c = _cond(test)
+    if c is None:
+        return None
+    return c if in_body else C.neg(c)
 
 
 def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
@@ -489,7 +545,22 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
         fallback = True   # default off / optional library absent: the branch is skipped
     else:
         fallback = False
-    return Guard(kind, ifnode.lineno or 1, fallback, _text(ifnode.test))
+    return Guard(kind, ifnode.lineno or 1, fallback, _condition_text(ifnode.test, in_body))
+
+
+def _condition_text(test, in_body: bool) -> str:
+    """The condition under which the branch runs, as code: the test for the body, its negation (pushed
+    into the atoms, never ``not not``) for the ``else`` branch and the rest of a block after an early exit."""
+    c = _branch_cond(test, in_body)
+    if c is None:
+        return _text(test) if in_body else f"not ({_text(test)})"
+    s = " ".join(C.render(c).split())
+    return s if len(s) <= 100 else s[:97] + "..."
+
+
+def _render(c) -> str:
+    s = " ".join(C.render(c).split())
+    return s if len(s) <= 100 else s[:97] + "..."
 
 
 def _chain_branches(ifnode):
@@ -498,6 +569,13 @@ def _chain_branches(ifnode):
     while isinstance(cur.parent, nodes.If) and cur.parent.orelse == [cur]:
         cur = cur.parent
         yield cur.body
+
+
+def _try_lib(trynode) -> str:
+    from analyse.conditions.build import _imported_lib
+
+    lib = _imported_lib(trynode)
+    return lib or ""
 
 
 def _try_guard(trynode, in_orelse: bool, imports: bool) -> Optional[Guard]:
@@ -510,6 +588,16 @@ def _try_guard(trynode, in_orelse: bool, imports: bool) -> Optional[Guard]:
     return Guard("import-fallback", h.lineno or trynode.lineno or 1, fallback, _text(h.type) if h.type else "except")
 
 
+def _try_cond(trynode):
+    lib = _try_lib(trynode)
+    if not lib:
+        return None
+    from analyse.conditions.build import importable
+
+    top = lib.split(".")[0] if not lib.startswith("torch.") else lib
+    return importable(top, f"importable({lib})", f"not importable({lib})")
+
+
 def _with_guard(withnode) -> Optional[Guard]:
     for item, _as in withnode.items:
         if isinstance(item, nodes.Call) and _leaf(item.func) == "suppress":
@@ -519,20 +607,40 @@ def _with_guard(withnode) -> Optional[Guard]:
     return None
 
 
-def _early_exit_guard(block, idx: int) -> Optional[Guard]:
-    """``if not HAVE_X: return fallback`` before the statement at *idx* of *block* guards it."""
+def _early_exits(block, idx: int):
+    """The ``if T: return`` statements (no else) before *idx* in *block*, nearest first."""
     for prev in reversed(block[max(0, idx - 25):idx]):
         if isinstance(prev, nodes.If) and not prev.orelse and _terminates(prev.body):
-            got = _classified(prev)
-            if got is None:
-                continue
-            kind, pol, cuda = got
-            if pol in (ORELSE, BOTH):
-                fallback = not _only_raises(prev.body)
-                if kind == "option" and not fallback:
-                    continue   # `if args.x is None: raise ...` validates the options; it guards nothing
-                return Guard(kind, prev.lineno or 1, fallback, _text(prev.test))
+            yield prev
+
+
+def _early_exit_guard(block, idx: int) -> Optional[Guard]:
+    """``if not HAVE_X: return fallback`` before the statement at *idx* of *block* guards it: the rest of
+    the block runs only when ``HAVE_X`` (the condition is printed the way the rest runs, never inverted)."""
+    for prev in _early_exits(block, idx):
+        got = _classified(prev)
+        if got is None:
+            continue
+        kind, pol, cuda = got
+        if pol in (ORELSE, BOTH):
+            fallback = not _only_raises(prev.body)
+            if kind == "option" and not fallback:
+                continue   # `if args.x is None: raise ...` validates the options; it guards nothing
+            return Guard(kind, prev.lineno or 1, fallback, _condition_text(prev.test, False))
     return None
+
+
+def _early_exit_cond(block, idx: int):
+    """The conjunction of "not T" for the early exits before *idx* (validations that only raise excluded:
+    they stop a misconfigured run, they do not pick a path)."""
+    parts = []
+    for prev in _early_exits(block, idx):
+        if _only_raises(prev.body):
+            continue
+        c = _cond(prev.test)
+        if _known(c):
+            parts.append(C.neg(c))
+    return C.conj(*parts) if parts else None
 
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
@@ -547,59 +655,106 @@ def tree_memo(tree: nodes.Module) -> dict:
     return memo
 
 
+def _level(parent, cur, tables):
+    """(guard, condition) that *parent* puts on its child statement *cur*: the innermost-guard of the
+    shape rules, and the condition value for the path (both may be None)."""
+    g = None
+    c = None
+    if isinstance(parent, nodes.IfExp):
+        if cur is parent.body or cur is parent.orelse:
+            g = _ifexp_guard(parent, cur is parent.body)
+            bc = _branch_cond(parent.test, cur is parent.body)
+            c = bc if _known(bc) or _classified(parent) is not None else None
+        return g, c
+    if isinstance(parent, nodes.BoolOp):
+        # short-circuit: `a and b` evaluates b only when a holds, `a or b` only when a does not
+        try:
+            i = parent.values.index(cur)
+        except ValueError:
+            return None, None
+        if i == 0:
+            return None, None
+        parts = []
+        for v in parent.values[:i]:
+            c = _cond(v)
+            if c is not None:
+                parts.append(c if parent.op == "and" else C.neg(c))
+        c = C.conj(*parts)
+        cls = classify_condition(c)
+        if cls is None:
+            return None, None
+        kind = cls[0]
+        if cls[2] and kind == "availability-check":   # a CUDA test: skipping it is no fallback
+            return Guard(kind, parent.lineno or 1, False, _render(c)), c
+        return Guard(kind, parent.lineno or 1, True, _render(c)), c
+    at = block_position(parent, cur, tables)
+    if at is None:
+        return None, None
+    fld, idx = at
+    if isinstance(parent, nodes.If):
+        if fld != "finalbody":
+            g = _if_guard(parent, fld == "body")
+            bc = _branch_cond(parent.test, fld == "body")
+            # a test the shape rules call a guard counts even when the model cannot value it (conditional)
+            c = bc if _known(bc) or _classified(parent) is not None else None
+    elif isinstance(parent, nodes.Try):
+        if fld != "finalbody":
+            imports = tables.get(("imports", id(parent)))
+            if imports is None:
+                imports = tables[("imports", id(parent))] = _has_import(parent.body)
+            g = _try_guard(parent, fld == "orelse", imports)
+            if g is not None:
+                c = _try_cond(parent)
+    elif isinstance(parent, nodes.With):
+        if fld == "body":
+            g = _with_guard(parent)
+    block = getattr(parent, fld)
+    if g is None:
+        g = _early_exit_guard(block, idx)
+    ec = _early_exit_cond(block, idx)
+    if ec is not None:
+        c = C.conj(c, ec)
+    return g, c
+
+
 def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
     """The innermost guard of *node*, or None when it runs unconditionally.
 
     The walk goes through functions and classes up to the module: a ``def``
     inside ``if HAVE_X:`` is guarded by it. The test of an ``if`` is not
     guarded by that ``if``; an ``except`` body is the fallback, not guarded by
-    its ``try``. *memo* (a dict kept for one tree) shares the walk between
-    nodes under the same statements.
+    its ``try``. The guard's ``path`` is the conjunction of the conditions of
+    every level up to the module (:mod:`analyse.conditions`), so its ``on_path``
+    says whether an NPU host runs the code with the defaults. *memo* (a dict kept
+    for one tree) shares the walk between nodes under the same statements.
     """
     if node is None:
         return None
     tables = block_tables(memo)
+    chain = []          # (statement id, level guard, level condition), innermost first
     cur = node
     parent = node.parent
-    seen = []
-    result = None
+    top = (None, None)  # (guard, condition) of the statement above the chain
     while parent is not None:
         if memo is not None:
-            hit = memo.get(id(cur), seen)
-            if hit is not seen:
-                result = hit
+            hit = memo.get(id(cur), _MISSING)
+            if hit is not _MISSING:
+                top = hit
                 break
-            seen.append(id(cur))
-        g = None
-        if isinstance(parent, nodes.IfExp):
-            if cur is parent.body or cur is parent.orelse:
-                g = _ifexp_guard(parent, cur is parent.body)
-        else:
-            at = block_position(parent, cur, tables)
-            if at is not None:
-                fld, idx = at
-                if isinstance(parent, nodes.If):
-                    if fld != "finalbody":
-                        g = _if_guard(parent, fld == "body")
-                elif isinstance(parent, nodes.Try):
-                    if fld != "finalbody":
-                        imports = tables.get(("imports", id(parent)))
-                        if imports is None:
-                            imports = tables[("imports", id(parent))] = _has_import(parent.body)
-                        g = _try_guard(parent, fld == "orelse", imports)
-                elif isinstance(parent, nodes.With):
-                    if fld == "body":
-                        g = _with_guard(parent)
-                if g is None:
-                    g = _early_exit_guard(getattr(parent, fld), idx)
-        if g is not None:
-            result = g
-            break
+        g, c = _level(parent, cur, tables)
+        chain.append((id(cur), g, c))
         cur, parent = parent, parent.parent
-    if memo is not None:
-        for k in seen:
-            memo[k] = result
-    return result
+    guard, cond = top
+    for key, g, c in reversed(chain):
+        cond = C.conj(c, cond) if c is not None else cond
+        if g is not None:
+            guard = g
+        state = (guard, cond)
+        if memo is not None:
+            memo[key] = state
+    if guard is None:
+        return None
+    return replace(guard, path=cond) if cond is not None else guard
 
 
 _BLOCKS = "blocks"   # guard_of's memo: the statement positions of each block owner (str: never a node id)
@@ -634,7 +789,7 @@ def _ifexp_guard(ifexp, in_body: bool) -> Optional[Guard]:
     kind, pol, _cuda = got
     if pol == BODY and not in_body or pol == ORELSE and in_body:
         return None
-    return Guard(kind, ifexp.lineno or 1, True, _text(ifexp.test))
+    return Guard(kind, ifexp.lineno or 1, True, _condition_text(ifexp.test, in_body))
 
 
 def is_probe(node) -> bool:

@@ -60,6 +60,9 @@ from analyse.progress import Progress
 from analyse.gcpolicy import collect_less, collect_never
 from analyse.files import MAX_FILE_BYTES, FileTooLarge, NotRegularFile, decode_source, discover, read_regular_file
 from analyse.project import SourceFile, parse_source
+from analyse.conditions.options import collect as collect_options
+from analyse.conditions.options import configure as configure_conditions
+from analyse.conditions.options import merge as merge_options
 from analyse.resolve import ClassInfo, ProjectIndex, Resolver
 
 # Below this much Python source to (re)analyse, worker processes cost more than they save.
@@ -105,6 +108,7 @@ class Prescan:
     error: Optional[AnalysisError] = None
     classes: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     argparse: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    options: Tuple = ()                            # option declarations and defaults (analyse.conditions.options)
     passes: Tuple[Tuple[str, object], ...] = ()   # (pass name, prescan data)
     errors: Tuple[AnalysisError, ...] = ()
     digest: str = ""
@@ -267,6 +271,11 @@ class _Worker:
         except Exception as exc:  # pragma: no cover - defensive
             errors.append(_internal(task.relpath, "indexing", exc))
         classes = tuple(sorted((q, tuple(info.bases)) for q, info in local.classes.items()))
+        try:
+            options = collect_options(sf.tree)
+        except Exception as exc:  # pragma: no cover - defensive
+            options = ()
+            errors.append(_internal(task.relpath, "option defaults", exc))
         argparse = tuple(sorted((d, tuple(sorted(v))) for d, v in local.argparse_defaults.items()))
         facts = []
         ctx = ModuleContext(source=sf, resolver=Resolver(sf.tree, task.modname, local, is_package=sf.is_package_init),
@@ -282,8 +291,8 @@ class _Worker:
             if data is not None:
                 facts.append((p.name, data))
         pre = Prescan(task.relpath, task.modname, lines=len(sf.lines), classes=classes, argparse=argparse,
-                      passes=tuple(facts), errors=tuple(errors))
-        pre.digest = digest(task.modname, repr(classes), repr(argparse), repr(pre.passes))
+                      options=options, passes=tuple(facts), errors=tuple(errors))
+        pre.digest = digest(task.modname, repr(classes), repr(argparse), repr(options), repr(pre.passes))
         if self.keep:
             self.trees[task.relpath] = sf
             # the kept tree lives until the end of the run: out of the collector's sight, or every young-generation
@@ -295,6 +304,7 @@ class _Worker:
 
     def set_context(self, index: ProjectIndex, prescans: Sequence[Prescan]) -> None:
         self.project.index = index
+        configure_conditions(index.option_defaults, self.project.mode)
         _combine(self.project, self.passes, prescans)
 
     def analyse(self, task: _Task) -> ModuleResult:
@@ -344,6 +354,7 @@ def _merge_index(prescans: Iterable[Prescan]) -> ProjectIndex:
             index.classes[q] = ClassInfo(q, bases)
         for dest, defaults in pre.argparse:
             index.argparse_defaults.setdefault(dest, set()).update(defaults)
+    index.option_defaults = merge_options(pre.options for pre in prescans if pre.error is None)
     return index
 
 

@@ -111,10 +111,24 @@ DRIVER_SEVERITIES = ("blocker", "manual", "auto")
 MAX_DRIVERS = 8
 
 
-def excused(f: Finding) -> bool:
-    """Guarded with a working fallback, so not counted (see above)."""
+def is_off_path(f: Finding) -> bool:
+    """The guard's condition is false on an NPU host with the defaults (transfer_to_npu scenario):
+    the code does not run unless a user changes a setting (analyse.conditions)."""
     g = f.guard
-    return bool(g and g.get("fallback")) and f.severity != "auto" and f.category != "distributed"
+    return bool(g) and (g.get("on_path") or {}).get("transfer_to_npu") == "off" and f.category != "distributed"
+
+
+def excused(f: Finding) -> bool:
+    """Not counted (see above): off the path with the defaults, or guarded with a working fallback
+    unless the condition holds on an NPU host (a CUDA test that transfer_to_npu makes true)."""
+    g = f.guard
+    if not g:
+        return False
+    if is_off_path(f):
+        return True
+    if (g.get("on_path") or {}).get("transfer_to_npu") == "on":
+        return False
+    return bool(g.get("fallback")) and f.severity != "auto" and f.category != "distributed"
 
 
 def _top_dir(path: str) -> str:
@@ -323,7 +337,9 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
             continue
         off_sev[f.severity] += 1
         off_role[f.role or "product"] += 1
-        if excused(f):
+        if is_off_path(f):
+            off_why["off-by-default"] += 1
+        elif excused(f):
             off_why["guarded"] += 1
         elif eps and not f.path.endswith(".py"):
             off_why["not-python"] += 1

@@ -201,7 +201,9 @@ def test_device_branch(test, in_else):
         return x
     """
     g = _guard(src)
-    assert g == Guard("device-branch", 3, True, test.replace('"', "'")), g
+    # the condition is the one under which the marked line runs: the negated test for the else branch
+    want = test.replace('"', "'") if not in_else else test.replace("==", "!=")
+    assert g == Guard("device-branch", 3, True, want), g
 
 
 def test_device_branch_without_else_has_no_fallback():

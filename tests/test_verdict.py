@@ -344,7 +344,9 @@ def test_guard_on_findings_and_inherited_through_calls(tmp_path, kb):
     assert trt["guard"]["kind"] == "option" and trt["guard"]["fallback"] is True
     assert trt["guard"]["path"] == "export.py" and trt["guard"]["line"] == 10   # the `if engine:` call site
     fa = find(report, "attn.py", "flash_attn.flash_attn_func", line=11)
-    assert fa["guard"] == {"kind": "availability-check", "line": 10, "fallback": True, "condition": "HAVE_FLASH"}
+    assert fa["guard"] == {"kind": "availability-check", "line": 10, "fallback": True, "condition": "HAVE_FLASH",
+                           "on_path": {"transfer_to_npu": "conditional", "no_transfer": "conditional"},
+                           "depends_on": "depends on `HAVE_FLASH` (whether the optional library is installed)"}
     imp = find(report, "attn.py", "flash_attn.flash_attn_func", line=4)
     assert imp["guard"]["kind"] == "import-fallback"
     v = report["summary"]["verdict"]

@@ -413,9 +413,14 @@ def _finding_condition(f: Finding) -> Optional[str]:
     g = f.guard
     if g and other_device_only(g.get("kind"), g.get("condition")):
         return UNREACHABLE
-    if not g or not g.get("fallback"):
+    scen = (g.get("on_path") or {}).get("transfer_to_npu") if g else None
+    if scen == "off":
+        return UNREACHABLE   # off the path with the defaults (analyse.conditions)
+    where = f"{f.path}:{g.get('line')}" if g else ""
+    if g and scen == "conditional" and not g.get("fallback") and g.get("by_default") == "off":
+        return f"only when a caller sets {g.get('unless') or 'a non-default value'} (off by default, {where})"
+    if not g or not g.get("fallback") or scen == "on":
         return None
-    where = f"{f.path}:{g.get('line')}"
     if g.get("kind") == "import-fallback":
         return f"only when the optional import succeeds (fallback in the except branch at {where})"
     cond = g.get("condition")

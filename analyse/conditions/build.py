@@ -1,0 +1,916 @@
+"""Building a :class:`~analyse.conditions.model.Cond` from a test expression, by data flow.
+
+:func:`build` reads an ``if`` / ``while`` / conditional-expression test and follows what it names:
+
+* flags through variables: ``has_gpu = torch.cuda.is_available()``; ``X_AVAILABLE = True`` in
+  ``try`` and ``False`` in ``except ImportError``; a name bound by an import in ``try`` (or set to
+  None in its handler, or before it with ``except ImportError: pass``) is ``importable(lib)``;
+* availability helpers, summarised from their own bodies when defined in the module
+  (``return importlib.util.find_spec("x") is not None``, a try-import returning True / False,
+  ``_is_package_available("x")``), otherwise by their name (``is_bnb_available()``);
+* device predicates: ``torch.cuda.is_available()``, ``device_count() > 0``, ``x.is_cuda``,
+  ``x.device.type == "cuda"``, ``"cuda" in str(device)``, ``torch.version.cuda``; probes of other
+  accelerators (``torch.xpu.is_available()``, ``torch.backends.mps.is_available()``, ``is_mlu_available()``)
+  and of the NPU itself;
+* options with their default: parameters of the function holding the branch, attributes set from
+  them (``self.emit_nvtx = emit_nvtx``), dataclass / attrs / pydantic fields of the class, and
+  the project's option table (argparse, click, typer, config classes: :mod:`analyse.conditions.options`)
+  for ``args.x`` / ``cfg.x`` / ``self.args.x`` / ``cfg["x"]`` / ``getattr(args, "x", d)``;
+* environment variables (``os.environ.get``, ``os.getenv``, ``parse_flag_from_env(...)``, ``"X" in
+  os.environ``): unset, so the code's default;
+* comparisons of any of these with literals, computed on the default; ``and`` / ``or`` / ``not``;
+  alternatives ``v = a if t else b`` (the value the default picks);
+* versions and platforms (``sys.platform``, ``platform.system()``, ``os.name``).
+
+Nothing is imported or evaluated: only literal constants of the tree are read.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional, Tuple
+
+from astroid import nodes
+
+from analyse.conditions import model as m
+from analyse.conditions.options import literal, option_values, params_are_choices
+from analyse.syntax import own_bindings
+
+_MISSING = object()
+MAX_DEPTH = 6
+
+IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError",
+                 "AttributeError"}
+_OTHER = r"xpu|mps|mlu|musa|hpu|ipu|dipu|neuron|habana|camb|xla|hip|rocm|tpu|sdaa|gcu|mtia"
+OTHER_DEVICE_RE = re.compile(rf"^(?:{_OTHER})$", re.I)
+_AVAIL_FN = re.compile(r"^_?(?:is_)?(?:torch_)?(\w+?)_(?:available|installed)$", re.I)
+_ENV_FNS = re.compile(r"(^|_)(from_env|env_flag|env_var|getenv|get_env\w*|parse_flag\w*|str_to_bool_env)$")
+DEVICE_WORDS = {"cuda", "cpu", "gpu", "npu", "meta", "nccl", "gloo", "hccl"}
+_CUDA_DEVICE_ATTRS = {"is_cuda"}
+
+
+def _text(node, limit: int = 100) -> str:
+    try:
+        s = " ".join(node.as_string().split())
+    except Exception:  # pragma: no cover - defensive
+        return "?"
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def _dotted(node) -> str:
+    parts = []
+    cur = node
+    while True:
+        if isinstance(cur, nodes.Attribute):
+            parts.append(cur.attrname)
+            cur = cur.expr
+        elif isinstance(cur, nodes.Name):
+            parts.append(cur.name)
+            break
+        elif isinstance(cur, nodes.Call):
+            cur = cur.func
+        else:
+            parts.append("?")
+            break
+    return ".".join(reversed(parts))
+
+
+def _leaf(node) -> str:
+    if isinstance(node, nodes.Attribute):
+        return node.attrname
+    if isinstance(node, nodes.Name):
+        return node.name
+    if isinstance(node, nodes.Call):
+        return _leaf(node.func)
+    return ""
+
+
+def _str(node) -> Optional[str]:
+    return node.value if isinstance(node, nodes.Const) and isinstance(node.value, str) else None
+
+
+def _kwarg(call: nodes.Call, name: str, pos: Optional[int] = None):
+    for kw in call.keywords or ():
+        if kw.arg == name:
+            return kw.value
+    if pos is not None and len(call.args) > pos:
+        return call.args[pos]
+    return None
+
+
+# --------------------------------------------------------------------------- atoms
+
+def device_atom(kind: str, text: str, neg_text: str = "") -> m.Atom:
+    vals = {m.CUDA: (True, False), m.CUDA_TYPE: (False, False), m.CUDA_BUILD: (False, False),
+            m.NPU: (True, True), m.OTHER_DEVICE: (False, False)}[kind]
+    return m.Atom(kind, text, vals, neg_text)
+
+
+def importable(lib: str, text: str, neg_text: str = "") -> m.Atom:
+    low = lib.lower()
+    if low in ("cuda", "gpu", "cudnn", "nccl", "triton_cuda"):
+        return device_atom(m.CUDA, text, neg_text)
+    if low in ("npu", "torch_npu", "ascend"):
+        return device_atom(m.NPU, text, neg_text)
+    if OTHER_DEVICE_RE.match(low) or low in ("xpu", "mps", "ipex", "intel_extension_for_pytorch", "torch_mlu",
+                                               "torch_musa", "habana", "habana_frameworks", "torch_xla"):
+        return device_atom(m.OTHER_DEVICE, text, neg_text)
+    return m.Atom(m.IMPORTABLE, text, (None, None), neg_text)
+
+
+def _choice_atom(kind: str, text: str, value, known: bool, neg_text: str = "", default_words: str = "") -> m.Atom:
+    if not known:
+        return m.Atom(kind, text, (None, None), neg_text, default_words)
+    if kind == m.PARAM and params_are_choices():
+        return m.Atom(kind, text, (None, None), neg_text, default_words, bool(value))
+    b = bool(value)
+    return m.Atom(kind, text, (b, b), neg_text, default_words)
+
+
+def _unknown(node) -> m.Atom:
+    neg_text = ""
+    if isinstance(node, nodes.Compare) and len(node.ops) == 1 and node.ops[0][0] in _NEG_OP:
+        neg_text = f"{_text(node.left)} {_NEG_OP[node.ops[0][0]]} {_text(node.ops[0][1])}"
+    return m.Atom(m.UNKNOWN, _text(node), (None, None), neg_text)
+
+
+# --------------------------------------------------------------------------- values (what an expression holds)
+
+class _Val:
+    """The value an expression holds: a literal default (``known``), with the atom kind it comes from."""
+
+    __slots__ = ("kind", "value", "known", "words")
+
+    def __init__(self, kind: str, value=None, known: bool = False, words: str = ""):
+        self.kind, self.value, self.known, self.words = kind, value, known, words
+
+
+def _param_default(name: str, node):
+    """(is a parameter of the enclosing function, (found, default literal))."""
+    cur = node.parent
+    while cur is not None and not isinstance(cur, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.Lambda,
+                                                   nodes.Module, nodes.ClassDef)):
+        cur = cur.parent
+    if not isinstance(cur, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+        return False, (False, None)
+    args = cur.args
+    if args is None:
+        return False, (False, None)
+    pos = list(args.posonlyargs or []) + list(args.args or [])
+    defaults = list(args.defaults or [])
+    off = len(pos) - len(defaults)
+    for i, a in enumerate(pos):
+        if a.name == name:
+            return True, (literal(defaults[i - off]) if i >= off else (False, None))
+    for a, d in zip(args.kwonlyargs or [], args.kw_defaults or []):
+        if a.name == name:
+            return True, (literal(d) if d is not None else (False, None))
+    return False, (False, None)
+
+
+def _command_function(node) -> bool:
+    """The enclosing function is a click / typer command (decorated, or with ``typer.Option`` defaults)."""
+    fn = node.scope()
+    if not isinstance(fn, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+        return False
+    for d in (fn.decorators.nodes if fn.decorators else ()):
+        f = d.func if isinstance(d, nodes.Call) else d
+        if _leaf(f) in ("option", "command", "argument") or _dotted(f).startswith(("click.", "app.", "cli.")):
+            return True
+    return any(isinstance(d, nodes.Call) and _leaf(d.func) in ("Option", "Argument")
+               for d in list(fn.args.defaults or []) + [k for k in fn.args.kw_defaults or [] if k is not None])
+
+
+def _env_value(call: nodes.Call) -> Optional[_Val]:
+    """``os.environ.get("X", d)`` / ``os.getenv("X", d)`` / ``parse_flag_from_env("X", d)``: unset -> d."""
+    d = _dotted(call.func)
+    leaf = _leaf(call.func)
+    if d in ("os.environ.get", "environ.get", "os.getenv", "getenv") or d.endswith(".environ.get"):
+        name = _str(call.args[0]) if call.args else None
+        default = _kwarg(call, "default", 1)
+        ok, v = literal(default) if default is not None else (True, None)
+        return _Val(m.ENV, v, ok, f"${name or '?'} unset")
+    if _ENV_FNS.search(leaf) and call.args and _str(call.args[0]):
+        name = _str(call.args[0])
+        default = _kwarg(call, "default", 1)
+        if default is None:
+            ok, v = True, (False if "flag" in leaf or "bool" in leaf else None)
+        else:
+            ok, v = literal(default)
+        return _Val(m.ENV, v, ok, f"${name} unset")
+    if leaf in ("str_to_bool", "strtobool", "bool", "int", "float", "str") and call.args:
+        inner = value_of(call.args[0])
+        if inner is not None and inner.kind == m.ENV:
+            if not inner.known:
+                return inner
+            try:
+                v = inner.value
+                if leaf in ("str_to_bool", "strtobool"):
+                    v = str(v).lower() in ("1", "true", "yes", "y", "on", "t") if v is not None else False
+                elif leaf == "bool":
+                    v = bool(v)
+                elif v is not None:
+                    v = {"int": int, "float": float, "str": str}[leaf](v)
+                return _Val(m.ENV, v, True, inner.words)
+            except (TypeError, ValueError):
+                return _Val(m.ENV, None, False, inner.words)
+    return None
+
+
+def _self_attr_value(node: nodes.Attribute, depth: int) -> Optional[_Val]:
+    """``self.x``: what the class assigns to it (a constructor parameter's default, a literal, an option),
+    or its field default (dataclass / attrs / pydantic style class-level annotations)."""
+    cls = node.frame()
+    while cls is not None and not isinstance(cls, nodes.ClassDef):
+        cls = cls.parent.frame() if cls.parent is not None else None
+    if cls is None:
+        return None
+    name = node.attrname
+    for st in cls.body:
+        if isinstance(st, nodes.AnnAssign) and isinstance(st.target, nodes.AssignName) and st.target.name == name \
+                and st.value is not None:
+            ok, v = literal(st.value)
+            if not ok and isinstance(st.value, nodes.Call) and _leaf(st.value.func) in ("field", "ib", "attrib", "Field"):
+                d = _kwarg(st.value, "default", 0 if _leaf(st.value.func) == "Field" else None)
+                ok, v = literal(d) if d is not None else (False, None)
+            return _Val(m.OPTION, v, ok, f"{name} = {v!r} by default" if ok else "")
+        if isinstance(st, nodes.Assign) and any(isinstance(t, nodes.AssignName) and t.name == name for t in st.targets):
+            ok, v = literal(st.value)
+            if ok:
+                return _Val(m.OPTION, v, ok, f"{name} = {v!r} by default")
+    found = []
+    for meth in cls.body:
+        if not isinstance(meth, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+            continue
+        for a in meth.nodes_of_class(nodes.AssignAttr):
+            if a.attrname == name and isinstance(a.expr, nodes.Name) and a.expr.name == "self":
+                st = a.parent
+                if isinstance(st, (nodes.Assign, nodes.AnnAssign)) and st.value is not None:
+                    found.append((meth.name == "__init__", st.value))
+                else:
+                    found.append((False, None))
+                if len(found) > 4:
+                    return None
+    if not found or any(v is None for _init, v in found):
+        return None
+    init = [v for is_init, v in found if is_init]
+    if len(found) > 1 and (len(init) != 1 or len(found) - len(init) > 0):
+        # assigned again outside __init__: a state, not a setting
+        return None
+    expr = init[0] if init else found[0][1]
+    if depth >= MAX_DEPTH:
+        return None
+    inner = value_of(expr, depth + 1)
+    if inner is None:
+        return None
+    # attributes set from constructor defaults are options (self.emit_nvtx = emit_nvtx, emit_nvtx=False)
+    kind = m.OPTION if inner.kind in (m.PARAM, m.OPTION) else inner.kind
+    return _Val(kind, inner.value, inner.known, inner.words)
+
+
+def _option_name_value(name: str, words_root: str) -> Optional[_Val]:
+    vals = option_values(name)
+    if not vals:
+        return None
+    if len(vals) == 1:
+        v = vals[0]
+        return _Val(m.OPTION, v, True, f"{words_root}{name} = {v!r} by default")
+    return _Val(m.OPTION, None, False, "")
+
+
+_OPTION_ROOTS = {"args", "opt", "opts", "option", "options", "cfg", "config", "conf", "configs", "hparams", "hp",
+                 "params", "flags", "FLAGS", "settings", "cmd_args", "parsed_args", "arguments", "hyp",
+                 "training_args", "model_args", "data_args", "train_cfg", "model_cfg", "run_config", "script_args",
+                 "train_args", "trainer_args", "cli_args"}
+
+
+def value_of(node, depth: int = 0) -> Optional[_Val]:
+    """The value *node* holds, when it is a setting, an environment variable or a literal."""
+    if depth > MAX_DEPTH or node is None:
+        return None
+    ok, v = literal(node)
+    if ok:
+        return _Val("literal", v, True)
+    if isinstance(node, nodes.Name):
+        is_param, (found, default) = _param_default(node.name, node)
+        if is_param:
+            # a setting: a parameter with a flag / string / None default (others are data)
+            if found and (default is None or isinstance(default, (bool, str))):
+                return _Val(m.PARAM, default, True, f"{node.name}={default!r} by default")
+            if _command_function(node):   # click / typer: the parameter is the declared option
+                return _option_name_value(node.name, "")
+            return None
+        if node.name in _OPTION_ROOTS:
+            return _Val(m.OPTION, None, False)
+        bound = _single_assignment(node)
+        if bound is not None:
+            return value_of(bound, depth + 1)
+        return None
+    if isinstance(node, nodes.Attribute):
+        root = node.expr
+        if isinstance(root, nodes.Name) and root.name == "self":
+            got = _self_attr_value(node, depth)
+            if got is not None:
+                return got
+            got = _option_name_value(node.attrname, "")
+            return got
+        rootname = _dotted(root).split(".")
+        if rootname and (rootname[0] in _OPTION_ROOTS or rootname[-1] in _OPTION_ROOTS):
+            got = _option_name_value(node.attrname, "")
+            return got if got is not None else _Val(m.OPTION, None, False)
+        if isinstance(root, nodes.Name):
+            is_param, _d = _param_default(root.name, root)
+            if is_param:   # cfg.x where cfg is a parameter: an option object
+                got = _option_name_value(node.attrname, "")
+                if got is not None:
+                    return got
+        return None
+    if isinstance(node, nodes.Subscript):
+        d = _dotted(node.value)
+        key = _str(node.slice)
+        if d in ("os.environ", "environ"):
+            return _Val(m.ENV, None, True, f"${key or '?'} unset")
+        if key and (d.split(".")[0] in _OPTION_ROOTS or d.split(".")[-1] in _OPTION_ROOTS):
+            got = _option_name_value(key, "")
+            return got if got is not None else _Val(m.OPTION, None, False)
+        return None
+    if isinstance(node, nodes.Call):
+        env = _env_value(node)
+        if env is not None:
+            return env
+        leaf = _leaf(node.func)
+        if leaf == "getattr" and len(node.args) >= 2 and _str(node.args[1]):
+            name = _str(node.args[1])
+            got = _option_name_value(name, "")
+            if got is not None:
+                return got
+            if len(node.args) >= 3:
+                ok, v = literal(node.args[2])
+                if ok:
+                    return _Val(m.OPTION, v, True, f"{name} = {v!r} by default")
+            return None
+        if leaf == "get" and isinstance(node.func, nodes.Attribute) and node.args and _str(node.args[0]):
+            base = _dotted(node.func.expr).split(".")
+            if base and (base[0] in _OPTION_ROOTS or base[-1] in _OPTION_ROOTS or base[-1] == "kwargs"):
+                name = _str(node.args[0])
+                got = _option_name_value(name, "")
+                if got is not None:
+                    return got
+                if len(node.args) >= 2:
+                    ok, v = literal(node.args[1])
+                    return _Val(m.OPTION, v, ok, f"{name} = {v!r} by default" if ok else "")
+                return _Val(m.OPTION, None, True, f"{name} unset")
+        if leaf == "lower" or leaf == "upper" or leaf == "strip":
+            inner = value_of(node.func.expr, depth + 1) if isinstance(node.func, nodes.Attribute) else None
+            if inner is not None and inner.known and isinstance(inner.value, str):
+                return _Val(inner.kind, getattr(inner.value, leaf)(), True, inner.words)
+            return inner
+        return None
+    if isinstance(node, nodes.IfExp):
+        # the alternative the default picks: `cls = A if opt.ff else B`, `x = env(...) if x is None else x`
+        c = build(node.test, depth + 1)
+        if c is None:
+            return None
+        v = m.evaluate(c, m.TRANSFER)
+        if v is None:
+            return None
+        return value_of(node.body if v else node.orelse, depth + 1)
+    if isinstance(node, nodes.BoolOp) and node.op == "or" and len(node.values) == 2:
+        # `x = args.x or default`
+        first = value_of(node.values[0], depth + 1)
+        if first is not None and first.known:
+            return first if first.value else value_of(node.values[1], depth + 1)
+    return None
+
+
+def _single_assignment(name: nodes.Name):
+    """The value of the one plain assignment of *name* in its scope (None when it has several or another kind)."""
+    try:
+        defs = own_bindings(name, name.name)
+    except Exception:
+        return None
+    vals = []
+    for d in defs:
+        st = d.parent
+        if isinstance(d, nodes.AssignName) and isinstance(st, (nodes.Assign, nodes.AnnAssign)) and st.value is not None:
+            if isinstance(st, nodes.Assign) and not all(isinstance(t, nodes.AssignName) for t in st.targets):
+                return None
+            vals.append(st.value)
+        else:
+            return None
+    return vals[0] if len(vals) == 1 else None
+
+
+# --------------------------------------------------------------------------- the try-import flag family
+
+def _try_of(node):
+    """(try node, in handler?) when *node* sits in a try body / else or an except handler (same scope)."""
+    cur, parent = node, node.parent
+    while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef,
+                                                         nodes.Module, nodes.Lambda)):
+        if isinstance(parent, nodes.ExceptHandler):
+            t = parent.parent
+            if isinstance(t, nodes.Try) and handler_catches_import(parent):
+                return t, True
+        if isinstance(parent, nodes.Try) and (cur in parent.body or cur in parent.orelse):
+            if any(handler_catches_import(h) for h in parent.handlers):
+                return parent, False
+        cur, parent = parent, parent.parent
+    return None, False
+
+
+def handler_catches_import(h: nodes.ExceptHandler) -> bool:
+    if h.type is None:
+        return True
+    names = []
+    for n in ([h.type] if not isinstance(h.type, nodes.Tuple) else h.type.elts):
+        if isinstance(n, nodes.Name):
+            names.append(n.name)
+        elif isinstance(n, nodes.Attribute):
+            names.append(n.attrname)
+    return any(x in IMPORT_ERRORS for x in names)
+
+
+def _imported_lib(trynode) -> Optional[str]:
+    for st in trynode.body:
+        for n in ([st] if isinstance(st, (nodes.Import, nodes.ImportFrom)) else
+                  st.nodes_of_class((nodes.Import, nodes.ImportFrom))):
+            if isinstance(n, nodes.Import):
+                return n.names[0][0]
+            if isinstance(n, nodes.ImportFrom) and n.modname and not n.level:
+                return n.modname
+        if isinstance(st, nodes.Expr) and isinstance(st.value, nodes.Call) and _leaf(st.value.func) == "import_module":
+            s = _str(st.value.args[0]) if st.value.args else None
+            if s:
+                return s
+    return None
+
+
+def _flag_from_bindings(name: nodes.Name, text: str, neg_text: str = "") -> Optional[m.Cond]:
+    """``X = True`` in try / ``X = False`` in except; a name bound by a guarded import; a placeholder set
+    to None before ``try: import X except ImportError: pass``."""
+    try:
+        defs = own_bindings(name, name.name)
+    except Exception:
+        return None
+    if not defs:
+        return None
+    lib = None
+    saw_import = False
+    for d in defs:
+        t, in_handler = _try_of(d)
+        if isinstance(d, (nodes.Import, nodes.ImportFrom)):
+            if t is None or in_handler:
+                return None
+            saw_import = True
+            lib = lib or (d.names[0][0] if isinstance(d, nodes.Import) else (d.modname or d.names[0][0]))
+            continue
+        if isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Assign):
+            ok, v = literal(d.parent.value)
+            if not ok:
+                return None
+            if t is not None:
+                lib = lib or _imported_lib(t)
+                if in_handler and v not in (None, False):
+                    return None
+                if not in_handler and v is not True and not isinstance(v, str):
+                    return None
+                saw_import = saw_import or not in_handler
+            elif v not in (None, False):
+                return None
+            continue
+        return None
+    if lib and saw_import:
+        return importable(lib.split(".")[0] if not lib.startswith("torch.") else lib.split(".")[1], text, neg_text)
+    return None
+
+
+# --------------------------------------------------------------------------- calls
+
+_HELPER_MEMO = "_npu_cond_summary"
+
+
+def _helper_summary(fn: nodes.FunctionDef, depth: int) -> Optional[m.Cond]:
+    """What an availability helper returns, from its body: the one non-constant return, or a
+    try-import that returns True / False."""
+    got = fn.__dict__.get(_HELPER_MEMO, _MISSING)
+    if got is not _MISSING:
+        return got
+    fn.__dict__[_HELPER_MEMO] = None   # recursion guard
+    out = None
+    rets = [r for r in fn.nodes_of_class(nodes.Return) if r.value is not None]
+    if len(fn.body) <= 12 and rets:
+        tries = [t for t in fn.body if isinstance(t, nodes.Try)]
+        if tries and _imported_lib(tries[0]):
+            out = importable(_imported_lib(tries[0]).split(".")[0], f"{fn.name}()")
+        else:
+            conds = [build(r.value, depth + 1) for r in rets if not isinstance(r.value, nodes.Const)]
+            conds = [c for c in conds if c is not None and m.known(c)]
+            if len(conds) == 1:
+                c = conds[0]
+                if isinstance(c, m.Atom):
+                    c = m.Atom(c.kind, f"{fn.name}()", c.values)
+                out = c
+    fn.__dict__[_HELPER_MEMO] = out
+    return out
+
+
+def _call_cond(call: nodes.Call, depth: int) -> Optional[m.Cond]:
+    d = _dotted(call.func)
+    leaf = _leaf(call.func)
+    parts = d.split(".")
+    text = _text(call)
+    if leaf in ("is_available", "device_count", "is_initialized", "current_device", "is_built"):
+        owner = parts[-2] if len(parts) >= 2 else ""
+        if owner in ("cuda", "cudnn", "nccl"):
+            return device_atom(m.CUDA, text)
+        if owner == "npu":
+            return device_atom(m.NPU, text)
+        if OTHER_DEVICE_RE.match(owner) or owner in ("xpu", "mps", "mlu", "musa", "hpu"):
+            return device_atom(m.OTHER_DEVICE, text)
+        if owner == "distributed" or owner == "dist":
+            return None
+    if leaf in ("find_spec", "find_loader", "get_loader") and call.args and _str(call.args[0]):
+        return importable(_str(call.args[0]).split(".")[0], text)
+    if leaf in ("_is_package_available", "is_package_available", "package_available", "_is_package_installed",
+                "is_module_available", "module_available", "_module_available", "RequirementCache") and call.args \
+            and _str(call.args[0]):
+        return importable(_str(call.args[0]).split(".")[0], text)
+    if leaf == "hasattr" and len(call.args) >= 2:
+        owner = _dotted(call.args[0])
+        attr = _str(call.args[1]) or ""
+        if owner in ("torch", "torch.backends") and attr in ("xpu", "mps", "mlu", "musa", "hpu"):
+            return device_atom(m.OTHER_DEVICE, text)
+        if owner == "torch" and attr == "npu":
+            return device_atom(m.NPU, text)
+        return m.Atom(m.VERSION, text)
+    env = _env_value(call)
+    if env is not None:
+        return _truth_atom(env, call)
+    # availability helpers: summarised from their bodies when defined in this module
+    if isinstance(call.func, nodes.Name):
+        try:
+            defs = own_bindings(call.func, call.func.name)
+        except Exception:
+            defs = ()
+        if len(defs) == 1 and isinstance(defs[0], nodes.FunctionDef) and depth < MAX_DEPTH:
+            got = _helper_summary(defs[0], depth)
+            if got is not None:
+                if isinstance(got, m.Atom):
+                    return m.Atom(got.kind, text, got.values)
+                return got
+    mm = _AVAIL_FN.match(leaf)
+    if mm:
+        return importable(mm.group(1), text)
+    if d in ("platform.system", "platform.machine", "platform.platform"):
+        return m.Atom(m.PLATFORM, text)
+    return None
+
+
+def _truth_atom(val: _Val, node, neg_text: str = "") -> m.Atom:
+    kind = val.kind if val.kind in m.CHOICE_KINDS else m.OPTION
+    return _choice_atom(kind, _text(node), val.value, val.known, neg_text, val.words)
+
+
+# --------------------------------------------------------------------------- comparisons
+
+_NEG_OP = {"==": "!=", "!=": "==", "is": "is not", "is not": "is", "in": "not in", "not in": "in",
+           "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+
+
+def _compare(op: str, a, b):
+    if op == "==":
+        return a == b
+    if op == "!=":
+        return a != b
+    if op == "is":
+        return a is b if (a is None or b is None or isinstance(a, bool)) else a == b
+    if op == "is not":
+        return not _compare("is", a, b)
+    if op == "in":
+        return a in b
+    if op == "not in":
+        return a not in b
+    return {"<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b}[op]()
+
+
+def _device_strings(node):
+    if isinstance(node, nodes.Const) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)):
+        return [e.value for e in node.elts if isinstance(e, nodes.Const) and isinstance(e.value, str)]
+    return []
+
+
+def _device_kind(word: str) -> Optional[str]:
+    w = word.split(":")[0].lower()
+    if w in ("cuda", "gpu", "nccl"):
+        return "cuda"
+    if w in ("npu", "hccl"):
+        return m.NPU
+    if w in ("cpu", "gloo", "meta"):
+        return "cpu"
+    if OTHER_DEVICE_RE.match(w):
+        return m.OTHER_DEVICE
+    return None
+
+
+def _is_device_expr(node) -> Optional[str]:
+    """'type' for ``x.device.type`` / ``device_type`` style strings, 'device' for a device value."""
+    d = _dotted(node) if isinstance(node, (nodes.Name, nodes.Attribute, nodes.Call)) else ""
+    if d.endswith(".type") or d.endswith("device_type") or d in ("device_type", "accelerator"):
+        return "type"
+    if "device" in d.lower() or d.endswith(("dev", ".dev")):
+        return "device"
+    if isinstance(node, nodes.Call) and _leaf(node.func) == "str" and node.args:
+        return _is_device_expr(node.args[0]) or "device"
+    return None
+
+
+def _compare_cond(test: nodes.Compare, depth: int) -> Optional[m.Cond]:
+    if len(test.ops) != 1:
+        return None
+    op, right = test.ops[0]
+    left = test.left
+    text = _text(test)
+    neg_text = f"{_text(left)} {_NEG_OP[op]} {_text(right)}" if op in _NEG_OP else ""
+    # device strings: x.device.type == "cuda", "cuda" in str(device), device != "cpu"
+    for side, other in ((right, left), (left, right)):
+        words = _device_strings(side)
+        kinds = {_device_kind(w) for w in words}
+        if words and None not in kinds and len(kinds) == 1 and (op in ("==", "!=", "in", "not in", "is", "is not")):
+            if side is left and op in ("in", "not in") and isinstance(right, (nodes.Tuple, nodes.List, nodes.Set)):
+                continue
+            k = kinds.pop()
+            positive = op in ("==", "in", "is")
+            if k == "cuda":
+                how = _is_device_expr(other)
+                if how is None and not (side is left and op in ("in", "not in")):
+                    how = "type" if isinstance(other, (nodes.Attribute, nodes.Name, nodes.Call)) else None
+                if how is None:
+                    break
+                # x.device.type == "cuda" / "cuda" in str(x.device): a tensor's device reads "npu" on an NPU;
+                # a device setting (`device = "cuda"`, args.device) keeps the user's string: its default, or the
+                # CUDA device the program picks when one is available (transfer_to_npu: the NPU)
+                dd = _dotted(other) if isinstance(other, (nodes.Name, nodes.Attribute)) else ""
+                if isinstance(other, (nodes.Name, nodes.Attribute)) and not dd.endswith(".type") \
+                        and not dd.endswith("device_type") or dd == "device_type":
+                    val = value_of(other, depth + 1)
+                    if val is not None and val.known and isinstance(val.value, str):
+                        try:
+                            res = _compare(op, val.value, side_val(side)) if side is right else \
+                                _compare(op, side_val(side), val.value)
+                        except TypeError:
+                            res = None
+                        if res is not None:
+                            kind = val.kind if val.kind in m.CHOICE_KINDS else m.OPTION
+                            return _choice_atom(kind, text, res, True, neg_text, val.words)
+                    if not dd.endswith(".type"):
+                        atom = device_atom(m.CUDA, text if positive else neg_text, neg_text if positive else text)
+                        return atom if positive else m.neg(atom)
+                atom = device_atom(m.CUDA_TYPE, text if positive else neg_text, neg_text if positive else text)
+            elif k == m.NPU:
+                atom = device_atom(m.NPU, text if positive else neg_text, neg_text if positive else text)
+            elif k == m.OTHER_DEVICE:
+                atom = device_atom(m.OTHER_DEVICE, text if positive else neg_text, neg_text if positive else text)
+            else:   # cpu: not an accelerator; with transfer_to_npu the program picked the (CUDA ->) NPU device
+                atom = m.Atom(m.CUDA, text if positive else neg_text, (False, True), neg_text if positive else text)
+            return atom if positive else m.neg(atom)
+    # device_count() > 0
+    if isinstance(left, nodes.Call) and _leaf(left.func) == "device_count":
+        base = _call_cond(left, depth)
+        ok, n = literal(right)
+        if isinstance(base, m.Atom) and ok and isinstance(n, int):
+            try:
+                v_t, v_n = (_compare(op, 1 if base.values[0] else 0, n), _compare(op, 1 if base.values[1] else 0, n))
+            except TypeError:
+                return None
+            if op in (">", ">=") and n >= 1 and not (op == ">=" and n == 1):
+                return m.Atom(m.UNKNOWN if base.kind == m.CUDA else base.kind, text, (None if base.values[0] else False,
+                                                                                      None if base.values[1] else False),
+                              neg_text)   # several devices: the host's choice
+            return m.Atom(base.kind, text, (v_t, v_n), neg_text)
+        return None
+    # X is None / X is not None
+    none_side = right if isinstance(right, nodes.Const) and right.value is None else \
+        left if isinstance(left, nodes.Const) and left.value is None else None
+    if none_side is not None and op in ("is", "is not", "==", "!="):
+        other = left if none_side is right else right
+        positive = op in ("is not", "!=")
+        inner = None
+        if isinstance(other, nodes.Name):
+            inner = _flag_from_bindings(other, text if positive else neg_text, neg_text if positive else text)
+        if inner is None and isinstance(other, nodes.Call):
+            inner = _call_cond(other, depth)
+            if isinstance(inner, m.Atom) and inner.kind == m.IMPORTABLE:
+                inner = m.Atom(inner.kind, text if positive else neg_text, inner.values, neg_text if positive else text)
+        if inner is not None and m.known(inner):
+            return inner if positive else m.neg(inner)
+    # versions and platforms
+    d_left = _dotted(left) if isinstance(left, (nodes.Name, nodes.Attribute, nodes.Call)) else ""
+    if d_left in ("sys.platform", "os.name", "platform.system", "platform.machine") or \
+            (isinstance(right, (nodes.Name, nodes.Attribute, nodes.Call)) and
+             _dotted(right) in ("sys.platform", "os.name", "platform.system")):
+        words = _device_strings(right) or _device_strings(left)
+        host = {"sys.platform": "linux", "os.name": "posix", "platform.system": "Linux"}.get(d_left)
+        if words and host is not None:
+            try:
+                if op in ("in", "not in") and side_is_sub(left, right):
+                    v = _compare(op, host, right.value if isinstance(right, nodes.Const) else words)
+                elif op in ("==", "!="):
+                    v = _compare(op, host, words[0])
+                else:
+                    v = None
+            except TypeError:
+                v = None
+            if isinstance(left, nodes.Call) and _leaf(left.func) == "startswith":
+                v = None
+            return m.Atom(m.PLATFORM, text, (v, v), neg_text)
+        return m.Atom(m.PLATFORM, text, (None, None), neg_text)
+    if d_left.endswith("startswith") and _dotted(getattr(left.func, "expr", left)) == "sys.platform":
+        word = _str(left.args[0]) if left.args else None
+        v = "linux".startswith(word) if word else None
+        return m.Atom(m.PLATFORM, text, (v, v), neg_text)
+    if _is_version(test):
+        return m.Atom(m.VERSION, text, (None, None), neg_text)
+    # a setting compared with a member of a settings enum (`self.fp8_backend == FP8BackendType.TE`): the user's
+    # configuration picks it (conditional)
+    if op in ("==", "!=", "is", "is not", "in", "not in"):
+        for a, b in ((left, right), (right, left)):
+            if _enum_member(b) and isinstance(a, (nodes.Attribute, nodes.Name)) and not _dispatch_name(a) \
+                    and not isinstance(a, nodes.Const):
+                return m.Atom(m.OPTION, text, (None, None), neg_text)
+    # an option / env / parameter compared with a literal: computed on the default
+    for a, b, flip in ((left, right, False), (right, left, True)):
+        ok, lit = literal(b)
+        if not ok:
+            continue
+        val = value_of(a, depth + 1)
+        if val is None or val.kind == "literal":
+            continue
+        if _dispatch_name(a):
+            return None
+        kind = val.kind if val.kind in m.CHOICE_KINDS else m.OPTION
+        if not val.known:
+            return _choice_atom(kind, text, None, False, neg_text)
+        try:
+            res = _compare(op, lit, val.value) if flip else _compare(op, val.value, lit)
+        except (TypeError, KeyError):
+            return _choice_atom(kind, text, None, False, neg_text)
+        return _choice_atom(kind, text, res, True, neg_text, val.words)
+    return None
+
+
+def _enum_member(node) -> bool:
+    """``FP8BackendType.TE`` / ``DistributedType.DEEPSPEED``: a member of a settings enum."""
+    return isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name[:1].isupper() \
+        and not node.expr.name.isupper() and (node.attrname.isupper() or node.attrname[:1].isupper())
+
+
+def side_val(node):
+    ok, v = literal(node)
+    return v if ok else None
+
+
+def side_is_sub(left, right) -> bool:
+    return isinstance(right, nodes.Const) and isinstance(right.value, str)
+
+
+_VERSION_RE = re.compile(r"(^|_)version(_|s?$)|^version|^_?(IS_)?TORCH_(GE|LT|GT|LE|GREATER|LESS|\d)|^_?TORCH\d|"
+                         r"LooseVersion|digit_version|check_version|^parse_version$|version_info", re.I)
+DISPATCH_NAMES = {"subcommand", "command", "cmd", "mode", "action", "task", "phase", "stage", "split", "job",
+                  "run_mode", "operation", "op"}
+
+
+def _dispatch_name(node) -> bool:
+    return _leaf(node).lower() in DISPATCH_NAMES
+
+
+def _is_version(node) -> bool:
+    for n in node.nodes_of_class((nodes.Name, nodes.Attribute)):
+        name = n.name if isinstance(n, nodes.Name) else n.attrname
+        if _VERSION_RE.search(name):
+            return True
+        if isinstance(n, nodes.Attribute) and n.attrname == "cuda" and _dotted(n) == "torch.version.cuda":
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- entry point
+
+def build(test, depth: int = 0) -> Optional[m.Cond]:
+    """The condition *test* expresses (atoms the model does not know become UNKNOWN atoms), or None."""
+    if test is None or depth > MAX_DEPTH:
+        return None
+    if depth == 0:
+        got = test.__dict__.get("_npu_cond", _MISSING)
+        if got is not _MISSING:
+            return got
+        out = _build(test, depth)
+        test.__dict__["_npu_cond"] = out
+        return out
+    return _build(test, depth)
+
+
+def _build(test, depth: int) -> Optional[m.Cond]:
+    if isinstance(test, nodes.UnaryOp) and test.op == "not":
+        inner = build(test.operand, depth + 1)
+        return None if inner is None else m.neg(inner)
+    if isinstance(test, nodes.BoolOp):
+        parts = [build(v, depth + 1) for v in test.values]
+        parts = [p if p is not None else _unknown(v) for p, v in zip(parts, test.values)]
+        return m.And(tuple(parts)) if test.op == "and" else m.Or(tuple(parts))
+    if isinstance(test, nodes.NamedExpr):
+        return build(test.value, depth + 1)
+    if isinstance(test, nodes.Const):
+        return m.Const(bool(test.value))
+    text = _text(test)
+    if isinstance(test, nodes.Compare):
+        got = _compare_cond(test, depth)
+        return got if got is not None else _unknown(test)
+    if isinstance(test, nodes.Call):
+        got = _call_cond(test, depth)
+        if got is not None:
+            return got
+        val = value_of(test, depth)
+        if val is not None and val.kind != "literal":
+            return _truth_atom(val, test)
+        return _unknown(test)
+    if isinstance(test, nodes.Attribute):
+        if test.attrname in _CUDA_DEVICE_ATTRS:
+            return device_atom(m.CUDA, text)
+        if test.attrname == "is_npu":
+            return device_atom(m.NPU, text)
+        if test.attrname == "is_cpu":
+            return m.Atom(m.CUDA, text, (False, True))
+        if test.attrname in ("is_mps", "is_xpu", "is_xla", "is_mlu", "is_hpu"):
+            return device_atom(m.OTHER_DEVICE, text)
+        dd = _dotted(test)
+        if dd == "torch.version.cuda":
+            return device_atom(m.CUDA_BUILD, text)
+        if dd in ("torch.version.hip", "torch.version.xpu"):
+            return device_atom(m.OTHER_DEVICE, text)
+        if dd == "torch.backends.mps" or dd.startswith("torch.xpu") or dd.startswith("torch.mps"):
+            return device_atom(m.OTHER_DEVICE, text)
+        if _is_version(test):
+            return m.Atom(m.VERSION, text)
+        val = value_of(test, depth)
+        if val is not None and val.kind != "literal":
+            return _truth_atom(val, test)
+        return _unknown(test)
+    if isinstance(test, nodes.Name):
+        if test.name in ("__name__", "TYPE_CHECKING"):
+            return None
+        flag = _flag_from_bindings(test, text)
+        if flag is not None:
+            return flag
+        if _is_version(test):
+            return m.Atom(m.VERSION, text)
+        val = value_of(test, depth)
+        if val is not None and val.kind != "literal":
+            return _truth_atom(val, test)
+        bound = _single_assignment(test)
+        if bound is not None and depth < MAX_DEPTH:
+            inner = build(bound, depth + 1)
+            if inner is not None and m.known(inner):
+                return _renamed(inner, text)
+        return _unknown(test)
+    if isinstance(test, nodes.Subscript):
+        val = value_of(test, depth)
+        if val is not None and val.kind != "literal":
+            return _truth_atom(val, test)
+        return _unknown(test)
+    return _unknown(test)
+
+
+def _renamed(c: m.Cond, text: str) -> m.Cond:
+    """A flag that holds a condition (``has_gpu = torch.cuda.is_available()``) reads as the flag's name."""
+    if isinstance(c, m.Atom):
+        return m.Atom(c.kind, text, c.values, "", c.default)
+    if isinstance(c, m.Not) and isinstance(c.arg, m.Atom):
+        a = c.arg
+        return m.Atom(a.kind, text, tuple(None if v is None else not v for v in a.values), "", a.default)
+    vals = (m.evaluate(c, m.TRANSFER), m.evaluate(c, m.NO_TRANSFER))
+    kinds = [a.kind for a in m.atoms(c) if a.kind != m.UNKNOWN]
+    return m.Atom(kinds[0] if kinds else m.UNKNOWN, text, vals)
+
+
+def classify(c: Optional[m.Cond]) -> Optional[Tuple[str, bool, bool]]:
+    """(guard kind, negated, about CUDA) of a built condition whose atoms the model knows; None otherwise."""
+    if c is None:
+        return None
+    if isinstance(c, m.Not):
+        got = classify(c.arg)
+        return None if got is None else (got[0], not got[1], got[2])
+    if isinstance(c, m.Atom):
+        if c.kind == m.UNKNOWN:
+            return None
+        return m.GUARD_KIND[c.kind], False, c.kind in (m.CUDA, m.CUDA_TYPE, m.CUDA_BUILD)
+    if isinstance(c, (m.And, m.Or)):
+        order = ("device-branch", "availability-check", "version-check", "platform-check", "option")
+        found = [g for g in (classify(a) for a in c.args) if g is not None]
+        if not found:
+            return None
+        found.sort(key=lambda g: order.index(g[0]))
+        return found[0]
+    return None

@@ -1,0 +1,248 @@
+"""Options and their defaults: where a program's settings come from, read without running it.
+
+:func:`collect` reads one module for option declarations (picklable: name -> default literals):
+
+* argparse ``add_argument("--use-fp16", action="store_true")`` (dest ``use_fp16``, default False;
+  ``store_false`` -> True; ``default=`` otherwise; no default -> None);
+* click ``@click.option("--fp16", is_flag=True)`` / ``default=``; typer ``fp16: bool = typer.Option(False)``;
+* config classes: fields with a literal default of ``@dataclass`` / attrs (``@attr.s``, ``@define``,
+  ``attr.ib(default=...)``) classes, pydantic ``BaseModel`` / ``BaseSettings``, and classes derived from
+  HF ``TrainingArguments`` (or any ``*Arguments`` / ``*Config`` / ``*Args`` / ``*Settings`` class) that
+  ``HfArgumentParser`` reads;
+
+:func:`collect_config_file` reads a YAML / JSON / TOML file of the repository (``yaml.safe_load`` /
+``json`` / ``tomllib`` only) into the same table (keys at any depth).
+
+The pipeline merges the tables of every module into the project's (:class:`analyse.resolve.ProjectIndex`
+``option_defaults``) and hands it to :func:`configure` in each process before the passes run; the
+builder (:mod:`analyse.conditions.build`) then asks :func:`option_values` for ``args.x`` / ``cfg.x``.
+A name declared with different defaults in several places has no single default (conditional).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, Optional, Tuple
+
+from astroid import nodes
+
+_STATE = {"options": {}, "params_are_choices": False}
+MAX_OPTIONS = 20000
+
+
+def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script") -> None:
+    """Set the project's option table and the mode for the conditions built in this process.
+    In ``thirdparty`` mode a parameter of a library function is its caller's choice (conditional);
+    in ``script`` mode it takes its default."""
+    _STATE["options"] = dict(options or {})
+    _STATE["params_are_choices"] = mode == "thirdparty"
+
+
+def params_are_choices() -> bool:
+    return _STATE["params_are_choices"]
+
+
+def option_values(name: str) -> tuple:
+    """The distinct default literals declared for option *name* in the project (empty: not declared)."""
+    return _STATE["options"].get(name, ())
+
+
+def literal(node) -> Tuple[bool, object]:
+    """(True, value) for a literal constant of the tree (numbers, strings, None, bools, tuples / lists /
+    sets / dicts of literals, a negated number); (False, None) otherwise. Nothing is evaluated."""
+    if node is None:
+        return False, None
+    if isinstance(node, nodes.Const):
+        return True, node.value
+    if isinstance(node, nodes.UnaryOp) and node.op == "-" and isinstance(node.operand, nodes.Const) \
+            and isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
+        return True, -node.operand.value
+    if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)):
+        out = []
+        for e in node.elts[:64]:
+            ok, v = literal(e)
+            if not ok:
+                return False, None
+            out.append(v)
+        if isinstance(node, nodes.Set):
+            try:
+                return True, frozenset(out)
+            except TypeError:
+                return False, None
+        return True, tuple(out)
+    if isinstance(node, nodes.Dict) and not node.items:
+        return True, {}
+    return False, None
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+        return True
+    except TypeError:
+        return False
+
+
+def _add(out: Dict[str, list], name: str, value) -> None:
+    if not name or not name.isidentifier() or not _hashable(value):
+        return
+    lst = out.setdefault(name, [])
+    if value not in lst and len(lst) < 8:
+        lst.append(value)
+
+
+def _leaf(node) -> str:
+    if isinstance(node, nodes.Attribute):
+        return node.attrname
+    if isinstance(node, nodes.Name):
+        return node.name
+    return ""
+
+
+def _kw(call: nodes.Call, name: str):
+    for k in call.keywords or ():
+        if k.arg == name:
+            return k.value
+    return None
+
+
+def _argparse(call: nodes.Call, out: Dict[str, list]) -> None:
+    flags = [a.value for a in call.args if isinstance(a, nodes.Const) and isinstance(a.value, str)]
+    if not flags:
+        return
+    dest_node = _kw(call, "dest")
+    if isinstance(dest_node, nodes.Const) and isinstance(dest_node.value, str):
+        dest = dest_node.value
+    else:
+        longs = [f for f in flags if f.startswith("--")]
+        dest = (longs[0] if longs else flags[0]).lstrip("-").replace("-", "_")
+    action = _kw(call, "action")
+    act = action.value if isinstance(action, nodes.Const) else None
+    default = _kw(call, "default")
+    if default is not None:
+        ok, v = literal(default)
+        if ok:
+            _add(out, dest, v)
+        return
+    if act == "store_true":
+        _add(out, dest, False)
+    elif act == "store_false":
+        _add(out, dest, True)
+    elif act in ("count",):
+        _add(out, dest, None)
+    elif call.keywords is not None and _kw(call, "required") is None:
+        _add(out, dest, None)
+
+
+def _click(call: nodes.Call, out: Dict[str, list]) -> None:
+    flags = [a.value for a in call.args if isinstance(a, nodes.Const) and isinstance(a.value, str)]
+    longs = [f for f in flags if f.startswith("--")]
+    names = [f for f in flags if not f.startswith("-")]
+    if names:
+        dest = names[0]
+    elif longs:
+        dest = longs[0].split("/")[0].lstrip("-").replace("-", "_")
+    else:
+        return
+    default = _kw(call, "default")
+    if default is not None:
+        ok, v = literal(default)
+        if ok:
+            _add(out, dest, v)
+        return
+    is_flag = _kw(call, "is_flag")
+    if isinstance(is_flag, nodes.Const) and is_flag.value or (longs and "/" in longs[0]):
+        _add(out, dest, False)
+    else:
+        _add(out, dest, None)
+
+
+_CONFIG_DECORATORS = ("dataclass", "dataclasses.dataclass", "attr.s", "attrs", "attr.attrs", "define", "attrs.define",
+                      "frozen", "attr.define", "mutable", "pydantic.dataclasses.dataclass")
+_CONFIG_BASES = ("BaseModel", "BaseSettings", "TrainingArguments", "Seq2SeqTrainingArguments", "PretrainedConfig",
+                 "Config", "ConfigMixin")
+
+
+def _config_class(cls: nodes.ClassDef) -> bool:
+    for d in (cls.decorators.nodes if cls.decorators else ()):
+        f = d.func if isinstance(d, nodes.Call) else d
+        try:
+            s = f.as_string()
+        except Exception:  # pragma: no cover
+            continue
+        if s in _CONFIG_DECORATORS or s.endswith(".dataclass"):
+            return True
+    for b in cls.bases:
+        name = _leaf(b)
+        if name in _CONFIG_BASES or name.endswith(("Arguments", "Args", "Config", "Settings", "Options", "Params")):
+            return True
+    return False
+
+
+def _field_default(value):
+    ok, v = literal(value)
+    if ok:
+        return True, v
+    if isinstance(value, nodes.Call) and _leaf(value.func) in ("field", "ib", "attrib", "Field", "Option",
+                                                                   "Argument"):
+        d = _kw(value, "default")
+        if d is None and value.args and _leaf(value.func) in ("Field", "Option", "Argument"):
+            d = value.args[0]
+        return literal(d) if d is not None else (False, None)
+    return False, None
+
+
+def collect(tree: nodes.Module) -> Tuple[Tuple[str, tuple], ...]:
+    """The option declarations of one module: ((name, (default, ...)), ...), sorted."""
+    out: Dict[str, list] = {}
+    for node in tree.nodes_of_class((nodes.Call, nodes.ClassDef, nodes.FunctionDef)):
+        if isinstance(node, nodes.Call):
+            leaf = _leaf(node.func)
+            if leaf == "add_argument":
+                _argparse(node, out)
+            elif leaf == "option" and isinstance(node.func, nodes.Attribute) and _leaf(node.func.expr) == "click":
+                _click(node, out)
+        elif isinstance(node, nodes.ClassDef):
+            if _config_class(node):
+                for st in node.body:
+                    if isinstance(st, nodes.AnnAssign) and isinstance(st.target, nodes.AssignName) and st.value is not None:
+                        ok, v = _field_default(st.value)
+                        if ok:
+                            _add(out, st.target.name, v)
+                    elif isinstance(st, nodes.Assign) and len(st.targets) == 1 \
+                            and isinstance(st.targets[0], nodes.AssignName):
+                        ok, v = _field_default(st.value)
+                        if ok and not st.targets[0].name.isupper():
+                            _add(out, st.targets[0].name, v)
+        elif isinstance(node, nodes.FunctionDef) and node.args is not None:
+            # typer: def main(fp16: bool = typer.Option(False))
+            for a, d in zip(reversed(node.args.args or []), reversed(node.args.defaults or [])):
+                if isinstance(d, nodes.Call) and _leaf(d.func) in ("Option", "Argument") \
+                        and _leaf(getattr(d.func, "expr", d.func)) in ("typer", "Option", "Argument"):
+                    ok, v = _field_default(d)
+                    if ok:
+                        _add(out, a.name, v)
+    return tuple(sorted((k, tuple(v)) for k, v in out.items()))
+
+
+def collect_config_data(data, out: Dict[str, list], depth: int = 0) -> None:
+    """Keys of a parsed YAML / JSON / TOML document with scalar values (at any depth, capped)."""
+    if depth > 6 or len(out) > MAX_OPTIONS:
+        return
+    if isinstance(data, dict):
+        for k, v in list(data.items())[:2000]:
+            if isinstance(v, (dict, list)):
+                collect_config_data(v, out, depth + 1)
+            elif isinstance(k, str) and (v is None or isinstance(v, (bool, int, float, str))):
+                _add(out, k.replace("-", "_"), v)
+    elif isinstance(data, list):
+        for v in data[:200]:
+            collect_config_data(v, out, depth + 1)
+
+
+def merge(tables: Iterable[Tuple[Tuple[str, tuple], ...]]) -> Dict[str, tuple]:
+    merged: Dict[str, list] = {}
+    for t in tables:
+        for name, vals in t:
+            for v in vals:
+                _add(merged, name, v)
+    return {k: tuple(v) for k, v in merged.items()}

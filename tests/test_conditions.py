@@ -1,0 +1,360 @@
+"""analyse.conditions: conditions are values, built by data flow and evaluated on an NPU host (#20).
+
+Each case is a small source written for this test (modelled on shapes seen in accelerate, peft,
+bitsandbytes, xformers, detectron2, nanoGPT and yolov5); the line marked ``# <-`` is the one asked
+about. ``on_path`` gives the two scenarios: with transfer_to_npu (CUDA device predicates hold) and
+without. Every case here failed before the conditions room existed (no ``on_path``, inverted texts,
+or no guard at all).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import astroid
+import pytest
+from astroid import nodes
+
+from analyse.conditions import configure
+from analyse.conditions.options import collect, merge
+from analyse.guards import guard_of
+
+ON, OFF, COND = "on", "off", "conditional"
+
+
+def _guard(src: str, mode: str = "script", extra: str = ""):
+    src = textwrap.dedent(src)
+    tree = astroid.parse(src)
+    tables = [collect(tree)]
+    if extra:
+        tables.append(collect(astroid.parse(textwrap.dedent(extra))))
+    configure(merge(tables), mode)
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if "# <-" in t)
+    node = next(n for n in tree.nodes_of_class(nodes.NodeNG)
+                if getattr(n, "lineno", None) == line and not isinstance(n, (nodes.Module, nodes.Arguments)))
+    g = guard_of(node)
+    configure({}, "script")
+    return g
+
+
+def _paths(g):
+    d = g.to_dict()
+    return d["on_path"]["transfer_to_npu"], d["on_path"]["no_transfer"]
+
+
+# --------------------------------------------------------------------------- point 1: condition forms
+
+def test_flag_through_a_variable():
+    g = _guard("""
+    import torch
+    has_gpu = torch.cuda.is_available()
+    def f(x):
+        if has_gpu:
+            x = x.cuda()  # <-
+        return x
+    """)
+    assert g.condition == "has_gpu" and _paths(g) == (ON, OFF)
+
+
+def test_flag_set_in_try_and_except():
+    g = _guard("""
+    try:
+        import flash_attn
+        FLASH_AVAILABLE = True
+    except ImportError:
+        FLASH_AVAILABLE = False
+    def attn(q):
+        if FLASH_AVAILABLE:
+            return flash_attn.flash_attn_func(q, q, q)  # <-
+        return q
+    """)
+    assert _paths(g) == (COND, COND)
+    assert "optional library" in g.to_dict()["depends_on"]
+
+
+def test_availability_helper_summarised_from_its_body():
+    # the helper's name says nothing; its body returns the CUDA predicate
+    g = _guard("""
+    import torch
+    def _accel_ok():
+        return torch.cuda.is_available()
+    def f(x):
+        if _accel_ok():
+            return x.cuda()  # <-
+        return x
+    """)
+    assert g is not None and _paths(g) == (ON, OFF)
+    g = _guard("""
+    import importlib.util
+    def is_bnb_available():
+        return importlib.util.find_spec("bitsandbytes") is not None
+    def f(layer):
+        if is_bnb_available():
+            import bitsandbytes as bnb  # <-
+        return layer
+    """)
+    assert _paths(g) == (COND, COND)
+
+
+def test_early_exit_prints_the_condition_the_rest_runs_under():
+    # bitsandbytes cuda_specs / xformers _is_triton_available / peft import_utils shapes
+    g = _guard("""
+    import torch
+    def get_specs():
+        if not torch.cuda.is_available():
+            return None
+        return torch.cuda.get_device_capability()  # <-
+    """)
+    assert g.condition == "torch.cuda.is_available()"
+    assert _paths(g) == (ON, OFF)
+    g = _guard("""
+    def is_bnb_4bit_available():
+        if not is_bnb_available():
+            return False
+        import bitsandbytes as bnb  # <-
+        return hasattr(bnb.nn, "Linear4bit")
+    """)
+    assert g.condition == "is_bnb_available()" and "not" not in g.condition
+
+
+def test_short_circuit_with_a_default_off_parameter():
+    g = _guard("""
+    def wrap(x, loaded_in_8bit=False):
+        if loaded_in_8bit and isinstance(x, bnb.nn.Linear8bitLt):
+            x = bnb.functional.int8_double_quant(x)  # <-
+        return x
+    """)
+    assert _paths(g) == (OFF, OFF)
+
+
+def test_if_elif_else_chain_only_the_default_branch_runs():
+    src = """
+    import argparse
+    p = argparse.ArgumentParser()
+    p.add_argument("--backend", default="torch")
+    args = p.parse_args()
+    if args.backend == "trt":
+        import tensorrt{a}
+    elif args.backend == "onnx":
+        import onnxruntime{b}
+    else:
+        import torch{c}
+    """
+    assert _paths(_guard(src.format(a="  # <-", b="", c=""))) == (OFF, OFF)
+    assert _paths(_guard(src.format(a="", b="  # <-", c=""))) == (OFF, OFF)
+
+
+def test_comparison_with_a_dataclass_default():
+    g = _guard("""
+    from dataclasses import dataclass
+    @dataclass
+    class ModelConfig:
+        moe_experts: int = 1
+    def build(cfg: ModelConfig):
+        if cfg.moe_experts > 1:
+            import megablocks  # <-
+    """)
+    assert g.condition == "cfg.moe_experts > 1" and _paths(g) == (OFF, OFF)
+
+
+def test_except_pass_then_a_flag_test():
+    g = _guard("""
+    amp = None
+    try:
+        from apex import amp
+    except ImportError:
+        pass
+    def scale(loss, opt):
+        if amp is not None:
+            return amp.scale_loss(loss, opt)  # <-
+        return loss
+    """)
+    assert g.condition == "amp is not None" and _paths(g) == (COND, COND)
+
+
+def test_alternative_assignment_picks_the_default():
+    src = textwrap.dedent("""
+    import argparse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fused", action="store_true")
+    opt = parser.parse_args()
+    norm = apex.normalization.FusedLayerNorm if opt.fused else torch.nn.LayerNorm
+    """)
+    tree = astroid.parse(src)
+    configure(merge([collect(tree)]), "script")
+    ifexp = next(tree.nodes_of_class(nodes.IfExp))
+    g_fused, g_plain = guard_of(ifexp.body), guard_of(ifexp.orelse)
+    configure({}, "script")
+    assert g_fused.kind == "option" and _paths(g_fused) == (OFF, OFF)
+    assert g_plain is None
+
+
+def test_environment_flag_unset_is_off():
+    # accelerate PartialState: set_numa_affinity only under ACCELERATE_CPU_AFFINITY
+    g = _guard("""
+    def parse_flag_from_env(key, default=False):
+        return default
+    class State:
+        def __init__(self):
+            if parse_flag_from_env("MYLIB_CPU_AFFINITY", False):
+                set_numa_affinity(0)  # <-
+    """)
+    assert _paths(g) == (OFF, OFF)
+    g = _guard("""
+    import os
+    if os.environ.get("USE_FUSED", "0") == "1":
+        import fused_ops  # <-
+    """)
+    assert _paths(g) == (OFF, OFF)
+
+
+def test_other_accelerator_probes_and_cuda_build_are_off():
+    for test in ("torch.xpu.is_available()", "torch.backends.mps.is_available()", "torch.version.cuda",
+                 "is_mlu_available()"):
+        g = _guard(f"""
+        import torch
+        def f(x):
+            if {test}:
+                x = x.to("xpu")  # <-
+            return x
+        """)
+        assert g is not None and _paths(g) == (OFF, OFF), test
+
+
+def test_device_type_reads_npu_and_device_settings_keep_their_default():
+    g = _guard("""
+    def f(x):
+        if x.device.type == "cuda":
+            return cuda_kernel(x)  # <-
+        return ref(x)
+    """)
+    assert _paths(g) == (OFF, OFF)
+    g = _guard("""
+    device = "cuda"
+    device_type = "cuda" if "cuda" in device else "cpu"
+    if device_type == "cuda":
+        import pynvml  # <-
+    """)
+    assert _paths(g) == (ON, ON)
+
+
+# --------------------------------------------------------------------------- point 2: the two scenarios
+
+def test_cuda_branch_runs_with_transfer_to_npu_and_not_without():
+    g = _guard("""
+    import torch
+    def f(x):
+        if torch.cuda.is_available():
+            x = x.cuda()  # <-
+        else:
+            x = x.float()
+        return x
+    """)
+    assert g.fallback and _paths(g) == (ON, OFF)
+    g = _guard("""
+    import torch
+    def f(x):
+        if torch.cuda.is_available():
+            x = x.cuda()
+        else:
+            x = x.float()  # <-
+        return x
+    """)
+    assert g is None or _paths(g) == (OFF, ON)
+
+
+# --------------------------------------------------------------------------- point 3: option sources
+
+@pytest.mark.parametrize("decl, test", [
+    ('import argparse\np = argparse.ArgumentParser()\np.add_argument("--use-fused", action="store_true")\n'
+     'args = p.parse_args()\n', "args.use_fused"),
+    ('import argparse\np = argparse.ArgumentParser()\np.add_argument("--quant-bits", type=int, default=16)\n'
+     'args = p.parse_args()\n', "args.quant_bits in (4, 8)"),
+    ("from dataclasses import dataclass, field\n@dataclass\nclass Cfg:\n    use_fused: bool = field(default=False)\n"
+     "cfg = Cfg()\n", "cfg.use_fused"),
+    ("from transformers import TrainingArguments\nclass MyArgs(TrainingArguments):\n    quant_bits: int = 16\n"
+     "training_args = MyArgs()\n", "training_args.quant_bits in (4, 8)"),
+    ("import attr\n@attr.s\nclass Cfg:\n    use_fused = attr.ib(default=False)\ncfg = Cfg()\n", "cfg.use_fused"),
+    ("from pydantic import BaseModel\nclass Settings(BaseModel):\n    use_flash: bool = False\nsettings = Settings()\n",
+     "settings.use_flash"),
+])
+def test_option_sources_by_their_default(decl, test):
+    g = _guard(decl + f"if {test}:\n    import bitsandbytes  # <-\n")
+    assert g is not None and g.kind == "option" and _paths(g) == (OFF, OFF), (test, g)
+
+
+def test_click_and_typer_options():
+    g = _guard("""
+    import click
+    @click.command()
+    @click.option("--fp16", is_flag=True)
+    def main(fp16):
+        if fp16:
+            import apex  # <-
+    """)
+    assert _paths(g) == (OFF, OFF)
+    g = _guard("""
+    import typer
+    def main(use_triton: bool = typer.Option(False)):
+        if use_triton:
+            import triton  # <-
+    """)
+    assert _paths(g) == (OFF, OFF)
+
+
+def test_namespace_copied_to_an_attribute_and_constructor_defaults():
+    g = _guard("""
+    import argparse
+    p = argparse.ArgumentParser()
+    p.add_argument("--use-amp", action="store_true")
+    class Trainer:
+        def __init__(self, args):
+            self.use_amp = args.use_amp
+        def step(self):
+            if self.use_amp:
+                from apex import amp  # <-
+    """)
+    assert _paths(g) == (OFF, OFF)
+    g = _guard("""
+    import torch
+    class Profiler:
+        def __init__(self, emit_nvtx=False):
+            self.emit_nvtx = emit_nvtx
+        def start(self):
+            if self.emit_nvtx:
+                torch.cuda.nvtx.range_push("step")  # <-
+    """)
+    assert g.kind == "option" and _paths(g) == (OFF, OFF)
+
+
+def test_keyword_default_is_a_choice_in_library_mode():
+    src = """
+    def fused_act(x, use_custom_op=False):
+        if use_custom_op:
+            return carafe(x)  # <-
+        return x
+    """
+    assert _paths(_guard(src)) == (OFF, OFF)
+    g = _guard(src, mode="thirdparty")
+    assert _paths(g) == (COND, COND) and g.to_dict()["by_default"] == "off"
+
+
+def test_fp8_check_two_levels_down_is_off_by_default_for_callers():
+    # accelerate AcceleratorState: the capability check sits in an elif under `mixed_precision == "fp8"`
+    g = _guard("""
+    import torch
+    class AcceleratorState:
+        def __init__(self, mixed_precision=None):
+            mixed_precision = (
+                parse_choice_from_env("MYLIB_MIXED_PRECISION", "no") if mixed_precision is None
+                else mixed_precision.lower()
+            )
+            if mixed_precision == "fp8":
+                if not is_fp8_available():
+                    raise ValueError("fp8 needs transformer_engine")
+                elif torch.cuda.is_available() and not check_fp8_capability():  # <-
+                    pass
+    """, mode="thirdparty")
+    d = g.to_dict()
+    assert d["on_path"]["transfer_to_npu"] == COND and d["by_default"] == "off"
+    assert "mixed_precision == 'fp8'" in d["depends_on"]

@@ -376,7 +376,38 @@ def npu_evidence(tree: nodes.Module, relpath: str) -> Dict[str, List[str]]:
             name = node.func.attrname if isinstance(node.func, nodes.Attribute) else getattr(node.func, "name", "")
             if name and _NPU_AVAIL.match(name):
                 add("availability", f"{relpath}:{node.lineno}: {name}()")
+            backend = _npu_backend_kind(node)
+            if backend:
+                add(backend, f"{relpath}:{node.lineno}: {node.func.as_string()[:60]}()")
+        elif isinstance(node, nodes.Const) and isinstance(node.value, str) and node.value in _NPU_BACKEND_STRINGS:
+            add(_NPU_BACKEND_STRINGS[node.value], f"{relpath}:{node.lineno}: {node.value!r}")
     return ev
+
+
+# the pieces of a real NPU backend in a library (library.npu_support): its device type, its communication
+# backend, RNG and memory calls on torch.npu, and Ascend kernels it swaps in (torch_npu.npu_* fused ops)
+_NPU_BACKEND_STRINGS = {"npu": "device_type", "hccl": "comm_backend"}
+_NPU_RNG = re.compile(r"^(manual_seed|manual_seed_all|seed|seed_all|initial_seed|get_rng_state|set_rng_state|"
+                      r"get_rng_state_all|set_rng_state_all)$")
+_NPU_MEMORY = re.compile(r"^(empty_cache|memory_allocated|max_memory_allocated|memory_reserved|max_memory_reserved|"
+                         r"mem_get_info|memory_stats|reset_peak_memory_stats|reset_max_memory_allocated)$")
+
+
+def _npu_backend_kind(call: nodes.Call) -> Optional[str]:
+    """``torch.npu.manual_seed_all(...)`` -> "rng", ``torch.npu.empty_cache()`` -> "memory",
+    ``torch_npu.npu_fusion_attention(...)`` -> "kernels", ``torch.device("npu")`` -> "device_type"."""
+    func = call.func
+    if not isinstance(func, nodes.Attribute):
+        return None
+    owner = func.expr.as_string() if isinstance(func.expr, (nodes.Name, nodes.Attribute)) else ""
+    if owner in ("torch.npu", "torch_npu.npu"):
+        if _NPU_RNG.match(func.attrname):
+            return "rng"
+        if _NPU_MEMORY.match(func.attrname):
+            return "memory"
+    elif owner == "torch_npu" and func.attrname.startswith("npu_"):
+        return "kernels"
+    return None
 
 
 UNREACHABLE = "\x00unreachable"   # condition of code that only runs on another accelerator

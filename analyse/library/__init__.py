@@ -511,6 +511,25 @@ def _judge_ext_findings(findings: List[Finding], cpp) -> List[Finding]:
 
 # --------------------------------------------------------------------------- the library's own NPU support
 
+# the pieces of a real NPU backend (callgraph.npu_evidence kinds): a library with most of them has native support
+BACKEND_LABELS = {"device": "NPU device type", "comm_backend": "HCCL communication backend", "rng": "NPU RNG calls",
+                  "memory": "NPU memory calls", "kernels": "Ascend kernels (torch_npu.npu_*)"}
+NATIVE_BACKEND_KINDS = 4
+
+
+def npu_backend_kinds(py_ev: Dict[str, List[str]]) -> List[str]:
+    """Which pieces of an NPU backend the library's Python code has: its device type (``"npu"`` devices or
+    ``device.type == "npu"`` branches), the HCCL communication backend, ``torch.npu`` RNG and memory calls,
+    Ascend fused kernels it calls through torch_npu."""
+    out = []
+    if py_ev.get("device_type") or py_ev.get("device_branch"):
+        out.append("device")
+    for k in ("comm_backend", "rng", "memory", "kernels"):
+        if py_ev.get(k):
+            out.append(k)
+    return out
+
+
 def _library_verdict(inputs, res: LibraryAnalysis, py_ev: Dict[str, List[str]], by_status: Dict[str, int],
                      n_functions: int, public_affected: List[str]) -> dict:
     for k in ("accelerator", "torch_npu", "device_branch", "availability"):
@@ -532,7 +551,14 @@ def _library_verdict(inputs, res: LibraryAnalysis, py_ev: Dict[str, List[str]], 
             evidence += [f"{label}: {e}" for e in items[:3]]
             if len(items) > 3:
                 evidence.append(f"{label}: {len(items) - 3} more")
-    if py_ev["accelerator"] or (cuda_ops and len(npu_ops) >= 0.8 * len(cuda_ops)):
+    backend_kinds = npu_backend_kinds(py_ev)
+    if len(backend_kinds) >= NATIVE_BACKEND_KINDS:
+        evidence.insert(0, "NPU backend: " + ", ".join(backend_kinds))
+        for kind in backend_kinds:
+            for e in py_ev.get(kind, ())[:2]:
+                evidence.append(f"{BACKEND_LABELS[kind]}: {e}")
+    if py_ev["accelerator"] or (cuda_ops and len(npu_ops) >= 0.8 * len(cuda_ops)) \
+            or len(backend_kinds) >= NATIVE_BACKEND_KINDS:
         level = "native"
     elif evidence:
         level = "partial"

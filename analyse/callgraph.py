@@ -66,6 +66,7 @@ class ClassSummary:
     line: int
     bases: Tuple[str, ...]
     methods: Set[str] = field(default_factory=set)
+    stubs: Set[str] = field(default_factory=set)     # methods with no body of their own (abstract, pass, raise)
 
 
 @dataclass
@@ -114,6 +115,23 @@ def _decorator_names(fn) -> Set[str]:
             elif isinstance(d, nodes.Attribute):
                 out.add(d.attrname)
     return out
+
+
+def _is_stub(fn) -> bool:
+    """A method with no body of its own: ``@abstractmethod``, or only a docstring, ``pass``, ``...``,
+    ``raise NotImplementedError``."""
+    if "abstractmethod" in _decorator_names(fn):
+        return True
+    for st in fn.body:
+        if isinstance(st, nodes.Pass):
+            continue
+        if isinstance(st, nodes.Expr) and isinstance(st.value, nodes.Const) and (
+                isinstance(st.value.value, str) or st.value.value is Ellipsis):
+            continue
+        if isinstance(st, nodes.Raise) and st.exc is not None and "NotImplementedError" in st.exc.as_string():
+            continue
+        return False
+    return True
 
 
 def _first_arg(fn) -> Optional[str]:
@@ -298,6 +316,8 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             for c in node.body:
                 if isinstance(c, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
                     cs.methods.add(c.name)
+                    if _is_stub(c):
+                        cs.stubs.add(c.name)
                 elif isinstance(c, nodes.Assign):
                     # method aliases in the class body: __call__ = forward
                     for tg in c.targets:
@@ -829,7 +849,7 @@ class Linker:
             meth, _, t = b.partition("|")
             found = self.lookup_method(a, meth)
             if found:
-                return [found], None, None
+                return [found] + self._stub_overrides(a, found, meth), None, None
             if t:  # self.layer(x): an instance attribute holding a project object
                 return self._instance_call(t), None, None
             overrides = [f"{c}.{meth}" for c in self.subclasses(a) if meth in self.classes[c].methods]
@@ -849,6 +869,16 @@ class Linker:
         if kind == K_INST:
             return self._instance_call(a), None, None
         return [], None, None
+
+    def _stub_overrides(self, cls: str, found: str, meth: str) -> List[str]:
+        """``self.meth()`` that finds a stub (abstract, ``pass``, ``raise NotImplementedError``): the
+        subclasses' own definitions are what runs, so the call reaches them too."""
+        owner = found.rpartition(".")[0]
+        info = self.classes.get(owner)
+        if info is None or meth not in getattr(info, "stubs", ()):
+            return []
+        return [f"{c}.{meth}" for c in self.subclasses(cls) if meth in self.classes[c].methods
+                and meth not in getattr(self.classes[c], "stubs", ())]
 
     def _instance_call(self, t: str) -> List[str]:
         k, cls = self.canonical(t)

@@ -95,15 +95,20 @@ def _leaf(func) -> str:
     return ""
 
 
-def registrations(tree: nodes.Module, relpath: str, qualname) -> List[Registration]:
-    """The ``torch.library`` kernels a module registers (*qualname*: node -> dotted name or None)."""
+def registrations(tree: nodes.Module, relpath: str, qualname, modname: str = "",
+                  libraries: Optional[list] = None, pending: Optional[list] = None) -> List[Registration]:
+    """The ``torch.library`` kernels a module registers (*qualname*: node -> dotted name or None).
+
+    *libraries* receives ``(module.name, namespace, dispatch key)`` of the module-level ``Library`` objects,
+    *pending* ``(receiver, op, key or None, path, line)`` of ``X.impl("op", ...)`` on a receiver made
+    elsewhere (see :func:`resolve_pending`)."""
     out: List[Registration] = []
     libs: Dict[str, Tuple[str, str]] = {}        # name bound to Library("ns", kind, key) -> (ns, default key)
     custom_ops: Dict[str, str] = {}              # function name -> "ns::op" of its @custom_op decorator
     calls = nodes_of(tree, nodes.Call)
     text_has = getattr(tree, "file_bytes", None)
     if isinstance(text_has, bytes) and b"library" not in text_has and b"register_kernel" not in text_has \
-            and b"custom_op" not in text_has:
+            and b"custom_op" not in text_has and b".impl(" not in text_has:
         return out
     for call in calls:
         q = qualname(call.func) or ""
@@ -115,6 +120,9 @@ def registrations(tree: nodes.Module, relpath: str, qualname) -> List[Registrati
                 for t in parent.targets:
                     if isinstance(t, (nodes.AssignName, nodes.AssignAttr)):
                         libs[t.as_string()] = (ns, key)
+                        if libraries is not None and isinstance(t, nodes.AssignName) \
+                                and isinstance(parent.scope(), nodes.Module):
+                            libraries.append((f"{modname}.{t.name}", ns, key))
     for call in calls:
         q = qualname(call.func) or ""
         leaf = q.rsplit(".", 1)[-1] if q else _leaf(call.func)
@@ -145,7 +153,7 @@ def registrations(tree: nodes.Module, relpath: str, qualname) -> List[Registrati
                 c = device_class(d)
                 if c:
                     out.append((op, c, relpath, line))
-        elif leaf == "impl" and (q.startswith("torch.library") or not q):
+        elif leaf == "impl":
             recv = call.func.expr.as_string() if isinstance(call.func, nodes.Attribute) else ""
             if first and "::" in first and q.startswith("torch.library"):
                 devs = _strs(_arg(call, 1, "types", None))
@@ -159,6 +167,12 @@ def registrations(tree: nodes.Module, relpath: str, qualname) -> List[Registrati
                 c = device_class(_str(key) if key is not None else default_key)
                 if c:
                     out.append((_op_key(f"{ns}::{first}"), c, relpath, line))
+            elif first and isinstance(call.func, nodes.Attribute) and pending is not None:
+                # lib.impl("op", fn, key) on a Library made in another module: resolved project-wide
+                owner = qualname(call.func.expr)
+                key = _arg(call, 2, "dispatch_key", None)
+                if owner and (key is None or _str(key) is not None):
+                    pending.append((owner, first, _str(key) if key is not None else None, relpath, line))
             elif q == "torch.library.impl":      # torch.library.impl(lib, "op", "CUDA")
                 lib = _arg(call, 0, "qualname_or_lib")
                 name = _str(_arg(call, 1, "name"))
@@ -168,6 +182,20 @@ def registrations(tree: nodes.Module, relpath: str, qualname) -> List[Registrati
                     if c:
                         out.append((_op_key(f"{libs[lib_key][0]}::{name}"), c, relpath, line))
     return sorted(set(out))
+
+
+def resolve_pending(libraries, pending) -> List[Registration]:
+    """Registrations of ``X.impl("op", fn, key)`` whose receiver is a ``Library`` made in another module."""
+    libs = {q: (ns, key) for q, ns, key in libraries}
+    out = []
+    for owner, op, key, path, line in pending:
+        hit = libs.get(owner)
+        if hit is None:
+            continue
+        c = device_class(key if key is not None else hit[1])
+        if c:
+            out.append((_op_key(f"{hit[0]}::{op}"), c, path, line))
+    return out
 
 
 def op_devices(regs: Dict[str, Set[str]], q: str) -> Optional[Set[str]]:

@@ -77,7 +77,9 @@ class CompiledCodePass(Pass):
     def prescan(self, ctx: ModuleContext):
         tree = ctx.tree
         q = ctx.resolver.qualname
-        regs = tuple(_oplib.registrations(tree, ctx.path, q))
+        libraries: list = []
+        pending: list = []
+        regs = tuple(_oplib.registrations(tree, ctx.path, q, ctx.source.modname, libraries, pending))
         loaders, natives = _oplib.native_libraries(tree, ctx.source.modname, q)
         candidates = []     # module-level `name = loader()` with a loader of another module
         for asg in nodes_of(tree, nodes.Assign):
@@ -89,9 +91,9 @@ class CompiledCodePass(Pass):
                         if isinstance(t, nodes.AssignName):
                             candidates.append((f"{ctx.source.modname}.{t.name}", callee))
         helpers = _oplib.lookup_helpers(tree, ctx.source.modname)
-        if not (regs or loaders or natives or candidates or helpers):
+        if not (regs or loaders or natives or candidates or helpers or libraries or pending):
             return None
-        return regs, loaders, natives, tuple(sorted(candidates)), helpers
+        return regs, loaders, natives, tuple(sorted(candidates)), helpers, tuple(libraries), tuple(pending)
 
     def combine(self, project: ProjectContext, prescans) -> None:
         ops: Dict[str, Set[str]] = {}
@@ -100,10 +102,14 @@ class CompiledCodePass(Pass):
         natives: Set[str] = set()
         candidates: List[Tuple[str, str]] = []
         helpers: Dict[str, Tuple[object, int]] = {}
+        libraries: list = []
+        pending: list = []
         for _rel, data in prescans:
             if data is None:
                 continue
-            regs, lds, nats, cands, hs = data
+            regs, lds, nats, cands, hs, libs, pend = data
+            libraries.extend(libs)
+            pending.extend(pend)
             for op, dev, path, line in regs:
                 ops.setdefault(op, set()).add(dev)
                 where.setdefault(op, f"{path}:{line}")
@@ -113,6 +119,9 @@ class CompiledCodePass(Pass):
             for qual, ns, idx in hs:
                 helpers[qual] = (ns, idx)
         natives.update(name for name, callee in candidates if callee in loaders)
+        for op, dev, path, line in _oplib.resolve_pending(libraries, pending):
+            ops.setdefault(op, set()).add(dev)
+            where.setdefault(op, f"{path}:{line}")
         project.store[OPS_KEY] = ops
         project.store[OPS_WHERE_KEY] = where
         project.store[NATIVE_KEY] = natives

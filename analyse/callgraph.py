@@ -66,6 +66,7 @@ class ClassSummary:
     line: int
     bases: Tuple[str, ...]
     methods: Set[str] = field(default_factory=set)
+    stubs: Set[str] = field(default_factory=set)     # methods with no body of their own (abstract, pass, raise)
 
 
 @dataclass
@@ -114,6 +115,23 @@ def _decorator_names(fn) -> Set[str]:
             elif isinstance(d, nodes.Attribute):
                 out.add(d.attrname)
     return out
+
+
+def _is_stub(fn) -> bool:
+    """A method with no body of its own: ``@abstractmethod``, or only a docstring, ``pass``, ``...``,
+    ``raise NotImplementedError``."""
+    if "abstractmethod" in _decorator_names(fn):
+        return True
+    for st in fn.body:
+        if isinstance(st, nodes.Pass):
+            continue
+        if isinstance(st, nodes.Expr) and isinstance(st.value, nodes.Const) and (
+                isinstance(st.value.value, str) or st.value.value is Ellipsis):
+            continue
+        if isinstance(st, nodes.Raise) and st.exc is not None and "NotImplementedError" in st.exc.as_string():
+            continue
+        return False
+    return True
 
 
 def _first_arg(fn) -> Optional[str]:
@@ -298,6 +316,8 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             for c in node.body:
                 if isinstance(c, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
                     cs.methods.add(c.name)
+                    if _is_stub(c):
+                        cs.stubs.add(c.name)
                 elif isinstance(c, nodes.Assign):
                     # method aliases in the class body: __call__ = forward
                     for tg in c.targets:
@@ -376,7 +396,38 @@ def npu_evidence(tree: nodes.Module, relpath: str) -> Dict[str, List[str]]:
             name = node.func.attrname if isinstance(node.func, nodes.Attribute) else getattr(node.func, "name", "")
             if name and _NPU_AVAIL.match(name):
                 add("availability", f"{relpath}:{node.lineno}: {name}()")
+            backend = _npu_backend_kind(node)
+            if backend:
+                add(backend, f"{relpath}:{node.lineno}: {node.func.as_string()[:60]}()")
+        elif isinstance(node, nodes.Const) and isinstance(node.value, str) and node.value in _NPU_BACKEND_STRINGS:
+            add(_NPU_BACKEND_STRINGS[node.value], f"{relpath}:{node.lineno}: {node.value!r}")
     return ev
+
+
+# the pieces of a real NPU backend in a library (library.npu_support): its device type, its communication
+# backend, RNG and memory calls on torch.npu, and Ascend kernels it swaps in (torch_npu.npu_* fused ops)
+_NPU_BACKEND_STRINGS = {"npu": "device_type", "hccl": "comm_backend"}
+_NPU_RNG = re.compile(r"^(manual_seed|manual_seed_all|seed|seed_all|initial_seed|get_rng_state|set_rng_state|"
+                      r"get_rng_state_all|set_rng_state_all)$")
+_NPU_MEMORY = re.compile(r"^(empty_cache|memory_allocated|max_memory_allocated|memory_reserved|max_memory_reserved|"
+                         r"mem_get_info|memory_stats|reset_peak_memory_stats|reset_max_memory_allocated)$")
+
+
+def _npu_backend_kind(call: nodes.Call) -> Optional[str]:
+    """``torch.npu.manual_seed_all(...)`` -> "rng", ``torch.npu.empty_cache()`` -> "memory",
+    ``torch_npu.npu_fusion_attention(...)`` -> "kernels", ``torch.device("npu")`` -> "device_type"."""
+    func = call.func
+    if not isinstance(func, nodes.Attribute):
+        return None
+    owner = func.expr.as_string() if isinstance(func.expr, (nodes.Name, nodes.Attribute)) else ""
+    if owner in ("torch.npu", "torch_npu.npu"):
+        if _NPU_RNG.match(func.attrname):
+            return "rng"
+        if _NPU_MEMORY.match(func.attrname):
+            return "memory"
+    elif owner == "torch_npu" and func.attrname.startswith("npu_"):
+        return "kernels"
+    return None
 
 
 UNREACHABLE = "\x00unreachable"   # condition of code that only runs on another accelerator
@@ -806,7 +857,7 @@ class Linker:
             meth, _, t = b.partition("|")
             found = self.lookup_method(a, meth)
             if found:
-                return [found], None, None
+                return [found] + self._stub_overrides(a, found, meth), None, None
             if t:  # self.layer(x): an instance attribute holding a project object
                 return self._instance_call(t), None, None
             overrides = [f"{c}.{meth}" for c in self.subclasses(a) if meth in self.classes[c].methods]
@@ -826,6 +877,16 @@ class Linker:
         if kind == K_INST:
             return self._instance_call(a), None, None
         return [], None, None
+
+    def _stub_overrides(self, cls: str, found: str, meth: str) -> List[str]:
+        """``self.meth()`` that finds a stub (abstract, ``pass``, ``raise NotImplementedError``): the
+        subclasses' own definitions are what runs, so the call reaches them too."""
+        owner = found.rpartition(".")[0]
+        info = self.classes.get(owner)
+        if info is None or meth not in getattr(info, "stubs", ()):
+            return []
+        return [f"{c}.{meth}" for c in self.subclasses(cls) if meth in self.classes[c].methods
+                and meth not in getattr(self.classes[c], "stubs", ())]
 
     def _instance_call(self, t: str) -> List[str]:
         k, cls = self.canonical(t)

@@ -16,6 +16,12 @@ Found statically (nothing is imported or run, ``setup.py`` is read as a tree):
   the ``module:function`` target must be an analysed file;
 * ``given``: a PATH given as a single file, or ``--entry FILE[:FUNCTION]``
   (which replaces discovery altogether).
+
+The role of a discovered program comes from what it does (:func:`analyse.roles.program_role`):
+one that trains models (``trainer.train()``, ``loss.backward()``, ``optimizer.step()``) is
+``product`` under ``tools/`` or ``scripts/`` too; a module of the project's own package that
+other modules import, whose ``__main__`` block only exercises it, is a ``test`` entry point.
+A ``roles`` override in the configuration wins.
 """
 
 from __future__ import annotations
@@ -28,8 +34,8 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from astroid import nodes
 
-from analyse.roles import role_of
-from analyse.syntax import is_main_guard
+from analyse.roles import program_role, role_of
+from analyse.syntax import is_main_guard, nodes_of
 
 REASONS = ("main-guard", "top-level-code", "console-script", "given")
 
@@ -131,6 +137,26 @@ def _is_action(st) -> bool:
 def _calls_in(node) -> bool:
     for _ in node.nodes_of_class(nodes.Call):
         return True
+    return False
+
+
+# calls that train a model: `trainer.train()`, `loss.backward()`, `trainer.fit(...)`, `do_train(...)`,
+# `runner.train()`; `optimizer.step()` / `scaler.step(optimizer)` by their receiver
+_TRAIN_CALL = re.compile(r"^(train|fit|backward|do_train|train_model|train_loop|train_one_epoch|train_epoch|"
+                         r"run_training|training_loop)$")
+
+
+def trains_models(tree: nodes.Module) -> bool:
+    """True when the module trains a model: a training call (``trainer.train()``,
+    ``loss.backward()``, ``.fit(...)``, ``optimizer.step()``) anywhere in it."""
+    for call in nodes_of(tree, nodes.Call):
+        leaf = _leaf(call.func)
+        if _TRAIN_CALL.match(leaf):
+            return True
+        if leaf == "step" and isinstance(call.func, nodes.Attribute):
+            recv = _leaf(call.func.expr).lower()
+            if "optim" in recv or "scaler" in recv:
+                return True
     return False
 
 
@@ -335,9 +361,14 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
             if tree is None:
                 continue
             main, top = has_main_guard(tree), None
+            trains = trains_models(tree) if main or not sf.is_package_init else False
         else:
             main, top = bool(known.get("main_guard")), bool(known.get("top_level_code"))
-        role = role_of(rel, roles)
+            trains = known.get("trains")
+            if trains is None:
+                trains = trains_models(sf.tree) if getattr(sf, "tree", None) is not None else False
+        role = program_role(rel, roles, trains=bool(trains),
+                            self_test=bool(main) and not trains and _library_module(sf, by_mod, imported))
         if main:
             out[(rel, None)] = EntryPoint(rel, "main-guard", sf.modname, None, role)
         elif not sf.is_package_init and role not in ("build", "docs") and sf.modname not in imported:
@@ -346,6 +377,16 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
             if top:
                 out[(rel, None)] = EntryPoint(rel, "top-level-code", sf.modname, None, role)
     return sorted(out.values(), key=lambda e: (e.path, e.function or ""))
+
+
+def _library_module(sf, by_mod: Mapping[str, object], imported) -> bool:
+    """A module of one of the project's packages (its parent is an analysed ``__init__.py``) that
+    other project modules import: its ``__main__`` block is a self-test, not the product's program."""
+    parent = sf.modname.rpartition(".")[0]
+    if not parent or sf.is_package_init or sf.modname not in imported or sf.relpath.endswith("__main__.py"):
+        return False
+    pkg = by_mod.get(parent)
+    return pkg is not None and bool(getattr(pkg, "is_package_init", False))
 
 
 def parse_entry(spec: str) -> Tuple[str, Optional[str]]:

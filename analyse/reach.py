@@ -157,7 +157,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     * ``call_guards``: line -> [(called name, guard)] for the lines with a guarded call (only the
       lines in *lines* when given).
     """
-    from analyse.entrypoints import has_main_guard, has_top_level_code, setup_py_scripts
+    from analyse.entrypoints import has_main_guard, has_top_level_code, setup_py_scripts, trains_models
 
     memo = tree_memo(tree)
     imports = []
@@ -190,6 +190,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     return {
         "main_guard": has_main_guard(tree),
         "top_level_code": has_top_level_code(tree),
+        "trains": trains_models(tree),
         "console_scripts": setup_py_scripts(tree) if name == "setup.py" else [],
         "imports": imports,
         "decorated": decorated,

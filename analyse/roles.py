@@ -10,6 +10,10 @@
   (``export.py`` / ``export_*.py`` / ``*_export.py``, ``benchmark*.py`` / ``bench_*.py`` / ``*_benchmark.py``);
 * ``product`` otherwise: the code users run or import.
 
+Programs (entry points) are judged by what they do as well (:func:`program_role`): a
+program that trains the project's own models is ``product`` under ``tools/`` too, and a
+library module with a self-test ``__main__`` block is a ``test`` entry point.
+
 The path is the report path (relative to the analysed root), so a project
 analysed from inside its own ``examples/`` folder is the product there.
 Folder rules look at every folder of the path; the first matching rule in the
@@ -85,16 +89,43 @@ def _default_role(relpath: str) -> str:
     return "product"
 
 
+def _override(relpath: str, overrides: Optional[Mapping[str, str]]) -> Optional[str]:
+    """The role the longest matching override glob gives *relpath*, or None."""
+    best = None
+    for glob, role in (overrides or {}).items():
+        for g in _norm_glob(glob):
+            if fnmatchcase(relpath, g):
+                if best is None or len(glob) > best[0]:
+                    best = (len(glob), role)
+                break
+    return best[1] if best is not None else None
+
+
 def role_of(relpath: str, overrides: Optional[Mapping[str, str]] = None) -> str:
     """The role of the file at *relpath* (a report path)."""
     if overrides:
-        best = None
-        for glob, role in overrides.items():
-            for g in _norm_glob(glob):
-                if fnmatchcase(relpath, g):
-                    if best is None or len(glob) > best[0]:
-                        best = (len(glob), role)
-                    break
-        if best is not None:
-            return best[1]
+        role = _override(relpath, overrides)
+        if role is not None:
+            return role
     return _default_role(relpath)
+
+
+def program_role(relpath: str, overrides: Optional[Mapping[str, str]] = None, *, trains: bool = False,
+                 self_test: bool = False) -> str:
+    """The role of a program (an entry point) at *relpath*, from what it does; the folder is a hint.
+
+    * a program that trains the project's own models (*trains*) is ``product`` wherever it lives
+      (``tools/train_net.py``, ``scripts/train.py``); a program named as a tool (``benchmark*.py``,
+      ``export*.py``, ``collect_env.py``) stays a tool, and test / example / build / docs paths keep their role;
+    * a module of the project's library with a self-test ``__main__`` block (*self_test*) is ``test``;
+    * a configuration override (``roles = {glob: role}``) wins over both."""
+    if overrides:
+        role = _override(relpath, overrides)
+        if role is not None:
+            return role
+    role = _default_role(relpath)
+    if role == "tool" and trains and not _TOOL_FILE.match(relpath.replace("\\", "/").rsplit("/", 1)[-1].lower()):
+        return "product"
+    if role == "product" and self_test:
+        return "test"
+    return role

@@ -194,7 +194,7 @@ def test_npu_evidence_needs_the_word_npu_not_the_npu_inside_input(tmp_path):
         """,
     })
     assert plain.npu_evidence == {}
-    assert sorted(npu.npu_evidence) == ["accelerator", "availability", "device_branch", "torch_npu"]
+    assert sorted(npu.npu_evidence) == ["accelerator", "availability", "device_branch", "device_type", "torch_npu"]
     assert npu.npu_evidence["accelerator"] == ["accelerator/real.py:4: class NpuTrainerBackend(Backend)"]
     assert other_device_only("device-branch", 'input.device.type == "xpu"')
     assert not other_device_only("device-branch", 'x.device.type in ("xpu", "npu")')

@@ -323,7 +323,7 @@ def test_symlinked_package_inside_the_tree_is_followed_once(tmp_path, kb):
     (repo / "accelerator").mkdir(parents=True)
     (repo / "accelerator" / "__init__.py").write_text("from .real_accelerator import get_accelerator\n")
     (repo / "accelerator" / "real_accelerator.py").write_text(
-        "import torch\n\n\ndef get_accelerator():\n    return torch.cuda.nvtx.range_push('x')\n")
+        "import torch\n\n\ndef get_accelerator():\n    return torch.cuda.jiterator._create_jit_fn('x')\n")
     (repo / "accelerator" / "npu_accelerator.py").write_text(
         "import torch_npu\n\n\nclass NPU_Accelerator(DeepSpeedAccelerator):\n    def device_name(self):\n"
         "        return 'npu'\n")
@@ -365,7 +365,7 @@ def test_registering_a_function_is_not_calling_it(tmp_path, kb):
     lib = tmp_path / "reglib"
     lib.mkdir()
     (lib / "__init__.py").write_text("")
-    (lib / "passes.py").write_text("import torch\n\n\ndef schedule(gm):\n    return torch.cuda.nvtx.range_push('x')\n")
+    (lib / "passes.py").write_text("import torch\n\n\ndef schedule(gm):\n    return torch.cuda.jiterator._create_jit_fn('x')\n")
     (lib / "engine.py").write_text(
         "from .passes import schedule\n\n\nclass Engine:\n    def __init__(self):\n"
         "        self.register_compile_pass('prefetch', schedule)\n\n"

@@ -68,7 +68,7 @@ LIB = {
         def ping(n):
             if n:
                 return pong(n - 1)
-            return torch.cuda.nvtx.range_push("x")
+            return torch.cuda.jiterator._create_jit_fn("x")
 
 
         def pong(n):
@@ -168,7 +168,7 @@ def test_recursion_cycle(lib_report):
     ping = _fn(lib_report, "toylib.models.ping")
     pong = _fn(lib_report, "toylib.models.pong")
     assert ping["status"] == pong["status"] == "unsupported"
-    assert ping["reasons"] == pong["reasons"] == ["torch.cuda.nvtx.range_push"]
+    assert ping["reasons"] == pong["reasons"] == ["torch.cuda.jiterator._create_jit_fn"]
     assert ping["via"] == ["toylib.models.ping"]
     assert pong["via"] == ["toylib.models.pong", "toylib.models.ping"]
 
@@ -198,8 +198,8 @@ def test_summary_cpp_and_reexports(lib_report, report_schema):
     assert ext["kernels_total"] == 1
     assert ext["modules"][0]["bindings"] == 1 and ext["modules"][0]["bindings_with_cuda_kernels"] == 1
     assert ext["folders"][0]["cuda_apis"]["cuda-runtime"] >= 1
-    # the nvtx finding of the passes is in the findings as usual
-    assert any(f["api"] == "torch.cuda.nvtx.range_push" for f in lib_report["findings"])
+    # the jiterator finding of the passes is in the findings as usual
+    assert any(f["api"] == "torch.cuda.jiterator._create_jit_fn" for f in lib_report["findings"])
     try:
         import jsonschema
     except ImportError:  # pragma: no cover

@@ -252,6 +252,11 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
             continue   # the call graph's compiled-op call (full module name) is the root
         if st == "unknown" and _known_enough(f.api, library_methods):
             continue
+        host = _host_only_cuda(f.api)
+        if host == "skip":
+            continue
+        if host == "annotation" and st == "unsupported":
+            st = "needs-migration"
         ref = _class_reference(f)
         if ref == "base":   # class X(nn.MaxPool3d): the subclass's forward runs the base's operator
             cls = class_lines.get((f.path, f.line))
@@ -347,6 +352,19 @@ DEVICE_AGNOSTIC = ("torch.serialization.", "torch.hub.", "torch.jit.", "torch.co
                    "torch.get_default_dtype", "torch.set_default_dtype", "torch.library.", "torch.export.",
                    "torch._dynamo.", "torch.autograd.graph.", "torch.nn.modules.module.register_")
 _TORCH_CLASS_METHOD = re.compile(r"^torch\.nn\.(?:Module|Sequential|ModuleList|ModuleDict)\.(\w+)$")
+
+
+# host-only torch.cuda modules: no device use. _memory_viz reads memory snapshots on the host; nvtx only annotates
+# (replaced by torch_npu.npu.mstx ranges), so it asks for a migration, never makes a function unsupported
+HOST_ONLY_CUDA = {"torch.cuda._memory_viz": "skip", "torch.cuda.nvtx": "annotation",
+                  "torch.autograd.profiler.emit_nvtx": "annotation"}
+
+
+def _host_only_cuda(api: str) -> Optional[str]:
+    for prefix, kind in HOST_ONLY_CUDA.items():
+        if api == prefix or api.startswith(prefix + "."):
+            return kind
+    return None
 
 
 def _known_enough(api: str, library_methods: Set[str]) -> bool:
@@ -516,6 +534,25 @@ def _judge_ext_findings(findings: List[Finding], cpp) -> List[Finding]:
 
 # --------------------------------------------------------------------------- the library's own NPU support
 
+# the pieces of a real NPU backend (callgraph.npu_evidence kinds): a library with most of them has native support
+BACKEND_LABELS = {"device": "NPU device type", "comm_backend": "HCCL communication backend", "rng": "NPU RNG calls",
+                  "memory": "NPU memory calls", "kernels": "Ascend kernels (torch_npu.npu_*)"}
+NATIVE_BACKEND_KINDS = 4
+
+
+def npu_backend_kinds(py_ev: Dict[str, List[str]]) -> List[str]:
+    """Which pieces of an NPU backend the library's Python code has: its device type (``"npu"`` devices or
+    ``device.type == "npu"`` branches), the HCCL communication backend, ``torch.npu`` RNG and memory calls,
+    Ascend fused kernels it calls through torch_npu."""
+    out = []
+    if py_ev.get("device_type") or py_ev.get("device_branch"):
+        out.append("device")
+    for k in ("comm_backend", "rng", "memory", "kernels"):
+        if py_ev.get(k):
+            out.append(k)
+    return out
+
+
 def _library_verdict(inputs, res: LibraryAnalysis, py_ev: Dict[str, List[str]], by_status: Dict[str, int],
                      n_functions: int, public_affected: List[str]) -> dict:
     for k in ("accelerator", "torch_npu", "device_branch", "availability"):
@@ -537,7 +574,16 @@ def _library_verdict(inputs, res: LibraryAnalysis, py_ev: Dict[str, List[str]], 
             evidence += [f"{label}: {e}" for e in items[:3]]
             if len(items) > 3:
                 evidence.append(f"{label}: {len(items) - 3} more")
-    if py_ev["accelerator"] or (cuda_ops and len(npu_ops) >= 0.8 * len(cuda_ops)):
+    backend_kinds = npu_backend_kinds(py_ev)
+    if len(backend_kinds) >= NATIVE_BACKEND_KINDS:
+        evidence.insert(0, "NPU backend: " + ", ".join(backend_kinds))
+        for kind in backend_kinds:
+            items = (py_ev.get("device_type") or py_ev.get("device_branch") or []) if kind == "device" \
+                else py_ev.get(kind, ())
+            for e in items[:2]:
+                evidence.append(f"{BACKEND_LABELS[kind]}: {e}")
+    if py_ev["accelerator"] or (cuda_ops and len(npu_ops) >= 0.8 * len(cuda_ops)) \
+            or len(backend_kinds) >= NATIVE_BACKEND_KINDS:
         level = "native"
     elif evidence:
         level = "partial"

@@ -30,6 +30,7 @@ from typing import Dict, Iterator, Optional, Set, Tuple
 from astroid import nodes
 
 from analyse.cpp_syntax import cuda_kernels
+from analyse.passes._oplib import describe, op_devices, runs_on_npu
 from analyse.findings import AnalysisError, Finding, Rule
 from analyse.passes import ModuleContext, Pass, ProjectContext, nodes_of
 # the project scan lives below the passes (the third-party pass and the library mode read it too)
@@ -101,6 +102,13 @@ NON_PROJECT_TOPS = {"torch", "torch_npu", "torchvision", "torchaudio", "torchtex
                     "jax", "tensorflow"}
 _EXT_SUFFIXES = ("_cuda", "_cuda_ext", "_kernel", "_kernels", "_cuda_kernel", "_cuda_kernels", "_ext_cuda")
 _CONVENTION_NAMES = {"_C", "_ext", "_cuda", "_cuda_ext"}
+def registered_devices(project: ProjectContext, q: str):
+    """Device classes of the project's ``torch.library`` kernels for the op *q* calls (the compiled-code
+    pass collects them before any module is analysed); None when it registers none."""
+    regs = project.store.get("torch-library")
+    return op_devices(regs, q) if regs else None
+
+
 class CudaExtensionPass(Pass):
     name = "cuda-extension"
     rules = (R_BUILD, R_JIT, R_TOOLCHAIN, R_EXT_USE, R_TORCH_OPS, R_CU_FILE)
@@ -321,9 +329,15 @@ class CudaExtensionPass(Pass):
                 parts = q.split(".")
                 if len(parts) >= 3 and parts[2] not in BUILTIN_OP_NS and parts[2] not in _OPS_ATTRS \
                         and not parts[2].startswith("__"):
+                    devices = registered_devices(ctx.project, q)
+                    if devices is not None and runs_on_npu(devices):
+                        continue   # a default / composite / NPU kernel of the project's torch.library registrations
                     if isinstance(target, nodes.Call) or len(parts) >= 4:
                         yield ctx.finding(R_TORCH_OPS, target, q, f"`{q}` is a custom operator of namespace "
-                                          f"`{parts[2]}`, registered by a compiled extension (usually CUDA only).",
+                                          f"`{parts[2]}`, " + (f"whose kernels the project registers for "
+                                                               f"{describe(devices)} only (no default or NPU kernel)."
+                                                               if devices else
+                                                               "registered by a compiled extension (usually CUDA only)."),
                                           replacement=f"register an NPU (PrivateUse1) kernel for {parts[2]}::{parts[3] if len(parts) > 3 else '<op>'} "
                                                       "or replace it with torch / torch_npu ops")
                 continue

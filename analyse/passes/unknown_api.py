@@ -20,6 +20,7 @@ from analyse.passes._apiuses import api_uses
 from analyse.findings import Finding, Rule
 from analyse.passes import ModuleContext, Pass
 from analyse.passes.unsupported_api import probe_verdict
+from analyse.passes.cuda_extension import registered_devices
 
 R_UNKNOWN = Rule(
     code="NPU301", name="unverified-api", category="unknown-api", severity="info",
@@ -68,6 +69,8 @@ class UnknownApiPass(Pass):
             api = use.api
             if api.startswith(SKIP_PREFIXES) or api.rsplit(".", 1)[-1] in SKIP_SUFFIX_TYPES:
                 continue
+            if api.startswith("torch.ops.") and registered_devices(ctx.project, api) is not None:
+                continue  # the project's own torch.library op: the cuda-extension pass judges its kernels
             probed = probe_verdict(ctx, api)
             if probed is not None and probed.status == "fallback":
                 # documented or not: the device says it runs on the CPU

@@ -1,0 +1,182 @@
+"""compiled-code: compiled code a project reaches without an extension import, and the devices its
+``torch.library`` kernels serve.
+
+* ``torch.library`` registrations (``register_kernel("ns::op", "default")``, ``Library.impl``,
+  ``@custom_op(..., device_types="cuda")``; see :mod:`analyse.passes._oplib`) are collected project-wide
+  before any module is analysed (``project.store["torch-library"]``: op -> device classes). The
+  cuda-extension pass reads them for ``torch.ops.<ns>.<op>`` calls (NPU505): an op with a default /
+  composite / device-agnostic Python kernel, or an NPU kernel, runs on an NPU and is no finding; an op
+  registered for CUDA (or CPU, XPU ...) only stays a blocker that names the devices it has.
+* NPU468: a call into a native library loaded with ``ctypes`` (``lib = ctypes.cdll.LoadLibrary(...)``,
+  or a loader function that does it, then ``lib.cquantize(...)``): compiled code, usually the CUDA build.
+* NPU469: a custom op reached through a lookup helper (``get_operator("xformers", "swiglu")``, a function
+  that returns ``getattr(getattr(torch.ops, library), name)``) that the project registers no NPU-capable
+  kernel for.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterator, List, Set, Tuple
+
+from astroid import nodes
+
+from analyse.findings import Finding, Rule
+from analyse.passes import ModuleContext, Pass, ProjectContext, nodes_of
+from analyse.passes import _oplib
+from analyse.passes.cuda_extension import BUILTIN_OP_NS
+
+OPS_KEY = "torch-library"            # project.store: {"ns::op[.overload]": {device classes}}
+OPS_WHERE_KEY = "torch-library-where"   # project.store: {"ns::op": "path:line"} of a registration
+NATIVE_KEY = "native-libraries"      # project.store: set of module-level names bound to a ctypes library
+HELPERS_KEY = "op-lookup-helpers"    # project.store: {function: (namespace or parameter index, name index)}
+
+R_NATIVE = Rule(
+    code="NPU468", name="native-library-call", category="cuda-extension", severity="blocker",
+    summary="A call into a native library loaded with ctypes (`lib = ctypes.cdll.LoadLibrary(...)`; `lib.cfunc(...)`).",
+    why="The shared library is compiled code (for GPU libraries the CUDA build: kernels, managed memory, streams); "
+        "an Ascend host has no build of it unless the library ships one, and transfer_to_npu cannot redirect it.",
+    example="lib = ct.cdll.LoadLibrary(path)\nlib.cquantize_blockwise_fp16(ptr_a, ptr_out, n)",
+    fix="call the library's torch-level op (with an NPU or default kernel) instead, or build the native library "
+        "for Ascend (CANN)",
+)
+R_LOOKUP = Rule(
+    code="NPU469", name="custom-op-lookup", category="cuda-extension", severity="blocker",
+    summary="A custom operator fetched by name through a lookup helper (`get_operator(\"xformers\", \"op\")`).",
+    why="The helper returns `torch.ops.<library>.<op>`, a compiled operator; without a kernel for the NPU "
+        "(PrivateUse1) or a device-agnostic default kernel the call fails on an Ascend host.",
+    example="OPERATOR = get_operator(\"xformers\", \"efficient_attention_forward_cutlass\")",
+    fix="register an NPU (PrivateUse1) or default kernel for the op, or call torch / torch_npu ops instead",
+)
+
+
+class CompiledCodePass(Pass):
+    name = "compiled-code"
+    rules = (R_NATIVE, R_LOOKUP)
+
+    VALID = (
+        "import torch\n"
+        "@torch.library.custom_op('mylib::scale', mutates_args=())\n"
+        "def scale(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n\n"
+        "def get_operator(library, name):\n    return getattr(getattr(torch.ops, library), name)\n\n"
+        "op = get_operator('mylib', 'scale')\n"
+        "aten = get_operator('aten', 'add')\n",
+        "import ctypes\nlib = ctypes.CDLL('libc.so.6')\nx = lib_other.cfoo(1)\n",
+    )
+    INVALID = (
+        "import ctypes as ct\n\n"
+        "def get_native_library():\n    return ct.cdll.LoadLibrary('libfoo_cuda.so')\n\n"
+        "lib = get_native_library()\n\n"
+        "def prefetch(ptr, n):\n    lib.cprefetch(ptr, ct.c_size_t(n))  # expect: NPU468\n",
+        "import torch\n\n"
+        "def get_operator(library, name):\n    return getattr(getattr(torch.ops, library), name)\n\n"
+        "def get_xformers_operator(name):\n    return get_operator('xformers', name)\n\n"
+        "fw = get_xformers_operator('efficient_attention_forward_cutlass')  # expect: NPU469\n"
+        "op = get_operator('mylib', 'fused')  # expect: NPU469\n",
+    )
+
+    def prescan(self, ctx: ModuleContext):
+        tree = ctx.tree
+        q = ctx.resolver.qualname
+        libraries: list = []
+        pending: list = []
+        regs = tuple(_oplib.registrations(tree, ctx.path, q, ctx.source.modname, libraries, pending))
+        loaders, natives = _oplib.native_libraries(tree, ctx.source.modname, q)
+        candidates = []     # module-level `name = loader()` with a loader of another module
+        for asg in nodes_of(tree, nodes.Assign):
+            if isinstance(asg.scope(), nodes.Module) and isinstance(asg.value, nodes.Call):
+                callee = q(asg.value.func) or ""
+                leaf = callee.rsplit(".", 1)[-1].lower()
+                if callee and ("lib" in leaf or "load" in leaf or "dll" in leaf):
+                    for t in asg.targets:
+                        if isinstance(t, nodes.AssignName):
+                            candidates.append((f"{ctx.source.modname}.{t.name}", callee))
+        helpers = _oplib.lookup_helpers(tree, ctx.source.modname)
+        if not (regs or loaders or natives or candidates or helpers or libraries or pending):
+            return None
+        return regs, loaders, natives, tuple(sorted(candidates)), helpers, tuple(libraries), tuple(pending)
+
+    def combine(self, project: ProjectContext, prescans) -> None:
+        ops: Dict[str, Set[str]] = {}
+        where: Dict[str, str] = {}
+        loaders: Set[str] = set()
+        natives: Set[str] = set()
+        candidates: List[Tuple[str, str]] = []
+        helpers: Dict[str, Tuple[object, int]] = {}
+        libraries: list = []
+        pending: list = []
+        for _rel, data in prescans:
+            if data is None:
+                continue
+            regs, lds, nats, cands, hs, libs, pend = data
+            libraries.extend(libs)
+            pending.extend(pend)
+            for op, dev, path, line in regs:
+                ops.setdefault(op, set()).add(dev)
+                where.setdefault(op, f"{path}:{line}")
+            loaders.update(lds)
+            natives.update(nats)
+            candidates.extend(cands)
+            for qual, ns, idx in hs:
+                helpers[qual] = (ns, idx)
+        natives.update(name for name, callee in candidates if callee in loaders)
+        for op, dev, path, line in _oplib.resolve_pending(libraries, pending):
+            ops.setdefault(op, set()).add(dev)
+            where.setdefault(op, f"{path}:{line}")
+        project.store[OPS_KEY] = ops
+        project.store[OPS_WHERE_KEY] = where
+        project.store[NATIVE_KEY] = natives
+        project.store[HELPERS_KEY] = helpers
+
+    def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
+        store = ctx.project.store
+        natives = store.get(NATIVE_KEY) or set()
+        helpers = store.get(HELPERS_KEY) or {}
+        if not (natives or helpers):
+            return
+        r = ctx.resolver
+        ops = store.get(OPS_KEY) or {}
+        for call in nodes_of(ctx.tree, nodes.Call):
+            func = call.func
+            if natives and isinstance(func, nodes.Attribute) and isinstance(func.expr, (nodes.Name, nodes.Attribute)):
+                owner = r.qualname(func.expr) or _module_binding(func.expr, ctx.source.modname)
+                if owner in natives:
+                    yield ctx.finding(R_NATIVE, call, f"{owner}.{func.attrname}",
+                                      f"`{func.as_string()}(...)` calls `{func.attrname}` of the native library bound to "
+                                      f"`{owner}` (loaded with ctypes): compiled code with no NPU build.",
+                                      replacement=R_NATIVE.fix, confidence="medium")
+                    continue
+            if helpers:
+                q = r.qualname(func)
+                spec = helpers.get(q) if q else None
+                if spec is None:
+                    continue
+                ns_spec, name_idx = spec
+                ns = ns_spec if isinstance(ns_spec, str) else (
+                    _const(call.args[ns_spec]) if ns_spec < len(call.args) else None)
+                name = _const(call.args[name_idx]) if name_idx < len(call.args) else None
+                if not ns or not name or ns in BUILTIN_OP_NS:
+                    continue
+                devices = _oplib.op_devices(ops, f"torch.ops.{ns}.{name}")
+                if devices is not None and _oplib.runs_on_npu(devices):
+                    continue
+                has = f"; the project registers it for {_oplib.describe(devices)} only" if devices else ""
+                yield ctx.finding(R_LOOKUP, call, f"torch.ops.{ns}.{name}",
+                                  f"`{func.as_string()}(...)` returns the compiled operator `{ns}::{name}`{has}: no "
+                                  "NPU kernel.", replacement=R_LOOKUP.fix)
+
+
+def _module_binding(node, modname: str):
+    """``mod.name`` for a name bound at module level of this module (the resolver names imports only)."""
+    if not isinstance(node, nodes.Name):
+        return None
+    try:
+        scope, binders = node.lookup(node.name)
+    except Exception:  # pragma: no cover - astroid lookup on odd trees
+        return None
+    if isinstance(scope, nodes.Module) and binders and all(isinstance(b, nodes.AssignName) for b in binders):
+        return f"{modname}.{node.name}"
+    return None
+
+
+def _const(node):
+    return node.value if isinstance(node, nodes.Const) and isinstance(node.value, str) else None

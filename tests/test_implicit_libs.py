@@ -1,0 +1,145 @@
+"""Implicit GPU-only libraries (#20 point 5): switched on through transformers / peft / accelerate / trl
+arguments, never imported by the project. Shapes modelled on artidoro/qlora (qlora.py) and lm-sys/FastChat
+(fastchat/model/model_adapter.py, fastchat/train/train_lora.py)."""
+
+import copy
+import textwrap
+
+import pytest
+
+from analyse.modes import run_script
+from analyse.passes.implicit_libs import ImplicitDataError, parse_switches
+
+HEAD = """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig, Trainer, TrainingArguments
+
+    def main():
+        tok = AutoTokenizer.from_pretrained("meta-llama/Llama-2-7b-hf")
+"""
+TAIL = """
+        args = TrainingArguments(output_dir="out", per_device_train_batch_size=4, bf16=True)
+        Trainer(model=model, args=args).train()
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def _run(tmp_path, kb, body: str) -> dict:
+    (tmp_path / "train.py").write_text(textwrap.dedent(HEAD + body + TAIL))
+    return run_script([tmp_path], kb)
+
+
+def _ours(report):
+    return [f for f in report["findings"] if f["code"].startswith("NPU46")]
+
+
+def test_8bit_load_without_bitsandbytes_import_is_blocked(tmp_path, kb):
+    rep = _run(tmp_path, kb, """
+        model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", load_in_8bit=True, device_map="auto")
+    """)
+    v = rep["summary"]["verdict"]
+    assert v["effort"] in ("medium", "high", "blocked")
+    assert v["effort"] == "blocked"
+    (f,) = _ours(rep)
+    assert (f["code"], f["severity"], f["line"], f["api"]) == ("NPU460", "blocker", 8, "load_in_8bit=True")
+    assert v["drivers"][0]["api"] == "load_in_8bit=True" and "bitsandbytes" in f["message"]
+    assert not any("import bitsandbytes" in (x.get("snippet") or "") for x in rep["findings"])
+
+
+def test_nf4_4bit_load_is_not_blocked(tmp_path, kb):
+    rep = _run(tmp_path, kb, """
+        q = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=torch.bfloat16)
+        model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", quantization_config=q)
+    """)
+    assert rep["summary"]["verdict"]["effort"] not in ("blocked", "unknown")
+    (f,) = _ours(rep)
+    assert (f["code"], f["severity"], f["line"]) == ("NPU461", "manual", 8)
+    assert "NPU backend" in f["message"]
+
+
+def test_4bit_default_fp4_is_blocked(tmp_path, kb):
+    rep = _run(tmp_path, kb, """
+        model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", load_in_4bit=True)
+    """)
+    (f,) = _ours(rep)
+    assert (f["code"], f["severity"]) == ("NPU461", "blocker")
+    assert "fp4" in f["api"] and rep["summary"]["verdict"]["effort"] == "blocked"
+
+
+def test_option_value_is_conditional_not_counted(tmp_path, kb):
+    # qlora.py: load_in_4bit=args.bits == 4, load_in_8bit=args.bits == 8, bnb_4bit_quant_type=args.quant_type
+    rep = _run(tmp_path, kb, """
+        import argparse
+        p = argparse.ArgumentParser()
+        p.add_argument("--bits", type=int, default=16)
+        a = p.parse_args()
+        model = AutoModelForCausalLM.from_pretrained("m", load_in_8bit=a.bits == 8)
+    """)
+    (f,) = _ours(rep)
+    assert f["code"] == "NPU460" and f["guard"]["kind"] == "option" and f["guard"]["condition"] == "a.bits == 8"
+    assert f["message"].startswith("only when `a.bits == 8` is true")
+    assert rep["summary"]["verdict"]["effort"] != "blocked"
+
+
+def test_spread_kwargs_fastchat_shape(tmp_path, kb):
+    rep = _run(tmp_path, kb, """
+        kwargs = {"torch_dtype": torch.float16}
+        kwargs["load_in_8bit"] = True
+        model = AutoModelForCausalLM.from_pretrained("m", low_cpu_mem_usage=True, **kwargs)
+    """)
+    (f,) = _ours(rep)
+    assert (f["code"], f["line"]) == ("NPU460", 9)
+
+
+def test_optimizer_field_default_in_training_arguments_subclass(tmp_path, kb):
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        from dataclasses import dataclass, field
+        import transformers
+
+        @dataclass
+        class TrainingArguments(transformers.Seq2SeqTrainingArguments):
+            optim: str = field(default="paged_adamw_32bit", metadata={"help": "optimizer"})
+            lora_r: int = field(default=64)
+
+        if __name__ == "__main__":
+            parser = transformers.HfArgumentParser((TrainingArguments,))
+            (args,) = parser.parse_args_into_dataclasses()
+            transformers.Trainer(model=None, args=args).train()
+    """))
+    rep = run_script([tmp_path], kb)
+    (f,) = _ours(rep)
+    assert (f["code"], f["severity"], f["line"], f["api"]) == ("NPU464", "blocker", 7, "optim='paged_adamw_32bit'")
+    assert "adamw_torch_npu_fused" in f["replacement"]
+
+
+def test_no_finding_when_switched_off_or_in_transformers_itself(tmp_path, kb):
+    rep = _run(tmp_path, kb, """
+        model = AutoModelForCausalLM.from_pretrained("m", load_in_8bit=False, attn_implementation="sdpa")
+    """)
+    assert _ours(rep) == []
+    lib = tmp_path / "lib" / "transformers"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text("")
+    (lib / "x.py").write_text("from transformers import AutoModel\nm = AutoModel.from_pretrained('m', load_in_8bit=True)\n")
+    rep = run_script([lib], kb)
+    assert _ours(rep) == []
+
+
+def test_data_is_validated(kb):
+    doc = copy.deepcopy(kb.data_file("implicit_gpu_libs.yaml"))
+    assert parse_switches(doc)
+    assert all(row.get("source") for row in doc["switches"]) and doc["meta"]["source"]
+    bad = copy.deepcopy(doc)
+    bad["switches"][0]["code"] = "NPU999"
+    with pytest.raises(ImplicitDataError, match="code must be one of"):
+        parse_switches(bad)
+    bad = copy.deepcopy(doc)
+    bad["switches"][0]["values"] = ["x"]
+    with pytest.raises(ImplicitDataError, match="exactly one of flag / values"):
+        parse_switches(bad)
+    bad = copy.deepcopy(doc)
+    del bad["switches"][1]["source"]
+    with pytest.raises(ImplicitDataError, match="source"):
+        parse_switches(bad)

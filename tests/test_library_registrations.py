@@ -1,0 +1,334 @@
+"""Library mode, #20 point 4 (without condition propagation): a library written here, laid out like
+bitsandbytes (``_ops.py`` defines ops, ``backends/default/ops.py`` registers pure-PyTorch ``"default"``
+kernels through an alias of ``torch.library.register_kernel``, ``backends/cuda/ops.py`` CUDA kernels,
+``cextension.py`` loads a native library with ctypes), xformers (``get_operator(library, name)``) and
+accelerate (a real NPU backend: device type, HCCL, RNG and memory on ``torch.npu``)."""
+
+import textwrap
+
+import pytest
+
+QLIB = {
+    "__init__.py": "from . import _ops\nfrom .backends.default import ops as default_ops\nfrom . import functional\n",
+    "_ops.py": """
+        import torch
+
+        register_kernel = torch.library.register_kernel
+
+        torch.library.define("qlib::dequant", "(Tensor A, Tensor absmax) -> Tensor")
+        torch.library.define("qlib::dequant.out", "(Tensor A, Tensor absmax, *, Tensor(a!) out) -> ()")
+        torch.library.define("qlib::optim8", "(Tensor g, Tensor p) -> ()")
+        torch.library.define("qlib::double_quant", "(Tensor A) -> (Tensor, Tensor)")
+
+        lib = torch.library.Library("qlib", "FRAGMENT")
+        lib.define("comp(Tensor x) -> Tensor")
+    """,
+    "backends/__init__.py": "",
+    "backends/default/__init__.py": "",
+    "backends/default/ops.py": """
+        import torch
+        from ..._ops import register_kernel, lib
+
+
+        @register_kernel("qlib::dequant", "default")
+        def _(A, absmax):
+            return A.float() * absmax
+
+
+        def _comp(x):
+            return x * 2
+
+
+        lib.impl("comp", _comp, "CompositeImplicitAutograd")
+
+
+        @torch.library.custom_op("qlib::scale", mutates_args=())
+        def scale(x: torch.Tensor) -> torch.Tensor:
+            return x * 3
+
+
+        @torch.library.custom_op("qlib::fused", mutates_args=(), device_types="cuda")
+        def fused(x: torch.Tensor) -> torch.Tensor:
+            return x + 1
+
+
+        @torch.library.custom_op("qlib::gelu", mutates_args=(), device_types="cuda")
+        def gelu(x: torch.Tensor) -> torch.Tensor:
+            return x
+
+
+        @gelu.register_kernel("npu")
+        def _(x):
+            return x
+    """,
+    "backends/cuda/__init__.py": "",
+    "backends/cuda/ops.py": """
+        from ..._ops import register_kernel
+        from ...cextension import lib
+
+
+        @register_kernel("qlib::optim8", "cuda")
+        def _(g, p):
+            lib.coptim8(g, p)
+
+
+        @register_kernel("qlib::optim8", "cpu")
+        def _(g, p):
+            p.add_(g)
+
+
+        @register_kernel("qlib::double_quant", "cuda")
+        def _(A):
+            return A, A
+
+
+        @register_kernel("qlib::dequant.out", "cuda")
+        def _(A, absmax, out):
+            out.copy_(A)
+    """,
+    "cextension.py": """
+        import ctypes as ct
+
+
+        def get_native_library():
+            return ct.cdll.LoadLibrary("libqlib_cuda.so")
+
+
+        lib = get_native_library()
+    """,
+    "functional.py": """
+        import ctypes as ct
+        import torch
+        from .cextension import lib
+
+
+        def dequantize(A, absmax):
+            return torch.ops.qlib.dequant.default(A, absmax)
+
+
+        def dequantize_into(A, absmax, out):
+            torch.ops.qlib.dequant.out(A, absmax, out=out)
+
+
+        def optimizer_update_8bit(g, p):
+            torch.ops.qlib.optim8(g, p)
+
+
+        def double_quant(A):
+            return torch.ops.qlib.double_quant.default(A)
+
+
+        def composite(x):
+            return torch.ops.qlib.comp(x)
+
+
+        def scaled(x):
+            return torch.ops.qlib.scale(x)
+
+
+        def fused_add(x):
+            return torch.ops.qlib.fused(x)
+
+
+        def gelu(x):
+            return torch.ops.qlib.gelu(x)
+
+
+        def prefetch(A, device):
+            lib.cprefetch(ct.c_void_p(A.data_ptr()), ct.c_size_t(A.nbytes), ct.c_int32(device))
+    """,
+    "ops/__init__.py": "",
+    "ops/common.py": """
+        import torch
+
+
+        def get_operator(library, name):
+            return getattr(getattr(torch.ops, library), name)
+
+
+        def get_qlib_operator(name):
+            return get_operator("xlib", name)
+
+
+        def swiglu(x, w):
+            return get_qlib_operator("swiglu_packedw")(x, w)
+
+
+        def scale_again(x):
+            return get_operator("qlib", "scale")(x)
+    """,
+    "profiling.py": """
+        import torch
+        import torch.cuda._memory_viz as memviz
+
+
+        def snapshot_report(snapshot):
+            return memviz.segments(snapshot)
+
+
+        def annotate(name):
+            torch.cuda.nvtx.range_push(name)
+            torch.cuda.nvtx.range_pop()
+    """,
+    "engine.py": """
+        import torch
+
+
+        class Engine:
+            def step(self, x):
+                return self._kernel(x)
+
+            def _kernel(self, x):
+                raise NotImplementedError
+
+
+        class CudaGraphEngine(Engine):
+            def _kernel(self, x):
+                torch.cuda.get_device_capability()
+                return x
+
+
+        class PlainEngine(Engine):
+            def _kernel(self, x):
+                return x
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory, kb):
+    from analyse.library import analyse_library
+
+    root = tmp_path_factory.mktemp("q") / "qlib"
+    for rel, text in QLIB.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip("\n"))
+    return analyse_library([root], kb, input_names=["qlib"])
+
+
+def _fn(report, qual):
+    return next((f for f in report["thirdparty"]["functions"] if f["qualname"] == qual), None)
+
+
+def _codes(report, path, line):
+    return sorted(f["code"] for f in report["findings"] if f["path"] == path and f["line"] == line)
+
+
+def test_default_and_composite_kernels_run_on_npu(report):
+    for fn in ("dequantize", "composite", "scaled", "gelu"):
+        assert _fn(report, f"qlib.functional.{fn}") is None, fn
+    # no custom-op blocker (nor an "unverified" finding) on their calls
+    assert _codes(report, "functional.py", 7) == []          # dequant.default: "default" kernel
+    assert _codes(report, "functional.py", 23) == []         # comp: Library.impl CompositeImplicitAutograd
+    assert _codes(report, "functional.py", 27) == []         # custom_op without device_types
+
+
+def test_cuda_only_registrations_stay_unsupported(report):
+    for fn in ("optimizer_update_8bit", "double_quant", "fused_add", "dequantize_into"):
+        d = _fn(report, f"qlib.functional.{fn}")
+        assert d is not None and d["status"] == "unsupported", (fn, d)
+    f = next(f for f in report["findings"] if f["api"] == "torch.ops.qlib.optim8")
+    assert f["code"] == "NPU505" and f["severity"] == "blocker" and "cpu, cuda only" in f["message"]
+    f = next(f for f in report["findings"] if f["api"] == "torch.ops.qlib.fused")
+    assert "cuda only" in f["message"]
+
+
+def test_ctypes_native_library_calls_are_compiled_code(report):
+    d = _fn(report, "qlib.functional.prefetch")
+    assert d["status"] == "unsupported" and d["reasons"] == ["qlib.cextension.lib.cprefetch"]
+    assert _codes(report, "functional.py", 39) == ["NPU468"]
+    # the CUDA kernel that calls it is registered, not called: nothing calls it through the graph
+    assert _codes(report, "backends/cuda/ops.py", 7) == ["NPU468"]
+
+
+def test_ops_through_a_lookup_helper_are_compiled_code(report):
+    d = _fn(report, "qlib.ops.common.swiglu")
+    assert d["status"] == "unsupported" and d["reasons"] == ["torch.ops.xlib.swiglu_packedw"]
+    assert _fn(report, "qlib.ops.common.scale_again") is None     # the op has a device-agnostic kernel
+
+
+def test_host_only_cuda_modules_are_not_device_use(report):
+    assert _fn(report, "qlib.profiling.snapshot_report") is None
+    d = _fn(report, "qlib.profiling.annotate")
+    assert d["status"] == "needs-migration"
+
+
+def test_dispatch_to_subclass_methods_is_followed(report):
+    d = _fn(report, "qlib.engine.Engine.step")
+    assert d is not None and d["status"] == "unsupported"
+    assert d["via"] == ["qlib.engine.Engine.step", "qlib.engine.CudaGraphEngine._kernel"]
+
+
+NPULIB = {
+    "__init__.py": "",
+    "state.py": """
+        import torch
+        from .imports import is_npu_available
+
+
+        def init_process_group(backend=None):
+            if is_npu_available():
+                backend = "hccl"
+                device = torch.device("npu", 0)
+            else:
+                backend = "nccl"
+                device = torch.device("cuda", 0)
+            return backend, device
+    """,
+    "imports.py": """
+        import importlib.util
+
+
+        def is_npu_available():
+            return importlib.util.find_spec("torch_npu") is not None
+    """,
+    "random.py": """
+        import torch
+        from .imports import is_npu_available
+
+
+        def set_seed(seed):
+            if is_npu_available():
+                torch.npu.manual_seed_all(seed)
+            else:
+                torch.cuda.manual_seed_all(seed)
+    """,
+    "memory.py": """
+        import torch
+        from .imports import is_npu_available
+
+
+        def release_memory():
+            if is_npu_available():
+                torch.npu.empty_cache()
+            else:
+                torch.cuda.empty_cache()
+    """,
+}
+
+
+def _lib(tmp_path, kb, files, name):
+    from analyse.library import analyse_library
+
+    root = tmp_path / name
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip("\n"))
+    return analyse_library([root], kb, input_names=[name])
+
+
+def test_npu_backend_makes_support_native(tmp_path, kb):
+    rep = _lib(tmp_path, kb, NPULIB, "acclib")
+    sup = rep["thirdparty"]["library"]["npu_support"]
+    assert sup["level"] == "native"
+    assert sup["evidence"][0] == "NPU backend: device, comm_backend, rng, memory"
+    assert any(e == "HCCL communication backend: state.py:7: 'hccl'" for e in sup["evidence"])
+
+
+def test_a_few_npu_mentions_are_only_partial(tmp_path, kb):
+    files = dict(NPULIB)
+    del files["random.py"], files["memory.py"]
+    rep = _lib(tmp_path, kb, files, "somelib")
+    assert rep["thirdparty"]["library"]["npu_support"]["level"] == "partial"

@@ -1,0 +1,150 @@
+"""Roles of programs from what they do (#20 point 6): a training program is product under tools/ or
+scripts/ (detectron2 tools/train_net.py, mmdetection tools/train.py); a library module with a self-test
+``__main__`` block (detectron2 data/datasets/coco.py, utils/colormap.py) is a test entry point; folder and
+file names stay hints and the configuration overrides both."""
+
+import textwrap
+
+from analyse.modes import run_script
+from analyse.roles import program_role
+
+PROJECT = {
+    "detlib/__init__.py": "",
+    "detlib/modeling.py": """
+        import torch
+
+        def build_model(cfg):
+            return torch.nn.Linear(4, 4).cuda()
+    """,
+    "detlib/data/__init__.py": "from .coco import load_coco_json\n",
+    "detlib/data/coco.py": """
+        import sys
+        import json
+
+        def load_coco_json(path):
+            with open(path) as f:
+                return json.load(f)
+
+        if __name__ == "__main__":
+            dicts = load_coco_json(sys.argv[1])
+            print(len(dicts))
+    """,
+    "tools/train_net.py": """
+        import torch
+        from detlib.modeling import build_model
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+
+            def train(self):
+                pass
+
+        def main():
+            trainer = Trainer(build_model(None))
+            return trainer.train()
+
+        if __name__ == "__main__":
+            main()
+    """,
+    "scripts/train.py": """
+        import torch
+        from detlib.modeling import build_model
+
+        def main():
+            model = build_model(None)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            loss = model(torch.ones(4)).sum()
+            loss.backward()
+            optimizer.step()
+
+        if __name__ == "__main__":
+            main()
+    """,
+    "tools/visualize_data.py": """
+        from detlib.data import load_coco_json
+
+        if __name__ == "__main__":
+            print(load_coco_json("x.json"))
+    """,
+    "tools/benchmark.py": """
+        from detlib.modeling import build_model
+
+        def bench():
+            build_model(None).train()
+
+        if __name__ == "__main__":
+            bench()
+    """,
+}
+
+
+def _write(root, files):
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+
+
+def _roles(report):
+    return {e["path"]: e["role"] for e in report["summary"]["entry_points"]}
+
+
+def test_roles_from_what_programs_do(tmp_path, kb):
+    _write(tmp_path, PROJECT)
+    rep = run_script([tmp_path], kb)
+    roles = _roles(rep)
+    assert roles["tools/train_net.py"] == "product"
+    assert roles["scripts/train.py"] == "product"
+    assert roles["detlib/data/coco.py"] == "test"          # self-test block of a library module
+    assert roles["tools/visualize_data.py"] == "tool"       # does not train: the folder hint stands
+    assert roles["tools/benchmark.py"] == "tool"            # named as a benchmark
+    # the verdict is over the training programs, which reach the CUDA call in detlib/modeling.py
+    v = rep["summary"]["verdict"]
+    assert "tools/train_net.py" in v["explanation"] or "scripts/train.py" in v["explanation"]
+    assert "detlib/data/coco.py" not in v["explanation"]
+
+
+def test_configuration_overrides_program_roles(tmp_path, kb):
+    _write(tmp_path, PROJECT)
+    rep = run_script([tmp_path], kb, roles={"tools/train_net.py": "tool", "detlib/data/coco.py": "product"})
+    roles = _roles(rep)
+    assert roles["tools/train_net.py"] == "tool"
+    assert roles["detlib/data/coco.py"] == "product"
+    assert roles["scripts/train.py"] == "product"
+
+
+def test_program_role_rules():
+    assert program_role("tools/train.py", trains=True) == "product"
+    assert program_role("tools/train.py") == "tool"
+    assert program_role("tools/export_model.py", trains=True) == "tool"
+    assert program_role("tests/train_test.py", trains=True) == "test"
+    assert program_role("examples/mnist/main.py", trains=True) == "example"
+    assert program_role("pkg/data/coco.py", self_test=True) == "test"
+    assert program_role("pkg/data/coco.py", {"pkg/**": "product"}, self_test=True) == "product"
+
+
+def test_imported_top_level_script_is_not_a_self_test(tmp_path, kb):
+    # yolov5 shape: train.py imports val.py (a top-level program, not a package module); val.py stays product
+    _write(tmp_path, {
+        "val.py": """
+            import torch
+
+            def run(model):
+                return model(torch.ones(2))
+
+            if __name__ == "__main__":
+                run(torch.nn.Identity())
+        """,
+        "train.py": """
+            import torch
+            import val
+
+            if __name__ == "__main__":
+                m = torch.nn.Linear(2, 2)
+                m(torch.ones(2)).sum().backward()
+                val.run(m)
+        """,
+    })
+    roles = _roles(run_script([tmp_path], kb))
+    assert roles == {"train.py": "product", "val.py": "product"}

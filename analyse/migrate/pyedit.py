@@ -199,6 +199,8 @@ class PyFile:
         node = cands[0]
         self.used.add(key_of(node))
         a, b = self.attr_name_span(node)
+        if node.attr == "is_cuda" and self.opts.strategy != "explicit":
+            return False
         if node.attr == "is_cuda":
             self.edit(a, b, "is_npu", f, "`.is_cuda` -> `.is_npu`")
             return True

@@ -95,6 +95,7 @@ class PyFile:
         self.used: set = set()
         self.needs_torch_npu = False
         self.needs_math = False
+        self.replaced_calls: List[Tuple[int, int]] = []
         self.file_in_scope = True   # the file's role admits edits found by the own checks
 
     def suppressed(self, lineno: int) -> bool:
@@ -294,9 +295,40 @@ class PyFile:
             self.leave(f, f"`{', '.join(dropped)}` has no one-to-one NPU argument: the call is left for you")
             return False
         a, b = self.span(call)
+        self.replaced_calls.append((a, b))
         self.edit(a, b, repl, f, "CUDA attention kernel -> torch_npu.npu_fusion_attention: " + _one_line(f.get("message", ""), 400))
         self.needs_torch_npu = True
         self.needs_math = self.needs_math or "math." in repl
+        return True
+
+    def drop_replaced_import(self, f: dict) -> bool:
+        """NPU401 on ``from flash_attn import X`` / ``import xformers.ops as xops``: once every use of the names it
+        binds was replaced (NPU403), the import is commented out (it would fail on an NPU host)."""
+        stmts = [n for n in self.at(f, (ast.Import, ast.ImportFrom))]
+        if not stmts or not self.replaced_calls:
+            return False
+        stmt = stmts[0]
+        names = {(a.asname or a.name.split(".")[0]) for a in stmt.names}
+        if "*" in names:
+            return False
+        spans = self.replaced_calls
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Name) and node.id in names:
+                a, _ = self.span(node)
+                if not any(s0 <= a < s1 for s0, s1 in spans):
+                    return False
+        parent = self.parent.get(id(stmt))
+        body = next((getattr(parent, fld) for fld in ("body", "orelse", "finalbody", "handlers")
+                     if stmt in (getattr(parent, fld, None) or ())), [])
+        if stmt.lineno != stmt.end_lineno or any(o is not stmt and (o.lineno == stmt.lineno or o.end_lineno == stmt.lineno)
+                                                 for o in body):
+            return False
+        a = self.src.line_start(stmt.lineno)
+        line = self.src.line_text(stmt.lineno)
+        indent = self.src.indent_of(stmt.lineno)
+        note = f"# {line.strip()}  # {f.get('code')} (npu-analyse migrate): every use replaced by torch_npu.npu_fusion_attention"
+        new = f"{indent}{note}" if len(body) > 1 else f"{indent}pass  {note[2:]}"
+        self.edit(a, a + len(line), new, f, "the GPU-only import is no longer used: commented out")
         return True
 
     # ------------------------------------------------------------------ own checks
@@ -510,6 +542,9 @@ def migrate_python(path: str, raw: bytes, findings: List[dict], opts: Options, *
                         "DistributedDataParallel with one process per NPU (torchrun)")
         elif sev in ("blocker", "manual") or (explicit and sev == "auto"):
             pf.leave(f, _left_reason(f))
+    for f in findings:
+        if f.get("code") == "NPU401" and scope_reason(f, opts) is None and pf.drop_replaced_import(f):
+            pf.left = [x for x in pf.left if x.finding != f.get("id")]
     pf.own_checks(findings, in_scope)
     if entry and not explicit:
         pf.add_imports(list(SHIM_LINES), "shim: torch_npu and transfer_to_npu, which rewrites CUDA calls to NPU "

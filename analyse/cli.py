@@ -274,6 +274,9 @@ def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
                 record_cache.put(record_key, {"report": report, "rules": rules})
         if record_cache is not None:
             record_cache.flush()
+        if mode == "script" and opts.get("with_migration"):
+            report = dict(report)
+            report["migration"] = _migration_section(report, inputs, policy, cfg)
         _finish(report, rules, cfg, opts, policy, fmts, output)
 
 
@@ -512,6 +515,8 @@ def cli() -> None:
               help="A `npu-analyse thirdparty` report.json: calls into its affected functions become findings.")
 @click.option("--probe-results", "probe_results", default=None, metavar="PROBE_JSON",
               help="probe.json from `npu-analyse probe`: device evidence overrides the docs.")
+@click.option("--with-migration", "with_migration", is_flag=True,
+              help="Add a Migration section (the diff per file of `npu-analyse migrate`) to the report.")
 def script_cmd(paths, **opts):
     """Analyse training scripts or a project folder (scripts + the project's own modules).
 
@@ -615,6 +620,15 @@ def _migration(report: dict, inputs, policy, cfg, *, strategy: str = "shim", eve
     kb = _load_kb(cfg["torch-version"])
     return plan(report, inputs, kb, Options(strategy=strategy, everything=everything, annotate=annotate),
                 admit=policy.admit, roles=dict(cfg["roles"]) or None)
+
+
+def _migration_section(report: dict, inputs, policy, cfg) -> dict:
+    """``report["migration"]`` for ``script --with-migration``: the diff per file of the default (shim) migration."""
+    from analyse.migrate import output as out
+
+    mig = _migration(report, inputs, policy, cfg)
+    doc = out.change_list(mig)
+    return {"strategy": mig.strategy, "summary": doc["summary"], "files": out.file_diffs(mig), "left": doc["left"]}
 
 
 @cli.command("migrate", epilog=EPILOG_MIGRATE)

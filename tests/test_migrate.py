@@ -214,3 +214,28 @@ def test_usage_errors(tmp_path, capsys):
     assert _migrate([str(root), "--apply", str(tmp_path / "full")], capsys)[0] == 2
     assert _migrate([str(root), "--force"], capsys)[0] == 2
     assert _migrate([str(root), "--in-place", "--apply", str(tmp_path / "new")], capsys)[0] == 2
+
+
+def test_shim_with_an_attention_rewrite_imports_torch_npu_once(tmp_path, capsys):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "train.py").write_text(
+        "import torch\nfrom flash_attn import flash_attn_func\n\n\ndef attend(q, k, v):\n"
+        "    return flash_attn_func(q, k, v, dropout_p=0.0, causal=False)\n\n\n"
+        "if __name__ == '__main__':\n    print(attend(torch.ones(1), torch.ones(1), torch.ones(1)).cuda())\n")
+    _code, diff, _ = _migrate([str(root)], capsys)
+    assert diff.count("+import torch_npu\n") == 1 and "+import math\n" in diff
+    assert "+# from flash_attn import flash_attn_func  # NPU401" in diff
+    assert "+    return torch_npu.npu_fusion_attention(q, k, v, head_num=q.shape[2], input_layout='BSND'" in diff
+
+
+def test_script_with_migration_adds_the_section(tmp_path, capsys):
+    root = _project(tmp_path)
+    out = tmp_path / "rep"
+    with pytest.raises(SystemExit):
+        main(["script", str(root), "--no-cache", "-q", "--with-migration", "-o", str(out)])
+    html = (out / "report.html").read_text()
+    assert 'id="migration"' in html and 'href="#migration"' in html
+    assert "+torch_npu==2.8.0" in html
+    mig = json.loads((out / "report.json").read_text())["migration"]
+    assert mig["strategy"] == "shim" and {f["path"] for f in mig["files"]} == {"requirements.txt", "run.sh", "train.py"}

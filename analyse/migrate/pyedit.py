@@ -407,7 +407,8 @@ class PyFile:
         return False
 
     def add_imports(self, lines: List[str], why: str, code: Optional[str] = None) -> None:
-        missing = [ln for ln in lines if not self.has_import(ln)]
+        added = {ln for e in self.edits if e.check == "imports" for ln in e.new.splitlines()}
+        missing = [ln for ln in lines if not self.has_import(ln) and ln not in added]
         if not missing:
             return
         off, _ = self.top_insert()

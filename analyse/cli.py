@@ -274,6 +274,9 @@ def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
                 record_cache.put(record_key, {"report": report, "rules": rules})
         if record_cache is not None:
             record_cache.flush()
+        if mode == "script" and opts.get("with_migration"):
+            report = dict(report)
+            report["migration"] = _migration_section(report, inputs, policy, cfg)
         _finish(report, rules, cfg, opts, policy, fmts, output)
 
 
@@ -512,6 +515,8 @@ def cli() -> None:
               help="A `npu-analyse thirdparty` report.json: calls into its affected functions become findings.")
 @click.option("--probe-results", "probe_results", default=None, metavar="PROBE_JSON",
               help="probe.json from `npu-analyse probe`: device evidence overrides the docs.")
+@click.option("--with-migration", "with_migration", is_flag=True,
+              help="Add a Migration section (the diff per file of `npu-analyse migrate`) to the report.")
 def script_cmd(paths, **opts):
     """Analyse training scripts or a project folder (scripts + the project's own modules).
 
@@ -533,6 +538,161 @@ def thirdparty_cmd(paths, **opts):
     3 analysis could not run, 130 interrupted (no half-written report is left).
     """
     _run("thirdparty", paths, opts)
+
+
+EPILOG_MIGRATE = """\b
+Examples:
+  npu-analyse migrate . > npu.patch && git apply npu.patch
+  npu-analyse migrate . --strategy explicit --changes changes.csv -o npu.patch
+  npu-analyse migrate src --apply ../src-npu --annotate
+  npu-analyse migrate . --in-place"""
+
+
+def _migrate_options(f):
+    opts = [
+        click.option("--strategy", type=click.Choice(("shim", "explicit")), default="shim", show_default=True,
+                     help="shim: import torch_npu + transfer_to_npu in each entry point and make only the edits it "
+                          "does not make; explicit: write every CUDA use in its NPU form."),
+        click.option("-o", "--output", "output", default=None, metavar="FILE|-",
+                     help="The unified diff (default: stdout, none with --apply / --in-place), applicable with `git apply` in the analysed folder."),
+        click.option("--changes", "changes", default=None, metavar="FILE",
+                     help="Change list: JSON (changes.schema.json), or CSV when FILE ends in .csv."),
+        click.option("--apply", "apply_dir", default=None, metavar="DIR",
+                     help="Write a migrated copy of the analysed tree to DIR (new or empty folder)."),
+        click.option("--in-place", "in_place", is_flag=True,
+                     help="Edit the analysed files (only in a git work tree without uncommitted changes)."),
+        click.option("--force", is_flag=True, help="With --in-place: edit even outside a clean git work tree."),
+        click.option("--annotate", is_flag=True,
+                     help="Add one comment (rule code and advice) above each line left for the engineer."),
+        click.option("--all", "everything", is_flag=True,
+                     help="Also edit guarded and off-path findings (tests, tools, branches with a fallback)."),
+        click.option("--torch-version", "torch_version", default=None, metavar="VERSION",
+                     help="PyTorch version the code targets (default: the newest in the knowledge base)."),
+        _csv_option("--select", help="Rule codes or prefixes (as for script)."),
+        _csv_option("--extend-select", "extend_select", help="Rule codes or prefixes added to the selection."),
+        _csv_option("--ignore", help="Rule codes or prefixes never used."),
+        _csv_option("--exclude", metavar="GLOBS", help="Path globs not analysed nor edited."),
+        _csv_option("--per-file-ignores", "per_file_ignores", metavar="GLOB:CODES", help="As for script."),
+        click.option("--role", "roles", multiple=True, metavar="GLOB=ROLE", help="File role for paths matching GLOB."),
+        click.option("--entry", "entries", multiple=True, metavar="FILE[:FUNCTION]",
+                     help="An entry point of the program (repeatable); replaces entry-point discovery."),
+        click.option("--config", "config", default=None, metavar="FILE", help="Configuration file (as for script)."),
+        click.option("--isolated", is_flag=True, help="Ignore every configuration file."),
+        click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors."),
+        click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, expose_value=False, callback=_keep,
+                     help="Worker processes for the analysis."),
+        click.option("--cache-dir", type=click.Path(file_okay=False), default=None, expose_value=False, callback=_keep,
+                     help="Cache folder."),
+        click.option("--no-cache", is_flag=True, expose_value=False, callback=_keep, help="Neither read nor write the cache."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def _script_report(paths: Sequence[str], opts: dict):
+    """The ``script`` analysis of *paths* as the script command runs it (cache included): (report, inputs, policy, cfg)."""
+    inputs = _check_paths(paths)
+    cfg = _effective_config(inputs, opts, "script")
+    policy = _policy(cfg, inputs, opts)
+    entries = [str(_config_path(cfg, "entry", e)) if _from_file(cfg, "entry") else e for e in cfg["entry"]]
+    roles = dict(cfg["roles"]) or None
+    settings = _run_settings(bool(opts.get("quiet")))
+    with collect_less():
+        record_cache, record_key, record = _cached_report("script", inputs, paths, cfg, opts, policy, settings)
+        if record is not None:
+            report = record["report"]
+        else:
+            report = _analyse("script", inputs, paths, cfg, opts, policy, entries, roles, settings)
+            if record_cache is not None:
+                from analyse.passes import all_rules
+
+                record_cache.put(record_key, {"report": report, "rules": [r.to_dict() for r in all_rules()]})
+        if record_cache is not None:
+            record_cache.flush()
+    return report, inputs, policy, cfg
+
+
+def _migration(report: dict, inputs, policy, cfg, *, strategy: str = "shim", everything: bool = False,
+               annotate: bool = False):
+    from analyse.migrate import Options, plan
+
+    kb = _load_kb(cfg["torch-version"])
+    return plan(report, inputs, kb, Options(strategy=strategy, everything=everything, annotate=annotate),
+                admit=policy.admit, roles=dict(cfg["roles"]) or None)
+
+
+def _migration_section(report: dict, inputs, policy, cfg) -> dict:
+    """``report["migration"]`` for ``script --with-migration``: the diff per file of the default (shim) migration."""
+    from analyse.migrate import output as out
+
+    mig = _migration(report, inputs, policy, cfg)
+    doc = out.change_list(mig)
+    return {"strategy": mig.strategy, "summary": doc["summary"], "files": out.file_diffs(mig), "left": doc["left"]}
+
+
+@cli.command("migrate", epilog=EPILOG_MIGRATE)
+@click.argument("paths", nargs=-1, required=True)
+@_migrate_options
+def migrate_cmd(paths, **opts):
+    """Turn the findings into edits: a unified diff, a change list, a migrated copy or the tree edited in place.
+
+    \b
+    Exit codes: 0 ok, 2 usage or configuration error, 3 the analysis or the writing failed, 130 interrupted.
+    """
+    from analyse.migrate import output as out
+
+    if opts["in_place"] and opts["apply_dir"]:
+        raise UsageFail("--in-place and --apply DIR are exclusive")
+    if opts["force"] and not opts["in_place"]:
+        raise UsageFail("--force only goes with --in-place")
+    if opts["output"] not in (None, "-"):
+        _check_file_target(opts["output"], "-o")
+    if opts["changes"]:
+        _check_file_target(opts["changes"], "--changes")
+    if opts["apply_dir"]:
+        d = Path(opts["apply_dir"])
+        if d.exists() and (not d.is_dir() or any(d.iterdir())):
+            raise UsageFail(f"--apply {opts['apply_dir']} must be a new or empty folder")
+    if opts["in_place"] and not opts["force"]:
+        problem = out.git_dirty([Path(p) for p in paths])
+        if problem:
+            raise UsageFail(f"--in-place: {problem} (commit or stash first, or add --force)")
+    opts.setdefault("formats", ("json",))
+    report, inputs, policy, cfg = _script_report(paths, opts)
+    if not (report.get("summary") or {}).get("files_analysed") and report.get("errors"):
+        click.echo("npu-analyse: error: no input file could be analysed", err=True)
+        raise click.exceptions.Exit(EXIT_FAILED)
+    mig = _migration(report, inputs, policy, cfg, strategy=opts["strategy"], everything=opts["everything"],
+                     annotate=opts["annotate"])
+    written = ""
+    try:
+        patch = out.diff(mig)
+        if opts["output"] == "-" or (opts["output"] is None and not opts["apply_dir"] and not opts["in_place"]):
+            sys.stdout.buffer.write(patch)
+            sys.stdout.flush()
+        elif opts["output"] is not None:
+            write_atomic(Path(opts["output"]), patch)
+            written = opts["output"]
+        if opts["changes"]:
+            import json
+
+            doc = out.change_list(mig)
+            data = out.change_list_csv(doc) if opts["changes"].lower().endswith(".csv") \
+                else json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+            write_atomic(Path(opts["changes"]), data.encode("utf-8"))
+        if opts["apply_dir"]:
+            out.write_copy(mig, list(inputs), Path(opts["apply_dir"]))
+            written = opts["apply_dir"]
+        if opts["in_place"]:
+            skipped = out.write_in_place(mig)
+            for rel in skipped:
+                click.echo(f"npu-analyse: warning: {safe(rel)} changed since the analysis: not edited", err=True)
+            written = "in place"
+    except OSError as exc:
+        raise RunFailed(f"cannot write: {exc.strerror or exc}" + (f": {exc.filename}" if getattr(exc, "filename", None) else ""))
+    if not opts["quiet"]:
+        click.echo(safe(out.terminal(mig, written), keep_newlines=True), err=True, nl=False)
 
 
 @cli.command("explain", epilog=EPILOG_EXPLAIN)

@@ -45,7 +45,8 @@ R_PROBE_FALLBACK = Rule(
     fix="Keep it out of the hot loop, or replace it with an op that has an NPU kernel.",
 )
 
-SKIP_PREFIXES = ("torch.cuda", "torch.backends", "torch.npu", "torch.Tensor.npu")
+# torch.distributed.is_hccl_available: added to torch.distributed by torch_npu (the HCCL twin of is_nccl_available)
+SKIP_PREFIXES = ("torch.cuda", "torch.backends", "torch.npu", "torch.Tensor.npu", "torch.distributed.is_hccl_available")
 # Names that are not operators to verify: types, dtypes, context managers of the frontend.
 SKIP_SUFFIX_TYPES = ("Tensor", "dtype", "Size", "device")
 

@@ -242,6 +242,7 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
         "extra_summary": extra_summary,
         "data_json": _embed_json(data),
         "severity_labels": SEVERITY_LABELS,
+        "migration": report.get("migration") if isinstance(report.get("migration"), dict) else None,  # script --with-migration
     }
 
 

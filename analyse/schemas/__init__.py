@@ -3,6 +3,7 @@
 ``report.schema.json`` (``report.json``), ``probe.schema.json`` (``probe.json``)
 and ``sarif-schema-2.1.0.json`` (OASIS SARIF 2.1.0, for ``--format sarif``) are
 byte-for-byte copies of the published contracts; a test keeps them equal.
+``changes.schema.json`` (the change list of ``npu-analyse migrate --changes``) is npu-analyse's own.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ try:  # Python >= 3.9
 except ImportError:  # pragma: no cover - Python < 3.9 is not supported
     _files = None
 
-SCHEMAS = ("report.schema.json", "probe.schema.json", "sarif-schema-2.1.0.json")
+SCHEMAS = ("report.schema.json", "probe.schema.json", "sarif-schema-2.1.0.json", "changes.schema.json")
+# npu-analyse's own contracts (no published copy in shared/spec to compare with): the change list of `migrate`
+OWN_SCHEMAS = ("changes.schema.json",)
 
 
 def schema_text(name: str) -> str:

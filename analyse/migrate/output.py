@@ -1,0 +1,215 @@
+"""Writing a :class:`~analyse.migrate.plan.Migration`: unified diff, change list, migrated copy, in place."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from analyse import __version__
+from analyse.migrate.plan import Migration
+
+CHANGES_SCHEMA_VERSION = 1
+
+
+# ------------------------------------------------------------------ diff
+def _lines(text: str) -> List[str]:
+    return text.splitlines(keepends=True) if text else []
+
+
+def _git_path(rel: str) -> str:
+    return rel.replace(os.sep, "/")
+
+
+def file_diff(rel: str, old: bytes, new: bytes, encoding: str = "utf-8") -> bytes:
+    """One file's unified diff as ``git apply`` reads it (``\\ No newline at end of file`` included)."""
+    import difflib
+
+    a = _split_keep(old.decode(encoding, errors="surrogateescape"))
+    b = _split_keep(new.decode(encoding, errors="surrogateescape"))
+    p = _git_path(rel)
+    out = [f"diff --git a/{p} b/{p}\n", f"--- a/{p}\n", f"+++ b/{p}\n"]
+    for i, line in enumerate(difflib.unified_diff(a, b, n=3, lineterm="")):
+        if i < 2:   # difflib's own ---/+++ header
+            continue
+        if line.startswith("@@"):
+            out.append(line.rstrip("\n") + "\n")
+            continue
+        if line.endswith("\n"):
+            out.append(line)
+        else:
+            out.append(line + "\n\\ No newline at end of file\n")
+    return "".join(out).encode(encoding, errors="surrogateescape")
+
+
+def _split_keep(text: str) -> List[str]:
+    """Lines with their endings, split only at \\r\\n, \\r and \\n (what git and Python count as lines)."""
+    import re
+
+    return [m.group(0) for m in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)]
+
+
+def diff(mig: Migration) -> bytes:
+    out = []
+    for r in mig.changed:
+        enc = "utf-8"
+        if r.path.endswith(".py"):
+            import tokenize
+
+            enc = tokenize.detect_encoding(io.BytesIO(r.old).readline)[0]
+            enc = "utf-8" if enc == "utf-8-sig" else enc
+        out.append(file_diff(r.path, r.old, r.new, enc))
+    return b"".join(out)
+
+
+def file_diffs(mig: Migration) -> List[Dict[str, str]]:
+    """Per changed file: its path and diff text (for the HTML report)."""
+    return [{"path": r.path, "diff": file_diff(r.path, r.old, r.new).decode("utf-8", errors="replace"),
+             "edits": len(r.edits)} for r in mig.changed]
+
+
+# ------------------------------------------------------------------ change list
+def change_list(mig: Migration) -> dict:
+    changes = []
+    for r in mig.changed:
+        for e in sorted(r.edits, key=lambda e: (e.line, e.start)):
+            changes.append({"file": r.path, "line": e.line, "end_line": e.end_line, "code": e.code, "finding": e.finding,
+                            "check": e.check, "before": e.before, "after": e.after, "why": e.why})
+    left = [{"file": x.path, "line": x.line, "code": x.code, "finding": x.finding, "reason": x.reason,
+             "advice": x.advice, "annotated": x.annotated} for x in mig.left]
+    return {
+        "schema_version": CHANGES_SCHEMA_VERSION,
+        "tool": {"name": "npu-analyse", "version": __version__},
+        "strategy": mig.strategy,
+        "target": mig.target,
+        "inputs": mig.inputs,
+        "summary": mig.summary(),
+        "changes": changes,
+        "left": left,
+    }
+
+
+CSV_COLUMNS = ("kind", "file", "line", "end_line", "code", "finding", "check", "before", "after", "why")
+
+
+def change_list_csv(doc: dict) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for c in doc["changes"]:
+        w.writerow(["edit", c["file"], c["line"], c["end_line"], c["code"] or "", c["finding"] or "", c["check"] or "",
+                    c["before"], c["after"], c["why"]])
+    for x in doc["left"]:
+        why = x["reason"] + (f" Advice: {x['advice']}" if x["advice"] else "")
+        w.writerow(["left for you" + (" (annotated)" if x["annotated"] else ""), x["file"], x["line"], x["line"],
+                    x["code"] or "", x["finding"] or "", "", "", "", why])
+    return buf.getvalue()
+
+
+# ------------------------------------------------------------------ writing files
+def _replace_file(path: Path, data: bytes) -> None:
+    """Atomic per file, keeping the file's permission bits."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".migrate", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        try:
+            shutil.copymode(path, tmp)
+        except OSError:
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def git_dirty(paths: List[Path]) -> Optional[str]:
+    """None when every path lies in a git work tree without uncommitted changes, else why not."""
+    roots = set()
+    for p in paths:
+        d = p if p.is_dir() else p.parent
+        try:
+            top = subprocess.run(["git", "-C", str(d), "rev-parse", "--show-toplevel"], capture_output=True, text=True,
+                                 timeout=60)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"git is not available ({exc})"
+        if top.returncode != 0:
+            return f"{d} is not in a git work tree"
+        roots.add(top.stdout.strip())
+    for root in sorted(roots):
+        st = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                            text=True, timeout=120)
+        if st.returncode != 0 or st.stdout.strip():
+            return f"the git work tree {root} has uncommitted changes"
+    return None
+
+
+def write_in_place(mig: Migration) -> List[str]:
+    """Write every changed file over itself; a file changed since the analysis is skipped (returned)."""
+    skipped = []
+    for r in mig.changed:
+        path = mig.abspaths[r.path]
+        try:
+            if path.read_bytes() != r.old:
+                skipped.append(r.path)
+                continue
+        except OSError:
+            skipped.append(r.path)
+            continue
+        _replace_file(path, r.new)
+    return skipped
+
+
+def write_copy(mig: Migration, inputs: List[Path], dest: Path) -> None:
+    """A migrated copy of the analysed tree(s) in *dest* (which must not exist or be empty)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    multi = len(inputs) > 1
+    for inp in inputs:
+        inp = Path(inp)
+        target = dest / inp.resolve().name if (multi or inp.is_file()) else dest
+        if inp.is_dir():
+            shutil.copytree(inp, target, symlinks=True, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns(".git"))
+        else:
+            shutil.copy2(inp, target)
+    for r in mig.changed:
+        out = dest / r.path
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if out.is_symlink():
+            out.unlink()
+        _replace_file(out, r.new) if out.exists() else out.write_bytes(r.new)
+
+
+# ------------------------------------------------------------------ terminal
+def terminal(mig: Migration, written: str) -> str:
+    s = mig.summary()
+    lines = [f"npu-analyse migrate ({mig.strategy}): {s['files_changed']} file(s) changed, {s['edits']} edit(s)"
+             + (f" -> {written}" if written else "")]
+    for r in mig.changed:
+        lines.append(f"  {r.path}: {len(r.edits)} edit(s)")
+    if s["edits_by_rule"]:
+        lines.append("Edits by rule: " + ", ".join(f"{k} {v}" for k, v in s["edits_by_rule"].items()))
+    for path in s["files_refused"]:
+        r = next(x for x in mig.files if x.path == path)
+        lines.append(f"  not edited: {path}: {r.refused}")
+    if mig.left:
+        lines.append(f"Left for you: {len(mig.left)}")
+        by_reason: Dict[str, int] = {}
+        for x in mig.left:
+            by_reason[x.reason] = by_reason.get(x.reason, 0) + 1
+        shown = 0
+        for x in mig.left:
+            if shown >= 15:
+                lines.append(f"  ... {len(mig.left) - shown} more (--changes FILE lists them all)")
+                break
+            lines.append(f"  {x.path}:{x.line} {x.code or ''} {x.reason}")
+            shown += 1
+    return "\n".join(lines) + "\n"

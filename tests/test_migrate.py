@@ -1,0 +1,241 @@
+"""npu-analyse migrate: edits traced to findings, both strategies, diff / change list / copy / in place, safety."""
+
+import ast
+import csv
+import io
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from analyse.cli import main
+
+TRAIN = '''"""Train a small model."""
+from __future__ import annotations
+
+import os
+import torch
+import torch.distributed as dist
+from torch.cuda import amp
+
+
+def setup():
+    dist.init_process_group(backend="nccl")
+    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+
+
+def main():
+    setup()
+    device = "cuda"
+    model = torch.nn.Linear(4, 4).cuda()
+    scaler = amp.GradScaler()
+    x = torch.randn(2, 4).to(device)
+    y = model(x)  # keep this comment
+    if y.is_cuda:
+        print(torch.cuda.memory_allocated())
+    state = torch.load("ckpt.pt")
+    z = x.to(0)
+    net = torch.nn.DataParallel(model)
+    torch.cuda.nvtx.range_push("step")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+REQS = "numpy\ntorch==2.8.0\nflash-attn>=2.3\n"
+LAUNCH = "#!/bin/bash\nexport CUDA_VISIBLE_DEVICES=0,1\nnvidia-smi\ntorchrun --nproc_per_node 2 train.py\n"
+
+
+def _project(tmp_path: Path, train: str = TRAIN) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "train.py").write_bytes(train.encode())
+    (root / "requirements.txt").write_text(REQS)
+    (root / "run.sh").write_text(LAUNCH)
+    return root
+
+
+def _migrate(args, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["migrate", "--no-cache", *args])
+    out = capsys.readouterr()
+    return exc.value.code, out.out, out.err
+
+
+def _script(root: Path, tmp_path: Path) -> dict:
+    out = tmp_path / "rep"
+    with pytest.raises(SystemExit):
+        main(["script", str(root), "--no-cache", "-q", "--format", "json", "-o", str(out)])
+    return json.loads((out / "report.json").read_text())
+
+
+def test_shim_adds_the_shim_once_and_only_the_edits_it_does_not_make(tmp_path, capsys):
+    root = _project(tmp_path)
+    code, diff, err = _migrate([str(root), "--changes", str(tmp_path / "c.json")], capsys)
+    assert code == 0
+    doc = json.loads((tmp_path / "c.json").read_text())
+    by_check = {(c["file"], c["code"] or c["check"]) for c in doc["changes"]}
+    # the shim: after the docstring and the __future__ import
+    assert '+import torch_npu\n+from torch_npu.contrib import transfer_to_npu\n' in diff
+    assert " from __future__ import annotations\n \n+import torch_npu" in diff
+    # what the shim makes at run time is not edited
+    assert '-    device = "cuda"' not in diff and "-    dist.init_process_group(backend=\"nccl\")" not in diff
+    # edits the shim does not make
+    assert '-    z = x.to(0)\n' in diff and '+    z = x.to("npu:0")\n' in diff
+    assert '+    state = torch.load("ckpt.pt", map_location="cpu")\n' in diff
+    assert "+export ASCEND_RT_VISIBLE_DEVICES=0,1\n" in diff and "+npu-smi info\n" in diff
+    assert "+torch_npu==2.8.0\n" in diff and "+# flash-attn>=2.3  # CUDA-only" in diff
+    assert ("requirements.txt", "torch-npu-pin") in by_check and ("run.sh", "NPU904") in by_check
+    # traced: every edit made for a finding names it, and the finding exists in the script report
+    report = _script(root, tmp_path)
+    ids = {f["id"] for f in report["findings"]}
+    traced = [c for c in doc["changes"] if c["finding"]]
+    assert traced and all(c["finding"] in ids for c in traced)
+    # left for the engineer, with the reason
+    left = {(x["file"], x["line"], x["code"]): x["reason"] for x in doc["left"]}
+    assert "DataParallel is left as it is" in left[("train.py", 26, "NPU103")]
+    assert any(k[2] == "NPU001" and k[1] == 27 for k in left)   # torch.cuda.nvtx: no one-to-one NPU name
+    assert "Left for you" in err and "Edits by rule" in err
+
+
+def test_explicit_leaves_no_auto_finding_and_is_idempotent(tmp_path, capsys):
+    root = _project(tmp_path)
+    out = tmp_path / "out"
+    code, _diff, _err = _migrate([str(root), "--strategy", "explicit", "--apply", str(out)], capsys)
+    assert code == 0
+    text = (out / "train.py").read_text()
+    assert 'dist.init_process_group(backend="hccl")' in text
+    assert "torch.npu.set_device(" in text and 'device = "npu"' in text
+    assert "torch.nn.Linear(4, 4).npu()" in text and "if y.is_npu:" in text
+    assert "from torch_npu.npu import amp" in text
+    assert "y = model(x)  # keep this comment" in text
+    assert "transfer_to_npu" not in text and text.count("import torch_npu\n") == 1
+    ast.parse(text, feature_version=(3, 9))
+    report = _script(out, tmp_path)
+    assert [f for f in report["findings"] if f["severity"] == "auto"] == []
+    # files without an edit are byte for byte the same
+    assert (out / "requirements.txt").read_text() != REQS
+    # migrating the output again changes nothing
+    code, diff2, _ = _migrate([str(out), "--strategy", "explicit"], capsys)
+    assert code == 0 and diff2 == ""
+
+
+def test_diff_applies_with_git_and_keeps_crlf(tmp_path, capsys):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root = _project(tmp_path, TRAIN.replace("\n", "\r\n"))
+    (root / "untouched.py").write_bytes(b"import os\r\nprint(os.sep)")
+    before = (root / "untouched.py").read_bytes()
+    patch = tmp_path / "npu.patch"
+    code, _, _ = _migrate([str(root), "--strategy", "explicit", "-o", str(patch)], capsys)
+    assert code == 0 and b"\r\n" in patch.read_bytes()
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True, env=env)
+    subprocess.run(["git", "apply", "--check", str(patch)], cwd=root, check=True, env=env)
+    subprocess.run(["git", "apply", str(patch)], cwd=root, check=True, env=env)
+    text = (root / "train.py").read_bytes()
+    assert b'device = "npu"\r\n' in text and b"\n" not in text.replace(b"\r\n", b"")
+    assert (root / "untouched.py").read_bytes() == before
+
+
+def test_change_list_json_follows_the_schema_and_csv_has_one_row_per_edit(tmp_path, capsys):
+    jsonschema = pytest.importorskip("jsonschema")
+    from analyse.schemas import load_schema
+
+    root = _project(tmp_path)
+    _migrate([str(root), "--changes", str(tmp_path / "c.json")], capsys)
+    doc = json.loads((tmp_path / "c.json").read_text())
+    jsonschema.validate(doc, load_schema("changes.schema.json"))
+    assert doc["summary"]["edits"] == len(doc["changes"]) and doc["summary"]["left"] == len(doc["left"])
+    load = next(c for c in doc["changes"] if "map_location" in c["after"])
+    assert load["line"] == 24 and load["before"] == '    state = torch.load("ckpt.pt")'
+    _migrate([str(root), "--changes", str(tmp_path / "c.csv")], capsys)
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "c.csv").read_text())))
+    assert sum(r["kind"] == "edit" for r in rows) == len(doc["changes"])
+    assert sum(r["kind"].startswith("left for you") for r in rows) == len(doc["left"])
+
+
+def test_annotate_adds_one_comment_above_the_statement(tmp_path, capsys):
+    root = _project(tmp_path)
+    out = tmp_path / "out"
+    _migrate([str(root), "--annotate", "--apply", str(out)], capsys)
+    lines = (out / "train.py").read_text().splitlines()
+    i = next(i for i, ln in enumerate(lines) if "torch.nn.DataParallel" in ln)
+    assert lines[i - 1].startswith("    # NPU103 (npu-analyse migrate): ")
+    code, diff2, _ = _migrate([str(out), "--annotate"], capsys)
+    assert diff2 == ""
+
+
+def test_guarded_and_test_files_are_edited_only_with_all(tmp_path, capsys):
+    root = tmp_path / "proj"
+    (root / "tests").mkdir(parents=True)
+    (root / "train.py").write_text("import torch\nx = torch.zeros(1).to(0)\nprint(x)\n")
+    (root / "tests" / "test_x.py").write_text("import torch\n\ndef test_x():\n    assert torch.zeros(1).to(0) is not None\n")
+    _code, diff, _ = _migrate([str(root)], capsys)
+    assert "train.py" in diff and "tests/test_x.py" not in diff
+    _code, diff, _ = _migrate([str(root), "--all"], capsys)
+    assert "tests/test_x.py" in diff
+
+
+def test_in_place_needs_a_clean_git_tree_or_force(tmp_path, capsys):
+    root = _project(tmp_path)
+    code, _, err = _migrate([str(root), "--in-place"], capsys)
+    assert code == 2 and "not in a git work tree" in err
+    code, _, _ = _migrate([str(root), "--in-place", "--force"], capsys)
+    assert code == 0 and "transfer_to_npu" in (root / "train.py").read_text()
+    assert (root / "run.sh").read_text().startswith("#!/bin/bash\nexport ASCEND_RT_VISIBLE_DEVICES")
+
+
+def test_an_edit_that_would_not_parse_leaves_the_file_unedited(tmp_path, capsys, monkeypatch):
+    from analyse.migrate import pyedit
+
+    root = _project(tmp_path)
+    real = pyedit.PyFile.add_imports
+
+    def broken(self, lines, why, code=None):
+        real(self, ["import torch_npu ("], why, code)   # a broken insertion
+
+    monkeypatch.setattr(pyedit.PyFile, "add_imports", broken)
+    monkeypatch.setattr(pyedit.PyFile, "has_import", lambda self, line: False)
+    _migrate([str(root), "--changes", str(tmp_path / "c.json")], capsys)
+    doc = json.loads((tmp_path / "c.json").read_text())
+    assert "train.py" in doc["summary"]["files_refused"]
+    assert not any(c["file"] == "train.py" for c in doc["changes"])
+    assert any("would not parse" in x["reason"] for x in doc["left"] if x["file"] == "train.py")
+
+
+def test_usage_errors(tmp_path, capsys):
+    root = _project(tmp_path)
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    assert _migrate([str(root), "--apply", str(tmp_path / "full")], capsys)[0] == 2
+    assert _migrate([str(root), "--force"], capsys)[0] == 2
+    assert _migrate([str(root), "--in-place", "--apply", str(tmp_path / "new")], capsys)[0] == 2
+
+
+def test_shim_with_an_attention_rewrite_imports_torch_npu_once(tmp_path, capsys):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "train.py").write_text(
+        "import torch\nfrom flash_attn import flash_attn_func\n\n\ndef attend(q, k, v):\n"
+        "    return flash_attn_func(q, k, v, dropout_p=0.0, causal=False)\n\n\n"
+        "if __name__ == '__main__':\n    print(attend(torch.ones(1), torch.ones(1), torch.ones(1)).cuda())\n")
+    _code, diff, _ = _migrate([str(root)], capsys)
+    assert diff.count("+import torch_npu\n") == 1 and "+import math\n" in diff
+    assert "+# from flash_attn import flash_attn_func  # NPU401" in diff
+    assert "+    return torch_npu.npu_fusion_attention(q, k, v, head_num=q.shape[2], input_layout='BSND'" in diff
+
+
+def test_script_with_migration_adds_the_section(tmp_path, capsys):
+    root = _project(tmp_path)
+    out = tmp_path / "rep"
+    with pytest.raises(SystemExit):
+        main(["script", str(root), "--no-cache", "-q", "--with-migration", "-o", str(out)])
+    html = (out / "report.html").read_text()
+    assert 'id="migration"' in html and 'href="#migration"' in html
+    assert "+torch_npu==2.8.0" in html
+    mig = json.loads((out / "report.json").read_text())["migration"]
+    assert mig["strategy"] == "shim" and {f["path"] for f in mig["files"]} == {"requirements.txt", "run.sh", "train.py"}

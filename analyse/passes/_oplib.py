@@ -25,6 +25,15 @@ from astroid import nodes
 
 from analyse.syntax import nodes_of
 
+# torch.ops namespaces that are PyTorch's own (or another device vendor's), never a project's compiled extension
+BUILTIN_OP_NS = {
+    "aten", "prims", "prim", "quantized", "_quantized", "quantized_decomposed", "rngprims", "higher_order",
+    "_c10d_functional", "c10d_functional", "_c10d_functional_autograd", "c10d", "_dtensor", "profiler", "mkldnn",
+    "_caffe2", "debugprims", "_test", "inductor", "_inductor_test", "npu", "npu_graph", "torchvision", "image",
+    "torchaudio", "_torch_testing", "hpu", "torch_mlu", "mlu", "xpu", "habana", "ipex", "torch_ipex", "neuron", "_functorch", "_higher_order_ops", "_mkldnn", "onednn", "_native",
+    "_quantized_decomposed", "_export", "_prims", "_refs", "_nvfuser", "symm_mem", "_allgather_base",
+}
+
 ANY, NPU = "any", "npu"
 _ANY_KEYS = {"default", "compositeexplicitautograd", "compositeimplicitautograd",
              "compositeexplicitautogradnonfunctional", "autograd", ""}
@@ -289,3 +298,10 @@ def lookup_helpers(tree: nodes.Module, modname: str) -> Tuple[Tuple[str, object,
                 if ns and isinstance(nm, nodes.Name) and nm.name in params:
                     found[fn.name] = (ns, params.index(nm.name))
     return tuple(sorted((f"{modname}.{k}", ns, i) for k, (ns, i) in found.items()))
+
+
+def registered_devices(project, q: str):
+    """Device classes of the project's ``torch.library`` kernels for the op *q* calls (the compiled-code
+    pass collects them before any module is analysed); None when it registers none."""
+    regs = project.store.get("torch-library")
+    return op_devices(regs, q) if regs else None

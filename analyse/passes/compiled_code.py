@@ -23,7 +23,7 @@ from astroid import nodes
 from analyse.findings import Finding, Rule
 from analyse.passes import ModuleContext, Pass, ProjectContext, nodes_of
 from analyse.passes import _oplib
-from analyse.passes.cuda_extension import BUILTIN_OP_NS
+from analyse.passes._oplib import BUILTIN_OP_NS
 
 OPS_KEY = "torch-library"            # project.store: {"ns::op[.overload]": {device classes}}
 OPS_WHERE_KEY = "torch-library-where"   # project.store: {"ns::op": "path:line"} of a registration

@@ -30,7 +30,7 @@ from typing import Dict, Iterator, Optional, Set, Tuple
 from astroid import nodes
 
 from analyse.cpp_syntax import cuda_kernels
-from analyse.passes._oplib import describe, op_devices, runs_on_npu
+from analyse.passes._oplib import BUILTIN_OP_NS, describe, registered_devices, runs_on_npu  # noqa: F401 (re-exported)
 from analyse.findings import AnalysisError, Finding, Rule
 from analyse.passes import ModuleContext, Pass, ProjectContext, nodes_of
 # the project scan lives below the passes (the third-party pass and the library mode read it too)
@@ -90,25 +90,11 @@ R_CU_FILE = Rule(
     fix="# port to Ascend C (op-plugin) or replace the operator",
 )
 
-BUILTIN_OP_NS = {
-    "aten", "prims", "prim", "quantized", "_quantized", "quantized_decomposed", "rngprims", "higher_order",
-    "_c10d_functional", "c10d_functional", "_c10d_functional_autograd", "c10d", "_dtensor", "profiler", "mkldnn",
-    "_caffe2", "debugprims", "_test", "inductor", "_inductor_test", "npu", "npu_graph", "torchvision", "image",
-    "torchaudio", "_torch_testing", "hpu", "torch_mlu", "mlu", "xpu", "habana", "ipex", "torch_ipex", "neuron", "_functorch", "_higher_order_ops", "_mkldnn", "onednn", "_native",
-    "_quantized_decomposed", "_export", "_prims", "_refs", "_nvfuser", "symm_mem", "_allgather_base",
-}
 _OPS_ATTRS = {"load_library", "import_module", "loaded_libraries"}
 NON_PROJECT_TOPS = {"torch", "torch_npu", "torchvision", "torchaudio", "torchtext", "functorch", "triton", "numpy",
                     "jax", "tensorflow"}
 _EXT_SUFFIXES = ("_cuda", "_cuda_ext", "_kernel", "_kernels", "_cuda_kernel", "_cuda_kernels", "_ext_cuda")
 _CONVENTION_NAMES = {"_C", "_ext", "_cuda", "_cuda_ext"}
-def registered_devices(project: ProjectContext, q: str):
-    """Device classes of the project's ``torch.library`` kernels for the op *q* calls (the compiled-code
-    pass collects them before any module is analysed); None when it registers none."""
-    regs = project.store.get("torch-library")
-    return op_devices(regs, q) if regs else None
-
-
 class CudaExtensionPass(Pass):
     name = "cuda-extension"
     rules = (R_BUILD, R_JIT, R_TOOLCHAIN, R_EXT_USE, R_TORCH_OPS, R_CU_FILE)

@@ -20,7 +20,7 @@ from analyse.passes._apiuses import api_uses
 from analyse.findings import Finding, Rule
 from analyse.passes import ModuleContext, Pass
 from analyse.passes.unsupported_api import probe_verdict
-from analyse.passes.cuda_extension import registered_devices
+from analyse.passes._oplib import registered_devices
 
 R_UNKNOWN = Rule(
     code="NPU301", name="unverified-api", category="unknown-api", severity="info",

@@ -628,19 +628,38 @@ class _transaction:
 
 # --------------------------------------------------------------------------- whole reports
 
-# Sources and text files are hashed by content; any other file (images, weights, archives) by size and
-# modification time, so a data folder beside the code costs a stat per file, not a read.
+# Sources, text files and every file a pass reads are hashed by content; any other file (images, weights,
+# archives) by size and modification time, so a data folder beside the code costs a stat per file, not a
+# read. Content, not times: a same-size edit whose time was restored (cp -p, tar, a restored CI cache) must
+# change the key. tests/test_trust.py checks that every pass's file_suffixes and file_names are covered.
 _HASHED_SUFFIXES = frozenset((
     "", ".py", ".pyi", ".pyx", ".pxd", ".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx",
     ".inl", ".txt", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".in", ".md", ".rst", ".sh", ".cmake",
+    ".bash", ".zsh", ".ksh", ".mk", ".pip", ".lock", ".dockerfile", ".containerfile", ".bzl", ".bazel", ".build",
+    ".gradle", ".slurm", ".sbatch", ".pbs", ".lsf", ".job", ".env", ".conf", ".ipynb", ".hip", ".proto", ".triton",
 ))
+# Names read by content whatever their suffix (Dockerfile.gpu, requirements-dev.pip, Makefile.am ...).
+_HASHED_NAMES = ("dockerfile*", "*.dockerfile", "containerfile*", "*requirements*", "constraints*", "environment*",
+                 "conda*", "env.y*ml", "makefile*", "gnumakefile*", "*.mk", "build*", "workspace*", "sconstruct*",
+                 "sconscript*", "meson.build", "cmakelists*", "setup.*", "pyproject*", "jenkinsfile*", "justfile*",
+                 "launch*", "run*", "train*", "*.sh.*")
+
+
+def content_keyed(name: str) -> bool:
+    """Whether :func:`tree_state` hashes a file of this name by its bytes (else by size and time)."""
+    import fnmatch
+
+    if os.path.splitext(name)[1].lower() in _HASHED_SUFFIXES:
+        return True
+    low = name.lower()
+    return any(fnmatch.fnmatchcase(low, g) for g in _HASHED_NAMES)
 
 
 def tree_state(inputs: Iterable[Path], admit=None) -> str:
     """Hash of every file under *inputs* (any name; the folders discovery skips are skipped here too).
 
-    Source and text files are hashed by content, other files (and any over the size limit) by size and
-    modification time; every file's relative path and module name count, and an unreadable file by its
+    Source and text files and every file a pass reads (:func:`content_keyed`) are hashed by content, other
+    files (and any over the size limit) by size and modification time; every file's relative path and module name count, and an unreadable file by its
     error, like a folder discovery cannot enter. Any file counts, not only the ones the passes read, so
     the hash changes whenever anything the analysis could look at changes (a ``.cu`` kernel, a
     ``setup.py``, a requirements file).
@@ -653,7 +672,7 @@ def tree_state(inputs: Iterable[Path], admit=None) -> str:
         for part in (rel.encode("utf-8", "surrogatepass"), modname.encode("utf-8", "surrogatepass")):
             h.update(len(part).to_bytes(8, "little"))
             h.update(part)
-        if path.suffix.lower() not in _HASHED_SUFFIXES:
+        if not content_keyed(path.name):
             h.update(_stat_part("S", path))
             continue
         try:

@@ -27,6 +27,29 @@ SKIP_DIRS = {
 }
 MAX_FILE_BYTES = 5 * 1024 * 1024
 
+# The files this tool writes into an output folder (``-o``: analyse.render.FILENAMES; ``probe -o``). A folder
+# that holds nothing but these (and the hidden ``.report.*.tmp`` of a write in progress) is a report folder
+# the tool wrote: discovery skips it (see :func:`is_report_folder`).
+REPORT_FILES = frozenset((
+    "report.json", "report.html", "report.sarif", "report.csv", "report.junit.xml", "report.gitlab.json",
+    "report.github.txt", "report.txt", "probe.json", "probe.html",
+))
+
+
+def is_report_file(name: str) -> bool:
+    """A name the tool writes into an output folder (or a temporary one of an unfinished write)."""
+    return name in REPORT_FILES or (name.startswith((".report.", ".probe.")) and name.endswith(".tmp"))
+
+
+def is_report_folder(names: Iterable[str]) -> bool:
+    """Whether a folder with these entries is one the tool wrote with ``-o`` (an ``npu-analyse-report``
+    inside the analysed tree, as the README's own quick start does): every entry is a report file
+    (:data:`REPORT_FILES`). Such a folder holds no file any pass reads, so skipping it hides nothing from
+    the analysis; it keeps the reports of the last run out of the whole-report cache's tree hash, which
+    would otherwise change on every run."""
+    names = list(names)
+    return bool(names) and all(is_report_file(n) for n in names)
+
 
 def is_virtualenv(path: Path) -> bool:
     # os.path.isfile, not Path.is_file: an unreadable folder must not raise here (it is reported when walked)
@@ -179,6 +202,8 @@ def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError]
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
             err(drel, f"cannot read folder: {exc.strerror or exc}")
+            continue
+        if drel and is_report_folder(e.name for e in entries):   # an earlier run's -o folder
             continue
         subdirs: List[Tuple[str, str, bool]] = []
         for entry in entries:

@@ -155,3 +155,76 @@ def test_data_round_trip_and_shape_checks():
             cache_mod.decode(bad, types)
     with pytest.raises(cache_mod.NotPlainData):
         cache_mod.encode({"x": object()}, types)
+
+
+# --------------------------------------------------------------------------- content keys, report folders
+
+@pytest.mark.parametrize("name, before, after", [
+    ("Dockerfile.gpu", "FROM ubuntu:22.04.1\n", "FROM nvidia/cuda:12\n"),
+    ("requirements-gpu.pip", "numpy==1.26.4\n", "flash-attn==2\n"),
+    ("launch.bash", "echo starting\n", "nvidia-smi -L\n"),
+])
+def test_a_same_size_edit_with_its_time_restored_is_seen(tmp_path, name, before, after):
+    assert len(before) == len(after)
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "train.py").write_text("import torch\n")
+    target = tmp_path / "p" / name
+    target.write_text(before)
+    cache_dir = tmp_path / "cache"
+    cli("script", tmp_path / "p", "-q", "--format", "json", "-o", tmp_path / "o1", "--cache-dir", cache_dir)
+    assert finding_ids(tmp_path / "o1" / "report.json") == []
+    st = os.stat(target)
+    target.write_text(after)
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))   # cp -p, tar, a restored CI cache
+    assert os.stat(target).st_size == st.st_size and os.stat(target).st_mtime_ns == st.st_mtime_ns
+    cli("script", tmp_path / "p", "-q", "--format", "json", "-o", tmp_path / "o2", "--cache-dir", cache_dir)
+    report = json.loads((tmp_path / "o2" / "report.json").read_text())
+    assert "from_cache" not in report["summary"]
+    assert [f["path"] for f in report["findings"]] == [name]
+
+
+def test_every_file_a_pass_reads_is_content_keyed():
+    from analyse.passes import discover_passes
+
+    names = set()
+    for p in discover_passes():
+        names.update("x" + s for s in p.file_suffixes)
+        names.update(g.replace("*", "x") for g in getattr(p, "file_names", ()))
+        names.update(g.replace("*", "") for g in getattr(p, "file_names", ()) if g.replace("*", ""))
+    names |= {"setup.py", "setup.cfg", "pyproject.toml", "CMakeLists.txt", "Dockerfile.gpu", "run.sh"}
+    assert names and [n for n in sorted(names) if not cache_mod.content_keyed(n)] == []
+    assert not cache_mod.content_keyed("weights.pt") and not cache_mod.content_keyed("cat.jpg")
+
+
+def test_the_quickstart_run_twice_hits_the_whole_report_cache(tmp_path):
+    """README quick start, with the report folder inside the analysed tree: the second run is a hit."""
+    import shutil
+
+    tree = tmp_path / "ddp_torchrun"
+    shutil.copytree(REPO / "examples" / "ddp_torchrun", tree, ignore=shutil.ignore_patterns("expected_report.json"))
+    cache_dir = tmp_path / "cache"
+    for fmt in ("json,html", "json,html,sarif,csv,junit,gitlab,github,text"):
+        runs = []
+        for _ in range(2):
+            r = cli("script", tree, "-q", "--format", fmt, "-o", tree / "npu-analyse-report", "--cache-dir", cache_dir)
+            assert r.returncode == 0, r.stderr
+            runs.append(json.loads((tree / "npu-analyse-report" / "report.json").read_text()))
+        assert runs[1]["summary"].get("from_cache") is True, fmt
+        assert [f["id"] for f in runs[1]["findings"]] == [f["id"] for f in runs[0]["findings"]]
+        assert not any(f["path"].startswith("npu-analyse-report") for f in runs[0]["findings"])
+    # -o the analysed folder itself: its report files stay out of the hash too
+    for _ in range(2):
+        r = cli("script", tree, "-q", "--format", "json", "-o", tree, "--cache-dir", cache_dir)
+    assert json.loads((tree / "report.json").read_text())["summary"].get("from_cache") is True
+    # a folder with anything besides report files is analysed as usual
+    (tree / "npu-analyse-report" / "helper.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    r = cli("script", tree, "-q", "--format", "json", "-o", tmp_path / "out", "--cache-dir", cache_dir)
+    assert "npu-analyse-report/helper.py" in {f["path"] for f in json.loads((tmp_path / "out" / "report.json")
+                                                                           .read_text())["findings"]}
+
+
+def test_report_file_names_match_the_renderers():
+    from analyse.files import REPORT_FILES
+    from analyse.render import FILENAMES
+
+    assert set(FILENAMES.values()) <= REPORT_FILES

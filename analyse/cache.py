@@ -71,10 +71,13 @@ def digest(*parts) -> str:
 
 
 def file_digest(path) -> str:
-    """SHA-256 of a file named on the command line (``--probe-results``, a baseline), or ``unreadable``."""
+    """SHA-256 of a file named on the command line (``--probe-results``, a baseline), or ``unreadable``
+    (read like every input file: regular files only, bounded; see :mod:`analyse.inputs`)."""
+    from analyse.inputs import MAX_JSON_BYTES, InputError, read_bytes
+
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
+        return hashlib.sha256(read_bytes(path, "file", MAX_JSON_BYTES)).hexdigest()
+    except InputError:
         return "unreadable"
 
 

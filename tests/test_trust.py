@@ -228,3 +228,86 @@ def test_report_file_names_match_the_renderers():
     from analyse.render import FILENAMES
 
     assert set(FILENAMES.values()) <= REPORT_FILES
+
+
+# --------------------------------------------------------------------------- bounded input
+
+BOMB = 50_000
+
+
+def _one_error_line(r) -> str:
+    lines = [ln for ln in r.stderr.decode().splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stderr.decode()[-2000:]
+    return lines[0]
+
+
+def test_a_nesting_bomb_in_the_analysed_pyproject_is_a_usage_error(tmp_path):
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "train.py").write_text(CUDA_SCRIPT)
+    (tmp_path / "p" / "pyproject.toml").write_text("[tool.npu-analyse]\nselect = " + "[" * BOMB + "]" * BOMB + "\n")
+    r = cli("script", tmp_path / "p", "-q", "-o", tmp_path / "o", "--no-cache")
+    assert r.returncode == 2
+    assert "nests arrays or tables more than" in _one_error_line(r)
+
+
+def test_a_nesting_bomb_in_a_baseline_is_a_usage_error(tmp_path):
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "train.py").write_text(CUDA_SCRIPT)
+    (tmp_path / "bl.json").write_text("[" * BOMB + "]" * BOMB)
+    r = cli("script", tmp_path / "p", "-q", "-o", tmp_path / "o", "--no-cache", "--baseline", tmp_path / "bl.json")
+    assert r.returncode == 2
+    assert "baseline" in _one_error_line(r) and "levels deep" in _one_error_line(r)
+
+
+def test_a_nesting_bomb_in_a_pyproject_that_is_not_the_configuration_declares_no_scripts(tmp_path):
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "train.py").write_text(CUDA_SCRIPT)
+    (tmp_path / "p" / ".npu-analyse.toml").write_text('fail-on = "never"\n')
+    (tmp_path / "p" / "pyproject.toml").write_text("[project]\nname = " + "[" * BOMB + "]" * BOMB + "\n")
+    r = cli("script", tmp_path / "p", "-q", "--format", "json", "-o", tmp_path / "o", "--no-cache")
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    assert len(finding_ids(tmp_path / "o" / "report.json")) == 2
+
+
+def test_depth_counting_ignores_brackets_in_strings():
+    from analyse.inputs import nesting_depth
+
+    assert nesting_depth('{"a": "[[[[[[", "b": [[1]]}') == 3
+    assert nesting_depth('a = "[[[[" # [[[[[\nb = \'[[[\'\nc = """\n[[[\n"""\n[t]\nd = [[1], {x = 2}]\n',
+                         toml=True) == 2
+
+
+@pytest.mark.parametrize("option", ["--ops", "--from-report"])
+@pytest.mark.parametrize("source", ["/dev/zero", "fifo", "folder"])
+def test_probe_inputs_must_be_regular_files(tmp_path, option, source):
+    if source == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs here")
+        path = tmp_path / "ops.fifo"
+        os.mkfifo(path)
+    elif source == "folder":
+        path = tmp_path
+    else:
+        if not os.path.exists("/dev/zero"):
+            pytest.skip("no /dev/zero here")
+        path = source
+    r = cli("probe", option, path, "-o", tmp_path / "out", timeout=60)   # a hang or 20 GB would time out
+    assert r.returncode == 2
+    line = _one_error_line(r)
+    if source != "folder":   # click refuses a folder itself (dir_okay=False)
+        assert "not a regular file" in line
+
+
+@pytest.mark.parametrize("option", ["--with-thirdparty", "--probe-results", "--baseline"])
+def test_script_option_files_are_bounded(tmp_path, option):
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "train.py").write_text(CUDA_SCRIPT)
+    (tmp_path / "deep.json").write_text("[" * BOMB + "]" * BOMB)
+    r = cli("script", tmp_path / "p", "-q", "-o", tmp_path / "o", "--no-cache", option, tmp_path / "deep.json")
+    assert r.returncode == 2 and "levels deep" in _one_error_line(r)
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "f.json")
+        r = cli("script", tmp_path / "p", "-q", "-o", tmp_path / "o", "--no-cache", option, tmp_path / "f.json",
+                timeout=60)
+        assert r.returncode == 2
+        _one_error_line(r)

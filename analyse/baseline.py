@@ -44,7 +44,10 @@ def render_baseline(findings: Iterable[Mapping]) -> str:
                         "api": str(f.get("api", ""))}
     rows = sorted(entries.values(), key=lambda e: (e["path"], e["code"], e["api"], e["id"]))
     doc = {"tool": "npu-analyse", "version": BASELINE_VERSION, "findings": rows}
-    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    from analyse.termsafe import json_surrogates
+
+    # a non-UTF-8 file name's surrogates as JSON escapes: the file stays UTF-8, the ids read back the same
+    return json_surrogates(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False)) + "\n"
 
 
 def read_baseline(path: Path) -> FrozenSet[str]:

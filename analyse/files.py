@@ -148,6 +148,19 @@ def _skip_dir(name: str, path: str) -> bool:
     return is_virtualenv(Path(path))
 
 
+def _too_long(exc: OSError) -> str:
+    return (f"not read: {exc.strerror or 'file name too long'} (the path is longer than this system allows); "
+            "everything below it is left out")
+
+
+def _entry_is_dir(entry) -> bool:
+    """What the folder listing says the entry is (no system call where the listing has the type)."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
 def _inside(path: str, root: str) -> bool:
     return path == root or os.path.commonpath([path, root]) == root
 
@@ -222,6 +235,8 @@ def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError]
                 except OSError as exc:
                     if exc.errno == errno.ELOOP:
                         err(rel, "symlink loop: the link never reaches a file; not followed")
+                    elif exc.errno == errno.ENAMETOOLONG:
+                        err(rel, _too_long(exc))
                     elif wanted(name):
                         err(rel, f"broken symlink: {exc.strerror or exc}")
                     continue
@@ -238,8 +253,10 @@ def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError]
                 try:
                     est = entry.stat(follow_symlinks=False)
                 except OSError as exc:
-                    if wanted(name):
-                        err(rel, f"cannot read file: {exc.strerror or exc}")
+                    if exc.errno == errno.ENAMETOOLONG:   # a subtree below PATH_MAX: never dropped silently
+                        err(rel, _too_long(exc))
+                    elif wanted(name) or _entry_is_dir(entry):
+                        err(rel, f"cannot read {'folder' if _entry_is_dir(entry) else 'file'}: {exc.strerror or exc}")
                     continue
                 real = full
                 if stat.S_ISDIR(est.st_mode):

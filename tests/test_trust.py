@@ -311,3 +311,75 @@ def test_script_option_files_are_bounded(tmp_path, option):
                 timeout=60)
         assert r.returncode == 2
         _one_error_line(r)
+
+
+# --------------------------------------------------------------------------- hostile names and paths
+
+FORMATS = ("json", "html", "sarif", "csv", "junit", "gitlab", "github", "text")
+SHOWN = {"json": "bad\\udcff.py", "gitlab": "bad\\udcff.py", "sarif": "bad%FF.py"}   # else bad\xff.py
+
+
+@pytest.fixture()
+def bad_name_tree(tmp_path):
+    if sys.platform in ("darwin", "win32"):
+        pytest.skip("this file system refuses non-UTF-8 names")
+    root = tmp_path / "p"
+    root.mkdir()
+    try:
+        with open(os.path.join(os.fsencode(root), b"bad\xff.py"), "w") as fh:
+            fh.write(CUDA_SCRIPT)
+    except OSError:
+        pytest.skip("this file system refuses non-UTF-8 names")
+    return root
+
+
+def test_a_non_utf8_file_name_in_every_format(tmp_path, bad_name_tree):
+    out = tmp_path / "o"
+    r = cli("script", bad_name_tree, "--no-cache", "--format", ",".join(FORMATS), "-o", out)
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    r.stdout.decode("utf-8")                       # the terminal summary too
+    assert "bad\\xff.py" in r.stdout.decode()
+    from analyse.render import FILENAMES
+
+    for fmt in FORMATS:
+        text = (out / FILENAMES[fmt]).read_bytes().decode("utf-8")   # valid UTF-8
+        assert SHOWN.get(fmt, "bad\\xff.py") in text, fmt
+    doc = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    paths = {f["path"] for f in doc["findings"]}
+    assert paths == {"bad\udcff.py"}                                    # the surrogateescape round trip
+    assert os.fsencode(paths.pop()) == b"bad\xff.py"
+    for fmt in FORMATS:   # -o -: one format on stdout, always valid UTF-8
+        r = cli("script", bad_name_tree, "--no-cache", "--format", fmt, "-o", "-")
+        assert r.returncode == 0, (fmt, r.stderr.decode()[-2000:])
+        assert SHOWN.get(fmt, "bad\\xff.py") in r.stdout.decode("utf-8"), fmt
+    r = cli("script", bad_name_tree, "--no-cache", "-q", "-o", out, "--write-baseline", tmp_path / "bl.json")
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    assert "bad\\udcff.py" in (tmp_path / "bl.json").read_bytes().decode("utf-8")
+    r = cli("script", bad_name_tree, "--no-cache", "--format", "json", "-o", "-", "--baseline", tmp_path / "bl.json")
+    assert r.returncode == 0 and json.loads(r.stdout)["findings"] == []
+
+
+def test_an_over_long_path_is_an_io_error_and_the_report_incomplete(tmp_path):
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "train.py").write_text("import torch\n")
+    fd = os.open(root, os.O_RDONLY)
+    try:   # made with *at() calls, one level at a time: the whole path is longer than PATH_MAX (4,096 bytes)
+        for _ in range(20):
+            name = "d" * 250
+            os.mkdir(name, dir_fd=fd)
+            new = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = new
+        leaf = os.open("deep.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(leaf, CUDA_SCRIPT.encode())
+        os.close(leaf)
+    finally:
+        os.close(fd)
+    r = cli("script", root, "-q", "--no-cache", "--format", "json", "-o", tmp_path / "o")
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    doc = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert doc["summary"]["complete"] is False
+    io_errors = [e for e in doc["errors"] if e["kind"] == "io"]
+    assert len(io_errors) == 1 and "too long" in io_errors[0]["message"].lower(), doc["errors"]
+    assert io_errors[0]["path"].startswith("d" * 250 + "/")

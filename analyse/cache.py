@@ -345,7 +345,8 @@ class Cache:
     """Entries in one SQLite database, ``<dir>/v3/cache.sqlite`` (table ``entries``: key, the entry as
     data-only JSON (:func:`encode`), its size, the time it was last used). *types*: the dataclasses entries
     may hold (a callable giving them is called on first use, so the classes' modules load only then).
-    *check(entry)*: an entry it refuses is a miss.
+    *check(entry)*: an entry it refuses is a miss. *plain*: entries are JSON documents as they are (no tags:
+    tuples come back as lists; ten times faster to load), for values that are JSON already (whole reports).
 
     One database instead of a file per entry: a cold run wrote one small file per analysed file, and on an
     ordinary ext4 disk each cost 0.4 to 1.5 ms of system time (a quarter of a second of a two-worker run on
@@ -365,8 +366,9 @@ class Cache:
     TIMEOUT_S = 60.0
 
     def __init__(self, directory: Path, max_bytes: int = DEFAULT_MAX_BYTES, types=(),
-                 check: Optional[Callable[[dict], bool]] = None):
+                 check: Optional[Callable[[dict], bool]] = None, plain: bool = False):
         self.directory = Path(directory)
+        self.plain = plain
         self._types = types
         self._check = check
         self.skipped = 0              # entries not stored: a value that is not plain data (see encode)
@@ -498,7 +500,10 @@ class Cache:
                 return None
             data = row[0]
         try:
-            entry = decode(data, self.types())
+            if self.plain:
+                entry = json.loads(bytes(data).decode("ascii"))
+            else:
+                entry = decode(data, self.types())
             if not isinstance(entry, dict) or entry.get("key") != key:
                 return None
             if self._check is not None and not self._check(entry):
@@ -513,8 +518,12 @@ class Cache:
         if not self.usable:
             return
         try:
-            data = encode(dict(entry, key=key), self.types())
-        except (NotPlainData, ValueError, RecursionError):   # not storable as data: this file is not cached
+            if self.plain:
+                data = json.dumps(dict(entry, key=key), separators=(",", ":"), ensure_ascii=True,
+                                  allow_nan=False).encode("ascii")
+            else:
+                data = encode(dict(entry, key=key), self.types())
+        except (NotPlainData, TypeError, ValueError, RecursionError):   # not storable as data: this file is not cached
             self.skipped += 1
             return
         old = self._pending.get(key)

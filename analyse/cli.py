@@ -294,7 +294,7 @@ def _cached_report(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opt
         extra_files.append(str(_config_path(cfg, "baseline", cfg["baseline"])))
     cache = Cache(settings.cache_dir,
                   check=lambda e: isinstance(e.get("report"), dict) and isinstance(e["report"].get("summary"), dict)
-                  and isinstance(e.get("rules"), list))
+                  and isinstance(e.get("rules"), list), plain=True)
     state = tree_state(inputs, admit=_report_admit(opts.get("output"), policy))
     key = report_key(state, mode, [os.path.realpath(p) for p in inputs], list(paths), repr(sorted(cfg.values.items())),
                      str(cfg.base), bool(opts.get("show_suppressed")), [(f, file_digest(f)) for f in extra_files])

@@ -383,3 +383,41 @@ def test_an_over_long_path_is_an_io_error_and_the_report_incomplete(tmp_path):
     io_errors = [e for e in doc["errors"] if e["kind"] == "io"]
     assert len(io_errors) == 1 and "too long" in io_errors[0]["message"].lower(), doc["errors"]
     assert io_errors[0]["path"].startswith("d" * 250 + "/")
+
+
+@pytest.mark.parametrize("example", ["project", "ddp_torchrun"])
+def test_a_whole_report_hit_writes_the_same_reports(tmp_path, example):
+    """The whole report is stored as plain JSON: every format written from a hit equals the analysed one
+    (but for the run's duration and the from_cache flag)."""
+    import re
+
+    from analyse.render import FILENAMES
+
+    cache_dir = tmp_path / "cache"
+    outs = []
+    for i in range(2):
+        out = tmp_path / f"o{i}"
+        r = cli("script", REPO / "examples" / example, "-q", "--format", ",".join(FORMATS), "-o", out,
+                "--cache-dir", cache_dir)
+        assert r.returncode in (0, 1), r.stderr.decode()[-2000:]
+        outs.append(out)
+    hit = json.loads((outs[1] / "report.json").read_text())
+    assert hit["summary"].pop("from_cache") is True
+
+    def norm(text: str) -> str:
+        text = text.replace('<div class="stat"><span class="v">yes</span><span class="k">From cache</span></div>',
+                            "")   # the HTML shows the summary's from_cache
+        text = re.sub(r'time="[0-9.]+"', "", text)
+        return re.sub(r"\s+", " ", re.sub(r"[0-9]+(\.[0-9]+)? ?s\b|duration[^<\n]*", "", text))
+
+    for fmt in FORMATS:
+        a = (outs[0] / FILENAMES[fmt]).read_text(encoding="utf-8")
+        b = (outs[1] / FILENAMES[fmt]).read_text(encoding="utf-8")
+        if fmt == "json":
+            a, b = json.loads(a), json.loads(b)
+            for doc in (a, b):
+                doc["summary"].pop("duration_s")
+                doc["summary"].pop("from_cache", None)
+            assert a == b
+            continue
+        assert norm(a) == norm(b), fmt

@@ -421,3 +421,33 @@ def test_a_whole_report_hit_writes_the_same_reports(tmp_path, example):
             assert a == b
             continue
         assert norm(a) == norm(b), fmt
+
+
+@pytest.mark.parametrize("example", ["project", "ddp_torchrun", "amp_loop", "image_classifier"])
+def test_every_per_file_entry_is_stored_as_data(tmp_path, kb, example, monkeypatch):
+    """Every per-file result of the examples is plain data the cache can store (a pass that put an object of
+    an undeclared type into its facts would lose its files' entries: NotPlainData), and a warm run gives the
+    same findings from the stored entries alone."""
+    from analyse import pipeline
+    from analyse.pipeline import Settings
+
+    refused = []
+    real = cache_mod.encode
+
+    def spy(value, types=()):
+        try:
+            return real(value, types)
+        except cache_mod.NotPlainData as exc:
+            refused.append(str(exc))
+            raise
+
+    monkeypatch.setattr(cache_mod, "encode", spy)
+    root = REPO / "examples" / example
+    settings = Settings(jobs=1, cache_dir=tmp_path / "c")
+    cold = pipeline.run([root], kb, settings=settings)
+    warm = pipeline.run([root], kb, settings=settings)
+    assert refused == []
+    n_py = len([p for p in root.rglob("*.py")])
+    assert warm.cache_hits == n_py
+    assert [f.to_dict() for f in warm.findings] == [f.to_dict() for f in cold.findings]
+    assert [s.modname for s in warm.summaries] == [s.modname for s in cold.summaries]

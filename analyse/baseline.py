@@ -44,23 +44,21 @@ def render_baseline(findings: Iterable[Mapping]) -> str:
                         "api": str(f.get("api", ""))}
     rows = sorted(entries.values(), key=lambda e: (e["path"], e["code"], e["api"], e["id"]))
     doc = {"tool": "npu-analyse", "version": BASELINE_VERSION, "findings": rows}
-    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    from analyse.termsafe import json_surrogates
+
+    # a non-UTF-8 file name's surrogates as JSON escapes: the file stays UTF-8, the ids read back the same
+    return json_surrogates(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False)) + "\n"
 
 
 def read_baseline(path: Path) -> FrozenSet[str]:
     """The finding ids recorded in the baseline at *path*."""
     path = Path(path)
-    try:
-        if not path.is_file():  # a FIFO or device named by an untrusted configuration must not hang the run
-            raise BaselineError(f"cannot read baseline {path}: not a regular file" if path.exists()
-                                else f"cannot read baseline {path}: no such file")
-        if path.stat().st_size > MAX_BASELINE_BYTES:
-            raise BaselineError(f"baseline {path} is larger than {MAX_BASELINE_BYTES} bytes")
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BaselineError(f"cannot read baseline {path}: {exc.strerror or exc}") from exc
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BaselineError(f"baseline {path} is not valid JSON: {exc}") from exc
+    from analyse.inputs import InputError, load_json
+
+    try:   # a FIFO or device named by an untrusted configuration must not hang the run, nor a nesting bomb crash it
+        doc = load_json(path, "baseline", MAX_BASELINE_BYTES)
+    except InputError as exc:
+        raise BaselineError(str(exc)) from None
     if not isinstance(doc, dict) or doc.get("tool") != "npu-analyse" or not isinstance(doc.get("findings"), list):
         raise BaselineError(f"{path} is not an npu-analyse baseline (write one with --write-baseline)")
     if doc.get("version") != BASELINE_VERSION:

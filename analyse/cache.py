@@ -12,12 +12,19 @@ One entry per analysed Python file, named by a hash of
 An entry holds what the pipeline computes for the file (its pre-scan and, when
 the project-wide facts it was computed against are unchanged, its findings,
 errors and call-graph summary; see :mod:`analyse.pipeline`). Entries are
-pickles kept in one SQLite database (:class:`Cache`), written in transactions,
+kept in one SQLite database (:class:`Cache`), written in transactions,
 so concurrent runs sharing one cache never see a half-written entry; an
 unreadable or foreign entry is a miss. The cache is bounded: when it grows
 over ``max_bytes`` the least recently used entries (by the time of their last
-hit) are deleted. Only this tool's own pickles are read, from the user's own
-cache folder.
+hit) are deleted.
+
+**Data, not code.** An entry is JSON text (:func:`encode` / :func:`decode`): plain values, tagged tuples,
+sets and dicts, and the few dataclasses the cache's user names (``types``), rebuilt field by field and
+checked against their annotations. Nothing read from the cache can run code (no pickle), and an entry of
+the wrong shape is a miss, never an error. The folder is trusted only when it is the user's own and
+nobody else may write to it (:func:`untrusted_reason`): a cache folder owned by another user, or writable
+by its group or by everyone (a shared ``/tmp`` folder, a restored CI cache unpacked with loose
+permissions), is refused with one warning and the run goes on without the cache.
 
 Besides the per-file entries, one entry holds the whole report of a run (:func:`report_key`): keyed by
 the hash of every file under the inputs (:func:`tree_state`), the tool, and the run's effective
@@ -31,16 +38,19 @@ or ``--cache-dir DIR``; ``--no-cache`` turns it off.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import pickle
+import stat
 import sys
 import time
+from dataclasses import fields, is_dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Dict, Iterable, Optional, Sequence
 
-FORMAT = "v2"
-_OLD_FORMATS = ("v1",)   # a file per entry, in <dir>/v1/<2 hex>/<key>
+FORMAT = "v3"
+# v1: a file per entry, in <dir>/v1/<2 hex>/<key>; v2: pickled entries in <dir>/v2/cache.sqlite (never read again)
+_OLD_FORMATS = ("v1", "v2")
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 _PKG = Path(__file__).resolve().parent
 
@@ -61,10 +71,13 @@ def digest(*parts) -> str:
 
 
 def file_digest(path) -> str:
-    """SHA-256 of a file named on the command line (``--probe-results``, a baseline), or ``unreadable``."""
+    """SHA-256 of a file named on the command line (``--probe-results``, a baseline), or ``unreadable``
+    (read like every input file: regular files only, bounded; see :mod:`analyse.inputs`)."""
+    from analyse.inputs import MAX_JSON_BYTES, InputError, read_bytes
+
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
+        return hashlib.sha256(read_bytes(path, "file", MAX_JSON_BYTES)).hexdigest()
+    except InputError:
         return "unreadable"
 
 
@@ -107,9 +120,233 @@ def run_key(kb, mode: str, pass_names: Iterable[str], options: Iterable = ()) ->
                   ",".join(pass_names), repr(tuple(options)), sys.version_info[:2], astroid.__version__)
 
 
+# --------------------------------------------------------------------------- data-only entries
+#
+# An entry is JSON. Strings, numbers, booleans, None and lists are themselves; every other value is a JSON
+# object with one tag: {"t": [...]} a tuple, {"s": [...]} a set, {"f": [...]} a frozenset, {"d": [k1, v1,
+# k2, v2, ...]} a dict (any hashable keys: line numbers, tuples), {"x": [hex]} bytes, {"c": name, "v": [field values]} an
+# instance of one of the dataclasses the caller names. Strings keep lone surrogates (file names decoded
+# with surrogateescape): JSON's \udcxx escapes round-trip them.
+
+class NotPlainData(TypeError):
+    """A value the cache cannot store as data (an object of a type nobody declared)."""
+
+
+class BadEntry(ValueError):
+    """Cached text that is not a well-formed entry (a miss)."""
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _encoder(types: Dict[type, str]) -> Callable[[object], object]:
+    def enc(o):
+        t = type(o)
+        if t in _SCALARS:
+            return o
+        if t is list:
+            return [enc(x) for x in o]
+        if t is tuple:
+            return {"t": [enc(x) for x in o]}
+        if t is dict:
+            flat = []
+            for k, v in o.items():
+                flat.append(enc(k))
+                flat.append(enc(v))
+            return {"d": flat}
+        if t is set or t is frozenset:
+            return {"s" if t is set else "f": [enc(x) for x in o]}
+        if t is bytes:
+            return {"x": [o.hex()]}
+        name = types.get(t)
+        if name is not None:
+            return {"c": name, "v": [enc(getattr(o, f.name)) for f in fields(o)]}
+        raise NotPlainData(f"cannot cache a {t.__module__}.{t.__qualname__}")
+    return enc
+
+
+def encode(value, types: Sequence[type] = ()) -> bytes:
+    """*value* as data-only JSON (ASCII bytes). Raises :class:`NotPlainData` for a value of another type
+    than the plain ones and the dataclasses in *types*."""
+    names = {t: t.__name__ for t in types}
+    return json.dumps(_encoder(names)(value), separators=(",", ":"), ensure_ascii=True,
+                      check_circular=False).encode("ascii")
+
+
+@lru_cache(maxsize=None)
+def _shapes(types: tuple) -> Dict[str, "_Shape"]:
+    return {t.__name__: _Shape(t) for t in types}
+
+
+class _Shape:
+    """The fields of one dataclass and a checker for each, from its annotations."""
+
+    def __init__(self, cls: type):
+        import typing
+
+        self.cls = cls
+        self.frozen = bool(getattr(cls, "__dataclass_params__", None) and cls.__dataclass_params__.frozen)
+        self.fields = [f for f in fields(cls)]
+        try:
+            hints = typing.get_type_hints(cls)
+        except Exception:   # an annotation that does not resolve: fields are checked as plain data only
+            hints = {}
+        self.checks = [_checker(hints.get(f.name, object)) for f in self.fields]
+
+    def build(self, values: list):
+        if not isinstance(values, list) or len(values) != len(self.fields):
+            raise BadEntry(f"{self.cls.__name__}: {len(values) if isinstance(values, list) else '?'} fields")
+        for f, check, v in zip(self.fields, self.checks, values):
+            if not check(v):
+                raise BadEntry(f"{self.cls.__name__}.{f.name}: unexpected {type(v).__name__}")
+        init = {f.name: v for f, v in zip(self.fields, values) if f.init}
+        obj = self.cls(**init)   # __post_init__ checks run (a finding's category, severity, line ...)
+        for f, v in zip(self.fields, values):
+            if not f.init:
+                object.__setattr__(obj, f.name, v)
+        return obj
+
+
+def _checker(hint) -> Callable[[object], bool]:
+    """A predicate for values of the annotation *hint* (str, int, Optional, Tuple, List, Dict, Set and
+    dataclasses; anything else: any value)."""
+    import typing
+
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if hint is typing.Any or hint is object:
+        return lambda v: True
+    if hint is float:
+        return lambda v: type(v) in (int, float)
+    if hint in (str, int, bool):
+        return lambda v, h=hint: type(v) is h or isinstance(v, h)
+    if origin is typing.Union:
+        subs = [_checker(a) for a in args]
+        return lambda v: any(c(v) for c in subs)
+    if type(hint).__name__ == "UnionType":   # X | None (3.10+)
+        subs = [_checker(a) for a in args]
+        return lambda v: any(c(v) for c in subs)
+    if origin in (tuple, list, set, frozenset, dict):
+        if origin is dict:
+            kc, vc = (_checker(args[0]), _checker(args[1])) if len(args) == 2 else (None, None)
+            if kc is None:
+                return lambda v: type(v) is dict
+            return lambda v: type(v) is dict and all(map(kc, v.keys())) and all(map(vc, v.values()))
+        if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
+            if all(a in (str, int, bool) for a in args):   # the common case, checked in C: (str, int, str, ...)
+                want = tuple(args)
+                return lambda v: type(v) is tuple and tuple(map(type, v)) == want
+            items = [_checker(a) for a in args]
+            return lambda v: type(v) is tuple and len(v) == len(items) and all(map(_call, items, v))
+        each = _checker(args[0]) if args else None
+        if each is None or args[0] is object or args[0] is typing.Any:
+            return lambda v, o=origin: type(v) is o
+        return lambda v, o=origin: type(v) is o and all(map(each, v))
+    if isinstance(hint, type):
+        return lambda v, h=hint: isinstance(v, h)
+    return lambda v: True
+
+
+def _call(check, value) -> bool:
+    return check(value)
+
+
+def decode(data, types: Sequence[type] = ()):
+    """The value :func:`encode` made. Raises :class:`BadEntry` (or ``ValueError`` / ``TypeError`` /
+    ``RecursionError``: callers treat any exception as a miss) for anything else."""
+    shapes = _shapes(tuple(types))
+
+    def hook(d: dict):
+        if len(d) == 1:
+            v = d.get("t")
+            if type(v) is list:
+                return tuple(v)
+            v = d.get("d")
+            if type(v) is list and not len(v) % 2:
+                return dict(zip(v[0::2], v[1::2]))
+            v = d.get("s")
+            if type(v) is list:
+                return set(v)
+            v = d.get("f")
+            if type(v) is list:
+                return frozenset(v)
+            v = d.get("x")
+            if type(v) is list and len(v) == 1 and type(v[0]) is str:
+                return bytes.fromhex(v[0])
+        elif len(d) == 2:
+            shape = shapes.get(d.get("c"))
+            if shape is not None:
+                return shape.build(d.get("v"))
+        raise BadEntry("not an entry's object")
+
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = bytes(data).decode("ascii")
+    return json.loads(data, object_hook=hook)
+
+
+# --------------------------------------------------------------------------- whose folder
+
+_WARNED: set = set()
+
+
+def untrusted_reason(directory: Path) -> Optional[str]:
+    """Why the cache folder *directory* must not be used, or None when it may.
+
+    Refused: the folder, its ``FORMAT`` sub-folder or the database files in it owned by another user,
+    writable by group or others, or (below the folder itself) a symbolic link; or something other than a
+    folder / regular file. The folder itself may be a symbolic link the user owns to a folder that passes.
+    Missing parts pass (this tool makes them, private). Nothing to check where there are no user ids."""
+    if not hasattr(os, "getuid"):
+        return None
+    uid = os.getuid()
+    directory = Path(directory)
+    root = directory / FORMAT
+    checks = [(directory, True, True), (root, True, False)]
+    checks += [(root / (Cache.FILE + sfx), False, False) for sfx in ("", "-wal", "-shm")]
+    for path, folder, may_link in checks:
+        try:
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                if not may_link:
+                    return f"{path} is a symbolic link"
+                if st.st_uid != uid:
+                    return f"{path} is a symbolic link owned by another user (uid {st.st_uid})"
+                st = os.stat(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            return f"{path} cannot be checked ({exc.strerror or exc})"
+        if folder and not stat.S_ISDIR(st.st_mode):
+            return f"{path} is not a folder"
+        if not folder and not stat.S_ISREG(st.st_mode):
+            return f"{path} is not a regular file"
+        if st.st_uid != uid:
+            return f"{path} is owned by another user (uid {st.st_uid})"
+        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return f"{path} is writable by {'others' if st.st_mode & stat.S_IWOTH else 'its group'}"
+    return None
+
+
+def _warn_untrusted(directory: Path, reason: str) -> None:
+    """One line on stderr, once per folder and process tree (workers inherit the record)."""
+    key = str(directory)
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    try:
+        sys.stderr.write(f"npu-analyse: warning: cache not used: {reason} (the cache folder must be yours and "
+                         f"writable only by you; chmod go-w it, or use --cache-dir / --no-cache)\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):   # pragma: no cover - stderr closed
+        pass
+
+
 class Cache:
-    """Pickled entries in one SQLite database, ``<dir>/v2/cache.sqlite`` (table ``entries``: key, pickled entry,
-    its size, the time it was last used).
+    """Entries in one SQLite database, ``<dir>/v3/cache.sqlite`` (table ``entries``: key, the entry as
+    data-only JSON (:func:`encode`), its size, the time it was last used). *types*: the dataclasses entries
+    may hold (a callable giving them is called on first use, so the classes' modules load only then).
+    *check(entry)*: an entry it refuses is a miss. *plain*: entries are JSON documents as they are (no tags:
+    tuples come back as lists; ten times faster to load), for values that are JSON already (whole reports).
 
     One database instead of a file per entry: a cold run wrote one small file per analysed file, and on an
     ordinary ext4 disk each cost 0.4 to 1.5 ms of system time (a quarter of a second of a two-worker run on
@@ -119,15 +356,22 @@ class Cache:
     run share the database through SQLite's own locking (write-ahead log, busy timeout). A connection is
     never used across ``fork``: each process opens its own on first use. Any SQLite or OS error (read-only
     folder, full disk, a damaged database) turns the cache off for the rest of the run, which goes on
-    without it; a damaged database file is replaced by a fresh one the next time it is opened."""
+    without it; a damaged database file is replaced by a fresh one the next time it is opened. A folder that is
+    not the user's own, or that others may write (:func:`untrusted_reason`), is never read nor written: one
+    warning, and the run goes on without the cache."""
 
     FILE = "cache.sqlite"
     FLUSH_ENTRIES = 64
     FLUSH_BYTES = 16 * 1024 * 1024
     TIMEOUT_S = 60.0
 
-    def __init__(self, directory: Path, max_bytes: int = DEFAULT_MAX_BYTES):
+    def __init__(self, directory: Path, max_bytes: int = DEFAULT_MAX_BYTES, types=(),
+                 check: Optional[Callable[[dict], bool]] = None, plain: bool = False):
         self.directory = Path(directory)
+        self.plain = plain
+        self._types = types
+        self._check = check
+        self.skipped = 0              # entries not stored: a value that is not plain data (see encode)
         self.root = self.directory / FORMAT
         self.path = self.root / self.FILE
         self.max_bytes = max_bytes
@@ -136,7 +380,7 @@ class Cache:
         self.usable = True
         self._db = None
         self._pid = None
-        self._pending: dict = {}      # key -> pickled entry, written at the next flush
+        self._pending: dict = {}      # key -> encoded entry, written at the next flush
         self._pending_bytes = 0
         self._used: set = set()       # keys read in this run: their last-use time is refreshed at the flush
 
@@ -148,6 +392,11 @@ class Cache:
         if self._db is not None and self._pid == os.getpid():
             return self._db
         self._db = None   # a connection made before a fork belongs to the parent
+        reason = untrusted_reason(self.directory)
+        if reason is not None:
+            self.usable = False
+            _warn_untrusted(self.directory, reason)
+            return None
         fresh = not self.path.exists()
         if not create and fresh:
             return None
@@ -160,7 +409,14 @@ class Cache:
         while True:
             db = None
             try:
-                self.root.mkdir(parents=True, exist_ok=True)
+                if not self.root.is_dir():   # made private: nobody else may write the entries
+                    self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+                    self.root.mkdir(mode=0o700, exist_ok=True)
+                    reason = untrusted_reason(self.directory)
+                    if reason is not None:
+                        self.usable = False
+                        _warn_untrusted(self.directory, reason)
+                        return None
                 db = sqlite3.connect(str(self.path), timeout=self.TIMEOUT_S, isolation_level=None,
                                      check_same_thread=False)
                 if db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
@@ -222,6 +478,11 @@ class Cache:
         return True
 
     # ------------------------------------------------------------------ entries
+    def types(self) -> tuple:
+        if callable(self._types):
+            self._types = tuple(self._types())
+        return tuple(self._types)
+
     def get(self, key: str) -> Optional[dict]:
         data = self._pending.get(key)
         if data is None:
@@ -239,10 +500,15 @@ class Cache:
                 return None
             data = row[0]
         try:
-            entry = pickle.loads(data)
-        except Exception:  # truncated, foreign or an old class layout: a miss
-            return None
-        if not isinstance(entry, dict) or entry.get("key") != key:
+            if self.plain:
+                entry = json.loads(bytes(data).decode("ascii"))
+            else:
+                entry = decode(data, self.types())
+            if not isinstance(entry, dict) or entry.get("key") != key:
+                return None
+            if self._check is not None and not self._check(entry):
+                return None
+        except Exception:  # truncated, foreign, of another shape (RecursionError included): a miss
             return None
         self._used.add(key)   # least recently *used* goes first when evicting
         self.hits += 1
@@ -251,7 +517,15 @@ class Cache:
     def put(self, key: str, entry: dict) -> None:
         if not self.usable:
             return
-        data = pickle.dumps(dict(entry, key=key), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            if self.plain:
+                data = json.dumps(dict(entry, key=key), separators=(",", ":"), ensure_ascii=True,
+                                  allow_nan=False).encode("ascii")
+            else:
+                data = encode(dict(entry, key=key), self.types())
+        except (NotPlainData, TypeError, ValueError, RecursionError):   # not storable as data: this file is not cached
+            self.skipped += 1
+            return
         old = self._pending.get(key)
         self._pending[key] = data
         self._pending_bytes += len(data) - (len(old) if old is not None else 0)
@@ -366,19 +640,38 @@ class _transaction:
 
 # --------------------------------------------------------------------------- whole reports
 
-# Sources and text files are hashed by content; any other file (images, weights, archives) by size and
-# modification time, so a data folder beside the code costs a stat per file, not a read.
+# Sources, text files and every file a pass reads are hashed by content; any other file (images, weights,
+# archives) by size and modification time, so a data folder beside the code costs a stat per file, not a
+# read. Content, not times: a same-size edit whose time was restored (cp -p, tar, a restored CI cache) must
+# change the key. tests/test_trust.py checks that every pass's file_suffixes and file_names are covered.
 _HASHED_SUFFIXES = frozenset((
     "", ".py", ".pyi", ".pyx", ".pxd", ".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx",
     ".inl", ".txt", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".in", ".md", ".rst", ".sh", ".cmake",
+    ".bash", ".zsh", ".ksh", ".mk", ".pip", ".lock", ".dockerfile", ".containerfile", ".bzl", ".bazel", ".build",
+    ".gradle", ".slurm", ".sbatch", ".pbs", ".lsf", ".job", ".env", ".conf", ".ipynb", ".hip", ".proto", ".triton",
 ))
+# Names read by content whatever their suffix (Dockerfile.gpu, requirements-dev.pip, Makefile.am ...).
+_HASHED_NAMES = ("dockerfile*", "*.dockerfile", "containerfile*", "*requirements*", "constraints*", "environment*",
+                 "conda*", "env.y*ml", "makefile*", "gnumakefile*", "*.mk", "build*", "workspace*", "sconstruct*",
+                 "sconscript*", "meson.build", "cmakelists*", "setup.*", "pyproject*", "jenkinsfile*", "justfile*",
+                 "launch*", "run*", "train*", "*.sh.*")
+
+
+def content_keyed(name: str) -> bool:
+    """Whether :func:`tree_state` hashes a file of this name by its bytes (else by size and time)."""
+    import fnmatch
+
+    if os.path.splitext(name)[1].lower() in _HASHED_SUFFIXES:
+        return True
+    low = name.lower()
+    return any(fnmatch.fnmatchcase(low, g) for g in _HASHED_NAMES)
 
 
 def tree_state(inputs: Iterable[Path], admit=None) -> str:
     """Hash of every file under *inputs* (any name; the folders discovery skips are skipped here too).
 
-    Source and text files are hashed by content, other files (and any over the size limit) by size and
-    modification time; every file's relative path and module name count, and an unreadable file by its
+    Source and text files and every file a pass reads (:func:`content_keyed`) are hashed by content, other
+    files (and any over the size limit) by size and modification time; every file's relative path and module name count, and an unreadable file by its
     error, like a folder discovery cannot enter. Any file counts, not only the ones the passes read, so
     the hash changes whenever anything the analysis could look at changes (a ``.cu`` kernel, a
     ``setup.py``, a requirements file).
@@ -391,7 +684,7 @@ def tree_state(inputs: Iterable[Path], admit=None) -> str:
         for part in (rel.encode("utf-8", "surrogatepass"), modname.encode("utf-8", "surrogatepass")):
             h.update(len(part).to_bytes(8, "little"))
             h.update(part)
-        if path.suffix.lower() not in _HASHED_SUFFIXES:
+        if not content_keyed(path.name):
             h.update(_stat_part("S", path))
             continue
         try:

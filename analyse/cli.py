@@ -265,6 +265,7 @@ def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
         if record is not None:
             report, rules = record["report"], record["rules"]
             report["summary"]["duration_s"] = round(time.perf_counter() - started, 3)
+            report["summary"]["from_cache"] = True   # the whole report was reused (absent when analysed)
         else:
             report = _analyse(mode, inputs, paths, cfg, opts, policy, entries, roles, settings)
             from analyse.passes import all_rules
@@ -294,13 +295,31 @@ def _cached_report(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opt
     extra_files = list(opts.get("with_thirdparty") or ()) + ([opts["probe_results"]] if opts.get("probe_results") else [])
     if cfg["baseline"]:
         extra_files.append(str(_config_path(cfg, "baseline", cfg["baseline"])))
-    cache = Cache(settings.cache_dir)
-    state = tree_state(inputs, admit=lambda abspath, rel: not policy.excluded(rel, abspath))
+    cache = Cache(settings.cache_dir,
+                  check=lambda e: isinstance(e.get("report"), dict) and isinstance(e["report"].get("summary"), dict)
+                  and isinstance(e.get("rules"), list), plain=True)
+    state = tree_state(inputs, admit=_report_admit(opts.get("output"), policy))
     key = report_key(state, mode, [os.path.realpath(p) for p in inputs], list(paths), repr(sorted(cfg.values.items())),
                      str(cfg.base), bool(opts.get("show_suppressed")), [(f, file_digest(f)) for f in extra_files])
     entry = cache.get(key)
     cache.close()   # no connection stays open while the analysis forks its workers (the put reopens one)
     return cache, key, entry
+
+
+def _report_admit(output, policy):
+    """The whole-report hash's file filter: the configured excludes, and the reports this run writes when
+    ``-o`` is a folder of the analysed tree itself (``-o .``; an ``-o`` folder below it holds nothing else and
+    discovery skips it: :func:`analyse.files.is_report_folder`)."""
+    from analyse.files import is_report_file
+
+    out = os.path.realpath(output) if output and output != "-" else None
+
+    def admit(abspath, rel) -> bool:
+        if out is not None and is_report_file(abspath.name) and os.path.realpath(abspath.parent) == out:
+            return False
+        return not policy.excluded(rel, abspath)
+
+    return admit
 
 
 def _analyse(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opts: dict, policy, entries, roles,

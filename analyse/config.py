@@ -150,16 +150,12 @@ def _tname(v: Any) -> str:
 
 def read_file(path: Path) -> Tuple[Optional[Dict[str, Any]], str]:
     """(settings table or None when a pyproject.toml has no [tool.npu-analyse], description)."""
-    try:
-        if not path.is_file():  # FIFOs and devices are never read
-            raise ConfigError(f"cannot read {path}: not a regular file")
-        if path.stat().st_size > MAX_CONFIG_BYTES:
-            raise ConfigError(f"{path} is larger than {MAX_CONFIG_BYTES} bytes")
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    from analyse.inputs import InputError, load_toml
+
+    try:   # a regular file only, bounded in size and nesting (FIFOs, devices, nesting bombs: one line)
+        data = load_toml(path, "configuration", MAX_CONFIG_BYTES)
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
     if path.name == "pyproject.toml":
         table = (data.get("tool") or {}).get(TABLE) if isinstance(data.get("tool"), dict) else None
         if table is not None and not isinstance(table, dict):

@@ -174,6 +174,10 @@ def _toml_scripts(text: str) -> List[Tuple[str, str]]:
         tomllib = None
     out: List[Tuple[str, str]] = []
     if tomllib is not None:
+        from analyse.inputs import MAX_DEPTH, nesting_depth
+
+        if nesting_depth(text, toml=True) > MAX_DEPTH:   # a nesting bomb declares no scripts
+            return []
         try:
             doc = tomllib.loads(text)
         except Exception:

@@ -27,6 +27,29 @@ SKIP_DIRS = {
 }
 MAX_FILE_BYTES = 5 * 1024 * 1024
 
+# The files this tool writes into an output folder (``-o``: analyse.render.FILENAMES; ``probe -o``). A folder
+# that holds nothing but these (and the hidden ``.report.*.tmp`` of a write in progress) is a report folder
+# the tool wrote: discovery skips it (see :func:`is_report_folder`).
+REPORT_FILES = frozenset((
+    "report.json", "report.html", "report.sarif", "report.csv", "report.junit.xml", "report.gitlab.json",
+    "report.github.txt", "report.txt", "probe.json", "probe.html",
+))
+
+
+def is_report_file(name: str) -> bool:
+    """A name the tool writes into an output folder (or a temporary one of an unfinished write)."""
+    return name in REPORT_FILES or (name.startswith((".report.", ".probe.")) and name.endswith(".tmp"))
+
+
+def is_report_folder(names: Iterable[str]) -> bool:
+    """Whether a folder with these entries is one the tool wrote with ``-o`` (an ``npu-analyse-report``
+    inside the analysed tree, as the README's own quick start does): every entry is a report file
+    (:data:`REPORT_FILES`). Such a folder holds no file any pass reads, so skipping it hides nothing from
+    the analysis; it keeps the reports of the last run out of the whole-report cache's tree hash, which
+    would otherwise change on every run."""
+    names = list(names)
+    return bool(names) and all(is_report_file(n) for n in names)
+
 
 def is_virtualenv(path: Path) -> bool:
     # os.path.isfile, not Path.is_file: an unreadable folder must not raise here (it is reported when walked)
@@ -125,6 +148,19 @@ def _skip_dir(name: str, path: str) -> bool:
     return is_virtualenv(Path(path))
 
 
+def _too_long(exc: OSError) -> str:
+    return (f"not read: {exc.strerror or 'file name too long'} (the path is longer than this system allows); "
+            "everything below it is left out")
+
+
+def _entry_is_dir(entry) -> bool:
+    """What the folder listing says the entry is (no system call where the listing has the type)."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
 def _inside(path: str, root: str) -> bool:
     return path == root or os.path.commonpath([path, root]) == root
 
@@ -180,6 +216,8 @@ def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError]
         except OSError as exc:
             err(drel, f"cannot read folder: {exc.strerror or exc}")
             continue
+        if drel and is_report_folder(e.name for e in entries):   # an earlier run's -o folder
+            continue
         subdirs: List[Tuple[str, str, bool]] = []
         for entry in entries:
             name = entry.name
@@ -197,6 +235,8 @@ def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError]
                 except OSError as exc:
                     if exc.errno == errno.ELOOP:
                         err(rel, "symlink loop: the link never reaches a file; not followed")
+                    elif exc.errno == errno.ENAMETOOLONG:
+                        err(rel, _too_long(exc))
                     elif wanted(name):
                         err(rel, f"broken symlink: {exc.strerror or exc}")
                     continue
@@ -213,8 +253,10 @@ def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError]
                 try:
                     est = entry.stat(follow_symlinks=False)
                 except OSError as exc:
-                    if wanted(name):
-                        err(rel, f"cannot read file: {exc.strerror or exc}")
+                    if exc.errno == errno.ENAMETOOLONG:   # a subtree below PATH_MAX: never dropped silently
+                        err(rel, _too_long(exc))
+                    elif wanted(name) or _entry_is_dir(entry):
+                        err(rel, f"cannot read {'folder' if _entry_is_dir(entry) else 'file'}: {exc.strerror or exc}")
                     continue
                 real = full
                 if stat.S_ISDIR(est.st_mode):

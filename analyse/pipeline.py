@@ -8,7 +8,7 @@ Design (parallel and cached, with output independent of both):
    share of the project-wide facts -- its classes and bases and argparse
    defaults for the :class:`~analyse.resolve.ProjectIndex`, and each pass's
    ``prescan`` (cuda-extension: the extension names a ``setup.py`` builds).
-   Picklable, canonical (sorted) data.
+   Plain, canonical (sorted) data (the cache stores it as data: :func:`analyse.cache.encode`).
 3. **Combine** (main process): merge the pre-scans into the index and each
    pass's ``combine`` (into ``project.store``). A digest of all pre-scans is the
    *context* the per-file results depend on.
@@ -134,6 +134,25 @@ class _Task:
     modname: str
     key: str = ""
     size: int = 0
+
+
+def _cache_types() -> tuple:
+    """The dataclasses a per-file cache entry holds (see :func:`analyse.cache.encode`)."""
+    from analyse.callgraph import ClassSummary, ModuleSummary
+
+    return (Prescan, ModuleResult, Finding, AnalysisError, ModuleSummary, ClassSummary)
+
+
+def _entry_ok(entry: dict) -> bool:
+    """A per-file entry's shape: a pre-scan, and a context digest with its result (or neither)."""
+    ctx, res = entry.get("context"), entry.get("result")
+    return (isinstance(entry.get("prescan"), Prescan) and (ctx is None or isinstance(ctx, str))
+            and (res is None or isinstance(res, ModuleResult)))
+
+
+def open_cache(directory: Path) -> Cache:
+    """The per-file cache in *directory*: data-only entries of the pipeline's own types."""
+    return Cache(directory, types=_cache_types, check=_entry_ok)
 
 
 def _internal(relpath: str, where: str, exc: BaseException) -> AnalysisError:
@@ -398,7 +417,7 @@ def _worker_main(conn, worker: _Worker, tasks: Dict[str, _Task]) -> None:
             elif cmd[0] == "context":
                 worker.set_context(cmd[1], cmd[2])
                 if cmd[3] is not None:
-                    store = (Cache(cmd[3]), {p.relpath: p for p in cmd[2]}, cmd[4])
+                    store = (open_cache(cmd[3]), {p.relpath: p for p in cmd[2]}, cmd[4])
             else:
                 break
             conn.send(("done", None))
@@ -619,7 +638,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     want_summaries = True if summaries is None else summaries
 
     # ---- 1. hash (and look up)
-    cache = Cache(settings.cache_dir) if settings.cache_dir is not None else None
+    cache = open_cache(settings.cache_dir) if settings.cache_dir is not None else None
     rkey = run_key(kb, mode, [p.name for p in passes], tuple(settings.options) + (want_summaries,)) if cache else ""
     tasks: Dict[str, _Task] = {}
     order: List[str] = []

@@ -10,7 +10,6 @@ looks calls up in. This module reads JSON only; it depends on nothing above it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional
@@ -56,12 +55,14 @@ class ThirdpartyIndex:
 def load_report(path: str) -> dict:
     """Read and check one thirdparty report; ValueError with a clear message otherwise."""
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read --with-thirdparty {path}: {exc.strerror or exc}") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"cannot read --with-thirdparty {path}: not a JSON file ({exc})") from exc
+    from analyse.inputs import BadSyntax, InputError, load_json
+
+    try:   # a regular file, bounded in size and nesting
+        data = load_json(p, "--with-thirdparty report")
+    except BadSyntax as exc:
+        raise ValueError(f"cannot read --with-thirdparty {path}: not a JSON file ({exc.detail})") from None
+    except InputError as exc:
+        raise ValueError(str(exc)) from None
     if not isinstance(data, dict):
         raise ValueError(f"cannot read --with-thirdparty {path}: not an npu-analyse report (expected a JSON object)")
     if data.get("mode") != "thirdparty" or not isinstance(data.get("thirdparty"), dict):

@@ -41,6 +41,7 @@ _TENSOR_DUNDERS = frozenset(
     ).split()
 )
 MAX_LINE = 500
+MAX_OPS_FILE_BYTES = 16 * 1024 * 1024   # an ops file names operators, one a line
 
 
 class OpsFileError(ValueError):
@@ -183,14 +184,12 @@ def parse_ops_text(text: str) -> OpsList:
 
 
 def read_ops_file(path: Path) -> OpsList:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise OpsFileError(f"cannot read ops file {path}: {exc.strerror or exc}") from exc
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise OpsFileError(f"ops file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    from analyse.inputs import InputError, read_text
+
+    try:   # a regular file, bounded (/dev/zero, a FIFO: one line at once)
+        text = read_text(path, "ops file", MAX_OPS_FILE_BYTES)
+    except InputError as exc:
+        raise OpsFileError(str(exc)) from None
     return parse_ops_text(text)
 
 
@@ -246,12 +245,12 @@ def read_report_apis(path: Path) -> OpsList:
     unsupported-api and the categories in EXTRA_CATEGORIES) and of ``thirdparty.functions`` (their
     ``reasons`` and the callee ending their ``via`` chain). Every other API it names is listed in
     ``skipped`` with the reason."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise OpsFileError(f"cannot read report {path}: {exc.strerror or exc}") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise OpsFileError(f"report {path} is not valid JSON: {exc}") from exc
+    from analyse.inputs import InputError, load_json
+
+    try:   # a regular file, bounded in size and nesting
+        doc = load_json(path, "report")
+    except InputError as exc:
+        raise OpsFileError(str(exc)) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
         raise OpsFileError(f"report {path} has no 'findings' list (expected an npu-analyse report.json)")
     out = OpsList()
@@ -281,8 +280,10 @@ def read_report_apis(path: Path) -> OpsList:
 
 def report_torch_version(path: Path) -> Optional[str]:
     """target.torch_version of a report (the version whose NPU documentation applies), or None."""
+    from analyse.inputs import load_json
+
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = load_json(path, "report")
     except Exception:
         return None
     target = doc.get("target") if isinstance(doc, dict) else None

@@ -19,7 +19,6 @@ not probed at all, has no verdict (``None``). Does not import torch.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
@@ -141,16 +140,12 @@ def validate_probe_document(doc: Any, path: Union[str, Path] = "probe.json") -> 
 
 def load_probe_results(path: Union[str, Path]) -> ProbeOverlay:
     """Read and check a probe.json; raises ProbeFileError with one clear line."""
+    from analyse.inputs import InputError, load_json
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ProbeFileError(f"cannot read probe results {p}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ProbeFileError(f"{p}: not UTF-8 text") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ProbeFileError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    try:   # a regular file, bounded in size and nesting
+        doc = load_json(p, "probe results")
+    except InputError as exc:
+        raise ProbeFileError(str(exc)) from None
     validate_probe_document(doc, p)
     return ProbeOverlay(doc["device"], doc["results"], doc.get("environment"))

@@ -61,6 +61,19 @@ _RENDERERS: Dict[str, Callable[[dict, RenderOptions], str]] = {
 }
 
 
+# Non-UTF-8 file names (lone surrogates from surrogateescape) in every format: JSON formats write them as
+# JSON escapes (\udcff: json.loads + os.fsencode give the real name back), the others as visible text
+# (bad\xff.py); SARIF URIs percent-encode the byte (sarif._uri). Every output is valid UTF-8.
+_JSON_FORMATS = frozenset(("json", "sarif", "gitlab"))
+
+
+def _render(fmt: str, report: dict, options: RenderOptions) -> str:
+    from analyse.termsafe import escape_surrogates, json_surrogates
+
+    text = _RENDERERS[fmt](report, options)
+    return json_surrogates(text) if fmt in _JSON_FORMATS else escape_surrogates(text)
+
+
 def _options(rules, options: Optional[RenderOptions]) -> RenderOptions:
     if options is not None:
         return options
@@ -82,7 +95,7 @@ def render_format(report: dict, fmt: str, rules: Optional[List[dict]] = None,
                   options: Optional[RenderOptions] = None) -> str:
     """One format as text."""
     (fmt,) = _check_formats([fmt])
-    return _RENDERERS[fmt](report, _options(rules, options))
+    return _render(fmt, report, _options(rules, options))
 
 
 def check_output_dir(out_dir: Path) -> Optional[str]:
@@ -122,7 +135,7 @@ def write_reports(report: dict, rules: List[dict], out_dir: Path, formats: Itera
     staged: List[tuple] = []
     try:
         for fmt in wanted:
-            text = _RENDERERS[fmt](report, opts)
+            text = _render(fmt, report, opts)
             fd, tmp = tempfile.mkstemp(prefix=f".{FILENAMES[fmt]}.", suffix=".tmp", dir=str(out_dir))
             staged.append((fmt, tmp))
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:

@@ -19,9 +19,11 @@ _XML_BAD = {c: None for c in list(range(0, 9)) + [11, 12] + list(range(14, 32)) 
 
 
 def _x(text: object) -> str:
-    """Text XML 1.0 can carry (control characters dropped, surrogates replaced)."""
-    s = str(text).translate(_XML_BAD)
-    return s.encode("utf-8", "replace").decode("utf-8")
+    """Text XML 1.0 can carry (control characters dropped, surrogates written as visible escapes: a
+    non-UTF-8 file name's byte 0xff as ``\\xff``)."""
+    from analyse.termsafe import escape_surrogates
+
+    return escape_surrogates(str(text).translate(_XML_BAD))
 
 
 def _line(report: dict, f: dict) -> str:

@@ -61,9 +61,10 @@ def text_edit(finding: dict) -> Optional[dict]:
 
 
 def _uri(path: str) -> str:
+    # errors="surrogateescape": a non-UTF-8 file name's byte is percent-encoded as itself (bad%FF.py)
     if path.startswith("/"):
-        return "file://" + quote(path, safe="/")
-    return quote(path, safe="/")
+        return "file://" + quote(path, safe="/", errors="surrogateescape")
+    return quote(path, safe="/", errors="surrogateescape")
 
 
 def _rule(r: dict) -> dict:

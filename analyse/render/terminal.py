@@ -65,7 +65,7 @@ def _entry_point_lines(summary: dict, width: int, c) -> List[str]:
     for e in eps[:MAX_ENTRY_POINT_LINES]:
         v = e.get("verdict") or {}
         effort = str(v.get("effort") or "unknown")
-        name = str(e.get("path", "?")) + (f":{str(e['function']).rsplit('.', 1)[-1]}" if e.get("function") else "")
+        name = safe(str(e.get("path", "?")) + (f":{str(e['function']).rsplit('.', 1)[-1]}" if e.get("function") else ""))
         role = e.get("role") or "product"
         drivers = v.get("drivers") or []
         top = ""

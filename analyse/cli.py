@@ -1,19 +1,19 @@
 """Command line: ``npu-analyse script | thirdparty | probe | explain | rules``.
 
-Exit codes (``script`` and ``thirdparty``; ``probe`` uses 2 and 130 the same way):
+Exit codes (``script`` and ``thirdparty``; ``probe`` uses 2, 130, 143 and 129 the same way):
 
 * 0 -- the analysis ran and nothing at or above ``--fail-on`` remains (always with ``--exit-zero``);
 * 1 -- a finding at or above ``--fail-on`` remains after suppressions and the baseline;
 * 2 -- usage or configuration error (one line on stderr);
-* 3 -- the analysis could not run: no input file could be analysed, an internal failure, or the
-  reports could not be written;
-* 130 -- interrupted (Ctrl-C); no report is left half-written.
+* 3 -- the analysis could not run: no input file could be analysed, an internal failure, out of
+  memory, or the reports could not be written;
+* 130 -- interrupted (Ctrl-C, SIGINT); 143 -- SIGTERM; 129 -- SIGHUP. No report is left half-written and
+  no worker process outlives the run (:mod:`analyse.lifecycle`).
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -341,11 +341,22 @@ def _analyse(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opts: dic
         raise RunFailed(f"analysis failed: {exc}")
     except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException):
         raise
+    except MemoryError as exc:   # lifecycle.OutOfMemory (a worker, naming its file) or this process's own
+        raise RunFailed(_out_of_memory(getattr(exc, "where", "")))
     except Exception as exc:  # noqa: BLE001 - a crash of the tool is exit 3 with one line
+        from analyse.lifecycle import OutOfMemory
+
+        if isinstance(exc, OutOfMemory):
+            raise RunFailed(_out_of_memory(exc.where))
         if os.environ.get("NPU_ANALYSE_DEBUG"):
             raise
         raise RunFailed(f"analysis failed: {type(exc).__name__}: {exc} (set NPU_ANALYSE_DEBUG=1 for a traceback)")
     return report
+
+
+def _out_of_memory(where: str) -> str:
+    return (f"out of memory while analysing {safe(where)}" if where else "out of memory") + \
+        " (try fewer --jobs, or a machine with more memory)"
 
 
 def _finish(report: dict, rules: List[dict], cfg, opts: dict, policy, fmts, output) -> None:
@@ -465,14 +476,20 @@ def _keep(ctx, param, value):
 
 def _run_settings(quiet: bool):
     from analyse.cache import default_cache_dir
-    from analyse.pipeline import Settings
+    from analyse.pipeline import Settings, available_cpus
 
     meta = click.get_current_context().meta
     cache_dir = None
     if not meta.get("npu-analyse.no_cache"):
         cache_dir = Path(meta["npu-analyse.cache_dir"]) if meta.get("npu-analyse.cache_dir") else default_cache_dir()
-    return Settings(jobs=meta.get("npu-analyse.jobs"), cache_dir=cache_dir,
-                    progress=not quiet and sys.stderr.isatty())
+    jobs = meta.get("npu-analyse.jobs")
+    if jobs is not None:
+        cpus = available_cpus()
+        if jobs > cpus:   # more workers than CPUs only share the CPUs, each with its own memory
+            if not quiet:
+                click.echo(f"npu-analyse: --jobs {jobs} capped to {cpus} (the CPUs this process may use)", err=True)
+            jobs = cpus
+    return Settings(jobs=jobs, cache_dir=cache_dir, progress=not quiet and sys.stderr.isatty())
 
 
 EPILOG_MAIN = """\b
@@ -521,7 +538,7 @@ def cli() -> None:
 
     \b
     Exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage or configuration error,
-    3 analysis could not run, 130 interrupted (no half-written report is left).
+    3 analysis could not run, 130 interrupted, 143 SIGTERM, 129 SIGHUP (no half-written report is left).
     """
 
 
@@ -541,7 +558,7 @@ def script_cmd(paths, **opts):
 
     \b
     Exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage or configuration error,
-    3 analysis could not run, 130 interrupted (no half-written report is left).
+    3 analysis could not run, 130 interrupted, 143 SIGTERM, 129 SIGHUP (no half-written report is left).
     """
     _run("script", paths, opts)
 
@@ -554,7 +571,7 @@ def thirdparty_cmd(paths, **opts):
 
     \b
     Exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage or configuration error,
-    3 analysis could not run, 130 interrupted (no half-written report is left).
+    3 analysis could not run, 130 interrupted, 143 SIGTERM, 129 SIGHUP (no half-written report is left).
     """
     _run("thirdparty", paths, opts)
 
@@ -764,26 +781,26 @@ def _register_probe() -> None:
 _register_probe()
 
 
-def _terminate(signum, frame):  # pragma: no cover - exercised through a subprocess
-    raise SystemExit(128 + signum)  # unwinds like Ctrl-C: temporary report files are removed
-
-
 def main(argv: Optional[Sequence[str]] = None) -> None:
-    """Entry point: click in non-standalone mode so that Ctrl-C is 130 (click's own handling exits 1)."""
-    try:
-        signal.signal(signal.SIGTERM, _terminate)
-    except (ValueError, OSError):  # pragma: no cover - not the main thread
-        pass
+    """Entry point: click in non-standalone mode so that Ctrl-C is 130 (click's own handling exits 1).
+
+    Every way out ends the run's child processes first (:mod:`analyse.lifecycle`): SIGINT is 130,
+    SIGTERM 143 and SIGHUP 129 (128 + the signal), each with one line on stderr."""
+    from analyse import lifecycle
+
+    handlers = lifecycle.install_signal_handlers()
     try:
         rv = cli.main(args=argv, prog_name="npu-analyse", standalone_mode=False)
     except click.exceptions.Abort as exc:
         if isinstance(exc.__context__, EOFError) and not isinstance(exc.__context__, KeyboardInterrupt):
             sys.exit(1)
-        click.echo("npu-analyse: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        _interrupted()
     except KeyboardInterrupt:
-        click.echo("npu-analyse: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        _interrupted()
+    except lifecycle.Terminated as exc:
+        lifecycle.end_owned()
+        click.echo(f"npu-analyse: terminated by {exc.name}", err=True)
+        raise
     except click.UsageError as exc:
         if isinstance(exc, UsageFail):
             exc.show()
@@ -794,20 +811,43 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
+    except MemoryError:
+        lifecycle.end_owned()
+        click.echo(f"npu-analyse: error: {_out_of_memory('')}", err=True)
+        sys.exit(EXIT_FAILED)
+    finally:
+        lifecycle.end_owned()   # nothing is left on a normal end; after anything else, the workers go now
+        lifecycle.restore_signal_handlers(handlers)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _interrupted() -> None:
+    from analyse import lifecycle
+
+    lifecycle.end_owned()
+    click.echo("npu-analyse: interrupted", err=True)
+    sys.exit(EXIT_INTERRUPTED)
 
 
 def console_main() -> None:
     """The ``npu-analyse`` command and ``python -m analyse``: :func:`main`, then leave without tearing the
     interpreter down. The reports are written and the streams flushed by then; freeing every object of a
     large run one by one only delays the exit (a tenth of a second on timm). mypy leaves the same way.
+    Before that, whatever the way out, the run's child processes are ended (:func:`analyse.lifecycle.leaving`):
+    ``os._exit`` runs no ``atexit`` hook, and the analysis thread may still be running after Ctrl-C.
     :func:`main` itself raises ``SystemExit`` as usual (tests and embedding callers use it)."""
+    from analyse import lifecycle
+
     try:
         main()
     except SystemExit as exc:
         code = exc.code
+    except BaseException:  # pragma: no cover - main turns every exception into an exit code
+        lifecycle.leaving()
+        raise
     else:  # pragma: no cover - main always exits
         code = EXIT_OK
+    lifecycle.leaving()
     if code is None:
         code = EXIT_OK
     elif not isinstance(code, int):

@@ -171,15 +171,17 @@ def other_suffixes(passes: Sequence[Pass]) -> Tuple[str, ...]:
 
 
 def default_jobs() -> int:
-    """``--jobs`` when none is given: ``NPU_ANALYSE_JOBS``, else the CPUs this process may use
-    (:func:`available_cpus`)."""
+    """``--jobs`` when none is given: ``NPU_ANALYSE_JOBS`` (at most the CPUs), else the CPUs this process
+    may use (:func:`available_cpus`). More workers than CPUs only share the same CPUs' time, each holding
+    its own memory (``-j 10000`` forked one process per file)."""
+    cpus = available_cpus()
     env = os.environ.get("NPU_ANALYSE_JOBS")
     if env:
         try:
-            return max(1, int(env))
+            return max(1, min(int(env), cpus))
         except ValueError:
             pass
-    return available_cpus()
+    return cpus
 
 
 def available_cpus(cgroup_root: str = "/sys/fs/cgroup", proc_cgroup: str = "/proc/self/cgroup") -> int:
@@ -287,6 +289,8 @@ class _Worker:
         r = Resolver(sf.tree, task.modname, local, is_package=sf.is_package_init)
         try:
             local.add_module(task.modname, sf.tree, r)
+        except MemoryError:   # not one file's problem: the run cannot go on (exit 3)
+            raise
         except Exception as exc:  # pragma: no cover - defensive
             errors.append(_internal(task.relpath, "indexing", exc))
         classes = tuple(sorted((q, tuple(info.bases)) for q, info in local.classes.items()))
@@ -304,6 +308,8 @@ class _Worker:
                 continue
             try:
                 data = p.prescan(ctx)
+            except MemoryError:   # not one file's problem: the run cannot go on (exit 3)
+                raise
             except Exception as exc:
                 errors.append(_internal(task.relpath, f"pass {p.name} (pre-scan)", exc))
                 continue
@@ -338,6 +344,8 @@ class _Worker:
         for p in self.passes:
             try:
                 out.findings.extend(p.check_module(ctx))
+            except MemoryError:   # not one file's problem: the run cannot go on (exit 3)
+                raise
             except Exception as exc:
                 out.errors.append(_internal(sf.relpath, f"pass {p.name}", exc))
         out.facts = dict(ctx.facts)
@@ -347,6 +355,8 @@ class _Worker:
             try:
                 out.summary = summarise_module(sf.tree, sf.modname, sf.relpath, resolver, sf.is_package_init,
                                                len(sf.lines))
+            except MemoryError:   # not one file's problem: the run cannot go on (exit 3)
+                raise
             except Exception as exc:
                 out.summary_error = _internal(sf.relpath, "call graph", exc)
             if out.summary is not None:
@@ -355,6 +365,8 @@ class _Worker:
                 try:
                     out.summary.reach = module_facts(sf.tree, sf.modname, sf.relpath, sf.is_package_init,
                                                      call_lines(out.summary, self.project.index.modules))
+                except MemoryError:   # not one file's problem: the run cannot go on (exit 3)
+                    raise
                 except Exception as exc:
                     out.summary_error = _internal(sf.relpath, "entry points and reach", exc)
         astroid.MANAGER.astroid_cache.pop(sf.modname, None)
@@ -387,10 +399,25 @@ def _combine(project: ProjectContext, passes: Sequence[Pass], prescans: Sequence
 
 # --------------------------------------------------------------------------- workers
 
-def _worker_main(conn, worker: _Worker, tasks: Dict[str, _Task]) -> None:
+def _worker_main(conn, worker: _Worker, tasks: Dict[str, _Task], parent_pid: int = 0, inherited=()) -> None:
     import signal
 
+    # One owner: this process dies with the main process however that ends (kill -9 included), holds no
+    # pipe end but its own (the main process's ends, inherited through the fork, would keep its own
+    # connection open after the main process died: it would wait for a command forever), and never
+    # writes to the run's stdout.
+    from analyse.lifecycle import detach_stdout, die_with_parent, parent_alive
+
+    die_with_parent(parent_pid or os.getppid())
+    for other in inherited:
+        try:
+            other.close()
+        except OSError:  # pragma: no cover
+            pass
+    detach_stdout()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C and ends the workers
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # the main process's handlers are no use here
+        signal.signal(sig, signal.SIG_DFL)
     profile_dir = os.environ.get("NPU_ANALYSE_PROFILE_DIR")  # benchmarks: one cProfile file per worker
     profiler = None
     if profile_dir:
@@ -401,36 +428,86 @@ def _worker_main(conn, worker: _Worker, tasks: Dict[str, _Task]) -> None:
     store = None   # (cache, pre-scans by file, context digest) once the analysis context has come
     if worker.keep:
         gc.disable()   # the kept trees are frozen: see analyse.gcpolicy.collect_never (a worker never enables it again)
+    current = ""
+    code = 0
     try:
         while True:
+            while not conn.poll(_LIVENESS_S):   # waiting for a command: is the main process still there?
+                if not parent_alive(parent_pid or os.getppid()):
+                    raise EOFError()
             cmd = conn.recv()
             if cmd[0] == "prescan":
                 for rel in cmd[1]:
+                    current = rel
                     conn.send(("item", worker.prescan(tasks[rel])))
             elif cmd[0] == "analyse":
                 for rel in cmd[1]:
+                    current = rel
                     res = worker.analyse(tasks[rel])
                     if store is not None and tasks[rel].key:  # the worker writes its own entries
                         store[0].put(tasks[rel].key, {"prescan": store[1][rel], "context": store[2], "result": res})
                         res.stored = store[0].usable
                     conn.send(("item", res))
             elif cmd[0] == "context":
+                current = ""
                 worker.set_context(cmd[1], cmd[2])
                 if cmd[3] is not None:
                     store = (open_cache(cmd[3]), {p.relpath: p for p in cmd[2]}, cmd[4])
             else:
                 break
+            current = ""
             conn.send(("done", None))
     except (EOFError, KeyboardInterrupt, BrokenPipeError):
-        pass
+        store = None   # the main process is gone: nothing is waiting for these entries
+    except MemoryError:
+        # Out of memory: say where, once, and leave (the main process ends the run with exit 3). Nothing
+        # more is attempted here: under memory pressure it would fail again, and again.
+        store = None
+        code = _EXIT_OUT_OF_MEMORY
+        try:
+            conn.send(("oom", current))
+        except BaseException:  # noqa: BLE001 - the exit code says it too
+            pass
     finally:
-        conn.close()
+        try:
+            conn.close()
+        except OSError:  # pragma: no cover
+            pass
         if store is not None:
-            store[0].close()   # the entries still buffered go in before the process leaves
+            try:
+                store[0].close()   # the entries still buffered go in before the process leaves
+            except MemoryError:  # pragma: no cover
+                code = _EXIT_OUT_OF_MEMORY
         if profiler is not None:
             profiler.disable()
             profiler.dump_stats(os.path.join(profile_dir, f"worker-{os.getpid()}.prof"))
-        os._exit(0)
+        os._exit(code)
+
+
+def _here(step: Callable, task: _Task):
+    """One file's step in this process; running out of memory names the file."""
+    try:
+        return step(task)
+    except MemoryError:
+        raise _out_of_memory(task.relpath) from None
+
+
+def _cancelled() -> BaseException:
+    from analyse.lifecycle import Cancelled
+
+    return Cancelled()
+
+
+def _out_of_memory(relpath: str) -> Exception:
+    from analyse.lifecycle import OutOfMemory
+
+    return OutOfMemory(relpath)
+
+
+# A worker waiting for its next command checks this often that the main process is still its parent.
+_LIVENESS_S = 1.0
+# A worker that ran out of memory leaves with this code (and says so on its connection first).
+_EXIT_OUT_OF_MEMORY = 75
 
 
 class _Pool:
@@ -446,22 +523,33 @@ class _Pool:
     def __init__(self, jobs: int, worker: _Worker, tasks: Dict[str, _Task]):
         import multiprocessing
 
+        from analyse import lifecycle
+
         mp = multiprocessing.get_context("fork")
         self.worker = worker
         self.tasks = tasks
         self.procs = []
         self.owner: Dict[str, int] = {}   # which worker pre-scanned (and keeps the tree of) each file
-        for _ in range(jobs):
-            parent, child = mp.Pipe()
-            proc = mp.Process(target=_worker_main, args=(child, worker, tasks), daemon=True)
-            proc.start()
-            child.close()
-            self.procs.append((proc, parent))
+        self.ended = False                # terminate() ran: the run is ending, nothing is redone here
+        lifecycle.own(self)               # ended on every exit path of the command line (Ctrl-C, SIGTERM, ...)
+        try:
+            for _ in range(jobs):
+                parent, child = mp.Pipe()
+                # the child closes every main-process end it inherits: the earlier workers' and its own
+                inherited = [conn for _p, conn in self.procs] + [parent]
+                proc = mp.Process(target=_worker_main, args=(child, worker, tasks, os.getpid(), inherited),
+                                  daemon=True)
+                proc.start()
+                child.close()
+                self.procs.append((proc, parent))
+        except BaseException:
+            self.terminate()
+            raise
 
     def broadcast(self, command: tuple) -> None:
         """Send *command* to every live worker and wait until each has done it."""
-        from multiprocessing.connection import wait
-
+        if self.ended:
+            raise _cancelled()
         live = []
         for _proc, conn in self.procs:
             try:
@@ -470,22 +558,52 @@ class _Pool:
             except (OSError, ValueError):
                 pass
         while live:
-            for conn in wait(live):
+            for conn in self._wait(live):
                 try:
-                    kind, _item = conn.recv()
+                    kind, _item = self._recv(conn)
                 except (EOFError, OSError):
                     live.remove(conn)
                     continue
                 if kind == "done":
                     live.remove(conn)
 
+    def _wait(self, conns: list) -> list:
+        from multiprocessing.connection import wait
+
+        try:
+            return wait(conns)
+        except (OSError, ValueError):
+            if self.ended:   # terminated from another thread: the run is ending
+                raise _cancelled() from None
+            raise
+
+    def _recv(self, conn) -> tuple:
+        """The next message from a worker. EOF/OSError: it is gone (its work is redone here), unless the
+        run is ending (then :class:`~analyse.lifecycle.Cancelled`) or it ran out of memory (then
+        :class:`~analyse.lifecycle.OutOfMemory`, which ends the run)."""
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError, ValueError):
+            if self.ended:
+                raise _cancelled() from None
+            proc = next((p for p, c in self.procs if c is conn), None)
+            if proc is not None:
+                proc.join(timeout=1)
+                if proc.exitcode == _EXIT_OUT_OF_MEMORY:
+                    raise _out_of_memory("") from None
+            raise EOFError()
+        if msg[0] == "oom":
+            raise _out_of_memory(msg[1])
+        return msg
+
     def run(self, queues: List[List[str]], verb: str, step: Callable, on_item: Callable, shared: bool) -> None:
         """Work through *queues* (one shared queue, or one per worker with stealing); results go to
         *on_item*; what a dead worker had in hand is done here with *step*."""
         from collections import deque
-        from multiprocessing.connection import wait
 
         qs = [deque(q) for q in queues]
+        if self.ended:
+            raise _cancelled()
         index = {conn: i for i, (_proc, conn) in enumerate(self.procs)}
 
         def next_for(i: int) -> Optional[str]:
@@ -523,9 +641,9 @@ class _Pool:
             if commands[conn]:
                 live.append(conn)
         while live:
-            for conn in wait(live):
+            for conn in self._wait(live):
                 try:
-                    kind, item = conn.recv()
+                    kind, item = self._recv(conn)
                 except (EOFError, OSError):
                     redo.extend(inflight.pop(conn))
                     live.remove(conn)
@@ -540,12 +658,17 @@ class _Pool:
                     inflight[conn].remove(item.relpath)
                 self.owner[item.relpath] = index[conn]
                 on_item(item)
+        if self.ended:
+            raise _cancelled()
         for q in qs:  # every worker gone: the rest is done here
             redo.extend(q)
         for rel in redo:
-            on_item(step(self.tasks[rel]))
+            on_item(_here(step, self.tasks[rel]))
 
     def close(self) -> None:
+        """The normal end: every worker is told to leave (writing its last cache entries) and reaped."""
+        from analyse import lifecycle
+
         for proc, conn in self.procs:
             try:
                 conn.send(("exit",))
@@ -557,6 +680,30 @@ class _Pool:
             if proc.is_alive():  # pragma: no cover
                 proc.kill()
                 proc.join()
+        lifecycle.disown(self)
+
+    def terminate(self) -> None:
+        """The run is ending early (an exception, Ctrl-C, a signal, out of memory): the workers are killed
+        and reaped now; whatever they were doing is of no use. Safe to call from another thread, and twice."""
+        from analyse import lifecycle
+
+        self.ended = True
+        lifecycle.disown(self)
+        for proc, _conn in self.procs:
+            try:
+                if proc.is_alive():
+                    proc.kill()
+            except (OSError, ValueError, AttributeError):  # pragma: no cover - already reaped
+                pass
+        for proc, conn in self.procs:
+            try:
+                proc.join(timeout=2)
+            except (OSError, ValueError, AssertionError, AttributeError):  # pragma: no cover
+                pass
+            try:
+                conn.close()
+            except OSError:  # pragma: no cover
+                pass
 
 
 def _prefetch(module: str) -> None:
@@ -705,7 +852,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
                 owner = dict(pool.owner) if keep else {}
             else:
                 for rel in todo_pre:
-                    got_pre(worker.prescan(tasks[rel]))
+                    got_pre(_here(worker.prescan, tasks[rel]))
         timings["prescan_s"] = time.perf_counter() - tp
 
         # ---- 3. combine
@@ -754,8 +901,13 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
                          shared=False)
             else:
                 for rel in todo:
-                    got_result(worker.analyse(tasks[rel]))
+                    got_result(_here(worker.analyse, tasks[rel]))
         timings["analyse_s"] = time.perf_counter() - ta
+    except BaseException:
+        if pool is not None:
+            pool.terminate()   # an error, Ctrl-C, out of memory: the workers' work is of no use now
+            pool = None
+        raise
     finally:
         gc_off.close()
         progress.close()
@@ -810,11 +962,15 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
                     fs, errs = p.check_file(abspath, rel, project)
                     findings.extend(fs)
                     errors.extend(errs)
+                except MemoryError:   # not one file's problem: the run cannot go on (exit 3)
+                    raise
                 except Exception as exc:
                     errors.append(_internal(rel, f"pass {p.name}", exc))
     for p in passes:
         try:
             findings.extend(p.finish(project))
+        except MemoryError:   # not one file's problem: the run cannot go on (exit 3)
+            raise
         except Exception as exc:
             errors.append(_internal("<project>", f"pass {p.name} (project level)", exc))
     findings = assign_ids(dedupe(findings))

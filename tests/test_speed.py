@@ -488,7 +488,7 @@ def test_default_jobs_is_the_cpus_this_process_may_use(tmp_path, monkeypatch):
     assert pipeline.available_cpus(str(tmp_path), str(tmp_path / "proc")) == 8     # the affinity mask
     assert pipeline.available_cpus(str(tmp_path), str(tmp_path / "missing")) == 8
     monkeypatch.setenv("NPU_ANALYSE_JOBS", "3")
-    assert pipeline.default_jobs() == 3
+    assert pipeline.default_jobs() == min(3, pipeline.available_cpus())   # never more than the CPUs
 
 
 def test_jobs_must_be_positive(tmp_path):

@@ -26,6 +26,7 @@ from analyse.probe.opsfile import OpSpec
 
 STARTUP_TIMEOUT_S = 180.0
 SETUP_ENV = "NPU_ANALYSE_PROBE_SETUP"
+PARENT_ENV = "NPU_ANALYSE_PROBE_PARENT"   # the pid of the process that started the worker
 
 
 class ProbeFatal(Exception):
@@ -64,12 +65,17 @@ class WorkerProcess:
 
     # -- life cycle -------------------------------------------------------------------
     def start(self) -> None:
+        from analyse import lifecycle
+
+        lifecycle.own(self)   # killed, and its folder removed, on every exit path of the command line
         self._log = tempfile.TemporaryFile()
         if self._home is None:
             self._home = tempfile.mkdtemp(prefix="npu-analyse-worker-")
+        env = worker_environment()
+        env[PARENT_ENV] = str(os.getpid())   # the worker removes its folder and leaves when this process dies
         self.proc = subprocess.Popen(
             worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
-            cwd=self._home, env=worker_environment(),
+            cwd=self._home, env=env,
         )
         self._buf = b""
         self.starts += 1
@@ -102,9 +108,17 @@ class WorkerProcess:
         self._cleanup()
 
     def remove_home(self) -> None:
+        from analyse import lifecycle
+
         if self._home is not None:
             shutil.rmtree(self._home, ignore_errors=True)
             self._home = None
+        lifecycle.disown(self)
+
+    def terminate(self) -> None:
+        """The run is ending (Ctrl-C, SIGTERM, SIGHUP, an error): kill the worker, remove its folder."""
+        self.kill()
+        self.remove_home()
 
     def _cleanup(self) -> None:
         if self.proc is not None:

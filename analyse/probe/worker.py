@@ -883,9 +883,27 @@ def isolate() -> None:
     sys.path[:] = [p for p in sys.path if p not in ("", ".") and os.path.abspath(p) != cwd]
 
 
+def watch_parent(parent: int, home: str, interval: float = 0.5) -> None:
+    """The process that started this worker owns it: when that process is gone (killed, even with
+    SIGKILL, which runs none of its cleanup), the worker removes its private folder and leaves -- also in
+    the middle of an operator (this runs in its own thread)."""
+    import shutil
+
+    while os.getppid() == parent:
+        time.sleep(interval)
+    if os.path.basename(home).startswith("npu-analyse-worker-"):   # the runner's folder, never anything else
+        shutil.rmtree(home, ignore_errors=True)
+    os._exit(1)
+
+
 def main() -> None:
     import faulthandler
+    import threading
 
+    parent = os.environ.get("NPU_ANALYSE_PROBE_PARENT", "")
+    if parent.isdigit():
+        threading.Thread(target=watch_parent, args=(int(parent), os.getcwd()), name="npu-analyse-parent-watch",
+                         daemon=True).start()
     isolate()
     faulthandler.enable()  # -I ignores PYTHONFAULTHANDLER; a segfault's traceback goes to stderr
     # Keep a private copy of stdout for the protocol; point fd 1 at stderr.

@@ -272,3 +272,12 @@ def test_fp8_tensor_passed_by_the_wrapper_blocks_the_launch(tmp_path, kb):
     assert _got(res) == [(6, "NPU506", "manual"), (12, "NPU506", "blocker"), (12, "NPU511", "blocker")]
     f = [f for f in res.findings if f.code == "NPU511"][0]
     assert "torch.float8_e4m3fn tensor (line 11)" in f.message and "supported on Ascend 950" in f.message
+
+
+def test_triton_reexported_by_a_project_module(tmp_path, kb):
+    src = ("from pkg._triton import HAVE_TRITON, triton, tl\n\nif HAVE_TRITON:\n\n    @triton.jit\n"
+           "    def _k(x, BLOCK: tl.constexpr):\n        tl.store(x, tl.load(x).to(tl.float64))\n")
+    res = _run(tmp_path, kb, src, name="pkg/ops.py", extra_files={
+        "pkg/__init__.py": "", "pkg/_triton.py": "try:\n    import triton\n    import triton.language as tl\n"
+        "    HAVE_TRITON = True\nexcept ImportError:\n    HAVE_TRITON = False\n"})
+    assert [(f.line, f.code, f.severity) for f in res.findings] == [(6, "NPU506", "blocker"), (7, "NPU511", "blocker")]

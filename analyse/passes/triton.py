@@ -208,6 +208,21 @@ def _eval(node, env: Dict[str, int], r=None, depth: int = 0) -> Optional[int]:
     return None
 
 
+def _tq(r, node) -> Optional[str]:
+    """The qualified name of *node*, with triton / triton.language re-exported by a project module
+    (``from pkg._triton import triton, tl``: ``pkg._triton.tl.float16``) mapped back to triton's own names."""
+    q = r.qualname(node)
+    if q is None or q.startswith("triton"):
+        return q
+    i = q.find(".triton.")
+    if i >= 0 and not q.startswith("torch."):
+        return q[i + 1:]
+    i = q.find(".tl.")
+    if i >= 0 and not q.startswith("torch."):
+        return "triton.language." + q[i + 4:]
+    return q
+
+
 def _kw(call: nodes.Call, name: str, pos: Optional[int] = None):
     for k in call.keywords or ():
         if k.arg == name:
@@ -239,7 +254,7 @@ def is_kernel(fn: nodes.FunctionDef, r) -> bool:
     if fn.decorators is None:
         return False
     for d in fn.decorators.nodes:
-        if r.qualname(d.func if isinstance(d, nodes.Call) else d) in _TRITON_DECORATORS:
+        if _tq(r, d.func if isinstance(d, nodes.Call) else d) in _TRITON_DECORATORS:
             return True
     return False
 
@@ -254,7 +269,7 @@ def wrapped_kernels(tree: nodes.Module, r) -> Set[str]:
         call = st.value
         while isinstance(call, nodes.Call):
             head = call.func.func if isinstance(call.func, nodes.Call) else call.func
-            if r.qualname(head) not in _TRITON_DECORATORS or not call.args:
+            if _tq(r, head) not in _TRITON_DECORATORS or not call.args:
                 break
             arg = call.args[0]
             if isinstance(arg, nodes.Name):
@@ -341,7 +356,7 @@ def analyse_kernel(fn: nodes.FunctionDef, r, ta: TritonAscend, mod_ints: Dict[st
         if isinstance(node, nodes.Attribute):
             if isinstance(node.parent, nodes.Attribute) and node.parent.expr is node:
                 continue
-            q = r.qualname(node)
+            q = _tq(r, node)
             if not q or not q.startswith("triton.language."):
                 continue
             leaf = q.rsplit(".", 1)[-1]
@@ -359,7 +374,7 @@ def analyse_kernel(fn: nodes.FunctionDef, r, ta: TritonAscend, mod_ints: Dict[st
                                       f"{_chip_text(rule)}. {rule['why']}.{_branch_text(branch)}", rule["fix"], None))
             continue
         call = node
-        q = r.qualname(call.func)
+        q = _tq(r, call.func)
         if q is None:
             if isinstance(call.func, nodes.Attribute):   # x.atomic_add(...): member form of an op
                 op = ta.op(call.func.attrname)
@@ -399,7 +414,7 @@ def analyse_kernel(fn: nodes.FunctionDef, r, ta: TritonAscend, mod_ints: Dict[st
                                   None))
             continue
         dt = _kw(call, "dtype", _TILE_OPS.get(rest))
-        dq = r.qualname(dt) if isinstance(dt, (nodes.Attribute, nodes.Name)) else None
+        dq = _tq(r, dt) if isinstance(dt, (nodes.Attribute, nodes.Name)) else None
         if dq and dq.startswith("triton.language."):
             col = ta.tl_dtypes.get(dq.rsplit(".", 1)[-1], (None, 0))[0]
             if col and col in op.unsupported and ta.dtype_rules.get(col, {"a2a3": True})["a2a3"] \
@@ -568,7 +583,7 @@ class TritonPass(Pass):
         out: List[KernelInfo] = []
         if fns:
             mod_ints = _module_ints(ctx.tree)
-            names = {fn.qname() for fn in fns} | set(project_scan(ctx.project).triton_kernels)
+            names = {fn.qname() for fn in fns}   # helpers of other modules: callees, resolved in combine
             launch_envs = self._launch_envs(ctx, fns)
             for fn in fns:
                 envs = [e for _c, e in _configs(fn, r)] + launch_envs.get(fn.qname(), [])
@@ -622,7 +637,7 @@ class TritonPass(Pass):
             fname = f.attrname if isinstance(f, nodes.Attribute) else f.name if isinstance(f, nodes.Name) else None
             if fname not in _HOST_CALLS:
                 continue   # resolve only the names that can matter (a whole-file qualname sweep costs)
-            q = r.qualname(f)
+            q = _tq(r, f)
             if not q or not (q.startswith("triton") or q.startswith("torch.cuda")):
                 continue
             if q in ("triton.Config", "triton.runtime.Config", "triton.runtime.autotuner.Config"):

@@ -109,7 +109,7 @@ def test_explicit_leaves_no_auto_finding_and_is_idempotent(tmp_path, capsys):
     text = (out / "train.py").read_text()
     assert 'dist.init_process_group(backend="hccl")' in text
     assert "torch.npu.set_device(" in text and 'device = "npu"' in text
-    assert "torch.nn.Linear(4, 4).npu()" in text and "if y.is_npu:" in text
+    assert 'torch.nn.Linear(4, 4).to("npu")' in text and "if y.is_npu:" in text
     assert "from torch_npu.npu import amp" in text
     assert "y = model(x)  # keep this comment" in text
     assert "transfer_to_npu" not in text and text.count("import torch_npu\n") == 1

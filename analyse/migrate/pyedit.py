@@ -215,6 +215,13 @@ class PyFile:
             return True
         if self.opts.strategy != "explicit":
             return False
+        if (f.get("api") or "").startswith("torch.nn.Module.") and isinstance(call, ast.Call) and call.func is node \
+                and not call.args and not call.keywords:
+            # the Ascend support list marks nn.Module.npu unsupported; Module.to("npu") is the supported spelling
+            c1 = self.src.offset(call.end_lineno, call.end_col_offset)
+            self.edit(a, c1, 'to("npu")', f, "`module.cuda()` -> `module.to(\"npu\")` (the support list documents "
+                      "Module.to, not Module.npu)")
+            return True
         self.edit(a, b, "npu", f, "`.cuda()` -> `.npu()`")
         return True
 

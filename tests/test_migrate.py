@@ -225,7 +225,7 @@ def test_shim_with_an_attention_rewrite_imports_torch_npu_once(tmp_path, capsys)
         "if __name__ == '__main__':\n    print(attend(torch.ones(1), torch.ones(1), torch.ones(1)).cuda())\n")
     _code, diff, _ = _migrate([str(root)], capsys)
     assert diff.count("+import torch_npu\n") == 1 and "+import math\n" in diff
-    assert "+# from flash_attn import flash_attn_func  # NPU401" in diff
+    assert "+# from flash_attn import flash_attn_func  # NPU401 (npu-analyse migrate): every use rewritten for the NPU" in diff
     assert "+    return torch_npu.npu_fusion_attention(q, k, v, head_num=q.shape[2], input_layout='BSND'" in diff
 
 
@@ -239,3 +239,24 @@ def test_script_with_migration_adds_the_section(tmp_path, capsys):
     assert "+torch_npu==2.8.0" in html
     mig = json.loads((out / "report.json").read_text())["migration"]
     assert mig["strategy"] == "shim" and {f["path"] for f in mig["files"]} == {"requirements.txt", "run.sh", "train.py"}
+
+
+def test_apex_fused_classes_become_their_npu_twins_and_the_imports_go(tmp_path, capsys):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "train.py").write_text(
+        "import torch\nfrom apex.optimizers import FusedAdam\nfrom apex.normalization import FusedLayerNorm\n"
+        "from apex import amp\n\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 4), FusedLayerNorm(4, eps=1e-6))\n"
+        "opt = FusedAdam(model.parameters(), lr=1e-3, adam_w_mode=False)\n"
+        "opt2 = FusedAdam(model.parameters(), lr=1e-3, bias_correction=False)\n"
+        "model, opt = amp.initialize(model, opt, opt_level='O1')\n")
+    _code, diff, _ = _migrate([str(root), "--changes", str(tmp_path / "c.json")], capsys)
+    assert "+model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.LayerNorm(4, eps=1e-6))\n" in diff
+    assert "+opt = torch_npu.optim.NpuFusedAdam(model.parameters(), lr=1e-3)\n" in diff
+    assert "+# from apex.normalization import FusedLayerNorm  # NPU401" in diff
+    # FusedAdam is still used (bias_correction has no NPU twin): its import stays; apex.amp is never guessed
+    assert "-from apex.optimizers import FusedAdam\n" not in diff and "-from apex import amp\n" not in diff
+    left = json.loads((tmp_path / "c.json").read_text())["left"]
+    assert any(x["line"] == 8 and "bias_correction" in x["reason"] for x in left)
+    assert any(x["line"] == 9 and x["code"] == "NPU402" for x in left)

@@ -260,3 +260,27 @@ def test_apex_fused_classes_become_their_npu_twins_and_the_imports_go(tmp_path, 
     left = json.loads((tmp_path / "c.json").read_text())["left"]
     assert any(x["line"] == 8 and "bias_correction" in x["reason"] for x in left)
     assert any(x["line"] == 9 and x["code"] == "NPU402" for x in left)
+
+
+def test_in_place_in_a_clean_git_tree_and_refused_when_dirty(tmp_path, capsys, monkeypatch):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root = _project(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    git = ["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
+    subprocess.run(git + ["init", "-q"], cwd=root, check=True)
+    subprocess.run(git + ["add", "-A"], cwd=root, check=True)
+    subprocess.run(git + ["commit", "-qm", "base"], cwd=root, check=True)
+    (root / "run.sh").write_text(LAUNCH + "echo dirty\n")
+    code, _, err = _migrate([str(root), "--in-place"], capsys)
+    assert code == 2 and "uncommitted changes" in err
+    subprocess.run(git + ["checkout", "--", "run.sh"], cwd=root, check=True)
+    (root / "run.sh").chmod(0o755)
+    subprocess.run(git + ["commit", "-qam", "mode"], cwd=root, check=True)
+    code, out, _ = _migrate([str(root), "--in-place"], capsys)
+    assert code == 0 and out == ""
+    assert "ASCEND_RT_VISIBLE_DEVICES" in (root / "run.sh").read_text()
+    assert (root / "run.sh").stat().st_mode & 0o777 == 0o755   # permission bits kept
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True).stdout
+    assert {line[3:] for line in status.splitlines()} == {"train.py", "requirements.txt", "run.sh"}

@@ -109,7 +109,7 @@ def test_explicit_leaves_no_auto_finding_and_is_idempotent(tmp_path, capsys):
     text = (out / "train.py").read_text()
     assert 'dist.init_process_group(backend="hccl")' in text
     assert "torch.npu.set_device(" in text and 'device = "npu"' in text
-    assert "torch.nn.Linear(4, 4).npu()" in text and "if y.is_npu:" in text
+    assert 'torch.nn.Linear(4, 4).to("npu")' in text and "if y.is_npu:" in text
     assert "from torch_npu.npu import amp" in text
     assert "y = model(x)  # keep this comment" in text
     assert "transfer_to_npu" not in text and text.count("import torch_npu\n") == 1
@@ -225,7 +225,7 @@ def test_shim_with_an_attention_rewrite_imports_torch_npu_once(tmp_path, capsys)
         "if __name__ == '__main__':\n    print(attend(torch.ones(1), torch.ones(1), torch.ones(1)).cuda())\n")
     _code, diff, _ = _migrate([str(root)], capsys)
     assert diff.count("+import torch_npu\n") == 1 and "+import math\n" in diff
-    assert "+# from flash_attn import flash_attn_func  # NPU401" in diff
+    assert "+# from flash_attn import flash_attn_func  # NPU401 (npu-analyse migrate): every use rewritten for the NPU" in diff
     assert "+    return torch_npu.npu_fusion_attention(q, k, v, head_num=q.shape[2], input_layout='BSND'" in diff
 
 
@@ -239,3 +239,48 @@ def test_script_with_migration_adds_the_section(tmp_path, capsys):
     assert "+torch_npu==2.8.0" in html
     mig = json.loads((out / "report.json").read_text())["migration"]
     assert mig["strategy"] == "shim" and {f["path"] for f in mig["files"]} == {"requirements.txt", "run.sh", "train.py"}
+
+
+def test_apex_fused_classes_become_their_npu_twins_and_the_imports_go(tmp_path, capsys):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "train.py").write_text(
+        "import torch\nfrom apex.optimizers import FusedAdam\nfrom apex.normalization import FusedLayerNorm\n"
+        "from apex import amp\n\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 4), FusedLayerNorm(4, eps=1e-6))\n"
+        "opt = FusedAdam(model.parameters(), lr=1e-3, adam_w_mode=False)\n"
+        "opt2 = FusedAdam(model.parameters(), lr=1e-3, bias_correction=False)\n"
+        "model, opt = amp.initialize(model, opt, opt_level='O1')\n")
+    _code, diff, _ = _migrate([str(root), "--changes", str(tmp_path / "c.json")], capsys)
+    assert "+model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.LayerNorm(4, eps=1e-6))\n" in diff
+    assert "+opt = torch_npu.optim.NpuFusedAdam(model.parameters(), lr=1e-3)\n" in diff
+    assert "+# from apex.normalization import FusedLayerNorm  # NPU401" in diff
+    # FusedAdam is still used (bias_correction has no NPU twin): its import stays; apex.amp is never guessed
+    assert "-from apex.optimizers import FusedAdam\n" not in diff and "-from apex import amp\n" not in diff
+    left = json.loads((tmp_path / "c.json").read_text())["left"]
+    assert any(x["line"] == 8 and "bias_correction" in x["reason"] for x in left)
+    assert any(x["line"] == 9 and x["code"] == "NPU402" for x in left)
+
+
+def test_in_place_in_a_clean_git_tree_and_refused_when_dirty(tmp_path, capsys, monkeypatch):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root = _project(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    git = ["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
+    subprocess.run(git + ["init", "-q"], cwd=root, check=True)
+    subprocess.run(git + ["add", "-A"], cwd=root, check=True)
+    subprocess.run(git + ["commit", "-qm", "base"], cwd=root, check=True)
+    (root / "run.sh").write_text(LAUNCH + "echo dirty\n")
+    code, _, err = _migrate([str(root), "--in-place"], capsys)
+    assert code == 2 and "uncommitted changes" in err
+    subprocess.run(git + ["checkout", "--", "run.sh"], cwd=root, check=True)
+    (root / "run.sh").chmod(0o755)
+    subprocess.run(git + ["commit", "-qam", "mode"], cwd=root, check=True)
+    code, out, _ = _migrate([str(root), "--in-place"], capsys)
+    assert code == 0 and out == ""
+    assert "ASCEND_RT_VISIBLE_DEVICES" in (root / "run.sh").read_text()
+    assert (root / "run.sh").stat().st_mode & 0o777 == 0o755   # permission bits kept
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True).stdout
+    assert {line[3:] for line in status.splitlines()} == {"train.py", "requirements.txt", "run.sh"}

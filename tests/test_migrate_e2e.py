@@ -46,7 +46,8 @@ def test_explicit_migration_trains_to_the_same_loss(tmp_path, capsys):
     text = (out / "train.py").read_text()
     assert "flash_attn_func(" not in text and "torch_npu.npu_fusion_attention(" in text
     assert "keep_prob=0.9" in text and "sparse_mode=3" in text
-    assert 'backend="hccl"' in text and "Block().npu()" in text and 'device_type="npu"' in text
+    assert 'backend="hccl"' in text and 'Block().to("npu")' in text and "randn(2, 16, 32).npu()" in text
+    assert 'device_type="npu"' in text
     original = _loss(src / "train.py", HERE / "standin_cuda", "import cuda_on_cpu; ")
     migrated = _loss(out / "train.py", HERE / "standin_npu", "")
     assert migrated == pytest.approx(original, rel=1e-6, abs=1e-9)

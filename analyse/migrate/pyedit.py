@@ -21,6 +21,13 @@ from typing import Dict, List, Optional, Tuple
 
 from analyse.migrate.source import Edit, Left, SourceText, apply_edits, describe
 
+# apex fused class -> (replacement, the parameters it takes): same meaning, same names
+_OPT = ("params", "lr", "betas", "eps", "weight_decay", "amsgrad")
+APEX_FUSED = {
+    "FusedAdam": ("torch_npu.optim.NpuFusedAdamW", _OPT),
+    "FusedSGD": ("torch_npu.optim.NpuFusedSGD", ("params", "lr", "momentum", "dampening", "weight_decay", "nesterov")),
+    "FusedLayerNorm": ("torch.nn.LayerNorm", ("normalized_shape", "eps", "elementwise_affine")),
+}
 SHIM_LINES = ("import torch_npu", "from torch_npu.contrib import transfer_to_npu")
 # the renames transfer_to_npu makes at run time; --strategy explicit writes them
 RENAME_CODES = ("NPU001", "NPU002", "NPU003", "NPU101", "NPU106")
@@ -215,6 +222,13 @@ class PyFile:
             return True
         if self.opts.strategy != "explicit":
             return False
+        if (f.get("api") or "").startswith("torch.nn.Module.") and isinstance(call, ast.Call) and call.func is node \
+                and not call.args and not call.keywords:
+            # the Ascend support list marks nn.Module.npu unsupported; Module.to("npu") is the supported spelling
+            c1 = self.src.offset(call.end_lineno, call.end_col_offset)
+            self.edit(a, c1, 'to("npu")', f, "`module.cuda()` -> `module.to(\"npu\")` (the support list documents "
+                      "Module.to, not Module.npu)")
+            return True
         self.edit(a, b, "npu", f, "`.cuda()` -> `.npu()`")
         return True
 
@@ -302,8 +316,9 @@ class PyFile:
         return True
 
     def drop_replaced_import(self, f: dict) -> bool:
-        """NPU401 on ``from flash_attn import X`` / ``import xformers.ops as xops``: once every use of the names it
-        binds was replaced (NPU403), the import is commented out (it would fail on an NPU host)."""
+        """NPU401 on ``from flash_attn import X`` / ``import apex``: once every use of the names it binds was
+        replaced (NPU403 attention calls, apex fused classes), the import is commented out (it would fail on an
+        NPU host)."""
         stmts = [n for n in self.at(f, (ast.Import, ast.ImportFrom))]
         if not stmts or not self.replaced_calls:
             return False
@@ -326,9 +341,60 @@ class PyFile:
         a = self.src.line_start(stmt.lineno)
         line = self.src.line_text(stmt.lineno)
         indent = self.src.indent_of(stmt.lineno)
-        note = f"# {line.strip()}  # {f.get('code')} (npu-analyse migrate): every use replaced by torch_npu.npu_fusion_attention"
+        note = f"# {line.strip()}  # {f.get('code')} (npu-analyse migrate): every use rewritten for the NPU"
         new = f"{indent}{note}" if len(body) > 1 else f"{indent}pass  {note[2:]}"
         self.edit(a, a + len(line), new, f, "the GPU-only import is no longer used: commented out")
+        return True
+
+    def apex_fused(self, f: dict) -> bool:
+        """NPU402 on an apex fused optimizer / norm call -> torch_npu.optim.NpuFused* / torch.nn.LayerNorm.
+
+        Only when every keyword the call passes exists on the replacement (the argument lists are the same
+        otherwise): an apex-only option (bias_correction, set_grad_none, ...) leaves the call for you."""
+        api = f.get("api") or ""
+        leaf = api.rsplit(".", 1)[-1]
+        target = APEX_FUSED.get(leaf) if api.startswith("apex.") else None
+        calls = [c for c in self.at(f, ast.Call)]
+        if target is None or not calls:
+            self.leave(f, _left_reason(f))
+            return False
+        call = calls[0]
+        kws = {k.arg for k in call.keywords}
+        name, allowed = target
+        if leaf == "FusedAdam":
+            mode = next((k.value for k in call.keywords if k.arg == "adam_w_mode"), None)
+            if mode is not None and not isinstance(mode, ast.Constant):
+                self.leave(f, "adam_w_mode is not a constant: NpuFusedAdam or NpuFusedAdamW is your choice")
+                return False
+            name = "torch_npu.optim.NpuFusedAdam" if mode is not None and mode.value is False else "torch_npu.optim.NpuFusedAdamW"
+            kws.discard("adam_w_mode")
+        extra = sorted(k for k in kws if k is None or k not in allowed)
+        if extra or any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > len(allowed):
+            self.leave(f, f"`{leaf}` is called with {', '.join(str(k) if k else '**kwargs' for k in extra) or 'positional options'}"
+                          f" that `{name}` does not take: left for you")
+            return False
+        a, b = self.span(call.func)
+        self.edit(a, b, name, f, f"apex `{leaf}` (CUDA kernels) -> `{name}` (same arguments)")
+        for k in call.keywords:
+            if k.arg == "adam_w_mode":
+                # drop `, adam_w_mode=...` (the choice of class carries it)
+                k0 = self.src.offset(k.lineno, k.col_offset)
+                k1 = self.src.offset(k.value.end_lineno, k.value.end_col_offset)
+                text = self.src.text
+                j = k0
+                while j > 0 and text[j - 1] in " \t\r\n":
+                    j -= 1
+                if j > 0 and text[j - 1] == ",":
+                    self.edit(j - 1, k1, "", f, "adam_w_mode is carried by the class chosen")
+                else:
+                    e = k1
+                    while e < len(text) and text[e] in " \t":
+                        e += 1
+                    if e < len(text) and text[e] == ",":
+                        e += 1
+                    self.edit(k0, e, "", f, "adam_w_mode is carried by the class chosen")
+        self.replaced_calls.append((a, b))
+        self.needs_torch_npu = self.needs_torch_npu or name.startswith("torch_npu")
         return True
 
     # ------------------------------------------------------------------ own checks
@@ -538,6 +604,8 @@ def migrate_python(path: str, raw: bytes, findings: List[dict], opts: Options, *
             pf.device_string(f, "CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES")
         elif code == "NPU403":
             pf.attention(f)
+        elif code == "NPU402" and (f.get("api") or "").rsplit(".", 1)[-1] in APEX_FUSED:
+            pf.apex_fused(f)
         elif code == "NPU103":
             pf.leave(f, "DataParallel is left as it is: it runs on one NPU; for several NPUs move to "
                         "DistributedDataParallel with one process per NPU (torchrun)")

@@ -535,3 +535,18 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
         report["thirdparty"] = thirdparty
     report.update(sections)
     return report
+
+
+def at_least(report: dict, level: str) -> dict:
+    """The report listing only findings at or above *level* (``--min-severity``); the verdict, the summary counts
+    and the gate are left as they are. ``summary.min_severity`` says what was left out."""
+    if level not in SEVERITY_RANK or level == SEVERITIES[-1]:
+        return report
+    rank = SEVERITY_RANK[level]
+    findings = report.get("findings") or []
+    shown = [f for f in findings if SEVERITY_RANK.get(f.get("severity"), 0) <= rank]
+    out = dict(report)
+    out["findings"] = shown
+    out["summary"] = {**(report.get("summary") or {}),
+                      "min_severity": {"level": level, "hidden": len(findings) - len(shown)}}
+    return out

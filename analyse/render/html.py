@@ -13,7 +13,10 @@ import json
 from collections import Counter
 from typing import Any, Dict, List
 
+import re
+
 import jinja2
+from markupsafe import Markup, escape
 
 from ..paths import templates_dir
 
@@ -46,7 +49,7 @@ STATUS_ORDER = ("unsupported", "conditional", "needs-migration", "unknown")
 _KNOWN_SUMMARY_KEYS = {
     "files_analysed", "files_failed", "lines_analysed", "duration_s",
     "by_category", "by_severity", "verdict", "unknown_apis",
-    "complete", "entry_points", "off_path", "incomplete_files",
+    "complete", "entry_points", "off_path", "incomplete_files", "min_severity", "baselined",
 }
 
 _LABELS = {
@@ -80,6 +83,14 @@ def fmt_number(value: Any) -> str:
     return str(value)
 
 
+_BREAK_AFTER = re.compile(r"([._/:,])")
+
+
+def wbr(text: Any) -> Markup:
+    """*text* escaped, with a line-break opportunity (<wbr>) after every ".", "_", "/", ":" and ","."""
+    return Markup(_BREAK_AFTER.sub(r"\1<wbr>", str(escape(str(text)))))
+
+
 def _embed_json(data: Any) -> str:
     """JSON safe to put inside a <script> element (no ``</``, ``<!--`` or ``]]>``)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -102,6 +113,7 @@ def _env() -> jinja2.Environment:
     )
     env.filters["label"] = label
     env.filters["num"] = fmt_number
+    env.filters["wbr"] = wbr
     env.tests["mapping"] = lambda v: isinstance(v, dict)
     env.tests["seq"] = lambda v: isinstance(v, (list, tuple))
     env.tests["scalar"] = lambda v: not isinstance(v, (dict, list, tuple))
@@ -111,6 +123,31 @@ def _env() -> jinja2.Environment:
 def _ordered_counts(counts: Dict[str, int], order) -> List[tuple]:
     keys = [k for k in order] + sorted(k for k in counts if k not in order)
     return [(k, int(counts.get(k, 0) or 0)) for k in keys]
+
+
+def _standing(findings: List[dict], summary: dict) -> Any:
+    """Counted and listed-off-the-path findings per severity, with the reasons (None for reports without
+    the per-finding ``counted`` field)."""
+    if not any("counted" in f for f in findings) and not summary.get("baselined"):
+        return None
+    rows = []
+    for sev in SEVERITY_ORDER:
+        these = [f for f in findings if f.get("severity") == sev]
+        if these:
+            n_in = sum(1 for f in these if f.get("counted", True))
+            rows.append({"key": sev, "label": SEVERITY_LABELS.get(sev, label(sev)), "counted": n_in,
+                         "off": len(these) - n_in})
+    why = Counter(str((f.get("off_path") or {}).get("why") or "not counted") for f in findings
+                  if f.get("counted") is False)
+    ms = summary.get("min_severity")
+    return {
+        "rows": rows,
+        "counted": sum(r["counted"] for r in rows),
+        "off": sum(r["off"] for r in rows),
+        "reasons": [{"why": w, "count": n} for w, n in why.most_common()],
+        "baselined": int(summary.get("baselined") or 0),
+        "hidden": ms if isinstance(ms, dict) and ms.get("hidden") else None,
+    }
 
 
 def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
@@ -205,6 +242,7 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
         incomplete = list(summary.get("incomplete_files") or sorted({str(e.get("path", "")) for e in errors}))
 
     aliases = thirdparty.get("aliases") if isinstance(thirdparty, dict) else None
+    standing = _standing(findings, summary)
     data = {
         "findings": findings,
         "functions": functions,
@@ -242,6 +280,7 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
         "extra_summary": extra_summary,
         "data_json": _embed_json(data),
         "severity_labels": SEVERITY_LABELS,
+        "standing": standing,
     }
 
 

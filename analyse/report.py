@@ -421,13 +421,16 @@ def group_findings(findings: Sequence[Finding], baselined: Sequence[bool],
         head = ms[0]
         occ = []
         extra_msgs: List[str] = []
+        apis_seen = {head.api}
         for m in ms:
             o = {"id": m.id, "line": m.line, "column": m.column, "api": m.api, "snippet": m.snippet}
             if m.message != head.message:
                 o["message"] = m.message
-                text = f"Also at line {m.line} (`{m.api}`): {m.message}"
-                if not any(x.endswith(m.message) for x in extra_msgs):
-                    extra_msgs.append(text)
+                # another API's own facts join the message; the same API's wording for another expression
+                # stays in occurrences[].message (the places are listed anyway)
+                if m.api not in apis_seen:
+                    extra_msgs.append(f"Also at line {m.line} (`{m.api}`): {m.message}")
+            apis_seen.add(m.api)
             if m.replacement != head.replacement:
                 o["replacement"] = m.replacement
             occ.append(o)

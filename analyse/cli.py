@@ -359,7 +359,10 @@ def _finish(report: dict, rules: List[dict], cfg, opts: dict, policy, fmts, outp
     if not opts.get("quiet"):
         stream = sys.stderr if to_stderr else sys.stdout
         color = use_color(opts.get("color"), stream)
-        click.echo(render_terminal(report, written, color=color), err=to_stderr, color=color, nl=False)
+        from analyse.render.terminal import terminal_width
+
+        click.echo(render_terminal(report, written, color=color, width=terminal_width(stream)), err=to_stderr,
+                   color=color, nl=False)
         if opts.get("write_baseline"):
             click.echo(f"Baseline written: {safe(opts['write_baseline'])} "
                        f"({len(policy.before_baseline)} finding(s))", err=to_stderr)

@@ -42,6 +42,21 @@ PROSE_WIDTH = 120
 OFF_PATH_SHOWN = 5
 
 
+def terminal_width(stream=None) -> int:
+    """The width of the terminal *stream* writes to: ``COLUMNS`` when set, else the terminal's own width, else 100
+    (not a terminal). :func:`shutil.get_terminal_size` reads stdout only; the summary goes to stderr with ``-o -``."""
+    import os
+
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream is not None else \
+            shutil.get_terminal_size((100, 24)).columns
+    except (AttributeError, ValueError, OSError):
+        return 100
+
+
 def _width(width: Optional[int]) -> int:
     """The terminal's width (``COLUMNS`` wins, as :func:`shutil.get_terminal_size` reads it; 100 when the output
     is not a terminal)."""
@@ -126,7 +141,8 @@ def _finding_line(f: dict, width: int, c, sev, badge: str = "") -> List[str]:
     lines = ["  " + sev(s, f"{s:<7}") + " " + body]
     pad = " " * len(head)
     if f.get("replacement"):
-        lines.append(_truncate_line(pad + "fix: " + safe(f["replacement"]), width))
+        fix = "; ".join(x.strip() for x in str(f["replacement"]).splitlines() if x.strip())   # one line
+        lines.append(_truncate_line(pad + "fix: " + safe(fix), width))
     if not f.get("counted", True) and (f.get("off_path") or {}).get("why"):
         lines.append(_truncate_line(pad + "not counted: " + safe(f["off_path"]["why"]), width))
     return lines

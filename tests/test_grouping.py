@@ -268,3 +268,17 @@ def test_every_api_of_a_grouped_unknown_api_finding_is_counted_and_probed(tmp_pa
     listed = read_report_apis(o / "report.json")
     names = {x.op for x in listed.ops} | {x.api for x in listed.skipped} | {x.text for x in listed.unprobeable}
     assert set(group["apis"]) <= names
+
+
+def test_html_shows_counted_and_off_path_side_by_side(offpath, tmp_path):
+    o = tmp_path / "o"
+    run("script", offpath, "-o", o, "--format", "json,html", "-q", "--no-cache")
+    report = report_of(o)
+    html = (o / "report.html").read_text(encoding="utf-8")
+    panel = html.split('id="standing"', 1)[1].split('class="grid two"', 1)[0]
+    off = report["summary"]["off_path"]["count"]
+    counted = len(report["findings"]) - off
+    assert re.search(r'<tr class="counted">.*?<td class="num"><b>' + str(counted) + "</b>", panel, re.S)
+    assert re.search(r'<tr class="offpath">.*?<td class="num"><b>' + str(off) + "</b>", panel, re.S)
+    assert "no product entry point reaches this code" in panel
+    assert "blockers counted" in html and "off the path, not counted" in html

@@ -159,8 +159,11 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
 
     by_severity = summary.get("by_severity") or Counter(f.get("severity", "info") for f in findings)
     by_category = summary.get("by_category") or Counter(f.get("category", "") for f in findings)
+    has_counted = any("counted" in f for f in findings)
+    off_by_sev = Counter(f.get("severity") for f in findings if f.get("counted") is False)
     severity_cards = [
-        {"key": k, "count": n, "label": SEVERITY_LABELS.get(k, label(k)), "help": SEVERITY_HELP.get(k, "")}
+        {"key": k, "count": n, "label": SEVERITY_LABELS.get(k, label(k)), "help": SEVERITY_HELP.get(k, ""),
+         "off": off_by_sev.get(k, 0) if has_counted else None}
         for k, n in _ordered_counts(by_severity, SEVERITY_ORDER)
     ]
     category_cards = sorted(

@@ -28,6 +28,7 @@ from analyse.termsafe import safe
 
 FORMAT_NAMES = ("json", "html", "sarif", "csv", "junit", "gitlab", "github", "text")
 FAIL_ON = ("blocker", "manual", "auto", "advice", "info", "never")
+SEVERITY_CHOICES = FAIL_ON[:-1]
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
@@ -165,6 +166,8 @@ def _effective_config(paths: List[Path], opts: dict, mode: str):
             cli_values["per-file-ignores"] = ("--per-file-ignores", merged)
         if opts.get("fail_on"):
             cli_values["fail-on"] = ("--fail-on", opts["fail_on"].lower())
+        if opts.get("min_severity"):
+            cli_values["min-severity"] = ("--min-severity", opts["min_severity"].lower())
         if opts.get("entries"):
             cli_values["entry"] = ("--entry", list(opts["entries"]))
         roles = _pairs(opts.get("roles") or (), "=", "--role")
@@ -365,6 +368,10 @@ def _finish(report: dict, rules: List[dict], cfg, opts: dict, policy, fmts, outp
 
     fail_on = cfg["fail-on"]
     options = RenderOptions(rules=rules, fail_on=fail_on)
+    full = report   # the gate sees every finding; --min-severity only shortens what is listed
+    from analyse.report import at_least
+
+    report = at_least(report, cfg["min-severity"])
     written: Dict[str, Path] = {}
     try:
         if opts.get("write_baseline"):
@@ -385,7 +392,10 @@ def _finish(report: dict, rules: List[dict], cfg, opts: dict, policy, fmts, outp
     if not opts.get("quiet"):
         stream = sys.stderr if to_stderr else sys.stdout
         color = use_color(opts.get("color"), stream)
-        click.echo(render_terminal(report, written, color=color), err=to_stderr, color=color, nl=False)
+        from analyse.render.terminal import terminal_width
+
+        click.echo(render_terminal(report, written, color=color, width=terminal_width(stream)), err=to_stderr,
+                   color=color, nl=False)
         if opts.get("write_baseline"):
             click.echo(f"Baseline written: {safe(opts['write_baseline'])} "
                        f"({len(policy.before_baseline)} finding(s))", err=to_stderr)
@@ -405,7 +415,7 @@ def _finish(report: dict, rules: List[dict], cfg, opts: dict, policy, fmts, outp
         raise click.exceptions.Exit(EXIT_FAILED)
     if opts.get("exit_zero") or opts.get("write_baseline"):
         return
-    gated = _gated(report, fail_on)
+    gated = _gated(full, fail_on)
     if gated:
         if not opts.get("quiet"):
             click.echo(f"npu-analyse: {len(gated)} finding(s) at or above {fail_on!r} (--fail-on {fail_on})", err=True)
@@ -428,6 +438,9 @@ def common_options(f):
         click.option("--fail-on", "fail_on", type=click.Choice(FAIL_ON, case_sensitive=False), default=None,
                      help="Exit 1 when a finding at or above this severity remains after suppressions and the "
                           "baseline (default: never, or fail-on in the config)."),
+        click.option("--min-severity", "min_severity", type=click.Choice(SEVERITY_CHOICES, case_sensitive=False),
+                     default=None, help="List only findings at or above this severity in the terminal and the "
+                                        "reports (default: info, every finding; the verdict and --fail-on see all)."),
         click.option("--exit-zero", "exit_zero", is_flag=True,
                      help="Exit 0 even when findings reach --fail-on (usage errors still exit 2, failures 3)."),
         _csv_option("--select", help="Report only these rule codes or prefixes (e.g. NPU0,NPU101); default ALL."),

@@ -43,6 +43,8 @@ KEYS: Dict[str, Tuple[str, str]] = {
     "entry": ("strs", "entry points, FILE or FILE:FUNCTION"),
     "roles": ("glob-role", "path glob -> file role"),
     "baseline": ("path", "baseline file: its findings do not gate"),
+    "min-severity": ("severity", "list only findings at or above this severity (terminal and reports; "
+                                 "the verdict and the gate see every finding)"),
 }
 
 DEFAULTS: Dict[str, Any] = {
@@ -56,6 +58,7 @@ DEFAULTS: Dict[str, Any] = {
     "entry": [],
     "roles": {},
     "baseline": None,
+    "min-severity": "info",
 }
 
 
@@ -118,6 +121,10 @@ def _check(key: str, value: Any, where: str) -> Any:
     if kind == "fail-on":
         if not isinstance(value, str) or value.lower() not in FAIL_ON_CHOICES:
             raise ConfigError(f"{loc} must be one of {', '.join(FAIL_ON_CHOICES)}, not {value!r}")
+        return value.lower()
+    if kind == "severity":
+        if not isinstance(value, str) or value.lower() not in SEVERITY_LEVELS:
+            raise ConfigError(f"{loc} must be one of {', '.join(SEVERITY_LEVELS)}, not {value!r}")
         return value.lower()
     if kind in ("codes", "globs", "strs"):
         value = strs(value)

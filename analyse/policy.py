@@ -11,7 +11,9 @@ exit code all see the same findings. In order:
    *suppressed* (counted in ``summary.suppressed``; listed in the report's
    ``suppressed`` section with ``--show-suppressed``);
 3. findings whose ``id`` is in the baseline are *baselined* (counted in
-   ``summary.baselined``).
+   ``summary.baselined``): they are not listed and never gate, but the verdict
+   still counts them (:attr:`Policy.baselined_findings`), since accepting a
+   finding does not remove the work it stands for.
 """
 
 from __future__ import annotations
@@ -113,6 +115,7 @@ class Policy:
     # filled by apply(): what the command line reports afterwards
     unused: List[dict] = field(default_factory=list)
     before_baseline: List[dict] = field(default_factory=list)
+    baselined_findings: list = field(default_factory=list)   # the Finding objects the baseline took out
     counts: Dict[str, int] = field(default_factory=dict)
 
     def excluded(self, rel: str, abspath: Optional[Path] = None) -> bool:
@@ -161,6 +164,7 @@ class Policy:
         baselined = 0
         if self.baseline is not None:
             new = [f for f in kept if f.id not in self.baseline]
+            self.baselined_findings = [f for f in kept if f.id in self.baseline]
             baselined = len(kept) - len(new)
             kept = new
         self.unused = []

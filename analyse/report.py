@@ -174,8 +174,9 @@ def drivers_of(fs: Sequence[Finding], limit: int = MAX_DRIVERS) -> List[dict]:
         worst = [f for f in members if f.severity == sev]
         reach = min(REACH_RANK.get((f.reach or {}).get("status", "unknown"), 1) for f in worst)
         paths = sorted({f.path for f in members})
-        rows.append(((SEVERITY_RANK[sev], reach, -len(members), api),
-                     {"api": api, "severity": sev, "count": len(members), "paths": paths[:5]}))
+        # count the places at the severity shown, so "(manual, 2 place(s))" agrees with the sentences below
+        rows.append(((SEVERITY_RANK[sev], reach, -len(worst), api),
+                     {"api": api, "severity": sev, "count": len(worst), "paths": paths[:5]}))
     rows.sort(key=lambda r: r[0])
     return [r[1] for r in rows[:limit]]
 
@@ -232,7 +233,10 @@ def _driver_sentence(effort: str, drivers: List[dict], findings: Sequence[Findin
 
 def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError], files_analysed: int,
                    entry_points: Sequence, ep_members: Dict[str, List[int]], roles=None,
-                   lines_analysed: int = 1) -> dict:
+                   lines_analysed: int = 1, baselined: Sequence[int] = ()) -> dict:
+    """The verdict over *findings* (see above). *baselined* indexes are findings a baseline accepted: they count
+    like any other (a baseline changes what gates, never the verdict) and the explanation says how many.
+    Also returns ``counted`` (the indexes that count) and ``off_reason`` (index -> reason code, for the others)."""
     from analyse.roles import ROLES, role_of
 
     eps = list(entry_points)
@@ -323,6 +327,12 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
     else:
         parts.append(f"Nothing that the counted code runs needs changing for an Ascend NPU ({files_analysed} file(s) "
                      "analysed).")
+    n_base = len(set(baselined))
+    if n_base:
+        in_counted = len(set(baselined) & set(counted_idx))
+        parts.append(f"{n_base} finding(s) accepted by the baseline are not listed and do not gate (--fail-on), "
+                     f"but the verdict still counts {'them' if in_counted == n_base else f'the {in_counted} on the path'}: "
+                     "accepting a finding does not remove the work.")
     if not complete and effort != "unknown":
         parts.append(f"Analysis incomplete: {len(bad)} file(s) could not be analysed "
                      f"({', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''}); the verdict may miss problems there.")
@@ -332,23 +342,26 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
     off_sev: Counter = Counter()
     off_role: Counter = Counter()
     off_why: Counter = Counter()
+    off_reason: Dict[int, str] = {}
     for i, f in enumerate(findings):
         if i in counted_set:
             continue
         off_sev[f.severity] += 1
         off_role[f.role or "product"] += 1
         if is_off_path(f):
-            off_why["off-by-default"] += 1
+            why = "off-by-default"
         elif excused(f):
-            off_why["guarded"] += 1
+            why = "guarded"
         elif eps and not f.path.endswith(".py"):
-            off_why["not-python"] += 1
+            why = "not-python"
         elif f.role not in counted_roles and f.role is not None:
-            off_why["role"] += 1
+            why = "role"
         else:
             st = (f.reach or {}).get("status", "unreached") if eps else "unreached"
             # reached only by entry points that do not set the grade (tests, tools, examples)
-            off_why["unreached" if st == "unreached" else "other-entry-points"] += 1
+            why = "unreached" if st == "unreached" else "other-entry-points"
+        off_why[why] += 1
+        off_reason[i] = why
     off_path = {
         "count": sum(off_sev.values()),
         "by_severity": {s: off_sev[s] for s in SEVERITIES if off_sev.get(s)},
@@ -357,7 +370,122 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
     }
     ep_rows.sort(key=lambda r: (r["role"] != "product", -_rank(r["verdict"]["effort"]), r["path"], r["function"] or ""))
     return {"verdict": v, "entry_points": ep_rows, "off_path": off_path, "complete": complete,
-            "incomplete_files": bad[:100]}
+            "incomplete_files": bad[:100], "counted": counted_set, "off_reason": off_reason,
+            "product_entry_points": bool(product_eps)}
+
+
+# --------------------------------------------------------------------------- grouping and per-finding reasons
+#
+# Advice and info repeat: every DataLoader gets the same pin_memory advice, every `.to(...)` in a loop the same
+# non_blocking note. Findings of one advice/info rule in one file become one finding with every line (`lines`,
+# `occurrences`). Blockers, manual and automatic changes stay one per place (each is a change to make).
+# Baselined and listed occurrences are never grouped together. A group takes the reach and guard of its member
+# that counts most (reached before unknown before unreached, unguarded before guarded), so it counts when any of
+# its places does.
+#
+# Ids: a group keeps the id of its first occurrence and lists every occurrence's id (`occurrences[].id`); the
+# occurrence ids are the per-place fingerprints of findings.fingerprint, unchanged. Baselines hold occurrence ids
+# (written from the findings before grouping) and are matched per occurrence before grouping, so baselines
+# written before grouping existed keep matching, and a group whose occurrences are all baselined disappears
+# while a new occurrence shows up as a group of the new lines only.
+
+GROUPED_SEVERITIES = ("advice", "info")
+
+OFF_PATH_TEXT = {
+    "off-by-default": "off the path on an NPU host with the defaults",
+    "guarded": "guarded with a working fallback",
+    "not-python": "a build or configuration file that no entry point runs",
+    "role": "in {role} code, which does not count for the product",
+    "unreached": "no {scope} reaches this code",
+    "other-entry-points": "reached only by entry points that do not set the grade ({eps})",
+}
+
+
+def off_path_why(f: Finding, reason: str, product_eps: bool) -> str:
+    """One line: why *f* is listed but not counted."""
+    if reason == "guarded":
+        g = f.guard or {}
+        cond = g.get("condition")
+        where = f" at line {g['line']}" if g.get("line") else ""
+        return f"guarded by `{cond}`{where} with a working fallback" if cond else OFF_PATH_TEXT["guarded"] + where
+    if reason == "off-by-default":
+        cond = (f.guard or {}).get("condition")
+        where = f" (line {f.guard['line']})" if (f.guard or {}).get("line") else ""
+        return (f"runs only when `{cond}`{where}, which is false on an NPU host with the defaults" if cond
+                else OFF_PATH_TEXT["off-by-default"] + where)
+    if reason == "unreached":
+        return OFF_PATH_TEXT["unreached"].format(scope="product entry point" if product_eps else "entry point")
+    if reason == "other-entry-points":
+        eps = list((f.reach or {}).get("entry_points") or ())
+        shown = ", ".join(eps[:2]) + (f" and {len(eps) - 2} more" if len(eps) > 2 else "")
+        return OFF_PATH_TEXT["other-entry-points"].format(eps=shown or "tests, tools or examples")
+    return OFF_PATH_TEXT.get(reason, reason).format(role=f.role or "product")
+
+
+def _group_key(f: Finding, baselined: bool):
+    if f.severity not in GROUPED_SEVERITIES or f.api.startswith("project:"):
+        return None
+    return (f.path, f.code, baselined)
+
+
+def group_findings(findings: Sequence[Finding], baselined: Sequence[bool],
+                   ep_members: Optional[Dict[str, List[int]]]):
+    """(findings, baselined flags, ep_members, extras) with the advice/info findings of one rule in one file merged
+    (see above). *findings* are sorted; the group sits where its first occurrence was. ``extras[i]`` holds the
+    report fields of a group (``lines``, ``occurrences``, ``apis``)."""
+    out: List[Finding] = []
+    flags: List[bool] = []
+    members: List[List[Finding]] = []
+    slot: Dict[tuple, int] = {}
+    new_of: Dict[int, int] = {}
+    for i, f in enumerate(findings):
+        key = _group_key(f, baselined[i])
+        if key is not None and key in slot:
+            j = slot[key]
+            members[j].append(f)
+            new_of[i] = j
+            continue
+        if key is not None:
+            slot[key] = len(out)
+        new_of[i] = len(out)
+        out.append(f)
+        flags.append(baselined[i])
+        members.append([f])
+    extras: Dict[int, dict] = {}
+    for j, ms in enumerate(members):
+        if len(ms) < 2:
+            continue
+        head = ms[0]
+        occ = []
+        extra_msgs: List[str] = []
+        apis_seen = {head.api}
+        for m in ms:
+            o = {"id": m.id, "line": m.line, "column": m.column, "api": m.api, "snippet": m.snippet}
+            if m.message != head.message:
+                o["message"] = m.message
+                # another API's own facts join the message; the same API's wording for another expression
+                # stays in occurrences[].message (the places are listed anyway)
+                if m.api not in apis_seen:
+                    extra_msgs.append(f"Also at line {m.line} (`{m.api}`): {m.message}")
+            apis_seen.add(m.api)
+            if m.replacement != head.replacement:
+                o["replacement"] = m.replacement
+            occ.append(o)
+        lines = sorted({m.line for m in ms})
+        apis = list(dict.fromkeys(m.api for m in ms))
+        extras[j] = {"lines": lines, "occurrences": occ}
+        if len(apis) > 1:
+            extras[j]["apis"] = apis
+        best = min(ms, key=lambda m: (excused(m), REACH_RANK.get((m.reach or {}).get("status", "unreached"), 2)))
+        eps = list(dict.fromkeys(e for m in ms for e in ((m.reach or {}).get("entry_points") or ())))
+        reach = dict(best.reach) if best.reach is not None else None
+        if reach is not None and eps:
+            reach["entry_points"] = eps
+        out[j] = replace(head, reach=reach, guard=best.guard,
+                         message=" ".join([head.message] + extra_msgs))
+    if ep_members is not None:
+        ep_members = {k: sorted({new_of[i] for i in v}) for k, v in ep_members.items()}
+    return out, flags, ep_members, extras
 
 
 def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_npu_version: Optional[str],
@@ -373,27 +501,47 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
     from analyse.roles import role_of
 
     sections: dict = {}
+    base_objs: set = set()
     if policy is not None:
         findings = list(findings)
         kept, policy_summary, sections = policy.apply(findings)
         extra_summary = {**(extra_summary or {}), **policy_summary}
-        keep = {id(f) for f in kept}
+        # baselined findings stay for the verdict (they are not listed and never gate)
+        base_objs = {id(f) for f in (getattr(policy, "baselined_findings", None) or ())}
+        keep = {id(f) for f in kept} | base_objs
         old_idx = [i for i, f in enumerate(findings) if id(f) in keep]
         remap = {old: new for new, old in enumerate(old_idx)}
         findings = [findings[i] for i in old_idx]
         if ep_members is not None:
             ep_members = {k: [remap[i] for i in v if i in remap] for k, v in ep_members.items()}
+    baselined = [id(f) in base_objs for f in findings]
     findings = [f if f.role is not None else replace(f, role=role_of(f.path, roles)) for f in findings]
     order = sorted(range(len(findings)), key=lambda i: findings[i].sort_key)
     pos = {old: new for new, old in enumerate(order)}
     findings = [findings[i] for i in order]
+    baselined = [baselined[i] for i in order]
     if ep_members is not None:
         ep_members = {k: sorted(pos[i] for i in v) for k, v in ep_members.items()}
+    findings, baselined, ep_members, extras = group_findings(findings, baselined, ep_members)
+    scoped = scoped_verdict(findings, errors, files_analysed, entry_points or (), ep_members or {}, roles,
+                            lines_analysed, baselined=[i for i, b in enumerate(baselined) if b])
+    listed = [i for i, b in enumerate(baselined) if not b]
+    rows = []
+    for i in listed:
+        d = findings[i].to_dict()
+        d.update(extras.get(i, {}))
+        d["counted"] = i in scoped["counted"]
+        if i in scoped["off_reason"]:
+            reason = scoped["off_reason"][i]
+            d["off_path"] = {"reason": reason,
+                             "why": off_path_why(findings[i], reason, scoped["product_entry_points"])}
+        rows.append(d)
+    findings = [findings[i] for i in listed]
     by_cat = Counter(f.category for f in findings)
     by_sev = Counter(f.severity for f in findings)
-    unknown = Counter(f.api for f in findings if f.category == "unknown-api")
-    scoped = scoped_verdict(findings, errors, files_analysed, entry_points or (), ep_members or {}, roles,
-                            lines_analysed)
+    # every place of a grouped finding, so that each API the docs do not list is counted (and handed to the probe)
+    unknown = Counter(str(o.get("api")) for d in rows if d["category"] == "unknown-api"
+                      for o in (d.get("occurrences") or [d]))
     summary = {
         "files_analysed": files_analysed,
         "files_failed": len({e.path for e in errors if e.kind != "internal"}),
@@ -422,10 +570,25 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
         },
         "inputs": list(inputs),
         "summary": summary,
-        "findings": [f.to_dict() for f in findings],
+        "findings": rows,
         "errors": [e.to_dict() for e in sorted(errors, key=lambda e: (e.path, e.line or 0))],
     }
     if thirdparty is not None:
         report["thirdparty"] = thirdparty
     report.update(sections)
     return report
+
+
+def at_least(report: dict, level: str) -> dict:
+    """The report listing only findings at or above *level* (``--min-severity``); the verdict, the summary counts
+    and the gate are left as they are. ``summary.min_severity`` says what was left out."""
+    if level not in SEVERITY_RANK or level == SEVERITIES[-1]:
+        return report
+    rank = SEVERITY_RANK[level]
+    findings = report.get("findings") or []
+    shown = [f for f in findings if SEVERITY_RANK.get(f.get("severity"), 0) <= rank]
+    out = dict(report)
+    out["findings"] = shown
+    out["summary"] = {**(report.get("summary") or {}),
+                      "min_severity": {"level": level, "hidden": len(findings) - len(shown)}}
+    return out

@@ -31,7 +31,9 @@ def run(tmp_path, *extra):
                                  "--format", "json", *extra], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     report = json.loads((out / "report.json").read_text())
-    return {(f["line"], f["code"]): f for f in report["findings"]}, report
+    # grouped advice/info (one rule repeated in a file) lists its places in `occurrences`: one entry per place
+    return {(o["line"], f["code"]): {**f, **o} for f in report["findings"]
+            for o in (f.get("occurrences") or [f])}, report
 
 
 def test_without_probe_unknowns_are_info(tmp_path):

@@ -220,7 +220,7 @@ def test_html_contains_findings_and_rule_anchors():
     # verdict, errors, unknown APIs
     assert "effort-blocked" in html
     assert "One custom CUDA kernel has no NPU implementation" in html
-    assert "broken.py" in html and "invalid syntax" in html
+    assert "broken.<wbr>py" in html and "invalid syntax" in html   # paths may break after "." "_" "/"
     assert "APIs the docs do not list (hand to the probe)" in html
     assert "torch.mystery.op" in html
     # filter controls and the chain

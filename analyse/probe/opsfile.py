@@ -225,9 +225,14 @@ def skip_reason(api: str, category: Optional[str]) -> Optional[str]:
 def _report_apis(doc: dict) -> Iterable[Tuple[str, Optional[str], Optional[int], str]]:
     """(api, category, line, source) of a script or thirdparty report, in report order."""
     for f in doc.get("findings") or []:
-        if isinstance(f, dict) and isinstance(f.get("api"), str):
-            line = f.get("line") if isinstance(f.get("line"), int) else None
-            yield f["api"], f.get("category"), line, f"report:{f.get('path', '?')}"
+        if not isinstance(f, dict):
+            continue
+        # a grouped finding (one rule repeated in one file) lists every place, each with its API
+        places = [o for o in f.get("occurrences") or () if isinstance(o, dict)] or [f]
+        for o in places:
+            if isinstance(o.get("api"), str):
+                line = o.get("line") if isinstance(o.get("line"), int) else None
+                yield o["api"], f.get("category"), line, f"report:{f.get('path', '?')}"
     tp = doc.get("thirdparty")
     if isinstance(tp, dict):
         for fn in tp.get("functions") or []:

@@ -105,18 +105,51 @@ def one_line(text: object) -> str:
     return " ".join(str(text or "").split())
 
 
+def other_lines(finding: dict) -> List[int]:
+    """The lines of a grouped finding (``lines``) besides its own ``line``."""
+    own = finding.get("line")
+    out = []
+    for x in finding.get("lines") or ():
+        try:
+            n = int(x)
+        except (TypeError, ValueError):
+            continue
+        if n != own and n not in out:
+            out.append(n)
+    return out
+
+
+def places_note(finding: dict, limit: int = 12) -> str:
+    """" (3 places in this file: lines 12, 40, 77)" for a grouped finding, else ""."""
+    more = other_lines(finding)
+    if not more:
+        return ""
+    lines = [finding.get("line")] + more
+    shown = ", ".join(str(x) for x in lines[:limit]) + (f" and {len(lines) - limit} more" if len(lines) > limit else "")
+    return f" ({len(lines)} places in this file: lines {shown})"
+
+
 def finding_text(finding: dict) -> str:
-    """Message plus the suggested replacement, on one line."""
-    msg = one_line(finding.get("message"))
+    """Message, the other lines of a grouped finding and the suggested replacement, on one line."""
+    msg = one_line(finding.get("message")) + places_note(finding)
     repl = finding.get("replacement")
     if repl:
         msg += f" Suggested: {one_line(repl)}"
     return msg
 
 
+#: Advice and info come after what blocks or needs a change, in every listing.
+LATER = ("advice", "info")
+
+
+def display_key(f: dict):
+    """Listing order: blockers, manual and automatic changes first, then advice and info; by place within."""
+    return (f.get("severity") in LATER, str(f.get("path", "")), f.get("line") or 0, f.get("column") or 0,
+            str(f.get("code", "")))
+
+
 def sorted_findings(report: dict) -> List[dict]:
-    return sorted(report.get("findings") or [], key=lambda f: (str(f.get("path", "")), f.get("line") or 0,
-                                                             f.get("column") or 0, str(f.get("code", ""))))
+    return sorted(report.get("findings") or [], key=display_key)
 
 
 def first(items, default=None) -> Optional[object]:

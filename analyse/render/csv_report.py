@@ -2,7 +2,8 @@
 
 The first five columns are the ones users of Ascend's own migration analysis
 know (file, line, API, support status, suggestion); code, severity, category,
-message, confidence and the stable finding id follow. Cells that a spreadsheet
+message, confidence, the stable finding id and ``lines`` (every line of a
+grouped finding, space-separated; empty for a finding at one place) follow. Cells that a spreadsheet
 would take for a formula (starting with ``=``, ``+``, ``-``, ``@``, tab or CR)
 get a leading apostrophe: snippets and names come from untrusted code.
 """
@@ -15,7 +16,7 @@ import io
 from .common import RenderOptions, column1, one_line, sorted_findings, source_path
 
 COLUMNS = ("file", "line", "column", "api", "support_status", "suggestion", "code", "severity", "category",
-           "message", "confidence", "id")
+           "message", "confidence", "id", "lines")
 
 _STATUS = {
     "blocker": "unsupported",
@@ -54,5 +55,6 @@ def render_csv(report: dict, options: RenderOptions) -> str:
         w.writerow([_cell(v) for v in (
             source_path(report, f.get("path", "")), int(f.get("line") or 0), column1(f), f.get("api", ""),
             support_status(f), f.get("replacement") or "", f.get("code", ""), f.get("severity", ""),
-            f.get("category", ""), f.get("message", ""), f.get("confidence", ""), f.get("id", ""))])
+            f.get("category", ""), f.get("message", ""), f.get("confidence", ""), f.get("id", ""),
+            " ".join(str(x) for x in f.get("lines") or ()))])
     return buf.getvalue()

@@ -13,7 +13,10 @@ import json
 from collections import Counter
 from typing import Any, Dict, List
 
+import re
+
 import jinja2
+from markupsafe import Markup, escape
 
 from ..paths import templates_dir
 
@@ -46,7 +49,7 @@ STATUS_ORDER = ("unsupported", "conditional", "needs-migration", "unknown")
 _KNOWN_SUMMARY_KEYS = {
     "files_analysed", "files_failed", "lines_analysed", "duration_s",
     "by_category", "by_severity", "verdict", "unknown_apis",
-    "complete", "entry_points", "off_path", "incomplete_files",
+    "complete", "entry_points", "off_path", "incomplete_files", "min_severity", "baselined",
 }
 
 _LABELS = {
@@ -80,6 +83,14 @@ def fmt_number(value: Any) -> str:
     return str(value)
 
 
+_BREAK_AFTER = re.compile(r"([._/:,])")
+
+
+def wbr(text: Any) -> Markup:
+    """*text* escaped, with a line-break opportunity (<wbr>) after every ".", "_", "/", ":" and ","."""
+    return Markup(_BREAK_AFTER.sub(r"\1<wbr>", str(escape(str(text)))))
+
+
 def _embed_json(data: Any) -> str:
     """JSON safe to put inside a <script> element (no ``</``, ``<!--`` or ``]]>``)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -102,6 +113,7 @@ def _env() -> jinja2.Environment:
     )
     env.filters["label"] = label
     env.filters["num"] = fmt_number
+    env.filters["wbr"] = wbr
     env.tests["mapping"] = lambda v: isinstance(v, dict)
     env.tests["seq"] = lambda v: isinstance(v, (list, tuple))
     env.tests["scalar"] = lambda v: not isinstance(v, (dict, list, tuple))
@@ -113,6 +125,31 @@ def _ordered_counts(counts: Dict[str, int], order) -> List[tuple]:
     return [(k, int(counts.get(k, 0) or 0)) for k in keys]
 
 
+def _standing(findings: List[dict], summary: dict) -> Any:
+    """Counted and listed-off-the-path findings per severity, with the reasons (None for reports without
+    the per-finding ``counted`` field)."""
+    if not any("counted" in f for f in findings) and not summary.get("baselined"):
+        return None
+    rows = []
+    for sev in SEVERITY_ORDER:
+        these = [f for f in findings if f.get("severity") == sev]
+        if these:
+            n_in = sum(1 for f in these if f.get("counted", True))
+            rows.append({"key": sev, "label": SEVERITY_LABELS.get(sev, label(sev)), "counted": n_in,
+                         "off": len(these) - n_in})
+    why = Counter(str((f.get("off_path") or {}).get("why") or "not counted") for f in findings
+                  if f.get("counted") is False)
+    ms = summary.get("min_severity")
+    return {
+        "rows": rows,
+        "counted": sum(r["counted"] for r in rows),
+        "off": sum(r["off"] for r in rows),
+        "reasons": [{"why": w, "count": n} for w, n in why.most_common()],
+        "baselined": int(summary.get("baselined") or 0),
+        "hidden": ms if isinstance(ms, dict) and ms.get("hidden") else None,
+    }
+
+
 def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
     findings = list(report.get("findings") or [])
     errors = list(report.get("errors") or [])
@@ -122,8 +159,11 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
 
     by_severity = summary.get("by_severity") or Counter(f.get("severity", "info") for f in findings)
     by_category = summary.get("by_category") or Counter(f.get("category", "") for f in findings)
+    has_counted = any("counted" in f for f in findings)
+    off_by_sev = Counter(f.get("severity") for f in findings if f.get("counted") is False)
     severity_cards = [
-        {"key": k, "count": n, "label": SEVERITY_LABELS.get(k, label(k)), "help": SEVERITY_HELP.get(k, "")}
+        {"key": k, "count": n, "label": SEVERITY_LABELS.get(k, label(k)), "help": SEVERITY_HELP.get(k, ""),
+         "off": off_by_sev.get(k, 0) if has_counted else None}
         for k, n in _ordered_counts(by_severity, SEVERITY_ORDER)
     ]
     category_cards = sorted(
@@ -205,6 +245,7 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
         incomplete = list(summary.get("incomplete_files") or sorted({str(e.get("path", "")) for e in errors}))
 
     aliases = thirdparty.get("aliases") if isinstance(thirdparty, dict) else None
+    standing = _standing(findings, summary)
     data = {
         "findings": findings,
         "functions": functions,
@@ -243,6 +284,7 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
         "data_json": _embed_json(data),
         "severity_labels": SEVERITY_LABELS,
         "migration": report.get("migration") if isinstance(report.get("migration"), dict) else None,  # script --with-migration
+        "standing": standing,
     }
 
 

@@ -9,6 +9,10 @@
   ``partialFingerprints`` with the stable finding id, and ``fixes`` when the
   replacement is a plain text edit of the line (a dotted name for the API it
   replaces, or a string literal for a string).
+* a grouped finding (one advice/info rule repeated in one file, ``lines``) is
+  one result: its first place is the location, the other places are
+  ``relatedLocations`` and ``properties.lines`` lists them all; the
+  fingerprint is the group's id (its first occurrence's).
 * suppressed findings (``--show-suppressed``) are results with ``suppressions``
   of kind ``inSource``; analysis errors are ``toolExecutionNotifications``.
 """
@@ -20,7 +24,8 @@ import re
 from typing import List, Optional
 from urllib.parse import quote
 
-from .common import SEVERITY_ORDER, RenderOptions, column1, docs_url, one_line, rule_help_uri, source_path
+from .common import (RenderOptions, column1, docs_url, one_line, other_lines, places_note,
+                     rule_help_uri, sorted_findings, source_path)
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"blocker": "error", "manual": "error", "auto": "warning", "advice": "note", "info": "note"}
@@ -87,6 +92,21 @@ def _rule(r: dict) -> dict:
     }
 
 
+def _related(path: str, f: dict) -> List[dict]:
+    """The other places of a grouped finding, as ``relatedLocations`` (the result keeps one location)."""
+    out = []
+    occ = {int(o.get("line") or 0): o for o in (f.get("occurrences") or []) if isinstance(o, dict)}
+    for n, other in enumerate(other_lines(f), start=1):
+        o = occ.get(other, {})
+        region = {"startLine": other}
+        if o.get("snippet"):
+            region["snippet"] = {"text": str(o["snippet"])}
+        api = o.get("api") or f.get("api") or ""
+        out.append({"id": n, "physicalLocation": {"artifactLocation": {"uri": _uri(path)}, "region": region},
+                    "message": {"text": f"the same {f.get('code', '')} advice for `{api}` (line {other})"}})
+    return out
+
+
 def _result(report: dict, f: dict, rule_index: dict, suppression: Optional[dict] = None) -> dict:
     path = source_path(report, f.get("path", ""))
     snippet = f.get("snippet") or ""
@@ -101,7 +121,7 @@ def _result(report: dict, f: dict, rule_index: dict, suppression: Optional[dict]
         region["endLine"] = int(f["end_line"])
     if snippet:
         region["snippet"] = {"text": snippet}
-    message = one_line(f.get("message"))
+    message = one_line(f.get("message")) + places_note(f)
     if f.get("replacement"):
         message += f" Suggested: {one_line(f['replacement'])}"
     code = str(f.get("code", ""))
@@ -113,6 +133,10 @@ def _result(report: dict, f: dict, rule_index: dict, suppression: Optional[dict]
         "partialFingerprints": {"npuAnalyseFindingId/v1": str(f.get("id", ""))},
         "properties": {k: f[k] for k in ("severity", "category", "api", "confidence", "evidence") if f.get(k)},
     }
+    related = _related(path, f)
+    if related:
+        res["relatedLocations"] = related
+        res["properties"]["lines"] = [line] + other_lines(f)
     if code in rule_index:
         res["ruleIndex"] = rule_index[code]
     if f.get("chain"):
@@ -146,9 +170,7 @@ def build_sarif(report: dict, options: RenderOptions) -> dict:
                           "summary": code})
     rule_index = {str(r["code"]): i for i, r in enumerate(rules)}
     results: List[dict] = []
-    rank = {s: i for i, s in enumerate(SEVERITY_ORDER)}
-    for f in sorted(report.get("findings") or [], key=lambda f: (str(f.get("path")), f.get("line") or 0,
-                                                                 rank.get(f.get("severity"), 9), str(f.get("code")))):
+    for f in sorted_findings(report):   # advice and info after what blocks
         results.append(_result(report, f, rule_index))
     for f in report.get("suppressed") or []:
         results.append(_result(report, f, rule_index, suppression=f.get("suppression") or {}))

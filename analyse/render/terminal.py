@@ -35,10 +35,34 @@ MAX_ENTRY_POINT_LINES = 15
 _STATUS_COLOR = {"unsupported": "\033[31m", "needs-migration": "\033[33m", "unknown": "\033[36m"}
 
 
+#: Paragraphs (the verdict explanation) wrap at most this wide, however wide the terminal: long lines of prose
+#: are hard to read. Finding lines use the whole width.
+PROSE_WIDTH = 120
+#: How many off-path findings the terminal lists under the counted ones.
+OFF_PATH_SHOWN = 5
+
+
+def terminal_width(stream=None) -> int:
+    """The width of the terminal *stream* writes to: ``COLUMNS`` when set, else the terminal's own width, else 100
+    (not a terminal). :func:`shutil.get_terminal_size` reads stdout only; the summary goes to stderr with ``-o -``."""
+    import os
+
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream is not None else \
+            shutil.get_terminal_size((100, 24)).columns
+    except (AttributeError, ValueError, OSError):
+        return 100
+
+
 def _width(width: Optional[int]) -> int:
+    """The terminal's width (``COLUMNS`` wins, as :func:`shutil.get_terminal_size` reads it; 100 when the output
+    is not a terminal)."""
     if width is None:
         width = shutil.get_terminal_size((100, 24)).columns
-    return max(40, min(int(width), 100))
+    return max(40, int(width))
 
 
 def _truncate(text: str, room: int) -> str:
@@ -81,6 +105,84 @@ def _entry_point_lines(summary: dict, width: int, c) -> List[str]:
     return out
 
 
+def _counted_line(findings: List[dict], summary: dict) -> str:
+    """"Counted: 12 · listed, off the path: 5 (unreached 3, guarded 2)": the two sides of the verdict."""
+    if not findings or not any("counted" in f for f in findings):
+        return ""
+    n_in = sum(1 for f in findings if f.get("counted"))
+    off = Counter(str((f.get("off_path") or {}).get("reason", "other")) for f in findings if not f.get("counted"))
+    text = f"Counted: {n_in:,} finding(s) · listed, off the path (not counted): {sum(off.values()):,}"
+    if off:
+        text += " (" + ", ".join(f"{k} {v}" for k, v in off.most_common()) + ")"
+    return text
+
+
+def _finding_line(f: dict, width: int, c, sev, badge: str = "") -> List[str]:
+    """One finding: severity, place, code, API and message on one line (cut to *width*); under it the
+    replacement and, for a finding off the path, why it does not count."""
+    loc = safe(f"{f.get('path', '?')}:{f.get('line', '?')}")
+    more = len([x for x in (f.get("lines") or ()) if x != f.get("line")])
+    if more:
+        loc += f" (+{more} line{'s' if more > 1 else ''})"
+    code = safe(f.get("code", ""))
+    api = safe(f.get("api", ""))
+    s = str(f.get("severity", ""))
+    head = f"  {s:<7} "
+    rest = f"{badge}{loc} {code} {api} — "
+    msg = safe(f.get("message", ""))
+    if len(head) + len(rest) >= width - 10:   # very long path/API: cut the whole line
+        body = _truncate(rest + msg, width - len(head))
+    else:
+        body = rest + _truncate(msg, width - len(head) - len(rest))
+    if code and body.find(code) >= 0 and color_ok(c):
+        i = body.find(" " + code + " ")
+        if i >= 0:
+            body = body[:i + 1] + c(_BOLD, code) + body[i + 1 + len(code):]
+    lines = ["  " + sev(s, f"{s:<7}") + " " + body]
+    pad = " " * len(head)
+    if f.get("replacement"):
+        fix = "; ".join(x.strip() for x in str(f["replacement"]).splitlines() if x.strip())   # one line
+        lines.append(_truncate_line(pad + "fix: " + safe(fix), width))
+    if not f.get("counted", True) and (f.get("off_path") or {}).get("why"):
+        lines.append(_truncate_line(pad + "not counted: " + safe(f["off_path"]["why"]), width))
+    return lines
+
+
+def color_ok(c) -> bool:
+    return c(_BOLD, "x") != "x"
+
+
+def _truncate_line(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _rank(f: dict):
+    return (_SEV_RANK.get(f.get("severity"), 99), str(f.get("path", "")), f.get("line", 0), f.get("column", 0) or 0)
+
+
+def _top_lines(findings: List[dict], top: int, width: int, c, sev) -> List[str]:
+    """The top findings: those that count first (they make the verdict), then a few listed off the path."""
+    has_counted = any("counted" in f for f in findings)
+    counted = sorted((f for f in findings if f.get("counted", True)), key=_rank)
+    off = sorted((f for f in findings if not f.get("counted", True)), key=_rank)
+    out: List[str] = []
+    shown = counted[:top]
+    if shown:
+        what = "that count for the verdict" if has_counted else ""
+        total = len(counted)
+        title = (f"Top {len(shown)} of {total:,} findings {what}" if total > len(shown) else
+                 f"Findings {what}" if what else "Findings").rstrip() + ":"
+        out.append(title)
+        for f in shown:
+            out.extend(_finding_line(f, width, c, sev))
+    if off:
+        n = min(len(off), max(OFF_PATH_SHOWN, top - len(shown)))
+        out.append(f"Listed, off the path (not counted): {n} of {len(off):,}" + (":" if n else ""))
+        for f in off[:n]:
+            out.extend(_finding_line(f, width, c, sev, badge="[off path] "))
+    return out
+
+
 def render_terminal(report: dict, written: Dict[str, Path], color: bool = False, top: int = 10,
                     width: Optional[int] = None) -> str:
     """A few lines for the terminal: verdict, counts, top findings, errors, report paths."""
@@ -117,9 +219,13 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
     counts = (f" ({verdict.get('blockers', 0)} blockers, {verdict.get('manual_changes', 0)} manual,"
               f" {verdict.get('auto_migratable', 0)} automatic)")
     out.append(c(_EFFORT_COLOR.get(effort, _BOLD), label) + counts)
+    prose = min(width, PROSE_WIDTH)
+    counted_line = _counted_line(findings, summary)
+    if counted_line:
+        out.append("  " + counted_line)
     explanation = safe(str(verdict.get("explanation") or "").strip())
     if explanation:
-        out.extend(textwrap.wrap(explanation, width=width, initial_indent="  ", subsequent_indent="  "))
+        out.extend(textwrap.wrap(explanation, width=prose, initial_indent="  ", subsequent_indent="  "))
     if summary.get("complete") is False:
         bad = list(summary.get("incomplete_files") or sorted({str(e.get("path", "?")) for e in errors}))
         shown = ", ".join(bad[:8]) + (f" ... and {len(bad) - 8} more" if len(bad) > 8 else "")
@@ -127,7 +233,10 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
                                  f" ({shown}); the verdict may miss problems there.", width=width + (11 if color else 0),
                                  subsequent_indent="  "))
 
-    out.append(f"Findings: {len(findings):,}" + (" — nothing to migrate" if not findings else ""))
+    ms = summary.get("min_severity") if isinstance(summary.get("min_severity"), dict) else {}
+    below = f" (listed at or above {ms.get('level')}; {int(ms.get('hidden') or 0):,} below it not listed)" \
+        if ms.get("hidden") else ""
+    out.append(f"Findings: {len(findings):,}" + (" — nothing to migrate" if not findings and not below else "") + below)
     if findings or by_sev:
         out.append("  by severity: " + _counts_line(by_sev, SEVERITY_ORDER, sev))
         out.append("  by category: " + _counts_line(by_cat, (), lambda k, t: t))
@@ -162,22 +271,7 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
         out.append(f"APIs the docs do not list (hand to the probe): {len(unknown):,} — see the report")
 
     if findings and top > 0:
-        ranked = sorted(findings, key=lambda f: (_SEV_RANK.get(f.get("severity"), 99), str(f.get("path", "")),
-                                                 f.get("line", 0), f.get("column", 0) or 0))
-        shown = ranked[:top]
-        out.append(f"Top {len(shown)} of {len(findings):,}:" if len(findings) > len(shown) else "Findings:")
-        for f in shown:
-            loc = safe(f"{f.get('path', '?')}:{f.get('line', '?')}")
-            code = safe(f.get("code", ""))
-            api = safe(f.get("api", ""))
-            s = str(f.get("severity", ""))
-            plain_prefix = f"  {s:<7} {loc} {code} {api} — "
-            msg = _truncate(safe(f.get("message", "")), width - len(plain_prefix))
-            if len(plain_prefix) > width:  # very long path/api: cut the whole line
-                line = _truncate(plain_prefix + msg, width)
-                out.append(sev(s, line[:9]) + line[9:] if color else line)
-                continue
-            out.append(f"  {sev(s, f'{s:<7}')} {loc} {c(_BOLD, code)} {api} — {msg}")
+        out.extend(_top_lines(findings, top, width, c, sev))
 
     suppressed = report.get("suppressed")
     if isinstance(suppressed, list) and suppressed:

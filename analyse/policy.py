@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from analyse.suppress import FileDirectives, scan_file
+from analyse.findings import restrict
 
 
 def _norm_pattern(pattern: str) -> str:
@@ -139,6 +140,9 @@ class Policy:
         directives: Dict[str, FileDirectives] = {}
         deselected = 0
         for f in findings:
+            if f.also:  # a merged finding: selection and per-file ignores act on each of its codes
+                f = restrict(f, lambda c, p=f.path: not ((self.enabled is not None and c not in self.enabled)
+                                                         or self._file_ignored(c, p))) or f
             if (self.enabled is not None and f.code not in self.enabled) or self._file_ignored(f.code, f.path):
                 deselected += 1
                 continue

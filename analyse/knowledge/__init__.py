@@ -366,6 +366,8 @@ class KnowledgeBase:
         self._handled_attrs = frozenset(handled)
         self.device_rewrite_functions: frozenset[str] = frozenset(b["device_rewrite_functions"])
         self.device_kwargs: frozenset[str] = frozenset(b.get("device_kwargs") or ())
+        # where transfer_to_npu turns a bare int device N into 'npu:N' (Tensor.to / Module.to / Module.to_empty)
+        self.int_device_rewrite_functions: frozenset[str] = frozenset(b.get("int_device_rewrite_functions") or ())
         self.rewrites_nccl_backend: bool = b["rewrites_nccl_backend"]
         self.tensor_cuda_to_npu: bool = b["tensor_cuda_to_npu"]
         self.module_cuda_to_npu: bool = b["module_cuda_to_npu"]

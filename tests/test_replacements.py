@@ -50,11 +50,23 @@ def apply(source: str, f) -> tuple:
         assert m, f"no string literal at {f.path}:{f.line}:{col} for {f.code}"
         new = line[:col] + r + line[col + m.end():]
         return "literal", "\n".join(lines[: f.line - 1] + [new] + lines[f.line:])
-    m = re.match(r"^\.(\w+)\(\)", r)
+    m = re.match(r"^\.(\w+)\(.*\)", r)
     if m:
         old = f.api.rsplit(".", 1)[-1]
         assert f".{old}(" in line, (f.code, line)
-        new = line.replace(f".{old}(", f".{m.group(1)}(", 1)
+        code = r.split("  (")[0].strip()  # ".cfloat()  (or keep ...)": the code part
+        if code.endswith("()"):
+            new = line.replace(f".{old}(", f".{m.group(1)}(", 1)
+        else:  # the whole call with its arguments: `.to(0)` -> `.to('npu:0')`
+            start = line.index(f".{old}(")
+            depth, end = 0, None
+            for i in range(start + len(old) + 1, len(line)):
+                depth += {"(": 1, ")": -1}.get(line[i], 0)
+                if depth == 0:
+                    end = i + 1
+                    break
+            assert end is not None, (f.code, line)
+            new = line[:start] + code + line[end:]
         return "method", "\n".join(lines[: f.line - 1] + [new] + lines[f.line:])
     first = r.splitlines()[0]
     if len(r.splitlines()) == 1 and first.split()[:1] == line.split()[:1] and _parses(first) \

@@ -76,3 +76,20 @@ def test_new_libraries_have_npu_answers():
         assert entry.id == lib_id
         assert entry.replacement and "torch" in entry.replacement
     assert table.match("pytorch3d.transforms") is None  # pure-Python parts run on the NPU
+
+
+def test_cpu_fallback_is_ranked_by_call_sites(tmp_path):
+    """summary.cpu_fallback: aten ops without an NPU kernel for the target release, most call sites first."""
+    from analyse.modes import run_script
+
+    (tmp_path / "t.py").write_text("import torch\nfor x in loader:\n    y = torch.lgamma(x)\n    w = torch.lgamma(y)\n"
+                                   "    e = torch.linalg.eigh(w)\n    z = torch.exp(e) + torch.stft(w, 4)\n")
+    report = run_script([tmp_path], load_knowledge("2.13.0"))
+    ranking = report["summary"]["cpu_fallback"]
+    assert [(e["op"], e["call_sites"]) for e in ranking] == [("lgamma", 2), ("linalg_eigh", 1)]
+    assert ranking[0]["first"] == {"path": "t.py", "line": 3}
+    assert "tocpu" in ranking[0]["evidence"]
+    fallbacks = [f for f in report["findings"] if f["code"] == "NPU304" or "NPU304" in f.get("codes", ())]
+    assert {f["line"] for f in fallbacks} == {3, 5}
+    kb = load_knowledge("2.13.0")
+    assert "stft" not in kb.cpu_fallback_ops and "exp" not in kb.cpu_fallback_ops  # composite / has a kernel

@@ -383,7 +383,38 @@ def build_aten(upstream: Path, date: str) -> dict:
             "with a warning in torch>=2.1 (error if TORCH_NPU_FALLBACK_CPU_DISABLE=1)."
         ),
     }
-    return {"meta": meta, "by_torch_version": by_version, "torch_npu_native": sorted(native)}
+    # aten ops that older op-plugin releases routed to the CPU explicitly (tocpu) or declared unsupported: real
+    # backend ops (they have a CUDA kernel in PyTorch); where a release still has no kernel for one, it falls back
+    cpu_routed: dict[str, set] = {}
+    for rel, label in (("7.1.0/op_plugin_functions.yaml", "op-plugin 7.1.0"),
+                       ("6.0.rc1/v2r0/op_plugin_functions.yaml", "op-plugin 6.0.rc1 v2r0"),
+                       ("6.0.rc1/v1r11/op_plugin_functions.yaml", "op-plugin 6.0.rc1 v1r11")):
+        y = _read_yaml(upstream / "op-plugin" / rel)
+        for section in ("tocpu", "unsupported"):
+            for item in y.get(section) or []:
+                func = item.get("func") if isinstance(item, dict) else item
+                if not isinstance(func, str):
+                    continue
+                op = func.split("(")[0].strip().split(".")[0]
+                if op and not op.startswith("_test"):
+                    cpu_routed.setdefault(op, set()).add(f"{label} {section}")
+    meta["cpu_routed"] = (
+        "aten ops listed in the tocpu (run on the CPU) or unsupported sections of op-plugin 7.1.0 "
+        "(op_plugin/config/op_plugin_functions.yaml @ branch 7.1.0 57c52665a1e1) and 6.0.rc1 (v1r11, v2r0): backend ops "
+        "(with CUDA kernels in PyTorch) that op-plugin did not implement then; an op of this list without a kernel "
+        "for the target version falls back to the CPU"
+    )
+    meta["composite"] = (
+        "ops that PyTorch implements as CompositeImplicitAutograd (they decompose into ops that have NPU kernels), so "
+        "a missing op-plugin entry does not mean a CPU fallback (PyTorch native_functions.yaml dispatch sections)"
+    )
+    return {"meta": meta, "by_torch_version": by_version, "torch_npu_native": sorted(native),
+            "cpu_routed": {op: sorted(v) for op, v in sorted(cpu_routed.items())},
+            "composite": sorted(COMPOSITE_OPS)}
+
+
+# aten ops that decompose in PyTorch itself (CompositeImplicitAutograd): never CPU fallbacks on their own
+COMPOSITE_OPS = {"scaled_dot_product_attention", "real", "conj", "tensordot", "stft", "logdet", "_unsafe_index"}
 
 
 # --------------------------------------------------------------------------- transfer_to_npu

@@ -390,6 +390,14 @@ class KnowledgeBase:
         ops = set(aten["by_torch_version"][torch_version]) | set(aten.get("torch_npu_native", []))
         ops |= {op.split(".", 1)[0] for op in ops if not op.startswith(".")}
         self.aten_kernels: frozenset[str] = frozenset(ops)
+        # backend aten ops known to need an NPU kernel: those op-plugin has for any torch version, plus those older
+        # releases routed to the CPU (cpu_routed); one of these missing from aten_kernels falls back to the CPU
+        routed = aten.get("cpu_routed") or {}
+        known = {op.split(".", 1)[0] for v in aten["by_torch_version"].values() for op in v} | set(routed)
+        self.cpu_routed_ops: Mapping[str, tuple] = MappingProxyType({k: tuple(v) for k, v in routed.items()})
+        composite = set(aten.get("composite") or ())
+        self.cpu_fallback_ops: frozenset[str] = frozenset(op for op in known if op not in ops and "@" not in op
+                                                          and op not in composite and not op.startswith("npu_"))
         amet = aten["meta"]
 
         kb_date = index["meta"]["date"]

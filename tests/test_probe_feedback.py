@@ -31,7 +31,13 @@ def run(tmp_path, *extra):
                                  "--format", "json", *extra], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     report = json.loads((out / "report.json").read_text())
-    return {(f["line"], f["code"]): f for f in report["findings"]}, report
+    # one finding per place and API (#23): the facts of other rules on the same call are folded into `also`
+    found = {}
+    for f in report["findings"]:
+        found[(f["line"], f["code"])] = f
+        for a in f.get("also", ()):
+            found.setdefault((f["line"], a["code"]), {**f, **a})
+    return found, report
 
 
 def test_without_probe_unknowns_are_info(tmp_path):

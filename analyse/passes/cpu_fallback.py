@@ -71,6 +71,9 @@ class CpuFallbackPass(Pass):
             op = next((o for o in aten_candidates(api) if o in kb.cpu_fallback_ops), None)
             if op is None:
                 continue
+            probe = ctx.project.probe
+            if probe is not None and api in probe:
+                continue  # a device run answered for this API (pass: it has a kernel; fallback: NPU303 says so)
             hits.setdefault(op, []).append((call.lineno, api, call.col_offset or 0))
         if hits:
             ctx.facts[self.name] = {op: sorted(v) for op, v in sorted(hits.items())}

@@ -131,7 +131,7 @@ def test_implementation_selectors_keep_their_meaning(kb):
         assert "Keep it" in device_checks[0].message
     # a plain device check on its own still gets the NPU test, and applying it keeps every impl test
     plain = [f for f in res.findings if f.code == "NPU004" and f.replacement]
-    assert [(f.line, f.replacement) for f in plain] == [(36, "if device.type == 'npu':")]
+    assert [(f.line, f.replacement) for f in plain] == [(40, "if device.type == 'npu':")]
     for f in res.findings:
         if f.replacement:
             kind, new = apply(source, f)
@@ -143,14 +143,20 @@ def test_implementation_selectors_keep_their_meaning(kb):
 def test_a_line_rewrite_touches_only_the_device_comparison(tmp_path, kb):
     (tmp_path / "m.py").write_text(
         "import torch\n\n"
-        "def f(x, mode='cuda'):\n"
+        "def f(x, kernel_name):\n"
+        "    if x.device.type == 'cuda' and kernel_name != 'cuda_graphs':\n"
+        "        torch.cuda.synchronize()\n\n\n"
+        "def g(x, mode='cuda'):\n"
         "    assert mode in ('ref', 'cuda')\n"
         "    if mode == 'cuda' and x.device.type == 'cuda':\n"
         "        torch.cuda.synchronize()\n")
     res = _findings(tmp_path, kb)
-    [check] = [f for f in res.findings if f.code == "NPU004"]
-    assert check.line == 5
-    assert check.replacement == "if mode == 'cuda' and x.device.type == 'npu':"
+    checks = {f.line: f for f in res.findings if f.code == "NPU004"}
+    assert sorted(checks) == [4, 10]
+    # the other string on the line keeps its text
+    assert checks[4].replacement == "if x.device.type == 'npu' and kernel_name != 'cuda_graphs':"
+    # the caller picked the CUDA implementation (mode == 'cuda'): the branch is kept as it is
+    assert checks[10].replacement is None and "mode == 'cuda'" in checks[10].message
 
 
 def test_cpp_extension_load_is_never_told_to_run_on_the_cpu(kb):

@@ -572,13 +572,43 @@ def _selects_implementation(node: nodes.Compare, cuda_side) -> bool:
     except Exception:
         return False
     values = name_values(name, scope)
-    return any(not _is_device_value(v) for v in values)
+    return any(not _is_device_value(v) for v in values) or (
+        isinstance(scope, nodes.FunctionDef) and name in _selector_names(node.root())
+        and name in [a.name for a in list(scope.args.args or []) + list(scope.args.kwonlyargs or [])])
+
+
+def _selector_names(root) -> set:
+    """Parameter names that some function of the module compares with, or defaults to, a string that is not a
+    device ('ref', 'triton' ...): ``impl`` of ``def upfirdn2d(..., impl='cuda'): assert impl in ['ref', 'cuda']``.
+    A parameter of the same name elsewhere in the module (``def filter2d(..., impl='cuda')`` forwarding it) is
+    the same implementation selector."""
+    memo = getattr(root, "_npu_selector_names", None)
+    if memo is not None:
+        return memo
+    names = set()
+    for fn in nodes_of(root, nodes.FunctionDef):
+        args = fn.args
+        params = [a.name for a in list(args.posonlyargs or []) + list(args.args or []) + list(args.kwonlyargs or [])]
+        for name in params:
+            if any(w in name.lower() for w in _DEVICE_WORDS):
+                continue
+            vals = name_values(name, fn)
+            if any(is_cuda_device_string(v) for v in vals) and any(not _is_device_value(v) for v in vals):
+                names.add(name)
+    try:
+        root._npu_selector_names = names
+    except Exception:  # pragma: no cover - astroid nodes accept attributes
+        pass
+    return names
 
 
 def _is_impl_default(node: nodes.Const) -> bool:
     """``impl='cuda'``: a parameter default or keyword argument whose name is not device-like and whose other
-    values in the function are implementation names ('ref'), not devices."""
+    values in the function (or in another function of the module with that parameter) are implementation
+    names ('ref'), not devices."""
     parent = node.parent
+    if isinstance(parent, nodes.Keyword) and parent.arg in _selector_names(node.root()):
+        return True
     if isinstance(parent, nodes.Arguments):
         params = list(parent.posonlyargs or []) + list(parent.args or [])
         name = None
@@ -590,7 +620,7 @@ def _is_impl_default(node: nodes.Const) -> bool:
                 name = a.name
         if name is None or any(w in name.lower() for w in _DEVICE_WORDS):
             return False
-        return any(not _is_device_value(v) for v in name_values(name, parent.parent))
+        return name in _selector_names(node.root()) or any(not _is_device_value(v) for v in name_values(name, parent.parent))
     if isinstance(parent, nodes.Keyword) and parent.arg and not any(w in parent.arg.lower() for w in _DEVICE_WORDS):
         call = parent.parent
         if isinstance(call, nodes.Call) and isinstance(call.func, (nodes.Name, nodes.Attribute)):
@@ -614,6 +644,17 @@ def _cuda_only_branch(node: nodes.Compare, resolver) -> Optional[str]:
     holder = test.parent
     if not isinstance(holder, (nodes.If, nodes.IfExp)) or holder.test is not test:
         return None
+    # `impl == 'cuda' and x.device.type == 'cuda'`: the branch is the CUDA implementation the caller picked
+    parent = node.parent
+    if isinstance(parent, nodes.BoolOp) and parent.op == "and":
+        for other in parent.values:
+            if other is node or not isinstance(other, nodes.Compare):
+                continue
+            operands = [other.left] + [o for _op, o in other.ops]
+            cuda = next((o for o in operands if isinstance(o, nodes.Const) and isinstance(o.value, str)
+                         and is_cuda_device_string(o.value)), None)
+            if cuda is not None and _selects_implementation(other, cuda):
+                return f"the CUDA implementation selected by `{other.as_string()}`"
     root = node.root()
     plugins = set()
     builders = set()

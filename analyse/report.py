@@ -346,10 +346,15 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
         findings = list(findings)
         kept, policy_summary, sections = policy.apply(findings)
         extra_summary = {**(extra_summary or {}), **policy_summary}
-        keep = {id(f) for f in kept}
-        old_idx = [i for i, f in enumerate(findings) if id(f) in keep]
+        kept_index = getattr(policy, "kept_index", None)
+        if kept_index is not None and len(kept_index) == len(kept):
+            old_idx = list(kept_index)  # folded findings may come back narrowed to their selected codes
+        else:
+            keep = {id(f) for f in kept}
+            old_idx = [i for i, f in enumerate(findings) if id(f) in keep]
+            kept = [findings[i] for i in old_idx]
         remap = {old: new for new, old in enumerate(old_idx)}
-        findings = [findings[i] for i in old_idx]
+        findings = list(kept)
         if ep_members is not None:
             ep_members = {k: [remap[i] for i in v if i in remap] for k, v in ep_members.items()}
     findings = [f if f.role is not None else replace(f, role=role_of(f.path, roles)) for f in findings]

@@ -66,3 +66,25 @@ def test_pipeline_reports_one_finding_per_place(tmp_path, kb):
     loader = [f for f in res.findings if f.line == 3]
     assert len(loader) == 1
     assert "num_workers to a value greater than 0" not in loader[0].message
+
+
+def test_suppressing_one_code_of_a_folded_finding_keeps_the_others(tmp_path):
+    from click.testing import CliRunner
+
+    from analyse.cli import cli
+
+    (tmp_path / "t.py").write_text("import torch\nfrom torch.utils.data import DataLoader\n"
+                                   "loader = DataLoader(ds, batch_size=8)  # npu-analyse: ignore[NPU802]\n")
+    out = tmp_path / "out"
+    r = CliRunner().invoke(cli, ["script", str(tmp_path / "t.py"), "-o", str(out), "-q", "--format", "json",
+                                 "--torch-version", "2.13.0"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    import json
+
+    report = json.loads((out / "report.json").read_text())
+    [f] = [f for f in report["findings"] if f["line"] == 3]
+    assert f["code"] == "NPU202" and "codes" not in f  # the DataLoader limitation stays, the advice is suppressed
+    r = CliRunner().invoke(cli, ["script", str(tmp_path / "t.py"), "-o", str(out), "-q", "--format", "json",
+                                 "--torch-version", "2.13.0", "--ignore", "NPU202"], catch_exceptions=False)
+    report = json.loads((out / "report.json").read_text())
+    assert [f["line"] for f in report["findings"] if f["line"] == 3] == []

@@ -59,6 +59,8 @@ def test_each_hazard_is_reported_with_its_per_chip_fact():
     [load] = [f for f in by[at('torch.load("ckpt.pt")')] if f.code == "NPU009"]
     assert load.replacement == "torch.load('ckpt.pt', map_location='cpu')"
     assert "cuda:N" in load.message
+    assert "documented for Ascend 950DT, Atlas A2 training, Atlas A3 training" in load.message
+    assert "not for Ascend 950DT" in to0.message  # Module.to: the chips the support list names
 
 
 def test_new_libraries_have_npu_answers():

@@ -45,6 +45,17 @@ DEVICE_KWARGS = ("device",)
 LOADERS = {"torch.load": 1, "torch.hub.load_state_dict_from_url": 2, "torch.serialization.load": 1}
 
 
+def _chips(kb, api: str) -> str:
+    """Which products the support list documents the API for: the facts hold on each of them."""
+    info = kb.api(api)
+    if info is None or not info.hardware:
+        return ""
+    on = [p for p, ok in info.hardware.items() if ok]
+    off = [p for p, ok in info.hardware.items() if not ok]
+    return (f" (`{api}` is documented for {', '.join(on) or 'no product'}" + (f"; not for {', '.join(off)}" if off else "")
+            + f" in torch {kb.torch_version}; this holds on each of them)")
+
+
 def _int_value(node, resolver) -> Optional[int]:
     v = _literal(node, resolver)
     if isinstance(v, int) and not isinstance(v, bool):
@@ -82,7 +93,8 @@ class DeviceHandOverPass(Pass):
                 if n is not None:
                     yield ctx.finding(self.rule("NPU008"), call, "torch.device",
                                       f"`torch.device({n})` is CUDA device {n}; transfer_to_npu does not rewrite integer "
-                                      "devices here, so on an Ascend host it names a device that does not exist.",
+                                      "devices here, so on an Ascend host it names a device that does not exist."
+                                      + _chips(kb, "torch.device"),
                                       replacement=f"torch.device('npu', {n})", evidence="knowledge")
                 continue
             method = func.attrname if isinstance(func, nodes.Attribute) else None
@@ -101,7 +113,7 @@ class DeviceHandOverPass(Pass):
                         if handled else
                         f"transfer_to_npu (torch_npu {kb.torch_npu_version}) does not rewrite integer devices here.")
                 yield ctx.finding(self.rule("NPU008"), call, api, f"`.{method}({n})` moves to device index {n}, a CUDA "
-                                  f"ordinal. {note}", replacement=f".{method}('npu:{n}')",
+                                  f"ordinal. {note}" + _chips(kb, api), replacement=f".{method}('npu:{n}')",
                                   severity="auto" if handled else "manual", evidence="knowledge")
                 continue
             if target and target.startswith("torch.") and not target.startswith(("torch.cuda", "torch.npu")):
@@ -124,5 +136,5 @@ class DeviceHandOverPass(Pass):
         yield ctx.finding(self.rule("NPU009"), call, target,
                           f"`{target}` without map_location: a checkpoint saved on a GPU restores its tensors to "
                           "'cuda:N', which fails on an Ascend host (transfer_to_npu rewrites only a map_location that "
-                          "is given). Load to the CPU, then move the model to the NPU.",
+                          "is given). Load to the CPU, then move the model to the NPU." + _chips(ctx.kb, target),
                           replacement=repl, confidence="medium", evidence="knowledge")

@@ -4,13 +4,19 @@ For a torch API: the status in every torch version of the knowledge base side by
 table), what transfer_to_npu does with it, the structured limitation checks and the remaining
 limitation text (plain text, English where the docs have it), CUDA-only facts. For a
 third-party name (flash-attn, xFormers, apex, bitsandbytes, DeepSpeed ops, Triton ...): the
-library entry and its NPU replacement. Unknown names are said to be unknown (exit status 1).
+library entry and its NPU replacement. Every name a finding can carry as its ``api`` is answered: rule
+codes (``NPU004``), the pattern ids of the passes (``device-type-check``, ``rms-norm``, ``project:task-queue``,
+``package:flash-attn``, ``CUDA_VISIBLE_DEVICES`` ...), torch names the support lists do not document
+(unverified, NPU301) and non-torch APIs the knowledge files name (``torchvision.ops.boxes.batched_nms``).
+Only names none of these know are unknown (exit status 1). Sources are named by their public repository,
+never by the builder's ``shared/upstream`` paths.
 """
 
 from __future__ import annotations
 
 import difflib
-from typing import List, Optional, Tuple
+import re
+from typing import Dict, List, Optional, Tuple
 
 from analyse.knowledge import DEFAULT_TORCH_VERSION, TORCH_VERSIONS, load_knowledge
 from analyse.knowledge.markdown import to_plain
@@ -82,8 +88,129 @@ def _normalise(api: str) -> str:
     return api
 
 
+# internal folders of the knowledge builder -> the public sources they hold (see tools/build_knowledge.py)
+_PUBLIC = (
+    ("shared/upstream/torch_npu/native_api_support", "Ascend/pytorch native-API support list"),
+    ("shared/upstream/torch_npu/native_api_docs", "Ascend/pytorch native-API docs"),
+    ("shared/upstream/torch_npu", "Ascend/pytorch"),
+    ("shared/upstream/op-plugin", "Ascend/op-plugin"),
+    ("shared/upstream/mstt_msfmktransplt", "Ascend/mstt msfmktransplt"),
+    ("shared/upstream/ascend_docs", "Ascend docs (FrameworkPTAdapter migration guide)"),
+    ("shared/upstream/triton_ascend", "triton-lang/triton-ascend"),
+    ("shared/upstream", "the Ascend public sources"),
+)
+
+
+def public_sources(text: str) -> str:
+    """Source notes with the builder's internal paths replaced by the public repositories they copy."""
+    for internal, public in _PUBLIC:
+        text = re.sub(re.escape(internal) + r"(/[\w.\-/{},*]*)?", lambda m, p=public: p + (
+            " " + m.group(1).rsplit("/", 1)[-1] if m.group(1) and "." in m.group(1).rsplit("/", 1)[-1] else ""), text)
+    return text
+
+
+def _rule_lines(codes) -> List[str]:
+    from analyse.passes import all_rules
+
+    rules = {r.code: r for r in all_rules()}
+    out = []
+    for c in codes:
+        r = rules.get(c)
+        if r is None:
+            continue
+        out += [f"  {r.code} {r.name} ({r.category}, {r.severity}): {r.summary}", f"    why: {r.why}",
+                "    fix: " + r.fix.replace("\n", "\n         ")]
+    return out
+
+
+# pattern ids (finding ``api`` values that are not API names) -> the rules that report them
+_PATTERNS: Dict[str, Tuple[str, ...]] = {
+    "device-type-check": ("NPU004",), "device:cuda": ("NPU003",), "torch.distributed.backend:nccl": ("NPU101", "NPU102"),
+    "attention": ("NPU704",), "collate_fn:pad-to-longest": ("NPU604",), "tokenizer(padding=True)": ("NPU604",),
+    "torch.Tensor.__getitem__": ("NPU602",), "torch.Tensor.__setitem__": ("NPU602",), "nvidia-smi": ("NPU007", "NPU905"),
+    "nvcc": ("NPU503", "NPU905"), "project:compile-mode": ("NPU807",), "project:task-queue": ("NPU808",),
+    "project:hccl-ffts": ("NPU809",), "launcher:backend-nccl": ("NPU907",), "launcher:nproc-gpu": ("NPU907",),
+}
+_PATTERN_PREFIXES: Dict[str, Tuple[str, ...]] = {
+    "package:": ("NPU901", "NPU902"), "torch-version:": ("NPU902",), "image:": ("NPU903",), "launcher:": ("NPU907",),
+    "cuda-source:": ("NPU507",), "project:": ("NPU807", "NPU808", "NPU809"), "device:": ("NPU003",),
+}
+
+
+def _pattern(name: str, kb) -> Optional[List[str]]:
+    """The answer for a pattern id, an environment variable or a rule name; None when it is none of these."""
+    from analyse.passes import all_rules
+    from analyse.passes.cuda_api import CUDA_ENV_VARS
+    from analyse.passes.distributed import NCCL_ENV
+
+    codes = _PATTERNS.get(name)
+    if codes is None:
+        codes = next((c for p, c in _PATTERN_PREFIXES.items() if name.startswith(p)), None)
+    by_name = [r for r in all_rules() if r.name == name]
+    if codes is None and by_name:
+        codes = (by_name[0].code,)
+    if codes is None and name in kb.data_file("affinity.yaml").get("patterns", {}):
+        codes = ("NPU711",)  # entries of the msfmktransplt affinity list (matmul-transpose, roll)
+    extra: List[str] = []
+    if name in CUDA_ENV_VARS or name.startswith("CUDA_"):
+        codes = ("NPU007", "NPU904")
+        repl = CUDA_ENV_VARS.get(name)
+        extra.append(f"  on NPU:       read by the CUDA runtime only; {'use ' + repl if repl else 'no Ascend equivalent: drop it'}")
+    elif name in NCCL_ENV or name.startswith("NCCL_"):
+        codes = ("NPU105", "NPU906")
+        repl = NCCL_ENV.get(name)
+        extra.append(f"  on NPU:       configures NCCL, which HCCL ignores; {'use ' + repl.strip() if repl else 'no HCCL equivalent: drop it'}")
+    if codes is None:
+        return None
+    aff = kb.data_file("affinity.yaml").get("patterns", {}).get(name)
+    if aff:
+        extra.append(f"  NPU API:      {aff.get('api')}")
+        extra.append(f"  call:         {' '.join(str(aff.get('call', '')).split())}")
+        if aff.get("products"):
+            extra.append(f"  products:     {', '.join(aff['products'])}")
+        if aff.get("limits"):
+            extra.append(f"  limits:       {' '.join(str(aff['limits']).split())}")
+    if name.startswith("project:"):
+        conf = kb.data_file("advice.yaml").get("configuration", {})
+        key = {"project:compile-mode": "compile_mode", "project:task-queue": "TASK_QUEUE_ENABLE",
+               "project:hccl-ffts": "HCCL_OP_BASE_FFTS_MODE_ENABLE"}.get(name)
+        if key in conf:
+            extra.append(f"  advice:       {' '.join(str(conf[key].get('advice', '')).split())}")
+    if name.startswith("package:"):
+        lines = _third_party(name[len("package:"):].replace("-", "_"), kb)
+        if lines:
+            extra += ["  " + ln for ln in lines]
+    kind = "environment variable" if extra and name.isupper() else "pattern the scan reports"
+    return [f"{name}  ({kind}; rule{'s' if len(codes) > 1 else ''} {', '.join(codes)})"] + extra + _rule_lines(codes)
+
+
+def _other_api(name: str, kb) -> Optional[List[str]]:
+    """Non-torch APIs the knowledge files name: value-dependent ops (dynamic_shape.yaml), affinity targets,
+    advice APIs."""
+    lines: List[str] = []
+    ops = kb.data_file("dynamic_shape.yaml").get("ops", {})
+    for op, spec in ops.items():
+        if name in (spec.get("functions") or ()):
+            lines += [f"{name}  (value-dependent output shape: {op}; rule NPU601)",
+                      f"  why:          {' '.join(str(spec.get('why', '')).split())}",
+                      f"  instead:      {' '.join(str(spec.get('fix', '')).split())}"]
+    if name.startswith("torchvision.ops") and name.rsplit(".", 1)[-1] in ("nms", "batched_nms"):
+        aff = kb.data_file("affinity.yaml")["patterns"]["nms"]
+        lines += [f"  NPU708 (nms): needs the Ascend Torchvision Adapter on the NPU; torch_npu.contrib has multiclass NMS: "
+                  f"{' '.join(str(aff['call']).split())}", f"  note:         {' '.join(str(aff['limits']).split())}"]
+    if name.startswith("torchvision.ops") and "roi_align" in name.lower():
+        aff = kb.data_file("affinity.yaml")["patterns"]["roi-align"]
+        lines += [f"{name}  (NPU707 roi-align)", f"  NPU API:      {' '.join(str(aff['call']).split())}"]
+    return lines or None
+
+
 def explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, int]:
     """(text, exit status): 0 when the knowledge base knows the name, 1 when it does not."""
+    text, status = _explain_name(name, torch_version)
+    return public_sources(text), status
+
+
+def _explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, int]:
     name = _normalise(name)
     focus = torch_version or DEFAULT_TORCH_VERSION
     kbs = [load_knowledge(v) for v in TORCH_VERSIONS]
@@ -95,8 +222,24 @@ def explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, i
         lines = explain_lines(name, kb)
         if lines is not None:
             return "\n".join(lines), 0
+    if name.startswith("env:"):  # the knowledge's way of naming an environment variable (env:NCCL_*)
+        name = name[len("env:"):].rstrip("*") or name
+    fact_only = kb.cuda_only(name) if not name.startswith("torch.") else None
+    if fact_only is not None:
+        return "\n".join([f"{name}  (CUDA-only fact)", f"  CUDA-only:    {fact_only.reason}",
+                          f"  instead:      {fact_only.replacement}", f"  fact source:  {fact_only.source}"]), 0
+    if re.fullmatch(r"(?i)NPU\d{3}", name):
+        lines = _rule_lines([name.upper()])
+        if lines:
+            return "\n".join([f"{name.upper()}  (rule)"] + lines), 0
+    pattern = _pattern(name, kb)
+    if pattern is not None:
+        return "\n".join(pattern), 0
     if not name.startswith(("torch.", "aten::")) and name != "torch":
         lines = _third_party(name, kb)
+        if lines is not None:
+            return "\n".join(lines), 0
+        lines = _other_api(name, kb)
         if lines is not None:
             return "\n".join(lines), 0
         # a torch name written without the prefix (nn.GRU, cuda.set_device)?
@@ -104,8 +247,8 @@ def explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, i
             name = "torch." + name
         else:
             return (f"{name}: unknown to the npu-analyse knowledge base (neither a torch API documented by the Ascend "
-                    f"support lists for torch {', '.join(TORCH_VERSIONS)} nor a known GPU-only library). "
-                    f"Probe torch APIs on a device with `npu-analyse probe`."), 1
+                    f"support lists for torch {', '.join(TORCH_VERSIONS)}, a known GPU-only library, a rule code nor a "
+                    f"pattern the scan reports). Probe torch APIs on a device with `npu-analyse probe`."), 1
 
     infos = [(k, k.api(name)) for k in kbs]
     fact = kb.cuda_only(name)
@@ -113,11 +256,13 @@ def explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, i
     known = any(i is not None for _k, i in infos) or fact is not None or is_cuda or name in kb.device_rewrite_functions
     if not known:
         close = difflib.get_close_matches(name, sorted(kb.documented_names()), n=3, cutoff=0.8)
-        msg = (f"{name}: unknown to the npu-analyse knowledge base: no Ascend support list for torch "
-               f"{', '.join(TORCH_VERSIONS)} documents it (unverified on NPU; probe it with `npu-analyse probe`).")
+        msg = (f"{name}: unverified on NPU -- no Ascend support list for torch {', '.join(TORCH_VERSIONS)} documents "
+               f"it (torch_npu {', '.join(dict.fromkeys(k.torch_npu_version for k in kbs))}), so the scan reports it as "
+               "NPU301 (info). It may work through the generic dispatch or fall back to the CPU; probe it with "
+               "`npu-analyse probe`.")
         if close:
             msg += f"\n  did you mean: {', '.join(close)}"
-        return msg, 1
+        return msg + "\n" + "\n".join(_rule_lines(["NPU301"])), 0
 
     lines = [f"{name}  (status per torch version; details for torch {focus})"]
     rows = []

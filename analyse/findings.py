@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, asdict
-from typing import Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 CATEGORIES = (
     "cuda-api",
@@ -83,6 +83,10 @@ class Finding:
     reach: Optional[dict] = field(default=None, compare=False)   # {"status", "entry_points"?, "path"?}
     role: Optional[str] = None                                    # product|test|example|tool|build|docs
     guard: Optional[dict] = field(default=None, compare=False)   # Guard.to_dict() or None (unconditional)
+    # merge_same_place: the other rules' findings folded into this one ({"code", "severity", "message",
+    # "replacement", "superseded"?}); empty when one rule reported the place
+    also: Tuple[dict, ...] = field(default=(), compare=False)
+    base_message: str = field(default="", compare=False, repr=False)   # the leader's own message before merging
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:
@@ -126,6 +130,9 @@ class Finding:
             d["role"] = self.role
         if self.guard is not None:
             d["guard"] = self.guard
+        if self.also:
+            d["codes"] = sorted({self.code} | {a["code"] for a in self.also})
+            d["also"] = [dict(a) for a in self.also]
         return d
 
 
@@ -142,6 +149,94 @@ class AnalysisError:
 
     def to_dict(self) -> dict:
         return {"path": self.path, "kind": self.kind, "message": self.message, "line": self.line}
+
+
+# Rules whose finding says the API does not run on the NPU: advice that assumes it runs (dynamic-shape,
+# affinity, precision and performance tuning of the same call) is superseded on the same place.
+UNSUPPORTED_CODES = frozenset({"NPU201", "NPU302"})
+_ASSUMES_IT_RUNS = frozenset({"dynamic-shape", "affinity", "precision-advice", "performance-advice"})
+
+
+def merge_same_place(findings: Iterable["Finding"]) -> List["Finding"]:
+    """One finding per place and API: findings on the same file, line and API are folded into one.
+
+    The worst severity (then the lowest code) leads; it keeps its code, message and replacement and
+    carries the others in ``also`` (every code stays traceable: ``codes`` in the report). Where the facts
+    conflict the documented limitation wins: advice that assumes the op runs on the NPU is kept in
+    ``also`` marked ``superseded`` and left out of the message when a rule on the same place says the API
+    is not supported there. Without a replacement of its own the leader takes the first unsuperseded one.
+    """
+    from dataclasses import replace
+
+    groups: Dict[tuple, List[Finding]] = {}
+    order: List[tuple] = []
+    for f in findings:
+        key = (f.path, f.line, f.api)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(f)
+    out: List[Finding] = []
+    for key in order:
+        group = groups[key]
+        if len(group) == 1:
+            out.append(group[0])
+            continue
+        group = sorted(group, key=lambda f: (SEVERITY_RANK[f.severity], f.code, f.column))
+        lead, rest = group[0], group[1:]
+        unsupported = any(f.code in UNSUPPORTED_CODES for f in group)
+        also: List[dict] = [dict(a) for a in lead.also]
+        extra: List[str] = []
+        replacement = lead.replacement
+        seen_codes = {lead.code}
+        for f in rest:
+            entry = {"code": f.code, "category": f.category, "severity": f.severity, "message": f.message,
+                     "replacement": f.replacement}
+            if f.code in seen_codes and f.message == lead.message:
+                continue  # the same rule twice on one line (two comparisons): said once
+            seen_codes.add(f.code)
+            if unsupported and f.code not in UNSUPPORTED_CODES and f.category in _ASSUMES_IT_RUNS:
+                entry["superseded"] = f"{f.code} assumes the API runs on the NPU; the support list says it does not"
+            else:
+                if f.message not in extra and f.message != lead.message:
+                    extra.append(f"Also ({f.code}): {f.message}")
+                if replacement is None and f.replacement:
+                    replacement = f.replacement
+            also.append(entry)
+            also.extend(dict(a) for a in f.also)
+        message = lead.message if not extra else lead.message.rstrip() + " " + " ".join(extra)
+        out.append(replace(lead, message=message, replacement=replacement, also=tuple(also),
+                           base_message=lead.base_message or lead.message))
+    return out
+
+
+def unmerge(f: "Finding") -> List["Finding"]:
+    """The findings a merged one was made of (each with its own code, severity, message and replacement)."""
+    from dataclasses import replace
+
+    if not f.also:
+        return [f]
+    lead = replace(f, message=f.base_message or f.message, also=(), base_message="",
+                   replacement=f.replacement if f.replacement is not None else None)
+    parts = [lead]
+    for a in f.also:
+        parts.append(replace(lead, code=a["code"], category=a.get("category", f.category), severity=a["severity"],
+                             message=a["message"], replacement=a.get("replacement")))
+    return parts
+
+
+def restrict(f: "Finding", keep) -> Optional["Finding"]:
+    """A merged finding limited to the codes ``keep(code)`` accepts (rule selection, per-file ignores,
+    suppressions act per code); None when none is left."""
+    if not f.also:
+        return f if keep(f.code) else None
+    parts = [p for p in unmerge(f) if keep(p.code)]
+    if not parts:
+        return None
+    if len(parts) == len(f.also) + 1:
+        return f
+    merged = merge_same_place(parts)
+    return merged[0] if merged else None
 
 
 def _normalise(text: str) -> str:

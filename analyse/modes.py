@@ -70,7 +70,7 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
                        facts={s.relpath: summary_facts(s, result.sources) for s in graph.summaries} if graph else None)
     reach = Reach(graph, result.sources, eps) if graph is not None and eps else None
     findings, members = annotate(findings, reach, eps, roles)
-    return build_report(
+    report = build_report(
         mode="script",
         inputs=input_names or [str(p) for p in inputs],
         torch_version=kb.torch_version,
@@ -86,6 +86,10 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         roles=roles,
         policy=policy,
     )
+    # the ranked "falls back to the CPU" section (analyse/passes/cpu_fallback.py): aten ops without an NPU kernel
+    # for the target release, most call sites first
+    report.setdefault("summary", {})["cpu_fallback"] = list(result.project.store.get("cpu_fallback") or [])
+    return report
 
 
 @deep_stack

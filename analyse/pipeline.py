@@ -54,7 +54,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import astroid
 
 from analyse.cache import Cache, digest, run_key
-from analyse.findings import AnalysisError, Finding, assign_ids
+from analyse.findings import AnalysisError, Finding, assign_ids, merge_same_place
 from analyse.passes import ModuleContext, Pass, ProjectContext, discover_passes
 from analyse.progress import Progress
 from analyse.gcpolicy import collect_less, collect_never
@@ -1020,7 +1020,8 @@ def _light_source(task: _Task, data: Optional[bytes], tree=None) -> SourceFile:
 
 
 def dedupe(findings: Iterable[Finding]) -> List[Finding]:
-    """Drop exact repeats (same code, place and api)."""
+    """Drop exact repeats (same code, place and api), then fold the findings of one place and API into one
+    (:func:`analyse.findings.merge_same_place`)."""
     seen = set()
     out = []
     for f in findings:
@@ -1029,4 +1030,4 @@ def dedupe(findings: Iterable[Finding]) -> List[Finding]:
             continue
         seen.add(key)
         out.append(f)
-    return out
+    return merge_same_place(out)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from analyse.suppress import FileDirectives, scan_file
+from analyse.findings import restrict
 
 
 def _norm_pattern(pattern: str) -> str:
@@ -116,6 +117,7 @@ class Policy:
     unused: List[dict] = field(default_factory=list)
     before_baseline: List[dict] = field(default_factory=list)
     baselined_findings: list = field(default_factory=list)   # the Finding objects the baseline took out
+    baselined_index: list = field(default_factory=list)      # their positions in the findings given to apply()
     counts: Dict[str, int] = field(default_factory=dict)
 
     def excluded(self, rel: str, abspath: Optional[Path] = None) -> bool:
@@ -141,7 +143,12 @@ class Policy:
         suppressed: List[dict] = []
         directives: Dict[str, FileDirectives] = {}
         deselected = 0
-        for f in findings:
+        # positions (in *findings*) of the kept ones: a folded finding may come back narrowed (a new object)
+        self.kept_index: List[int] = []
+        for index, f in enumerate(findings):
+            if f.also:  # a merged finding: selection and per-file ignores act on each of its codes
+                f = restrict(f, lambda c, p=f.path: not ((self.enabled is not None and c not in self.enabled)
+                                                         or self._file_ignored(c, p))) or f
             if (self.enabled is not None and f.code not in self.enabled) or self._file_ignored(f.code, f.path):
                 deselected += 1
                 continue
@@ -150,6 +157,14 @@ class Policy:
                 if fd is None:
                     ap = self.files.get(f.path) or self.locator.abspath(f.path)
                     fd = directives[f.path] = scan_file(ap) if ap is not None else FileDirectives()
+                if f.also:  # a folded finding: a suppression of one code drops that rule's part only
+                    for code in {a["code"] for a in f.also} | {f.code}:
+                        hit = fd.match(code, f.line)
+                        if hit is not None and code != f.code:
+                            hit.used.add(code)
+                    rest = restrict(f, lambda c, fd=fd, ln=f.line: fd.match(c, ln) is None)
+                    if rest is not None:
+                        f = rest
                 d = fd.match(f.code, f.line)
                 if d is not None:
                     d.used.add(f.code)
@@ -160,13 +175,16 @@ class Policy:
                         suppressed.append({})
                     continue
             kept.append(f)
+            self.kept_index.append(index)
         self.before_baseline = [f.to_dict() for f in kept]
         baselined = 0
         if self.baseline is not None:
-            new = [f for f in kept if f.id not in self.baseline]
+            pairs = [(f, i) for f, i in zip(kept, self.kept_index) if f.id not in self.baseline]
             self.baselined_findings = [f for f in kept if f.id in self.baseline]
-            baselined = len(kept) - len(new)
-            kept = new
+            self.baselined_index = [i for f, i in zip(kept, self.kept_index) if f.id in self.baseline]
+            baselined = len(kept) - len(pairs)
+            kept = [f for f, _i in pairs]
+            self.kept_index = [i for _f, i in pairs]
         self.unused = []
         if self.warn_unused and self.suppressions:
             for rel, ap in self.files.items():

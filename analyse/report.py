@@ -507,11 +507,20 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
         kept, policy_summary, sections = policy.apply(findings)
         extra_summary = {**(extra_summary or {}), **policy_summary}
         # baselined findings stay for the verdict (they are not listed and never gate)
-        base_objs = {id(f) for f in (getattr(policy, "baselined_findings", None) or ())}
-        keep = {id(f) for f in kept} | base_objs
-        old_idx = [i for i, f in enumerate(findings) if id(f) in keep]
+        base_pairs = list(zip(getattr(policy, "baselined_index", None) or (),
+                              getattr(policy, "baselined_findings", None) or ()))
+        base_objs = {id(f) for _i, f in base_pairs}
+        kept_index = getattr(policy, "kept_index", None)
+        if kept_index is not None and len(kept_index) == len(kept):
+            pairs = list(zip(kept_index, kept))  # folded findings may come back narrowed to their selected codes
+        else:
+            keep = {id(f) for f in kept}
+            pairs = [(i, f) for i, f in enumerate(findings) if id(f) in keep]
+        pairs = sorted(pairs + base_pairs, key=lambda p: p[0])
+        old_idx = [i for i, _f in pairs]
+        kept = [f for _i, f in pairs]
         remap = {old: new for new, old in enumerate(old_idx)}
-        findings = [findings[i] for i in old_idx]
+        findings = list(kept)
         if ep_members is not None:
             ep_members = {k: [remap[i] for i in v if i in remap] for k, v in ep_members.items()}
     baselined = [id(f) in base_objs for f in findings]
@@ -539,8 +548,11 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
     findings = [findings[i] for i in listed]
     by_cat = Counter(f.category for f in findings)
     by_sev = Counter(f.severity for f in findings)
-    # every place of a grouped finding, so that each API the docs do not list is counted (and handed to the probe)
-    unknown = Counter(str(o.get("api")) for d in rows if d["category"] == "unknown-api"
+    # every place of a grouped finding, so that each API the docs do not list is counted (and handed to the probe);
+    # a folded finding (one place and API, #23) counts when any of its rules is an unknown-api one
+    unknown = Counter(str(o.get("api")) for d in rows
+                      if d["category"] == "unknown-api" or any(a.get("category") == "unknown-api"
+                                                                for a in d.get("also") or ())
                       for o in (d.get("occurrences") or [d]))
     summary = {
         "files_analysed": files_analysed,

@@ -39,7 +39,9 @@ def codes_by_line(findings, path: Optional[str] = None, codes: Optional[Sequence
     for f in findings:
         if path is not None and f.path != path:
             continue
-        if codes is not None and f.code not in codes:
-            continue
-        out.setdefault(f.line, []).append(f.code)
+        # a merged finding (one place and API, #23) carries the other rules' codes in ``also``
+        for code in [f.code] + [a["code"] for a in getattr(f, "also", ())]:
+            if codes is not None and code not in codes:
+                continue
+            out.setdefault(f.line, []).append(code)
     return {k: sorted(v) for k, v in out.items()}

@@ -31,9 +31,16 @@ def run(tmp_path, *extra):
                                  "--format", "json", *extra], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     report = json.loads((out / "report.json").read_text())
-    # grouped advice/info (one rule repeated in a file) lists its places in `occurrences`: one entry per place
-    return {(o["line"], f["code"]): {**f, **o} for f in report["findings"]
-            for o in (f.get("occurrences") or [f])}, report
+    # grouped advice/info (one rule repeated in a file) lists its places in `occurrences`; one finding per place and
+    # API (#23) folds the facts of other rules on the same call into `also`
+    found = {}
+    for f in report["findings"]:
+        for o in (f.get("occurrences") or [f]):
+            place = {**f, **o}
+            found[(place["line"], f["code"])] = place
+            for a in f.get("also", ()):
+                found.setdefault((place["line"], a["code"]), {**place, **a})
+    return found, report
 
 
 def test_without_probe_unknowns_are_info(tmp_path):

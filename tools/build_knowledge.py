@@ -296,8 +296,8 @@ def build_api_table(upstream: Path, version: str, date: str, commits: dict, tran
         "licence": LICENCE_DOCS,
         "derived_from": f"shared/upstream/torch_npu/native_api_support/{BEST_DOC[version]} (newest official doc for this torch version)",
         "status_rules": (
-            "supported: 是/✔/Y with no 限制与说明 text; limited: supported with a non-empty 限制与说明 text (kept verbatim); "
-            "unsupported: 否/✘; rows listed without a verdict are left out (unverified)"
+            "supported: Yes/✔/Y with no Restrictions-and-Notes text; limited: supported with a non-empty Restrictions-and-Notes text (kept verbatim); "
+            "unsupported: No/✘; rows listed without a verdict are left out (unverified)"
             + ("; a blank 2.1.0 Compatibility cell means 'not tested' -> unverified" if version == "2.1.0" else "")
             + (f"; rows without a verdict were filled from {fill_source} (marked from=msfmktransplt)" if fill_source else "")
         ),
@@ -385,7 +385,38 @@ def build_aten(upstream: Path, date: str) -> dict:
             "with a warning in torch>=2.1 (error if TORCH_NPU_FALLBACK_CPU_DISABLE=1)."
         ),
     }
-    return {"meta": meta, "by_torch_version": by_version, "torch_npu_native": sorted(native)}
+    # aten ops that older op-plugin releases routed to the CPU explicitly (tocpu) or declared unsupported: real
+    # backend ops (they have a CUDA kernel in PyTorch); where a release still has no kernel for one, it falls back
+    cpu_routed: dict[str, set] = {}
+    for rel, label in (("7.1.0/op_plugin_functions.yaml", "op-plugin 7.1.0"),
+                       ("6.0.rc1/v2r0/op_plugin_functions.yaml", "op-plugin 6.0.rc1 v2r0"),
+                       ("6.0.rc1/v1r11/op_plugin_functions.yaml", "op-plugin 6.0.rc1 v1r11")):
+        y = _read_yaml(upstream / "op-plugin" / rel)
+        for section in ("tocpu", "unsupported"):
+            for item in y.get(section) or []:
+                func = item.get("func") if isinstance(item, dict) else item
+                if not isinstance(func, str):
+                    continue
+                op = func.split("(")[0].strip().split(".")[0]
+                if op and not op.startswith("_test"):
+                    cpu_routed.setdefault(op, set()).add(f"{label} {section}")
+    meta["cpu_routed"] = (
+        "aten ops listed in the tocpu (run on the CPU) or unsupported sections of op-plugin 7.1.0 "
+        "(op_plugin/config/op_plugin_functions.yaml @ branch 7.1.0 57c52665a1e1) and 6.0.rc1 (v1r11, v2r0): backend ops "
+        "(with CUDA kernels in PyTorch) that op-plugin did not implement then; an op of this list without a kernel "
+        "for the target version falls back to the CPU"
+    )
+    meta["composite"] = (
+        "ops that PyTorch implements as CompositeImplicitAutograd (they decompose into ops that have NPU kernels), so "
+        "a missing op-plugin entry does not mean a CPU fallback (PyTorch native_functions.yaml dispatch sections)"
+    )
+    return {"meta": meta, "by_torch_version": by_version, "torch_npu_native": sorted(native),
+            "cpu_routed": {op: sorted(v) for op, v in sorted(cpu_routed.items())},
+            "composite": sorted(COMPOSITE_OPS)}
+
+
+# aten ops that decompose in PyTorch itself (CompositeImplicitAutograd): never CPU fallbacks on their own
+COMPOSITE_OPS = {"scaled_dot_product_attention", "real", "conj", "tensordot", "stft", "logdet", "_unsafe_index"}
 
 
 # --------------------------------------------------------------------------- transfer_to_npu
@@ -401,8 +432,28 @@ _ALIASES = {
 }
 
 
+# Chinese quotations inside the upstream English summaries, and their English (translated by us)
+_NOTE_QUOTES = {
+    "\"当前自动迁移暂不支持channel_last特性，建议用户使用contiguous代替\"":
+        "\"automatic migration does not support channels_last yet; use contiguous instead\"",
+}
+
+
+def _english_note(text):
+    if not isinstance(text, str):
+        return text
+    for zh, en in _NOTE_QUOTES.items():
+        text = text.replace(zh, en)
+    return text
+
+
 def _npu_version_of_branch(branch: str) -> str:
-    return "master" if branch == "master" else branch.lstrip("v")
+    """The torch_npu release a branch corresponds to: v2.10.0 -> 2.10.0; master -> the release line of the newest
+    torch version it documents (master carries the docs and transfer_to_npu of torch 2.13.0 before its release
+    branch exists), so reports name a release, never a branch (#23). The branch stays in the provenance."""
+    if branch == "master":
+        return max((v for v, b in TRANSFER_BRANCH.items() if b == "master"), key=lambda v: tuple(int(x) for x in v.split(".")))
+    return branch.lstrip("v")
 
 
 def _torch_npu_version(torch_version: str) -> str:
@@ -505,7 +556,7 @@ def build_transfer(upstream: Path, date: str) -> dict:
             "identity_replacements": sm.get("identity_replacements"),
             "dtype_downgrade": sm.get("dtype_downgrade"),
             "disabled_features": sm.get("disabled_features"),
-            "not_handled": sm.get(not_handled_key),
+            "not_handled": [_english_note(x) for x in sm.get(not_handled_key) or ()],
         },
     }
 
@@ -527,7 +578,7 @@ STATIC_FACTS = [
         "torch_npu.npu.mstx.mark('msg'), or `with torch_npu.npu.mstx.mstx_range('name'):`; profile with torch_npu.profiler.profile. "
         "Or simply drop the NVTX annotations.",
         "severity": "manual",
-        "source": f"{S_TRANSFER} summary_master.module_aliases (nvtx named as not replaced); {S_DOCS} torch.autograd.profiler.emit_nvtx (否); {S_OPP} torch_npu.npu.mstx.*",
+        "source": f"{S_TRANSFER} summary_master.module_aliases (nvtx named as not replaced); {S_DOCS} torch.autograd.profiler.emit_nvtx (not supported); {S_OPP} torch_npu.npu.mstx.*",
     },
     {
         "id": "cuda-get-device-capability-none",
@@ -538,7 +589,7 @@ STATIC_FACTS = [
         "replacement": "cap = torch.cuda.get_device_capability()\nif cap is not None and cap >= (8, 0):\n    ...\n"
         "# or export TORCH_NPU_DEVICE_CAPABILITY=8.0 before starting, or branch on the device type (torch.npu.is_available()) instead of SM versions",
         "severity": "manual",
-        "source": f"{S_MIGR} device_capability_fact; {S_DOCS} torch.cuda.get_device_capability (限制与说明)",
+        "source": f"{S_MIGR} device_capability_fact; {S_DOCS} torch.cuda.get_device_capability (restrictions and notes)",
     },
     {
         "id": "jit-script-disabled",
@@ -554,12 +605,12 @@ STATIC_FACTS = [
     {
         "id": "channels-last",
         "apis": ["torch.channels_last", "torch.channels_last_3d"],
-        "reason": "Automatic migration does not support the channels_last memory format (当前自动迁移暂不支持channel_last特性，建议用户使用contiguous代替); "
+        "reason": "Automatic migration does not support the channels_last memory format (the migration guide advises contiguous instead); "
         "the native-API docs say NPU tensors only accept memory_format=torch.contiguous_format or torch.preserve_format.",
         "replacement": "Drop memory_format=torch.channels_last (use x = x.contiguous() / model.to(device) without memory_format, "
         "or memory_format=torch.contiguous_format).",
         "severity": "manual",
-        "source": f"{S_TRANSFER} summary_master.not_handled; {S_MIGR} auto_migration_restrictions; {S_DOCS} torch.Tensor.to (限制与说明)",
+        "source": f"{S_TRANSFER} summary_master.not_handled; {S_MIGR} auto_migration_restrictions; {S_DOCS} torch.Tensor.to (restrictions and notes)",
     },
     {
         "id": "cuda-double-tensor",
@@ -574,8 +625,8 @@ STATIC_FACTS = [
     {
         "id": "float64-dtype",
         "apis": ["torch.float64", "torch.double", "torch.Tensor.double", "torch.DoubleTensor"],
-        "reason": "Many NPU operators do not support float64 (当前NPU上部分接口暂不支持double类型): some return float32 for compatibility, "
-        "others fall back to the CPU; per-API dtype support is listed in the native-API docs (限制与说明).",
+        "reason": "Many NPU operators do not support float64 (the support list: some NPU interfaces do not support the double type yet): some return float32 for compatibility, "
+        "others fall back to the CPU; per-API dtype support is listed in the native-API docs (restrictions and notes).",
         "replacement": "Use torch.float32 (or bfloat16/float16 with autocast) on the NPU; move float64-critical parts to the CPU explicitly.",
         "severity": "info",
         "source": f"{S_MIGR} dtype_facts; {S_DOCS} torch.Tensor.double",
@@ -588,7 +639,7 @@ STATIC_FACTS = [
         "replacement": "Use torch.distributed collectives with the hccl backend (dist.broadcast / dist.scatter / dist.all_gather / dist.all_reduce), "
         "or move tensors explicitly with tensor.to('npu:N').",
         "severity": "blocker",
-        "source": f"{S_TRANSFER} summary_master.module_aliases; {S_DOCS} torch.cuda.comm.scatter/gather (否)",
+        "source": f"{S_TRANSFER} summary_master.module_aliases; {S_DOCS} torch.cuda.comm.scatter/gather (not supported)",
     },
     {
         "id": "cuda-jiterator",
@@ -611,10 +662,10 @@ STATIC_FACTS = [
         "id": "cuda-graphs",
         "apis": ["torch.cuda.graphs", "torch.cuda.CUDAGraph", "torch.cuda.graph", "torch.cuda.make_graphed_callables", "torch.cuda.graph_pool_handle"],
         "reason": "transfer_to_npu maps torch.cuda.CUDAGraph to torch.npu.NPUGraph (torch_npu >= 2.1, except 2.2), but NPU graph capture currently "
-        "supports inference only, not training (当前仅支持推理场景，不支持训练场景); the torch.cuda.graphs module itself is not remapped.",
+        "supports inference only, not training; the torch.cuda.graphs module itself is not remapped.",
         "replacement": "Use torch.npu.NPUGraph / torch.npu.graph only for inference; for training run eagerly or use torch.compile.",
         "severity": "manual",
-        "source": f"{S_TRANSFER} per_version.*.attribute_patches torch.cuda.CUDAGraph; {S_DOCS} torch.cuda.CUDAGraph (限制与说明)",
+        "source": f"{S_TRANSFER} per_version.*.attribute_patches torch.cuda.CUDAGraph; {S_DOCS} torch.cuda.CUDAGraph (restrictions and notes)",
     },
     {
         "id": "cudnn-flags",
@@ -624,7 +675,7 @@ STATIC_FACTS = [
         "replacement": "For determinism call torch.use_deterministic_algorithms(True) (the NPU-supported switch; list in "
         "deterministic_computing_apis.md) and set HCCL_DETERMINISTIC for collectives; drop cudnn.benchmark (no NPU equivalent needed).",
         "severity": "info",
-        "source": f"{S_DOCS} torch.backends.cudnn.* and torch.use_deterministic_algorithms (限制与说明); "
+        "source": f"{S_DOCS} torch.backends.cudnn.* and torch.use_deterministic_algorithms (restrictions and notes); "
         "shared/upstream/torch_npu/native_api_docs/v2.7.1-26.0.0/zh/deterministic_computing_apis.md",
     },
     {
@@ -647,7 +698,7 @@ STATIC_FACTS = [
         "replacement": "Remove the kernel-selection context/flags and call torch.nn.functional.scaled_dot_product_attention directly, or call "
         "torch_npu.npu_fusion_attention(q, k, v, head_num, input_layout='BNSD', scale=..., keep_prob=1-dropout_p)[0].",
         "severity": "manual",
-        "source": f"{S_DOCS} torch.backends.cuda.sdp_kernel/enable_*_sdp (否); {S_MIGR} flash_attention_mapping",
+        "source": f"{S_DOCS} torch.backends.cuda.sdp_kernel/enable_*_sdp (not supported); {S_MIGR} flash_attention_mapping",
     },
     {
         "id": "env-cuda-visible-devices",
@@ -678,7 +729,7 @@ STATIC_FACTS = [
     {
         "id": "data-parallel",
         "apis": ["torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel"],
-        "reason": "torch.nn.DataParallel is not supported on NPU (不兼容torch.nn.parallel.DataParallel接口) and is documented as ✘ for every torch version.",
+        "reason": "torch.nn.DataParallel is not supported on NPU (the docs: incompatible with the torch.nn.parallel.DataParallel API) and is documented as ✘ for every torch version.",
         "replacement": "Use torch.nn.parallel.DistributedDataParallel with one process per NPU (backend 'hccl'), launched with torchrun.",
         "severity": "blocker",
         "source": f"{S_MIGR} unsupported_scenarios; {S_TRANSFER} summary_master.not_handled",

@@ -157,6 +157,36 @@ LINE_TRANSLATIONS = {
 }
 
 
+def _load_translations() -> dict:
+    """The lines of tools/translations.yaml (English renderings by npu-analyse, with provenance there)."""
+    import yaml
+
+    doc = yaml.safe_load((Path(__file__).resolve().parent / "translations.yaml").read_text(encoding="utf-8"))
+    return dict(doc["lines"]), dict(doc.get("code_lines") or {})
+
+
+_LINES, CODE_TRANSLATIONS = _load_translations()
+LINE_TRANSLATIONS.update(_LINES)
+
+# full-width punctuation that English text must not keep (2.1.0 English table: "bool；Dont support ...")
+_FULL_WIDTH = {"；": "; ", "：": ": ", "，": ", ", "（": " (", "）": ")", "。": ". ", "、": ", ", "“": '"', "”": '"'}
+
+
+def _code_english(block: str) -> str:
+    """A code block with its Chinese comment lines replaced by their English (tools/translations.yaml code_lines)."""
+    out = []
+    for ln in block.split("\n"):
+        key = ln.strip()
+        out.append(ln[: len(ln) - len(ln.lstrip())] + CODE_TRANSLATIONS[key] if key in CODE_TRANSLATIONS else ln)
+    return "\n".join(out)
+
+
+def ascii_punctuation(text: str) -> str:
+    for a, b in _FULL_WIDTH.items():
+        text = text.replace(a, b)
+    return re.sub(r" {2,}", " ", text).replace(" )", ")")
+
+
 # --------------------------------------------------------------------------- markdown tables
 
 
@@ -276,7 +306,7 @@ class Translator:
         """English for one normalised line, and how it was obtained."""
         n = norm(zh_line)
         if not CJK.search(n):
-            return n.replace("，", ", "), "original"
+            return ascii_punctuation(n), "original"
         en = self._official(n)
         if en is not None:
             return en, "official"
@@ -466,7 +496,7 @@ def process(text: str, translator: Translator) -> dict:
     ti = 0
     for kind, x in items:
         if kind == "code":
-            out_lines.append(x)
+            out_lines.append(_code_english(x))
             continue
         check = parse_line(x)
         if whole_lines is not None:
@@ -475,7 +505,7 @@ def process(text: str, translator: Translator) -> dict:
             en, how = translator.line(x, check)
         ti += 1
         hows.add(how)
-        line = en if en is not None else norm(x)
+        line = ascii_punctuation(en) if en is not None else norm(x)
         out_lines.append(line)
         if check is not None:
             c = dict(check)
@@ -485,7 +515,7 @@ def process(text: str, translator: Translator) -> dict:
             remainder.append(line)
     if whole is not None and whole_lines is None:
         # the official text splits differently: use it whole, parse checks from the Chinese lines
-        out_lines = [whole] + [x for k, x in items if k == "code"]
+        out_lines = [whole] + [_code_english(x) for k, x in items if k == "code"]
         remainder = [whole] if not checks else [ln for ln in remainder]
         hows = {"official"}
     if not CJK.search(text):

@@ -366,6 +366,8 @@ class KnowledgeBase:
         self._handled_attrs = frozenset(handled)
         self.device_rewrite_functions: frozenset[str] = frozenset(b["device_rewrite_functions"])
         self.device_kwargs: frozenset[str] = frozenset(b.get("device_kwargs") or ())
+        # where transfer_to_npu turns a bare int device N into 'npu:N' (Tensor.to / Module.to / Module.to_empty)
+        self.int_device_rewrite_functions: frozenset[str] = frozenset(b.get("int_device_rewrite_functions") or ())
         self.rewrites_nccl_backend: bool = b["rewrites_nccl_backend"]
         self.tensor_cuda_to_npu: bool = b["tensor_cuda_to_npu"]
         self.module_cuda_to_npu: bool = b["module_cuda_to_npu"]
@@ -388,6 +390,14 @@ class KnowledgeBase:
         ops = set(aten["by_torch_version"][torch_version]) | set(aten.get("torch_npu_native", []))
         ops |= {op.split(".", 1)[0] for op in ops if not op.startswith(".")}
         self.aten_kernels: frozenset[str] = frozenset(ops)
+        # backend aten ops known to need an NPU kernel: those op-plugin has for any torch version, plus those older
+        # releases routed to the CPU (cpu_routed); one of these missing from aten_kernels falls back to the CPU
+        routed = aten.get("cpu_routed") or {}
+        known = {op.split(".", 1)[0] for v in aten["by_torch_version"].values() for op in v} | set(routed)
+        self.cpu_routed_ops: Mapping[str, tuple] = MappingProxyType({k: tuple(v) for k, v in routed.items()})
+        composite = set(aten.get("composite") or ())
+        self.cpu_fallback_ops: frozenset[str] = frozenset(op for op in known if op not in ops and "@" not in op
+                                                          and op not in composite and not op.startswith("npu_"))
         amet = aten["meta"]
 
         kb_date = index["meta"]["date"]

@@ -9,8 +9,9 @@ handful, not hundreds.
 
 performance-advice:
 
-* NPU802 ``DataLoader`` without ``pin_memory=True`` (or with ``num_workers`` 0 /
-  unset); calls passing ``**kwargs`` are skipped;
+* NPU802 ``DataLoader`` without ``pin_memory=True``; calls passing ``**kwargs`` are skipped (no
+  ``num_workers`` advice: the support list allows only ``num_workers=0`` for NPU data, and a documented
+  limitation wins over tuning advice);
 * NPU803 ``.to(device)`` / ``.cuda()`` without ``non_blocking=True`` inside a
   training loop (a loop whose body calls ``.backward()``);
 * NPU804 ``DistributedDataParallel`` without ``bucket_cap_mb`` (facts: 500);
@@ -52,9 +53,10 @@ R_PREC = _r("NPU801", "precision-sensitive-api", "precision-advice",
             "(non-deterministic backward) and matmul (non-deterministic results) as worth checking on NPU.",
             "out = torch.baddbmm(bias, q, k)", "out = torch.bmm(q, k) + bias")
 R_LOADER = _r("NPU802", "dataloader-pin-memory", "performance-advice",
-              "DataLoader without pin_memory=True or with no worker processes.",
-              "Pinned host memory makes host-to-NPU copies asynchronous; workers overlap loading with compute.",
-              "loader = DataLoader(ds, batch_size=32)", "loader = DataLoader(ds, batch_size=32, pin_memory=True, num_workers=8)")
+              "DataLoader without pin_memory=True.",
+              "Pinned host memory makes host-to-NPU copies asynchronous. (The msfmktransplt advice to raise num_workers "
+              "is not given: the support list says multi-process loading of NPU data is not supported.)",
+              "loader = DataLoader(ds, batch_size=32)", "loader = DataLoader(ds, batch_size=32, pin_memory=True)")
 R_NONBLOCK = _r("NPU803", "blocking-copy", "performance-advice",
                 "A host-to-device copy in the training loop without non_blocking=True.",
                 "A blocking copy stalls the host until the transfer ends; with pinned memory, non_blocking=True overlaps it.",
@@ -293,7 +295,9 @@ class PerformanceAdvicePass(Pass):
         nw = _kw(call, "num_workers")
         if len(call.args) > 6:
             nw = call.args[6]
-        if nw is None or (isinstance(nw, nodes.Const) and nw.value == 0):
+        # no num_workers advice unless the knowledge has one: the support list limits DataLoader to
+        # num_workers=0 for NPU data, and a documented limitation wins over tuning advice (#23)
+        if "num_workers" in p and (nw is None or (isinstance(nw, nodes.Const) and nw.value == 0)):
             problems.append(p["num_workers"]["advice"])
             fixes.append("num_workers=<cpu cores per device, e.g. 8>")
         if problems:

@@ -577,7 +577,8 @@ class AffinityPass(Pass):
                             replacement=pats["roi-align"]["call"], evidence="knowledge")
             yield f, (call.lineno, call.end_lineno or call.lineno)
         elif c in TV_NMS:
-            f = ctx.finding(R_NMS, call, "nms",
+            # the called API (not the pattern id) so that NPU601 on the same call folds into this finding
+            f = ctx.finding(R_NMS, call, c,
                             f"`{c}` needs the Ascend Torchvision Adapter to run on the NPU; torch_npu.contrib has multiclass "
                             f"NMS. {pats['nms']['limits']}.",
                             replacement=pats["nms"]["call"], confidence="medium", evidence="knowledge")

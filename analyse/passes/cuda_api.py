@@ -16,12 +16,12 @@ docstrings and log/exception strings are never findings.
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator, List, Optional
 
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
-from analyse.passes import ModuleContext, Pass, in_log_or_docstring, walk
+from analyse.passes import ModuleContext, Pass, in_log_or_docstring, nodes_of, walk
 from analyse.syntax import merged, selection
 from analyse.resolve import is_cuda_device_string
 
@@ -135,12 +135,17 @@ class CudaApiPass(Pass):
         "import torch\n\ndef f():\n    '''Moves the model to cuda.'''\n    return torch.npu.device_count()\n",
         "import logging\nlogging.info('cuda is %s', 'cuda')\nraise RuntimeError('cuda device not found')\n",
         "import torch\nif x.device.type == 'npu':\n    pass\n",
+        # an implementation selector, not a device (StyleGAN-style upfirdn2d / bias_act)
+        "import torch\n\ndef op(x, impl='cuda'):\n    assert impl in ['ref', 'cuda']\n    if impl == 'cuda':\n"
+        "        return x * 2\n    return x + x\n\ny = op(x, impl='cuda')\n",
     )
     INVALID = (
         "import torch\ntorch.cuda.synchronize()  # expect: NPU001\n",
         "import torch\nmodel = torch.nn.Linear(2, 2).cuda()  # expect: NPU002\n",
         "import torch\ndevice = 'cuda'  # expect: NPU003\nx = torch.zeros(2).to(device)\n",
         "import torch\nif x.device.type == 'cuda':  # expect: NPU004\n    pass\n",
+        "import torch\n\ndef op(x, impl='cuda'):\n    assert impl in ['ref', 'cuda']\n"
+        "    if impl == 'cuda' and x.device.type == 'cuda':  # expect: NPU004\n        return x * 2\n    return x + x\n",
         "import torch\ntorch.backends.cudnn.benchmark = True  # expect: NPU005\n",
         "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'  # expect: NPU007\n",
         "import torch\nwith torch.cuda.nvtx.range('x'):  # expect: NPU001\n    pass\n",
@@ -320,10 +325,19 @@ class CudaApiPass(Pass):
             return None
         if in_log_or_docstring(node):
             return None
+        if _selects_implementation(node, cuda_side):
+            return None  # `impl == 'cuda'`: picks the compiled or the reference implementation, not a device
+        branch = _cuda_only_branch(node, r)
+        if branch:
+            return ctx.finding(self.rule("NPU004"), node, "device-type-check",
+                               "This comparison tests for a CUDA device; on an Ascend NPU the device type is 'npu', so "
+                               f"the non-CUDA branch runs. Keep it: the CUDA branch uses {branch}, which has no NPU "
+                               "implementation, and the other branch is the portable one.",
+                               replacement=None, severity="info")
         return ctx.finding(self.rule("NPU004"), node, "device-type-check",
                            "This comparison tests for a CUDA device; on an Ascend NPU the device type is 'npu', "
                            "so the check silently takes the non-CUDA branch (transfer_to_npu does not rewrite it).",
-                           replacement=_swap(ctx.snippet(node.lineno)))
+                           replacement=_swap_in_line(ctx.snippet(node.lineno).splitlines()[0], node))
 
     # --------------------------------------------------------------- strings
     def _string(self, ctx: ModuleContext, node) -> Iterator[Finding]:
@@ -357,6 +371,8 @@ class CudaApiPass(Pass):
             text = sorted(vals)[0]
         if in_log_or_docstring(node):
             return
+        if isinstance(node, nodes.Const) and _is_impl_default(node):
+            return  # impl='cuda': an implementation name, not a device (see _selects_implementation)
         parent = node.parent
         # comparisons are NPU004; dict keys / membership tests are not device uses
         if isinstance(parent, nodes.Compare):
@@ -476,3 +492,190 @@ def _mentions(node, text: str) -> bool:
 
 def _swap(line: str) -> str:
     return line.strip().replace("'cuda", "'npu").replace('"cuda', '"npu')
+
+
+def _swap_in_line(line: str, node) -> str:
+    """The line with 'cuda' swapped for 'npu' inside this comparison only (other comparisons on the
+    line, such as ``impl == 'cuda'``, keep their meaning). The whole line when the comparison spans lines."""
+    start, end = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+    if start is None or end is None or getattr(node, "end_lineno", node.lineno) != node.lineno:
+        return _swap(line)
+    b = line.encode("utf-8")
+    if end > len(b):
+        return _swap(line)
+    return (b[:start].decode("utf-8", "replace") + _swap(b[start:end].decode("utf-8", "replace"))
+            + b[end:].decode("utf-8", "replace")).strip()
+
+
+_DEVICE_VALUES = {"npu", "gpu", "hip", "lazy", "vulkan", "ve", "mtia", "opengl", "opencl", "ideep", "fpga", "maia"}
+_DEVICE_WORDS = ("device", "dev", "place", "accelerator", "backend_device")
+
+
+def _is_device_value(v: str) -> bool:
+    head = v.split(":")[0].strip().lower()
+    return head in _DEVICE_TYPES or head in _DEVICE_VALUES
+
+
+def _str_values(node) -> Optional[List[str]]:
+    if isinstance(node, nodes.Const) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (nodes.List, nodes.Tuple, nodes.Set)):
+        out = []
+        for e in node.elts:
+            if not (isinstance(e, nodes.Const) and isinstance(e.value, str)):
+                return None
+            out.append(e.value)
+        return out
+    return None
+
+
+def name_values(name: str, scope) -> List[str]:
+    """Every string the name is given or compared with in its scope: parameter defaults, plain assignments,
+    ``name == 's'`` / ``name in ('a', 'b')`` tests (``assert impl in ['ref', 'cuda']``)."""
+    vals: List[str] = []
+    args = getattr(scope, "args", None)
+    if isinstance(args, nodes.Arguments):
+        params = list(args.posonlyargs or []) + list(args.args or [])
+        for a, d in zip(params[len(params) - len(args.defaults or []):], args.defaults or []):
+            if a.name == name:
+                vals.extend(_str_values(d) or [])
+        for a, d in zip(args.kwonlyargs or [], args.kw_defaults or []):
+            if a.name == name and d is not None:
+                vals.extend(_str_values(d) or [])
+    for n in walk(scope):
+        if isinstance(n, nodes.Compare):
+            operands = [n.left] + [o for _op, o in n.ops]
+            if any(isinstance(o, nodes.Name) and o.name == name for o in operands):
+                for o in operands:
+                    vals.extend(_str_values(o) or [])
+        elif isinstance(n, nodes.Assign) and any(isinstance(t, nodes.AssignName) and t.name == name for t in n.targets):
+            vals.extend(_str_values(n.value) or [])
+    return vals
+
+
+def _selects_implementation(node: nodes.Compare, cuda_side) -> bool:
+    """A comparison of a string that is not a device value: ``impl in ['ref', 'cuda']`` (a container with a
+    non-device name), or ``impl == 'cuda'`` where ``impl`` is a plain name (not called device...) whose other
+    values in its scope ('ref', 'triton', ...) are not device names either."""
+    vals = _str_values(cuda_side)
+    if vals and any(not _is_device_value(v) for v in vals):
+        return True
+    operands = [node.left] + [o for _op, o in node.ops]
+    others = [o for o in operands if o is not cuda_side]
+    if len(others) != 1 or not isinstance(others[0], nodes.Name):
+        return False
+    name = others[0].name
+    if any(w in name.lower() for w in _DEVICE_WORDS):
+        return False
+    try:
+        scope = others[0].scope()
+    except Exception:
+        return False
+    values = name_values(name, scope)
+    return any(not _is_device_value(v) for v in values) or (
+        isinstance(scope, nodes.FunctionDef) and name in _selector_names(node.root())
+        and name in [a.name for a in list(scope.args.args or []) + list(scope.args.kwonlyargs or [])])
+
+
+def _selector_names(root) -> set:
+    """Parameter names that some function of the module compares with, or defaults to, a string that is not a
+    device ('ref', 'triton' ...): ``impl`` of ``def upfirdn2d(..., impl='cuda'): assert impl in ['ref', 'cuda']``.
+    A parameter of the same name elsewhere in the module (``def filter2d(..., impl='cuda')`` forwarding it) is
+    the same implementation selector."""
+    memo = getattr(root, "_npu_selector_names", None)
+    if memo is not None:
+        return memo
+    names = set()
+    for fn in nodes_of(root, nodes.FunctionDef):
+        args = fn.args
+        params = [a.name for a in list(args.posonlyargs or []) + list(args.args or []) + list(args.kwonlyargs or [])]
+        for name in params:
+            if any(w in name.lower() for w in _DEVICE_WORDS):
+                continue
+            vals = name_values(name, fn)
+            if any(is_cuda_device_string(v) for v in vals) and any(not _is_device_value(v) for v in vals):
+                names.add(name)
+    try:
+        root._npu_selector_names = names
+    except Exception:  # pragma: no cover - astroid nodes accept attributes
+        pass
+    return names
+
+
+def _is_impl_default(node: nodes.Const) -> bool:
+    """``impl='cuda'``: a parameter default or keyword argument whose name is not device-like and whose other
+    values in the function (or in another function of the module with that parameter) are implementation
+    names ('ref'), not devices."""
+    parent = node.parent
+    if isinstance(parent, nodes.Keyword) and parent.arg in _selector_names(node.root()):
+        return True
+    if isinstance(parent, nodes.Arguments):
+        params = list(parent.posonlyargs or []) + list(parent.args or [])
+        name = None
+        for a, d in zip(params[len(params) - len(parent.defaults or []):], parent.defaults or []):
+            if d is node:
+                name = a.name
+        for a, d in zip(parent.kwonlyargs or [], parent.kw_defaults or []):
+            if d is node:
+                name = a.name
+        if name is None or any(w in name.lower() for w in _DEVICE_WORDS):
+            return False
+        return name in _selector_names(node.root()) or any(not _is_device_value(v) for v in name_values(name, parent.parent))
+    if isinstance(parent, nodes.Keyword) and parent.arg and not any(w in parent.arg.lower() for w in _DEVICE_WORDS):
+        call = parent.parent
+        if isinstance(call, nodes.Call) and isinstance(call.func, (nodes.Name, nodes.Attribute)):
+            fname = call.func.name if isinstance(call.func, nodes.Name) else call.func.attrname
+            for fn in nodes_of(node.root(), nodes.FunctionDef):
+                if fn.name == fname and any(not _is_device_value(v) for v in name_values(parent.arg, fn)):
+                    return True
+    return False
+
+
+_JIT_BUILDS = {"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"}
+
+
+def _cuda_only_branch(node: nodes.Compare, resolver) -> Optional[str]:
+    """What CUDA-only code the branch this comparison guards uses: a name bound to a JIT-built extension
+    (``cpp_extension.load``), a function that builds one, or a custom ``torch.ops`` namespace. None when the
+    branch is plain torch code (then testing for the NPU too is the fix)."""
+    test = node
+    while test.parent is not None and isinstance(test.parent, (nodes.BoolOp, nodes.UnaryOp)):
+        test = test.parent
+    holder = test.parent
+    if not isinstance(holder, (nodes.If, nodes.IfExp)) or holder.test is not test:
+        return None
+    # `impl == 'cuda' and x.device.type == 'cuda'`: the branch is the CUDA implementation the caller picked
+    parent = node.parent
+    if isinstance(parent, nodes.BoolOp) and parent.op == "and":
+        for other in parent.values:
+            if other is node or not isinstance(other, nodes.Compare):
+                continue
+            operands = [other.left] + [o for _op, o in other.ops]
+            cuda = next((o for o in operands if isinstance(o, nodes.Const) and isinstance(o.value, str)
+                         and is_cuda_device_string(o.value)), None)
+            if cuda is not None and _selects_implementation(other, cuda):
+                return f"the CUDA implementation selected by `{other.as_string()}`"
+    root = node.root()
+    plugins = set()
+    builders = set()
+    for call in nodes_of(root, nodes.Call):
+        if resolver.call_target(call) not in _JIT_BUILDS:
+            continue
+        a = call.parent
+        if isinstance(a, nodes.Assign):
+            plugins.update(t.name for t in a.targets if isinstance(t, (nodes.AssignName, nodes.Name)))
+        fn = call.scope()
+        if isinstance(fn, nodes.FunctionDef):
+            builders.add(fn.name)
+    parts = [test] + (list(holder.body) if isinstance(holder, nodes.If) else [holder.body])
+    for part in parts:
+        for n in walk(part):
+            if isinstance(n, nodes.Name) and n.name in plugins:
+                return f"the JIT-built extension `{n.name}`"
+            if isinstance(n, nodes.Call) and isinstance(n.func, nodes.Name) and n.func.name in builders:
+                return f"`{n.func.name}()`, which builds a CUDA extension"
+            if isinstance(n, nodes.Attribute) and isinstance(n.expr, nodes.Attribute) and \
+                    isinstance(n.expr.expr, nodes.Name) and n.expr.expr.name == "torch" and n.expr.attrname == "ops" \
+                    and n.attrname not in ("aten", "prims", "npu"):
+                return f"the custom operators `torch.ops.{n.attrname}`"
+    return None

@@ -235,10 +235,23 @@ class UnsupportedApiPass(Pass):
         short = api.rsplit(".", 1)[-1]
         if short.startswith("to_sparse") or "sparse" in api:
             return "keep the tensor dense on the NPU, or do the sparse step on the CPU (x.cpu())"
+        if api.startswith(_NOT_TENSOR_OPS):
+            # a build, runtime or tooling API: "run this step on the CPU" means nothing for it (#23)
+            return "rewrite it with APIs the NPU supports; verify with `npu-analyse probe`"
         return "rewrite with supported APIs, or run this step on the CPU explicitly (tensor.cpu() ... .to(device)); verify with `npu-analyse probe`"
 
 
+# APIs that do not compute on tensors: moving "this step" to the CPU is no answer for them
+_NOT_TENSOR_OPS = ("torch.utils.", "torch.cuda.", "torch.backends.", "torch.distributed.", "torch.jit.", "torch.profiler.",
+                   "torch.multiprocessing.", "torch.package.", "torch.hub.", "torch.onnx.", "torch.export.", "torch.compiler.",
+                   "torch._dynamo.", "torch.fx.", "torch.mps.", "torch.xpu.", "torch.library.")
+
+
 REPLACEMENTS = {
+    "torch.utils.cpp_extension.load": "build the operator for Ascend (an Ascend C kernel registered through op-plugin / a "
+                                      "torch_npu custom op), or rewrite it with torch / torch_npu ops",
+    "torch.utils.cpp_extension.load_inline": "build the operator for Ascend (an Ascend C kernel registered through op-plugin "
+                                             "/ a torch_npu custom op), or rewrite it with torch / torch_npu ops",
     "torch.nn.RNNBase.flatten_parameters": "drop the call on NPU (it only compacts cuDNN RNN weights): "
                                            "`if rnn.weight_ih_l0.is_cuda: rnn.flatten_parameters()`",
     "torch.std_mean": "torch.std(x, dim) and torch.mean(x, dim) as two calls",

@@ -246,6 +246,13 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
                                                           if summary.get("suppressed") and not report.get("suppressed")
                                                           else ""))
 
+    fallback = summary.get("cpu_fallback") or []
+    if fallback:  # the ranked CPU-fallback section (summary.cpu_fallback), one line
+        ranked = ", ".join(f"{safe(str(e.get('op')))} ({e.get('call_sites')})" for e in fallback[:5])
+        out.extend(textwrap.wrap(f"Falls back to the CPU (aten ops without an NPU kernel, by call sites): {ranked}"
+                                 + (f" ... and {len(fallback) - 5} more" if len(fallback) > 5 else ""),
+                                 width=width, subsequent_indent="  "))
+
     tp = report.get("thirdparty")
     if isinstance(tp, dict):
         fns = tp.get("functions") or []

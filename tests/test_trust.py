@@ -145,11 +145,14 @@ def test_data_round_trip_and_shape_checks():
     types = _cache_types()
     data = cache_mod.encode(entry, types)
     assert b"__reduce__" not in data and data.decode("ascii")
+    assert b'["m.f",2,"name","g",""]' in data and b'"m.py",false,9' in data   # annotated fields: plain lists
     assert cache_mod.decode(data, types) == entry
     # wrong shapes are refused (the cache turns any exception into a miss)
     for bad in (data.replace(b'"c":"Finding"', b'"c":"Popen"'),          # a type nobody declared
                 data.replace(b'"c":"Finding","v":["NPU001"', b'"c":"Finding","v":[1'),   # a field of a wrong type
                 data.replace(b'"cuda-api"', b'"no-such-category"'),      # refused by the class's own checks
+                data.replace(b'["m.f",2,"name","g",""]', b'["m.f","2","name","g",""]'),   # a call's line
+                data.replace(b'"m.py",false,9', b'"m.py",0,9'),         # ModuleSummary.is_package
                 b'{"t": 1}', b'{"os": ["system"]}', b"[" * 100000 + b"]" * 100000):
         with pytest.raises(Exception):
             cache_mod.decode(bad, types)

@@ -46,7 +46,7 @@ import time
 from dataclasses import fields, is_dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Optional, Sequence
+from typing import Callable, Dict, Iterable, Optional, Sequence, Tuple
 
 FORMAT = "v3"
 # v1: a file per entry, in <dir>/v1/<2 hex>/<key>; v2: pickled entries in <dir>/v2/cache.sqlite (never read again)
@@ -124,9 +124,10 @@ def run_key(kb, mode: str, pass_names: Iterable[str], options: Iterable = ()) ->
 #
 # An entry is JSON. Strings, numbers, booleans, None and lists are themselves; every other value is a JSON
 # object with one tag: {"t": [...]} a tuple, {"s": [...]} a set, {"f": [...]} a frozenset, {"d": [k1, v1,
-# k2, v2, ...]} a dict (any hashable keys: line numbers, tuples), {"x": [hex]} bytes, {"c": name, "v": [field values]} an
-# instance of one of the dataclasses the caller names. Strings keep lone surrogates (file names decoded
-# with surrogateescape): JSON's \udcxx escapes round-trip them.
+# k2, v2, ...]} a dict (any hashable keys: line numbers, tuples), {"x": [hex]} bytes, {"c": name, "v": [field
+# values]} an instance of one of the dataclasses the caller names, its fields written by their annotations
+# (_Codec.field_codec: plain lists, checked and converted back when read). Strings keep lone surrogates
+# (file names decoded with surrogateescape): JSON's \udcxx escapes round-trip them.
 
 class NotPlainData(TypeError):
     """A value the cache cannot store as data (an object of a type nobody declared)."""
@@ -136,127 +137,57 @@ class BadEntry(ValueError):
     """Cached text that is not a well-formed entry (a miss)."""
 
 
-_SCALARS = (str, int, float, bool, type(None))
+_SCALAR_OK = {str: (str,), int: (int, bool), float: (float, int), bool: (bool,), type(None): (type(None),)}
 
 
-def _encoder(types: Dict[type, str]) -> Callable[[object], object]:
-    def enc(o):
+def _identity(v):
+    return v
+
+
+class _Codec:
+    """Encoder, decoder hook and per-dataclass field codecs for one set of declared dataclasses.
+
+    A dataclass's fields are written by their annotations (:meth:`field_codec`): a ``Tuple[str, int]`` is a
+    plain JSON list, read back into a tuple after its items' types are checked; only values annotated
+    ``object`` (or not annotated precisely) carry the generic tags. Most of an entry is thus plain lists, which
+    the JSON parser builds without calling back into Python."""
+
+    def __init__(self, types: tuple):
+        self.names = {t: t.__name__ for t in types}
+        self.by_name = {t.__name__: t for t in types}
+        self._shapes: Dict[type, "_Shape"] = {}
+
+    def shape(self, cls: type) -> "_Shape":
+        s = self._shapes.get(cls)
+        if s is None:
+            s = self._shapes[cls] = _Shape(cls, self)
+        return s
+
+    # ---------------------------------------------------------------- generic values
+    def enc(self, o):
         t = type(o)
-        if t in _SCALARS:
+        if t in _SCALAR_OK:
             return o
         if t is list:
-            return [enc(x) for x in o]
+            return [self.enc(x) for x in o]
         if t is tuple:
-            return {"t": [enc(x) for x in o]}
+            return {"t": [self.enc(x) for x in o]}
         if t is dict:
             flat = []
             for k, v in o.items():
-                flat.append(enc(k))
-                flat.append(enc(v))
+                flat.append(self.enc(k))
+                flat.append(self.enc(v))
             return {"d": flat}
         if t is set or t is frozenset:
-            return {"s" if t is set else "f": [enc(x) for x in o]}
+            return {"s" if t is set else "f": [self.enc(x) for x in o]}
         if t is bytes:
             return {"x": [o.hex()]}
-        name = types.get(t)
+        name = self.names.get(t)
         if name is not None:
-            return {"c": name, "v": [enc(getattr(o, f.name)) for f in fields(o)]}
+            return {"c": name, "v": self.shape(t).enc_fields(o)}
         raise NotPlainData(f"cannot cache a {t.__module__}.{t.__qualname__}")
-    return enc
 
-
-def encode(value, types: Sequence[type] = ()) -> bytes:
-    """*value* as data-only JSON (ASCII bytes). Raises :class:`NotPlainData` for a value of another type
-    than the plain ones and the dataclasses in *types*."""
-    names = {t: t.__name__ for t in types}
-    return json.dumps(_encoder(names)(value), separators=(",", ":"), ensure_ascii=True,
-                      check_circular=False).encode("ascii")
-
-
-@lru_cache(maxsize=None)
-def _shapes(types: tuple) -> Dict[str, "_Shape"]:
-    return {t.__name__: _Shape(t) for t in types}
-
-
-class _Shape:
-    """The fields of one dataclass and a checker for each, from its annotations."""
-
-    def __init__(self, cls: type):
-        import typing
-
-        self.cls = cls
-        self.frozen = bool(getattr(cls, "__dataclass_params__", None) and cls.__dataclass_params__.frozen)
-        self.fields = [f for f in fields(cls)]
-        try:
-            hints = typing.get_type_hints(cls)
-        except Exception:   # an annotation that does not resolve: fields are checked as plain data only
-            hints = {}
-        self.checks = [_checker(hints.get(f.name, object)) for f in self.fields]
-
-    def build(self, values: list):
-        if not isinstance(values, list) or len(values) != len(self.fields):
-            raise BadEntry(f"{self.cls.__name__}: {len(values) if isinstance(values, list) else '?'} fields")
-        for f, check, v in zip(self.fields, self.checks, values):
-            if not check(v):
-                raise BadEntry(f"{self.cls.__name__}.{f.name}: unexpected {type(v).__name__}")
-        init = {f.name: v for f, v in zip(self.fields, values) if f.init}
-        obj = self.cls(**init)   # __post_init__ checks run (a finding's category, severity, line ...)
-        for f, v in zip(self.fields, values):
-            if not f.init:
-                object.__setattr__(obj, f.name, v)
-        return obj
-
-
-def _checker(hint) -> Callable[[object], bool]:
-    """A predicate for values of the annotation *hint* (str, int, Optional, Tuple, List, Dict, Set and
-    dataclasses; anything else: any value)."""
-    import typing
-
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if hint is typing.Any or hint is object:
-        return lambda v: True
-    if hint is float:
-        return lambda v: type(v) in (int, float)
-    if hint in (str, int, bool):
-        return lambda v, h=hint: type(v) is h or isinstance(v, h)
-    if origin is typing.Union:
-        subs = [_checker(a) for a in args]
-        return lambda v: any(c(v) for c in subs)
-    if type(hint).__name__ == "UnionType":   # X | None (3.10+)
-        subs = [_checker(a) for a in args]
-        return lambda v: any(c(v) for c in subs)
-    if origin in (tuple, list, set, frozenset, dict):
-        if origin is dict:
-            kc, vc = (_checker(args[0]), _checker(args[1])) if len(args) == 2 else (None, None)
-            if kc is None:
-                return lambda v: type(v) is dict
-            return lambda v: type(v) is dict and all(map(kc, v.keys())) and all(map(vc, v.values()))
-        if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
-            if all(a in (str, int, bool) for a in args):   # the common case, checked in C: (str, int, str, ...)
-                want = tuple(args)
-                return lambda v: type(v) is tuple and tuple(map(type, v)) == want
-            items = [_checker(a) for a in args]
-            return lambda v: type(v) is tuple and len(v) == len(items) and all(map(_call, items, v))
-        each = _checker(args[0]) if args else None
-        if each is None or args[0] is object or args[0] is typing.Any:
-            return lambda v, o=origin: type(v) is o
-        return lambda v, o=origin: type(v) is o and all(map(each, v))
-    if isinstance(hint, type):
-        return lambda v, h=hint: isinstance(v, h)
-    return lambda v: True
-
-
-def _call(check, value) -> bool:
-    return check(value)
-
-
-def decode(data, types: Sequence[type] = ()):
-    """The value :func:`encode` made. Raises :class:`BadEntry` (or ``ValueError`` / ``TypeError`` /
-    ``RecursionError``: callers treat any exception as a miss) for anything else."""
-    shapes = _shapes(tuple(types))
-
-    def hook(d: dict):
+    def hook(self, d: dict):
         if len(d) == 1:
             v = d.get("t")
             if type(v) is list:
@@ -274,14 +205,208 @@ def decode(data, types: Sequence[type] = ()):
             if type(v) is list and len(v) == 1 and type(v[0]) is str:
                 return bytes.fromhex(v[0])
         elif len(d) == 2:
-            shape = shapes.get(d.get("c"))
-            if shape is not None:
-                return shape.build(d.get("v"))
+            cls = self.by_name.get(d.get("c"))
+            if cls is not None:
+                return self.shape(cls).dec_fields(d.get("v"))
         raise BadEntry("not an entry's object")
 
+    # ---------------------------------------------------------------- annotated fields
+    def field_codec(self, hint) -> Tuple[Callable, Callable]:
+        """(encode, decode) for values of the annotation *hint*; both raise on a value of another type."""
+        import typing
+
+        origin, args = typing.get_origin(hint), typing.get_args(hint)
+        if hint in _SCALAR_OK:
+            ok = _SCALAR_OK[hint]
+
+            def scalar(v, ok=ok, exc=NotPlainData):
+                if not isinstance(v, ok):
+                    raise exc(f"expected {hint.__name__}, got {type(v).__name__}")
+                return v
+
+            def scalar_in(v, ok=ok):
+                if not isinstance(v, ok):
+                    raise BadEntry(f"expected {hint.__name__}, got {type(v).__name__}")
+                return v
+            return scalar, scalar_in
+        if origin is typing.Union or type(hint).__name__ == "UnionType":
+            rest = [a for a in args if a is not type(None)]
+            if len(rest) == 1 and len(args) == 2:   # Optional[X]
+                e, d = self.field_codec(rest[0])
+                return (lambda v: None if v is None else e(v)), (lambda v: None if v is None else d(v))
+            if all(a in _SCALAR_OK for a in args):
+                ok = tuple(t for a in args for t in _SCALAR_OK[a])
+
+                def union(v, exc):
+                    if not isinstance(v, ok):
+                        raise exc(f"unexpected {type(v).__name__}")
+                    return v
+                return (lambda v: union(v, NotPlainData)), (lambda v: union(v, BadEntry))
+            return self.enc, _identity
+        if origin in (tuple, list, set, frozenset) and args:
+            if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+                return self._fixed_tuple(args)
+            return self._sequence(origin, args[0])
+        if origin is dict and len(args) == 2:
+            ek, dk = self.field_codec(args[0])
+            ev, dv = self.field_codec(args[1])
+
+            def enc_dict(v):
+                if type(v) is not dict:
+                    raise NotPlainData(f"expected dict, got {type(v).__name__}")
+                flat = []
+                for k, x in v.items():
+                    flat.append(ek(k))
+                    flat.append(ev(x))
+                return flat
+
+            def dec_dict(v):
+                if type(v) is not list or len(v) % 2:
+                    raise BadEntry("expected a dict")
+                return dict(zip(map(dk, v[0::2]), map(dv, v[1::2])))
+            return enc_dict, dec_dict
+        if isinstance(hint, type) and hint in self.names:
+            cls = hint
+
+            def enc_obj(v):
+                if type(v) is not cls:
+                    raise NotPlainData(f"expected {cls.__name__}, got {type(v).__name__}")
+                return self.shape(cls).enc_fields(v)
+            return enc_obj, (lambda v: self.shape(cls).dec_fields(v))
+        # object, Any, a bare dict / list, an undeclared class: generic, tagged (decoded by the hook), and of
+        # the annotated type where that is a class
+        want = origin or hint
+        if isinstance(want, type) and want is not object:
+            def dec_generic(v):
+                if not isinstance(v, want):
+                    raise BadEntry(f"expected {want.__name__}, got {type(v).__name__}")
+                return v
+            return self.enc, dec_generic
+        return self.enc, _identity
+
+    def _sequence(self, origin, item) -> Tuple[Callable, Callable]:
+        import typing
+
+        row = typing.get_args(item) if typing.get_origin(item) is tuple else ()
+        if row and Ellipsis not in row and all(a in (str, int, bool) for a in row):
+            # a list of records like (caller, line, kind, a, b): one comprehension each way (json.dumps
+            # writes a tuple as a list)
+            want = tuple(row)
+
+            def enc_rows(v):
+                if type(v) is not origin or not all(type(x) is tuple and tuple(map(type, x)) == want for x in v):
+                    raise NotPlainData(f"expected {origin.__name__} of tuples of {want}")
+                return v if origin is list else list(v)
+
+            def dec_rows(v):
+                if type(v) is not list or not all(type(x) is list and tuple(map(type, x)) == want for x in v):
+                    raise BadEntry(f"expected {origin.__name__} of tuples of {want}")
+                return origin(map(tuple, v)) if origin is not list else [tuple(x) for x in v]
+            return enc_rows, dec_rows
+        if item in _SCALAR_OK:   # checked and converted in C-level calls
+            ok = set(_SCALAR_OK[item])
+
+            def enc_seq(v):
+                if type(v) is not origin or not set(map(type, v)) <= ok:
+                    raise NotPlainData(f"expected {origin.__name__} of {item.__name__}")
+                return v if origin is list or origin is tuple else list(v)   # json.dumps writes tuples as lists
+
+            def dec_seq(v):
+                if type(v) is not list or not set(map(type, v)) <= ok:
+                    raise BadEntry(f"expected {origin.__name__} of {item.__name__}")
+                return v if origin is list else origin(v)
+            return enc_seq, dec_seq
+        e, d = self.field_codec(item)
+
+        def enc_items(v):
+            if type(v) is not origin:
+                raise NotPlainData(f"expected {origin.__name__}, got {type(v).__name__}")
+            return [e(x) for x in v]
+
+        def dec_items(v):
+            if type(v) is not list:
+                raise BadEntry(f"expected {origin.__name__}")
+            return origin(map(d, v)) if origin is not list else [d(x) for x in v]
+        return enc_items, dec_items
+
+    def _fixed_tuple(self, args) -> Tuple[Callable, Callable]:
+        if all(a in (str, int, bool) for a in args):   # (str, int, str, str, str): one C-level comparison
+            want = tuple(args)
+
+            def enc_t(v):
+                if type(v) is not tuple or tuple(map(type, v)) != want:
+                    raise NotPlainData(f"expected a tuple of {want}")
+                return v   # json.dumps writes it as a list
+
+            def dec_t(v):
+                if type(v) is not list or tuple(map(type, v)) != want:
+                    raise BadEntry(f"expected a tuple of {want}")
+                return tuple(v)
+            return enc_t, dec_t
+        codecs = [self.field_codec(a) for a in args]
+        encs, decs = [c[0] for c in codecs], [c[1] for c in codecs]
+
+        def enc_items(v):
+            if type(v) is not tuple or len(v) != len(encs):
+                raise NotPlainData("expected a tuple")
+            return [e(x) for e, x in zip(encs, v)]
+
+        def dec_items(v):
+            if type(v) is not list or len(v) != len(decs):
+                raise BadEntry("expected a tuple")
+            return tuple(d(x) for d, x in zip(decs, v))
+        return enc_items, dec_items
+
+
+@lru_cache(maxsize=None)
+def _codec(types: tuple) -> _Codec:
+    return _Codec(types)
+
+
+def encode(value, types: Sequence[type] = ()) -> bytes:
+    """*value* as data-only JSON (ASCII bytes). Raises :class:`NotPlainData` for a value of another type
+    than the plain ones and the dataclasses in *types* (or a dataclass field not of its annotated type)."""
+    return json.dumps(_codec(tuple(types)).enc(value), separators=(",", ":"), ensure_ascii=True,
+                      check_circular=False).encode("ascii")
+
+
+class _Shape:
+    """The fields of one dataclass, each with the codec of its annotation."""
+
+    def __init__(self, cls: type, codec: _Codec):
+        import typing
+
+        self.cls = cls
+        self.fields = list(fields(cls))
+        try:
+            hints = typing.get_type_hints(cls)
+        except Exception:   # an annotation that does not resolve: such fields are generic plain data
+            hints = {}
+        self.codecs = [codec.field_codec(hints.get(f.name, object)) for f in self.fields]
+        self.plain_init = all(f.init for f in self.fields)
+
+    def enc_fields(self, o) -> list:
+        return [e(getattr(o, f.name)) for f, (e, _d) in zip(self.fields, self.codecs)]
+
+    def dec_fields(self, values):
+        if type(values) is not list or len(values) != len(self.fields):
+            raise BadEntry(f"{self.cls.__name__}: wrong number of fields")
+        values = [d(v) for (_e, d), v in zip(self.codecs, values)]
+        if self.plain_init:
+            return self.cls(*values)   # __post_init__ checks run (a finding's category, severity, line ...)
+        obj = self.cls(**{f.name: v for f, v in zip(self.fields, values) if f.init})
+        for f, v in zip(self.fields, values):
+            if not f.init:
+                object.__setattr__(obj, f.name, v)
+        return obj
+
+
+def decode(data, types: Sequence[type] = ()):
+    """The value :func:`encode` made. Raises :class:`BadEntry` (or ``ValueError`` / ``TypeError`` /
+    ``RecursionError``: callers treat any exception as a miss) for anything else."""
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = bytes(data).decode("ascii")
-    return json.loads(data, object_hook=hook)
+    return json.loads(data, object_hook=_codec(tuple(types)).hook)
 
 
 # --------------------------------------------------------------------------- whose folder

@@ -100,7 +100,7 @@ class RunResult:
 
 @dataclass
 class Prescan:
-    """Step 2 result for one file (picklable, canonical)."""
+    """Step 2 result for one file (plain data, canonical: cached by analyse.cache.encode)."""
 
     relpath: str
     modname: str
@@ -116,7 +116,7 @@ class Prescan:
 
 @dataclass
 class ModuleResult:
-    """Step 4 result for one file (picklable)."""
+    """Step 4 result for one file (plain data: cached by analyse.cache.encode)."""
 
     relpath: str
     findings: List[Finding] = field(default_factory=list)

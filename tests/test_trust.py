@@ -145,11 +145,14 @@ def test_data_round_trip_and_shape_checks():
     types = _cache_types()
     data = cache_mod.encode(entry, types)
     assert b"__reduce__" not in data and data.decode("ascii")
+    assert b'["m.f",2,"name","g",""]' in data and b'"m.py",false,9' in data   # annotated fields: plain lists
     assert cache_mod.decode(data, types) == entry
     # wrong shapes are refused (the cache turns any exception into a miss)
     for bad in (data.replace(b'"c":"Finding"', b'"c":"Popen"'),          # a type nobody declared
                 data.replace(b'"c":"Finding","v":["NPU001"', b'"c":"Finding","v":[1'),   # a field of a wrong type
                 data.replace(b'"cuda-api"', b'"no-such-category"'),      # refused by the class's own checks
+                data.replace(b'["m.f",2,"name","g",""]', b'["m.f","2","name","g",""]'),   # a call's line
+                data.replace(b'"m.py",false,9', b'"m.py",0,9'),         # ModuleSummary.is_package
                 b'{"t": 1}', b'{"os": ["system"]}', b"[" * 100000 + b"]" * 100000):
         with pytest.raises(Exception):
             cache_mod.decode(bad, types)
@@ -451,3 +454,17 @@ def test_every_per_file_entry_is_stored_as_data(tmp_path, kb, example, monkeypat
     assert warm.cache_hits == n_py
     assert [f.to_dict() for f in warm.findings] == [f.to_dict() for f in cold.findings]
     assert [s.modname for s in warm.summaries] == [s.modname for s in cold.summaries]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give a folder away")
+def test_a_cache_folder_of_another_user_is_refused(tmp_path):
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "train.py").write_text(CUDA_SCRIPT)
+    cache_dir = tmp_path / "cache"
+    cli("script", tmp_path / "p", "-q", "--format", "json", "-o", tmp_path / "o1", "--cache-dir", cache_dir)
+    marker = tmp_path / "MARKER"
+    _poison(cache_dir, marker)
+    os.chown(cache_dir, 65534, 65534)   # nobody's folder, mode 0700: writable by nobody but its owner
+    r = cli("script", tmp_path / "p", "-q", "--format", "json", "-o", tmp_path / "o2", "--cache-dir", cache_dir)
+    assert r.returncode == 0 and not marker.exists()
+    assert "is owned by another user (uid 65534)" in _one_error_line(r)

@@ -15,12 +15,19 @@ A pass module defines one subclass of :class:`Pass` with
 Modules are analysed in worker processes (see :mod:`analyse.pipeline`), so a
 pass keeps no state between modules. Project-wide facts flow two ways:
 
-* before any ``check_module``: ``prescan(ctx)`` returns picklable, canonical
+* before any ``check_module``: ``prescan(ctx)`` returns plain-data, canonical
   (sorted) facts of one module, ``combine(project, [(relpath, facts), ...])``
   merges them (into ``project.store``) in every process;
-* towards ``finish``: ``check_module`` puts picklable facts of its module in
+* towards ``finish``: ``check_module`` puts plain-data facts of its module in
   ``ctx.facts[self.name]``; ``finish`` reads ``project.facts[self.name]``, a
   list of ``(relpath, facts)`` in file order.
+
+Plain data, because the cache stores facts as data, never as code
+(:func:`analyse.cache.encode`): str, int, float, bool, None, bytes, lists,
+tuples, dicts, sets and the declared record types (``Finding``,
+``AnalysisError``, the call-graph summaries: ``analyse.pipeline._cache_types``).
+A fact of any other type is not cached (its file is analysed on every run;
+``tests/test_trust.py`` fails on the examples).
 
 :func:`discover_passes` imports every module of this package and collects the
 subclasses, so adding a pass touches only its module, its knowledge file and
@@ -58,7 +65,7 @@ class ModuleContext:
     project: "ProjectContext"
     # per-module memo shared by passes (e.g. the list of API uses)
     cache: Dict[str, object] = field(default_factory=dict)
-    # picklable per-module facts for Pass.finish, keyed by pass name (see the module docstring)
+    # plain-data per-module facts for Pass.finish, keyed by pass name (see the module docstring)
     facts: Dict[str, object] = field(default_factory=dict)
 
     @property
@@ -137,7 +144,7 @@ class Pass:
         raise KeyError(code)
 
     def prescan(self, ctx: ModuleContext) -> object:
-        """Project-wide facts of one module, before any check_module (picklable, canonical); None: nothing."""
+        """Project-wide facts of one module, before any check_module (plain data, canonical); None: nothing."""
         return None
 
     def combine(self, project: ProjectContext, prescans: List[Tuple[str, object]]) -> None:

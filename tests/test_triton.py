@@ -281,3 +281,15 @@ def test_triton_reexported_by_a_project_module(tmp_path, kb):
         "pkg/__init__.py": "", "pkg/_triton.py": "try:\n    import triton\n    import triton.language as tl\n"
         "    HAVE_TRITON = True\nexcept ImportError:\n    HAVE_TRITON = False\n"})
     assert [(f.line, f.code, f.severity) for f in res.findings] == [(6, "NPU506", "blocker"), (7, "NPU511", "blocker")]
+
+
+def test_project_package_named_triton_is_not_triton(tmp_path, kb):
+    """flash_attn.ops.triton.k_activations.gelu is a project helper, not triton's API: its violation propagates."""
+    helper = HEAD + "@triton.jit\ndef gelu(x):\n    return x * tl.libdevice.erf(x)\n"
+    user = HEAD + ("from pkg.ops.triton.acts import gelu\n\n@triton.jit\ndef fwd(x, ACT: tl.constexpr):\n"
+                   "    if ACT == 'gelu':\n        x = gelu(x)\n")
+    res = _run(tmp_path, kb, user, name="pkg/ops/triton/linear.py", extra_files={
+        "pkg/__init__.py": "", "pkg/ops/__init__.py": "", "pkg/ops/triton/__init__.py": "", "pkg/ops/triton/acts.py": helper})
+    fwd = [f for f in res.findings if f.path.endswith("linear.py") and f.code == "NPU506"]
+    assert [(f.line, f.severity) for f in fwd] == [(8, "blocker")]
+    assert "calls `gelu` under `if ACT == 'gelu'`" in fwd[0].message

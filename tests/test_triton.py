@@ -281,3 +281,29 @@ def test_triton_reexported_by_a_project_module(tmp_path, kb):
         "pkg/__init__.py": "", "pkg/_triton.py": "try:\n    import triton\n    import triton.language as tl\n"
         "    HAVE_TRITON = True\nexcept ImportError:\n    HAVE_TRITON = False\n"})
     assert [(f.line, f.code, f.severity) for f in res.findings] == [(6, "NPU506", "blocker"), (7, "NPU511", "blocker")]
+
+
+def test_project_package_named_triton_is_not_triton(tmp_path, kb):
+    """flash_attn.ops.triton.k_activations.gelu is a project helper, not triton's API: its violation propagates."""
+    helper = HEAD + "@triton.jit\ndef gelu(x):\n    return x * tl.libdevice.erf(x)\n"
+    user = HEAD + ("from pkg.ops.triton.acts import gelu\n\n@triton.jit\ndef fwd(x, ACT: tl.constexpr):\n"
+                   "    if ACT == 'gelu':\n        x = gelu(x)\n")
+    res = _run(tmp_path, kb, user, name="pkg/ops/triton/linear.py", extra_files={
+        "pkg/__init__.py": "", "pkg/ops/__init__.py": "", "pkg/ops/triton/__init__.py": "", "pkg/ops/triton/acts.py": helper})
+    fwd = [f for f in res.findings if f.path.endswith("linear.py") and f.code == "NPU506"]
+    assert [(f.line, f.severity) for f in fwd] == [(8, "blocker")]
+    assert "calls `gelu` under `if ACT == 'gelu'`" in fwd[0].message
+
+
+def test_extra_cuda_use_cuda_graph_and_launch_settings(tmp_path, kb):
+    src = HEAD + ("from triton.language.extra.cuda import libdevice\n\n"
+                  "@triton.autotune(configs=[triton.Config({'B': 64})], key=['n'], use_cuda_graph=True)\n"
+                  "@triton.jit\ndef k(x, n, B: tl.constexpr):\n    tl.store(x, libdevice.pow(tl.load(x), 2.0))\n\n"
+                  "k[(4,)](x, 8, num_stages=2, num_ctas=1)\n")
+    res = _run(tmp_path, kb, src)
+    assert _got(res) == [(7, "NPU514", "advice"), (9, "NPU506", "blocker"), (10, "NPU513", "blocker"),
+                         (12, "NPU506", "blocker"), (12, "NPU514", "advice")]
+    asm = [f for f in res.findings if f.code == "NPU513"][0]
+    assert asm.api == "triton.language.extra.cuda.libdevice.pow"
+    launch = [f for f in res.findings if f.code == "NPU514" and f.line == 12][0]
+    assert "num_stages, num_ctas" in launch.message

@@ -991,8 +991,9 @@ TA_INVALID_CALLS = {
                                                "element-wise function with triton.language ops",
     "triton.language.extra.cuda": "CUDA-only helpers (libdevice, globaltimer, smid, convert_custom_float8 ...) have no "
                                   "Ascend implementation",
-    "triton.language.extra.libdevice": "NVIDIA libdevice math functions have no Ascend implementation; use the "
-                                       "triton.language math ops (tl.exp, tl.erf, tl.sqrt ...)",
+    "triton.language.extra.libdevice": "libdevice math functions (community Triton dispatches them to the CUDA / HIP "
+                                       "libdevice) are not part of the Triton-Ascend API; use the triton.language math "
+                                       "ops (tl.exp, tl.erf, tl.sqrt ...)",
     "triton.language.libdevice": "NVIDIA libdevice math functions have no Ascend implementation; use the "
                                  "triton.language math ops (tl.exp, tl.erf, tl.sqrt ...)",
     "triton.language.math.libdevice": "NVIDIA libdevice math functions have no Ascend implementation; use the "

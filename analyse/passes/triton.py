@@ -153,6 +153,7 @@ _TILE_OPS = {"zeros": 1, "full": 2, "ones": 1, "empty": 1}   # op -> position of
 _DEVICE_CALLS = {"triton.runtime.driver.active.get_active_torch_device"}
 _CAPABILITY_CALLS = {"torch.cuda.get_device_capability", "torch.cuda.get_device_properties"}
 _MAX_ENVS = 64
+_TRITON_TOP = {"jit", "autotune", "heuristics", "Config", "language", "runtime", "cdiv", "next_power_of_2", "testing"}
 _HOST_CALLS = {"Config", "autotune", "get_active_torch_device", "get_device_capability", "get_device_properties"}
 
 
@@ -215,7 +216,7 @@ def _tq(r, node) -> Optional[str]:
     if q is None or q.startswith("triton"):
         return q
     i = q.find(".triton.")
-    if i >= 0 and not q.startswith("torch."):
+    if i >= 0 and not q.startswith("torch.") and q[i + 8:].split(".", 1)[0] in _TRITON_TOP:
         return q[i + 1:]
     i = q.find(".tl.")
     if i >= 0 and not q.startswith("torch."):

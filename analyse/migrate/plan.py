@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
-from analyse.migrate.pyedit import FileResult, Options, migrate_python
+from analyse.migrate.pyedit import FileResult, Options, migrate_python, needs_parse
 from analyse.migrate.source import Left
 from analyse.migrate.textedit import DOCKER_FILES, MANIFESTS, migrate_text
 
@@ -88,7 +88,7 @@ def plan(report: dict, inputs: Sequence[Path], kb, opts: Options, *, admit: Opti
             mig.left.append(Left(rel, 0, None, None, f"cannot read the file: {exc.strerror or exc}"))
             continue
         if is_py:
-            if not found and rel not in entries and b"torch" not in raw:
+            if not needs_parse(found, opts, raw, rel in entries):
                 continue
             res = migrate_python(rel, raw, found, opts, entry=rel in entries,
                                  file_in_scope=role_of(rel, roles) == "product")

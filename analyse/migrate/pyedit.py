@@ -31,6 +31,8 @@ APEX_FUSED = {
 SHIM_LINES = ("import torch_npu", "from torch_npu.contrib import transfer_to_npu")
 # the renames transfer_to_npu makes at run time; --strategy explicit writes them
 RENAME_CODES = ("NPU001", "NPU002", "NPU003", "NPU101", "NPU106")
+# what the own checks look for (a file without it is not walked for them)
+OWN_PATTERN = re.compile(rb"torch\.load\s*\(|\.(?:to|cuda)\(\s*\d|device\(\s*\d")
 _STR_PREFIX = re.compile(r"^([rRuUfFbB]{0,2})('''|\"\"\"|'|\")")
 _TORCH_CUDA = re.compile(r"\btorch\s*\.\s*cuda\b")
 
@@ -78,7 +80,7 @@ def _one_line(text: str, limit: int = 160) -> str:
 
 
 class PyFile:
-    def __init__(self, path: str, raw: bytes, opts: Options) -> None:
+    def __init__(self, path: str, raw: bytes, opts: Options, wanted=frozenset(), own_checks: bool = True) -> None:
         import io
         import tokenize
 
@@ -91,12 +93,16 @@ class PyFile:
         self.src = SourceText(text)
         self.tree = ast.parse(text)
         self.nodes_at: Dict[Tuple[int, int], List[ast.AST]] = {}
-        self.parent: Dict[int, ast.AST] = {}
-        for node in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(node):
-                self.parent[id(child)] = node
-            if hasattr(node, "lineno") and hasattr(node, "col_offset"):
-                self.nodes_at.setdefault((node.lineno, node.col_offset), []).append(node)
+        self.calls: List[ast.Call] = []
+        self.wanted = wanted
+        want_calls = own_checks and OWN_PATTERN.search(raw) is not None
+        if wanted or want_calls:
+            for node in ast.walk(self.tree):
+                pos = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+                if pos in wanted:
+                    self.nodes_at.setdefault(pos, []).append(node)
+                if want_calls and isinstance(node, ast.Call):
+                    self.calls.append(node)
         self.edits: List[Edit] = []
         self.left: List[Left] = []
         self.used: set = set()
@@ -212,7 +218,8 @@ class PyFile:
         if node.attr == "is_cuda":
             self.edit(a, b, "is_npu", f, "`.is_cuda` -> `.is_npu`")
             return True
-        call = self.parent.get(id(node))
+        call = next((c for c in self.nodes_at.get((node.lineno, node.col_offset), ())
+                     if isinstance(c, ast.Call) and c.func is node), None)
         if isinstance(call, ast.Call) and call.func is node and call.args and _int_const(call.args[0]) is not None:
             n = _int_const(call.args[0])
             c0, c1 = self.span(call.args[0])
@@ -332,7 +339,7 @@ class PyFile:
                 a, _ = self.span(node)
                 if not any(s0 <= a < s1 for s0, s1 in spans):
                     return False
-        parent = self.parent.get(id(stmt))
+        parent = next((n for n in ast.walk(self.tree) if any(stmt is c for c in ast.iter_child_nodes(n))), None)
         body = next((getattr(parent, fld) for fld in ("body", "orelse", "finalbody", "handlers")
                      if stmt in (getattr(parent, fld, None) or ())), [])
         if stmt.lineno != stmt.end_lineno or any(o is not stmt and (o.lineno == stmt.lineno or o.end_lineno == stmt.lineno)
@@ -400,9 +407,7 @@ class PyFile:
     # ------------------------------------------------------------------ own checks
     def own_checks(self, findings: List[dict], in_scope) -> None:
         """Integer devices and torch.load without map_location (traced to a finding on the node when one exists)."""
-        for node in ast.walk(self.tree):
-            if not isinstance(node, ast.Call):
-                continue
+        for node in self.calls:
             fn = node.func
             if isinstance(fn, ast.Attribute) and fn.attr == "to" and node.args and _int_const(node.args[0]) is not None \
                     and not any(k.arg in ("device",) for k in node.keywords):
@@ -549,12 +554,21 @@ def parses(text: str, feature_version: Tuple[int, int]) -> Optional[str]:
     return None
 
 
+def needs_parse(findings: List[dict], opts: Options, raw: bytes, entry: bool) -> bool:
+    """Whether a Python file can have an edit or a finding left for the engineer (else it is not parsed)."""
+    if entry or OWN_PATTERN.search(raw) is not None:
+        return True
+    explicit = opts.strategy == "explicit"
+    return any(f.get("severity") in ("blocker", "manual") or (explicit and f.get("severity") == "auto") for f in findings)
+
+
 def migrate_python(path: str, raw: bytes, findings: List[dict], opts: Options, *, entry: bool,
                    file_in_scope: bool = True) -> FileResult:
     """All edits of one Python file (findings of that file; *entry*: it is an entry point in scope)."""
     res = FileResult(path=path, old=raw)
+    wanted = frozenset((int(f.get("line") or 0), int(f.get("column") or 0)) for f in findings)
     try:
-        pf = PyFile(path, raw, opts)
+        pf = PyFile(path, raw, opts, wanted)
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError) as exc:
         for f in findings:
             if f.get("severity") in ("blocker", "manual") or (opts.strategy == "explicit" and f.get("severity") == "auto"):
@@ -563,8 +577,6 @@ def migrate_python(path: str, raw: bytes, findings: List[dict], opts: Options, *
         return res
     pf.file_in_scope = file_in_scope or opts.everything
     explicit = opts.strategy == "explicit"
-    before = parses(pf.src.text, opts.feature_version)
-    fv = opts.feature_version if before is None else None
 
     def in_scope(f, rename=False):
         return scope_reason(f, opts, rename=rename) is None
@@ -636,7 +648,9 @@ def migrate_python(path: str, raw: bytes, findings: List[dict], opts: Options, *
         pf.edits.remove(e)
     if new_text == pf.src.text:
         return res
-    problem = parses(new_text, fv) if fv is not None else _parses_current(new_text)
+    problem = parses(new_text, opts.feature_version)
+    if problem is not None and parses(pf.src.text, opts.feature_version) is not None:
+        problem = _parses_current(new_text)   # the original needs a newer grammar: the current one judges
     if problem is not None:
         res.refused = f"the edited file would not parse ({problem}): left unedited"
         for e in pf.edits:

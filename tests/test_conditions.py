@@ -358,3 +358,85 @@ def test_fp8_check_two_levels_down_is_off_by_default_for_callers():
     d = g.to_dict()
     assert d["on_path"]["transfer_to_npu"] == COND and d["by_default"] == "off"
     assert "mixed_precision == 'fp8'" in d["depends_on"]
+
+
+# --------------------------------------------------------------------------- verdict: off the path, per-entry-point evidence
+
+def _project(tmp_path, files):
+    root = tmp_path / "proj"
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip("\n"))
+    return root
+
+
+def test_default_off_option_is_off_the_path_and_a_cuda_branch_counts(tmp_path, kb):
+    from analyse.modes import run_script
+
+    root = _project(tmp_path, {
+        "train.py": """
+            import argparse
+            import torch
+
+            p = argparse.ArgumentParser()
+            p.add_argument("--use-te", action="store_true")
+            args = p.parse_args()
+            if args.use_te:
+                import transformer_engine.pytorch as te
+                layer = te.Linear(8, 8)
+            if torch.cuda.is_available():
+                from flash_attn import flash_attn_func
+                out = flash_attn_func(None, None, None)
+            else:
+                out = torch.nn.functional.scaled_dot_product_attention(None, None, None)
+        """,
+    })
+    rep = run_script([root], kb)
+    te = [f for f in rep["findings"] if f["api"].startswith("transformer_engine")]
+    assert te and all(f["guard"]["on_path"]["transfer_to_npu"] == "off" for f in te)
+    assert rep["summary"]["off_path"]["by_reason"].get("off-by-default", 0) >= len(te)
+    fa = [f for f in rep["findings"] if f["api"].startswith("flash_attn")]
+    # transfer_to_npu makes torch.cuda.is_available() true: the flash-attn branch is the one that runs
+    assert fa and all(f["guard"]["on_path"] == {"transfer_to_npu": "on", "no_transfer": "off"} for f in fa)
+    v = rep["summary"]["verdict"]
+    assert v["manual_changes"] >= 2 and v["blockers"] == 0      # flash-attn counted, transformer_engine not
+    assert "flash_attn" in v["drivers"][0]["api"]
+
+
+def test_each_entry_point_names_its_own_path(tmp_path, kb):
+    from analyse.modes import run_script
+
+    root = _project(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/ops.py": """
+            from flash_attn import flash_attn_func
+
+
+            def attention(q):
+                return flash_attn_func(q, q, q)
+        """,
+        "lib/model_a.py": """
+            from lib.ops import attention
+
+
+            def build_a(q):
+                return attention(q)
+        """,
+        "lib/model_b.py": """
+            from lib.ops import attention
+
+
+            def build_b(q):
+                return attention(q)
+        """,
+        "train_a.py": "from lib.model_a import build_a\n\nif __name__ == '__main__':\n    build_a(1)\n",
+        "train_b.py": "from lib.model_b import build_b\n\nif __name__ == '__main__':\n    build_b(1)\n",
+    })
+    rep = run_script([root], kb)
+    rows = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    for ep, model in (("train_a.py", "lib.model_a"), ("train_b.py", "lib.model_b")):
+        d = rows[ep]["verdict"]["drivers"][0]
+        assert d["path"][0].startswith(ep[:-3] + "."), d          # the path starts at this entry point
+        assert any(h.startswith(model + ".") for h in d["path"]), d  # and goes through its own model
+        assert d["where"].startswith("lib/ops.py:")

@@ -440,3 +440,30 @@ def test_each_entry_point_names_its_own_path(tmp_path, kb):
         assert d["path"][0].startswith(ep[:-3] + "."), d          # the path starts at this entry point
         assert any(h.startswith(model + ".") for h in d["path"]), d  # and goes through its own model
         assert d["where"].startswith("lib/ops.py:")
+
+
+def test_yaml_and_json_configs_in_the_repository_give_defaults(tmp_path, kb):
+    from analyse.modes import run_script
+
+    root = _project(tmp_path, {
+        "configs/default.yaml": "model:\n  use_fused_kernels: false\n  moe_experts: 1\n",
+        "configs/extra.json": '{"quant_bits": 16}',
+        "train.py": """
+            import json
+            import yaml
+
+            with open("configs/default.yaml") as fh:
+                cfg = yaml.safe_load(fh)
+            extra = json.load(open("configs/extra.json"))
+            if cfg["model"]["use_fused_kernels"]:
+                from apex.normalization import FusedLayerNorm
+                norm = FusedLayerNorm(8)
+            if extra["quant_bits"] in (4, 8):
+                import bitsandbytes as bnb
+                opt = bnb.optim.Adam8bit([])
+        """,
+    })
+    rep = run_script([root], kb)
+    gated = [f for f in rep["findings"] if f["api"].startswith(("apex", "bitsandbytes"))]
+    assert gated and all(f["guard"]["on_path"]["transfer_to_npu"] == "off" for f in gated), \
+        [(f["api"], f.get("guard")) for f in gated]

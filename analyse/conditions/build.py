@@ -315,7 +315,9 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
             got = _option_name_value(node.attrname, "")
             return got
         rootname = _dotted(root).split(".")
-        if rootname and (rootname[0] in _OPTION_ROOTS or rootname[-1] in _OPTION_ROOTS):
+        base = _root_of(root)
+        if rootname and (rootname[0] in _OPTION_ROOTS or rootname[-1] in _OPTION_ROOTS
+                         or (base is not None and _config_bound(base))):
             got = _option_name_value(node.attrname, "")
             return got if got is not None else _Val(m.OPTION, None, False)
         if isinstance(root, nodes.Name):
@@ -330,7 +332,9 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
         key = _str(node.slice)
         if d in ("os.environ", "environ"):
             return _Val(m.ENV, None, True, f"${key or '?'} unset")
-        if key and (d.split(".")[0] in _OPTION_ROOTS or d.split(".")[-1] in _OPTION_ROOTS):
+        root = _root_of(node.value)
+        if key and root is not None and (root.name in _OPTION_ROOTS or d.split(".")[-1] in _OPTION_ROOTS
+                                         or _config_bound(root)):
             got = _option_name_value(key, "")
             return got if got is not None else _Val(m.OPTION, None, False)
         return None
@@ -381,6 +385,26 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
         if first is not None and first.known:
             return first if first.value else value_of(node.values[1], depth + 1)
     return None
+
+
+_CONFIG_LOADERS = {"safe_load", "load", "full_load", "loads", "load_config", "load_yaml", "read_config",
+                   "parse_args", "parse_known_args", "parse_args_into_dataclasses", "fromfile", "from_file",
+                   "load_cfg", "get_config", "get_cfg", "merge_from_file", "OmegaConf"}
+
+
+def _root_of(node) -> Optional[nodes.Name]:
+    cur = node
+    while isinstance(cur, (nodes.Attribute, nodes.Subscript)):
+        cur = cur.expr if isinstance(cur, nodes.Attribute) else cur.value
+    return cur if isinstance(cur, nodes.Name) else None
+
+
+def _config_bound(name: nodes.Name) -> bool:
+    """The name holds a loaded configuration (``cfg = yaml.safe_load(fh)``, ``args = parser.parse_args()``)."""
+    value = _single_assignment(name)
+    if isinstance(value, nodes.Call):
+        return _leaf(value.func) in _CONFIG_LOADERS
+    return False
 
 
 def _single_assignment(name: nodes.Name):

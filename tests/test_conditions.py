@@ -467,3 +467,28 @@ def test_yaml_and_json_configs_in_the_repository_give_defaults(tmp_path, kb):
     gated = [f for f in rep["findings"] if f["api"].startswith(("apex", "bitsandbytes"))]
     assert gated and all(f["guard"]["on_path"]["transfer_to_npu"] == "off" for f in gated), \
         [(f["api"], f.get("guard")) for f in gated]
+
+
+def test_placeholder_from_a_try_import_does_not_guard_a_later_unconditional_call(tmp_path, kb):
+    from analyse.modes import run_script
+
+    root = _project(tmp_path, {"attn.py": """
+        try:
+            from flash_attn import flash_attn_func
+        except ImportError:
+            flash_attn_func = None
+
+
+        def attn(q):
+            return flash_attn_func(q, q, q)
+
+
+        def attn_checked(q):
+            if flash_attn_func is not None:
+                return flash_attn_func(q, q, q)
+            return q
+    """})
+    rep = run_script([root], kb)
+    sev = {f["line"]: f["severity"] for f in rep["findings"] if f["code"] == "NPU403"}
+    assert sev[8] == "manual"       # the placeholder None is called: fails on an Ascend host
+    assert sev[13] == "advice"      # tested first: the fallback runs

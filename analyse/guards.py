@@ -198,8 +198,11 @@ def handler_catches_import(h: nodes.ExceptHandler) -> bool:
 
 
 def _only_raises(body) -> bool:
-    """True when a block does nothing but raise / exit / log (no alternative path)."""
+    """True when a block does nothing but raise / exit / log (no alternative path). A block that ends by
+    raising (a bare ``raise`` after a message or a clean-up) is no alternative path either (#23)."""
     if not body:
+        return True
+    if isinstance(body[-1], nodes.Raise):
         return True
     for st in body:
         if isinstance(st, (nodes.Raise, nodes.Pass)):

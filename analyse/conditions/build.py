@@ -50,11 +50,14 @@ _CUDA_DEVICE_ATTRS = {"is_cuda"}
 
 
 def _text(node, limit: int = 100) -> str:
-    try:
-        s = " ".join(node.as_string().split())
-    except Exception:  # pragma: no cover - defensive
-        return "?"
-    return s if len(s) <= limit else s[: limit - 3] + "..."
+    got = node.__dict__.get("_npu_text")
+    if got is None:
+        try:
+            got = " ".join(node.as_string().split())
+        except Exception:  # pragma: no cover - defensive
+            got = "?"
+        node.__dict__["_npu_text"] = got
+    return got if len(got) <= limit else got[: limit - 3] + "..."
 
 
 def _dotted(node) -> str:
@@ -238,19 +241,9 @@ def _self_attr_value(node: nodes.Attribute, depth: int) -> Optional[_Val]:
             ok, v = literal(st.value)
             if ok:
                 return _Val(m.OPTION, v, ok, f"{name} = {v!r} by default")
-    found = []
-    for meth in cls.body:
-        if not isinstance(meth, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
-            continue
-        for a in meth.nodes_of_class(nodes.AssignAttr):
-            if a.attrname == name and isinstance(a.expr, nodes.Name) and a.expr.name == "self":
-                st = a.parent
-                if isinstance(st, (nodes.Assign, nodes.AnnAssign)) and st.value is not None:
-                    found.append((meth.name == "__init__", st.value))
-                else:
-                    found.append((False, None))
-                if len(found) > 4:
-                    return None
+    found = _self_assignments(cls).get(name)
+    if found is None or len(found) > 4:
+        return None
     if not found or any(v is None for _init, v in found):
         return None
     init = [v for is_init, v in found if is_init]
@@ -266,6 +259,30 @@ def _self_attr_value(node: nodes.Attribute, depth: int) -> Optional[_Val]:
     # attributes set from constructor defaults are options (self.emit_nvtx = emit_nvtx, emit_nvtx=False)
     kind = m.OPTION if inner.kind in (m.PARAM, m.OPTION) else inner.kind
     return _Val(kind, inner.value, inner.known, inner.words)
+
+
+def _self_assignments(cls: nodes.ClassDef) -> dict:
+    """attribute -> [(assigned in __init__, value or None)] for every ``self.x = ...`` of the class's methods
+    (one walk per class, kept on the node)."""
+    got = cls.__dict__.get("_npu_self_assign")
+    if got is not None:
+        return got
+    table: dict = {}
+    for meth in cls.body:
+        if not isinstance(meth, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+            continue
+        for a in meth.nodes_of_class(nodes.AssignAttr):
+            if isinstance(a.expr, nodes.Name) and a.expr.name == "self":
+                st = a.parent
+                lst = table.setdefault(a.attrname, [])
+                if len(lst) > 5:
+                    continue
+                if isinstance(st, (nodes.Assign, nodes.AnnAssign)) and st.value is not None:
+                    lst.append((meth.name == "__init__", st.value))
+                else:
+                    lst.append((False, None))
+    cls.__dict__["_npu_self_assign"] = table
+    return table
 
 
 def _option_name_value(name: str, words_root: str) -> Optional[_Val]:

@@ -308,7 +308,7 @@ class _Worker:
 
     def set_context(self, index: ProjectIndex, prescans: Sequence[Prescan]) -> None:
         self.project.index = index
-        configure_conditions(index.option_defaults, self.project.mode)
+        configure_conditions(index.option_defaults, self.project.mode, gpu_only=_gpu_only_modules(self.kb))
         _combine(self.project, self.passes, prescans)
 
     def analyse(self, task: _Task) -> ModuleResult:
@@ -346,6 +346,18 @@ class _Worker:
         if self.retain:
             self.kept[sf.relpath] = sf.tree
         return out
+
+
+def _gpu_only_modules(kb) -> Tuple[str, ...]:
+    """Modules of the GPU-only libraries (blockers in data/third_party_libs.yaml) for the conditions room."""
+    try:
+        from analyse.passes.third_party import lib_table
+
+        table = lib_table(kb)
+    except Exception:   # no knowledge of libraries: no fallback is judged by what it imports
+        return ()
+    return tuple(sorted({m for e in table.entries if e.severity == "blocker" for m in e.modules
+                         if "*" not in m}))
 
 
 def _config_options(prescans: Sequence[Prescan], tasks: Dict[str, "_Task"], inputs: Sequence[Path]) -> Dict[str, list]:

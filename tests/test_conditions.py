@@ -492,3 +492,22 @@ def test_placeholder_from_a_try_import_does_not_guard_a_later_unconditional_call
     sev = {f["line"]: f["severity"] for f in rep["findings"] if f["code"] == "NPU403"}
     assert sev[8] == "manual"       # the placeholder None is called: fails on an Ascend host
     assert sev[13] == "advice"      # tested first: the fallback runs
+
+
+def test_a_fallback_that_needs_a_gpu_only_library_is_no_fallback(tmp_path, kb):
+    from analyse.modes import run_script
+
+    root = _project(tmp_path, {"attn.py": """
+        try:
+            from flash_attn import flash_attn_func
+        except ImportError:
+            from xformers.ops import memory_efficient_attention as flash_attn_func
+        try:
+            from apex.normalization import FusedLayerNorm
+        except ImportError:
+            from torch.nn import LayerNorm as FusedLayerNorm
+    """})
+    rep = run_script([root], kb)
+    g = {f["line"]: f["guard"] for f in rep["findings"] if f.get("guard")}
+    assert g[2]["fallback"] is False     # the except branch needs xformers: GPU-only as well
+    assert g[6]["fallback"] is True      # torch.nn.LayerNorm runs on an NPU

@@ -25,16 +25,29 @@ from typing import Dict, Iterable, Optional, Tuple
 
 from astroid import nodes
 
-_STATE = {"options": {}, "params_are_choices": False}
+_STATE = {"options": {}, "params_are_choices": False, "gpu_only": frozenset()}
 MAX_OPTIONS = 20000
 
 
-def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script") -> None:
+def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
+              gpu_only: Optional[Iterable[str]] = None) -> None:
     """Set the project's option table and the mode for the conditions built in this process.
     In ``thirdparty`` mode a parameter of a library function is its caller's choice (conditional);
-    in ``script`` mode it takes its default."""
+    in ``script`` mode it takes its default. *gpu_only*: modules with no NPU path (from the knowledge
+    base, handed in by the pipeline): a fallback that imports one is no fallback."""
     _STATE["options"] = dict(options or {})
     _STATE["params_are_choices"] = mode == "thirdparty"
+    if gpu_only is not None:
+        _STATE["gpu_only"] = frozenset(gpu_only)
+
+
+def gpu_only_module(name: str) -> bool:
+    """True when module *name* (or a package above it) is a GPU-only library."""
+    mods = _STATE["gpu_only"]
+    if not mods or not name:
+        return False
+    parts = name.split(".")
+    return any(".".join(parts[:i]) in mods for i in range(1, len(parts) + 1))
 
 
 def params_are_choices() -> bool:

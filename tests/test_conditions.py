@@ -511,3 +511,22 @@ def test_a_fallback_that_needs_a_gpu_only_library_is_no_fallback(tmp_path, kb):
     g = {f["line"]: f["guard"] for f in rep["findings"] if f.get("guard")}
     assert g[2]["fallback"] is False     # the except branch needs xformers: GPU-only as well
     assert g[6]["fallback"] is True      # torch.nn.LayerNorm runs on an NPU
+
+
+def test_other_accelerator_probe_is_a_condition_not_an_unknown_api(tmp_path, kb):
+    from analyse.modes import run_script
+
+    root = _project(tmp_path, {"dev.py": """
+        import torch
+
+
+        def pick(x):
+            if torch.xpu.is_available():
+                torch.xpu.synchronize()
+                return x.to("xpu")
+            return x
+    """})
+    rep = run_script([root], kb)
+    apis = {f["api"]: f for f in rep["findings"]}
+    assert "torch.xpu.is_available" not in apis
+    assert apis["torch.xpu.synchronize"]["guard"]["on_path"] == {"transfer_to_npu": "off", "no_transfer": "off"}

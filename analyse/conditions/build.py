@@ -608,6 +608,19 @@ def _call_cond(call: nodes.Call, depth: int) -> Optional[m.Cond]:
     return None
 
 
+_PROBE_LEAVES = ("is_available", "device_count", "is_built", "is_initialized", "is_bf16_supported")
+
+
+def other_accelerator_probe(api: str) -> bool:
+    """``torch.xpu.is_available`` / ``torch.backends.mps.is_available`` / ``torch.mps.device_count``: a probe
+    of another accelerator, a condition that is false on an NPU host."""
+    parts = api.split(".")
+    if len(parts) < 3 or parts[0] != "torch" or parts[-1] not in _PROBE_LEAVES:
+        return False
+    owner = parts[-2]
+    return bool(OTHER_DEVICE_RE.match(owner)) or owner in ("xpu", "mps", "mlu", "musa", "hpu")
+
+
 def _truth_atom(val: _Val, node, neg_text: str = "") -> m.Atom:
     kind = val.kind if val.kind in m.CHOICE_KINDS else m.OPTION
     return _choice_atom(kind, _text(node), val.value, val.known, neg_text, val.words)

@@ -18,6 +18,7 @@ from typing import Iterator
 
 from analyse.passes._apiuses import api_uses
 from analyse.findings import Finding, Rule
+from analyse.conditions.build import other_accelerator_probe
 from analyse.passes import ModuleContext, Pass
 from analyse.passes.unsupported_api import probe_verdict
 
@@ -68,6 +69,8 @@ class UnknownApiPass(Pass):
             api = use.api
             if api.startswith(SKIP_PREFIXES) or api.rsplit(".", 1)[-1] in SKIP_SUFFIX_TYPES:
                 continue
+            if other_accelerator_probe(api):
+                continue   # `torch.xpu.is_available()`: a condition (false on an NPU host), not an API to port (#20)
             probed = probe_verdict(ctx, api)
             if probed is not None and probed.status == "fallback":
                 # documented or not: the device says it runs on the CPU

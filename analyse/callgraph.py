@@ -522,7 +522,7 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
     if scen == "off":
         return UNREACHABLE   # false on an NPU host with the defaults (an unset environment flag, a default-off option)
     where = f"{relpath}:{g.line}" if relpath else f"line {g.line}"
-    if scen == "conditional" and not g.fallback and g.to_dict().get("by_default") == "off":
+    if scen == "conditional" and g.to_dict().get("by_default") == "off":
         # off unless the caller asks for it (`mixed_precision == "fp8"` two levels up): a choice, not a blocker
         return f"only when a caller sets {g.to_dict().get('unless') or 'a non-default value'} (off by default, {where})"
     if scen == "on" or not g.fallback:

@@ -198,8 +198,11 @@ def handler_catches_import(h: nodes.ExceptHandler) -> bool:
 
 
 def _only_raises(body) -> bool:
-    """True when a block does nothing but raise / exit / log (no alternative path)."""
+    """True when a block does nothing but raise / exit / log (no alternative path). A block that ends by
+    raising (a bare ``raise`` after a message or a clean-up) is no alternative path either (#23)."""
     if not body:
+        return True
+    if isinstance(body[-1], nodes.Raise):
         return True
     for st in body:
         if isinstance(st, (nodes.Raise, nodes.Pass)):
@@ -213,6 +216,20 @@ def _only_raises(body) -> bool:
             continue  # a docstring / bare string
         return False
     return True
+
+
+def _needs_gpu_only(body) -> bool:
+    """The block imports a GPU-only library (the knowledge base's, see :func:`analyse.conditions.configure`)."""
+    from analyse.conditions.options import gpu_only_module
+
+    for st in body:
+        for n in ([st] if isinstance(st, (nodes.Import, nodes.ImportFrom)) else
+                  st.nodes_of_class((nodes.Import, nodes.ImportFrom))):
+            names = [m for m, _as in n.names] if isinstance(n, nodes.Import) else \
+                ([n.modname] if n.modname and not n.level else [])
+            if any(gpu_only_module(m) for m in names):
+                return True
+    return False
 
 
 def _has_import(body) -> bool:
@@ -583,7 +600,8 @@ def _try_guard(trynode, in_orelse: bool, imports: bool) -> Optional[Guard]:
     handlers = [h for h in trynode.handlers if handler_catches_import(h)]
     if not handlers or not imports:
         return None
-    fallback = any(not _only_raises(h.body) for h in handlers)
+    # a fallback that itself needs GPU-only code (`except ImportError: import xformers.ops`) is no fallback
+    fallback = any(not _only_raises(h.body) and not _needs_gpu_only(h.body) for h in handlers)
     h = handlers[0]
     return Guard("import-fallback", h.lineno or trynode.lineno or 1, fallback, _text(h.type) if h.type else "except")
 

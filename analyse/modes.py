@@ -69,7 +69,8 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
                        roles=roles,
                        facts={s.relpath: summary_facts(s, result.sources) for s in graph.summaries} if graph else None)
     reach = Reach(graph, result.sources, eps) if graph is not None and eps else None
-    findings, members = annotate(findings, reach, eps, roles)
+    ep_paths: dict = {}
+    findings, members = annotate(findings, reach, eps, roles, ep_paths=ep_paths)
     report = build_report(
         mode="script",
         inputs=input_names or [str(p) for p in inputs],
@@ -83,6 +84,7 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         duration_s=time.perf_counter() - t0,
         entry_points=eps,
         ep_members=members,
+        ep_paths=ep_paths,
         roles=roles,
         policy=policy,
     )

@@ -61,6 +61,7 @@ from analyse.gcpolicy import collect_less, collect_never
 from analyse.files import MAX_FILE_BYTES, FileTooLarge, NotRegularFile, decode_source, discover, read_regular_file
 from analyse.project import SourceFile, parse_source
 from analyse.conditions.options import collect as collect_options
+from analyse.conditions.options import config_refs, read_config
 from analyse.conditions.options import configure as configure_conditions
 from analyse.conditions.options import merge as merge_options
 from analyse.resolve import ClassInfo, ProjectIndex, Resolver
@@ -109,6 +110,7 @@ class Prescan:
     classes: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     argparse: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     options: Tuple = ()                            # option declarations and defaults (analyse.conditions.options)
+    configs: Tuple[str, ...] = ()                  # configuration files the module names (analyse.conditions.options)
     passes: Tuple[Tuple[str, object], ...] = ()   # (pass name, prescan data)
     errors: Tuple[AnalysisError, ...] = ()
     digest: str = ""
@@ -296,8 +298,9 @@ class _Worker:
         classes = tuple(sorted((q, tuple(info.bases)) for q, info in local.classes.items()))
         try:
             options = collect_options(sf.tree)
+            configs = config_refs(sf.tree)
         except Exception as exc:  # pragma: no cover - defensive
-            options = ()
+            options, configs = (), ()
             errors.append(_internal(task.relpath, "option defaults", exc))
         argparse = tuple(sorted((d, tuple(sorted(v))) for d, v in local.argparse_defaults.items()))
         facts = []
@@ -316,8 +319,9 @@ class _Worker:
             if data is not None:
                 facts.append((p.name, data))
         pre = Prescan(task.relpath, task.modname, lines=len(sf.lines), classes=classes, argparse=argparse,
-                      options=options, passes=tuple(facts), errors=tuple(errors))
-        pre.digest = digest(task.modname, repr(classes), repr(argparse), repr(options), repr(pre.passes))
+                      options=options, configs=configs, passes=tuple(facts), errors=tuple(errors))
+        pre.digest = digest(task.modname, repr(classes), repr(argparse), repr(options), repr(configs),
+                            repr(pre.passes))
         if self.keep:
             self.trees[task.relpath] = sf
             # the kept tree lives until the end of the run: out of the collector's sight, or every young-generation
@@ -329,7 +333,7 @@ class _Worker:
 
     def set_context(self, index: ProjectIndex, prescans: Sequence[Prescan]) -> None:
         self.project.index = index
-        configure_conditions(index.option_defaults, self.project.mode)
+        configure_conditions(index.option_defaults, self.project.mode, gpu_only=_gpu_only_modules(self.kb))
         _combine(self.project, self.passes, prescans)
 
     def analyse(self, task: _Task) -> ModuleResult:
@@ -373,6 +377,52 @@ class _Worker:
         if self.retain:
             self.kept[sf.relpath] = sf.tree
         return out
+
+
+def _gpu_only_modules(kb) -> Tuple[str, ...]:
+    """Modules of the GPU-only libraries (blockers in data/third_party_libs.yaml) for the conditions room."""
+    try:
+        from analyse.passes.third_party import lib_table
+
+        table = lib_table(kb)
+    except Exception:   # no knowledge of libraries: no fallback is judged by what it imports
+        return ()
+    return tuple(sorted({m for e in table.entries if e.severity == "blocker" for m in e.modules
+                         if "*" not in m}))
+
+
+def _config_options(prescans: Sequence[Prescan], tasks: Dict[str, "_Task"], inputs: Sequence[Path]) -> Dict[str, list]:
+    """Options from the configuration files the modules name (YAML / JSON / TOML inside the analysed folders,
+    looked up next to the module and in the folders above it up to the analysed root)."""
+    roots = [os.path.realpath(p) for p in inputs if os.path.isdir(p)]
+    out: Dict[str, list] = {}
+    seen = set()
+    for pre in prescans:
+        if not pre.configs or pre.relpath not in tasks:
+            continue
+        here = tasks[pre.relpath].abspath.parent
+        for ref in pre.configs:
+            if os.path.isabs(ref):
+                continue
+            folder = here
+            for _ in range(4):
+                cand = os.path.realpath(folder / ref)
+                if cand in seen:
+                    break
+                if any(os.path.commonpath([cand, r]) == r for r in roots) and os.path.isfile(cand):
+                    seen.add(cand)
+                    table = read_config(cand)
+                    for k, vals in (table or {}).items():
+                        lst = out.setdefault(k, [])
+                        for v in vals:
+                            if v not in lst and len(lst) < 8:
+                                lst.append(v)
+                    break
+                if not any(os.path.commonpath([os.path.realpath(folder), r]) == r for r in roots) or \
+                        os.path.realpath(folder) in roots:
+                    break
+                folder = folder.parent
+    return out
 
 
 def _merge_index(prescans: Iterable[Prescan]) -> ProjectIndex:
@@ -858,8 +908,12 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
         # ---- 3. combine
         ordered_pre = [prescans[rel] for rel in order]
         index = _merge_index(ordered_pre)
+        config_options = _config_options(ordered_pre, tasks, inputs)
+        if config_options:
+            index.option_defaults = merge_options([tuple(sorted(index.option_defaults.items())),
+                                                   tuple(sorted((k, tuple(v)) for k, v in config_options.items()))])
         context = digest(rkey, repr([(p.relpath, p.modname, p.digest) for p in ordered_pre]),
-                         repr(project.other_files), repr(project.root_names))
+                         repr(project.other_files), repr(project.root_names), repr(sorted(config_options.items())))
         worker.set_context(index, ordered_pre)
         todo = []
         for rel in order:

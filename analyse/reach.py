@@ -500,9 +500,21 @@ class Reach:
         return None
 
 
-def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence, roles=None):
+EVIDENCE_SEVERITIES = ("blocker", "manual", "auto")
+
+
+def finding_key(f) -> Tuple[str, int, str, str]:
+    """The key of a finding in the per-entry-point paths (stable through policy filtering and sorting)."""
+    return (f.path, f.line, f.code, f.api)
+
+
+def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence, roles=None,
+             ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None):
     """Findings with ``reach``, ``role`` and (inherited) ``guard``; and for each entry point id the
-    indexes of the findings it reaches (entry-point, reachable or unknown)."""
+    indexes of the findings it reaches (entry-point, reachable or unknown). *ep_paths*, when given, is
+    filled with each entry point's own chain to each blocker / manual / auto finding it reaches
+    (entry point id -> :func:`finding_key` -> qualified names, the entry point's root first): the
+    evidence of an entry point's verdict names a path that starts at that entry point."""
     from analyse.roles import role_of
 
     members: Dict[str, List[int]] = {ep.id: [] for ep in entry_points}
@@ -534,6 +546,8 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
             status, dist = got
             best[status].append((dist, ep))
             members[ep.id].append(i)
+            if ep_paths is not None and status in (ENTRY, REACHABLE) and f.severity in EVIDENCE_SEVERITIES:
+                ep_paths.setdefault(ep.id, {})[finding_key(f)] = reach.path_to(ep.id, fn)
         guard = f.guard
         if best[ENTRY] or best[REACHABLE]:
             status = ENTRY if best[ENTRY] else REACHABLE

@@ -188,8 +188,27 @@ def _hops(path: Sequence[str]) -> str:
     return " -> ".join(hops)
 
 
+def _key(f: Finding) -> tuple:
+    return (f.path, f.line, f.code, f.api)
+
+
+def _ep_drivers(fs: Sequence[Finding], paths: Dict[tuple, List[str]]) -> List[dict]:
+    """An entry point's own drivers, each with the place and the path from that entry point."""
+    rows = drivers_of(fs, 3)
+    for row in rows:
+        cands = [f for f in fs if f.api == row["api"] and f.severity == row["severity"]]
+        cands.sort(key=lambda f: (_key(f) not in paths, len(paths.get(_key(f)) or ()), f.path, f.line))
+        if cands:
+            f = cands[0]
+            row["where"] = f"{f.path}:{f.line}"
+            if _key(f) in paths:
+                row["path"] = list(paths[_key(f)])
+    return rows
+
+
 def _driver_sentence(effort: str, drivers: List[dict], findings: Sequence[Finding], counted_idx: Sequence[int],
-                     counted_eps: Sequence, ep_counted: Dict[str, List[int]]) -> str:
+                     counted_eps: Sequence, ep_counted: Dict[str, List[int]],
+                     ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None) -> str:
     """"BLOCKED by X (blocker, 3 place(s)), used in train.py via main -> build_model (models/x.py:12)"."""
     if not drivers or effort in ("none", "unknown"):
         return ""
@@ -205,8 +224,10 @@ def _driver_sentence(effort: str, drivers: List[dict], findings: Sequence[Findin
         return [e for e in ep_ids if e in listed and i in ep_counted.get(e, ())]
 
     first = ep_ids[0] if ep_ids else None
+    own = (ep_paths or {}).get(first) or {}
     cands.sort(key=lambda i: (not reached_by(i), first not in reached_by(i),
-                              len((findings[i].reach or {}).get("path") or ()), findings[i].path, findings[i].line))
+                              len(own.get(_key(findings[i])) or (findings[i].reach or {}).get("path") or ()),
+                              findings[i].path, findings[i].line))
     i = cands[0]
     f = findings[i]
     r = f.reach or {}
@@ -218,7 +239,9 @@ def _driver_sentence(effort: str, drivers: List[dict], findings: Sequence[Findin
         if f.path == ep.split(":")[0]:
             used = f"used in {where}"
         else:
-            via = _hops(r.get("path") or ())
+            # the path from this entry point (each entry point's evidence is its own)
+            own_path = ((ep_paths or {}).get(ep) or {}).get(_key(f))
+            via = _hops(own_path or r.get("path") or ())
             used = f"used in {ep}" + (f" via {via}" if via else "") + f" ({where})"
     else:
         maybe = [e for e in ep_ids if i in ep_counted.get(e, ())]
@@ -233,9 +256,11 @@ def _driver_sentence(effort: str, drivers: List[dict], findings: Sequence[Findin
 
 def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError], files_analysed: int,
                    entry_points: Sequence, ep_members: Dict[str, List[int]], roles=None,
-                   lines_analysed: int = 1, baselined: Sequence[int] = ()) -> dict:
+                   lines_analysed: int = 1, baselined: Sequence[int] = (),
+                   ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None) -> dict:
     """The verdict over *findings* (see above). *baselined* indexes are findings a baseline accepted: they count
     like any other (a baseline changes what gates, never the verdict) and the explanation says how many.
+    *ep_paths* holds each entry point's own call paths to its findings (the evidence the explanation names).
     Also returns ``counted`` (the indexes that count) and ``off_reason`` (index -> reason code, for the others)."""
     from analyse.roles import ROLES, role_of
 
@@ -250,7 +275,7 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
         fs = [findings[i] for i in idx]
         effort, b, m, a = grade_findings(fs)
         v = {"effort": effort, "blockers": b, "manual_changes": m, "auto_migratable": a,
-             "drivers": drivers_of(fs, 3)}
+             "drivers": _ep_drivers(fs, (ep_paths or {}).get(ep.id) or {})}
         row = ep.to_dict()
         row["verdict"] = v
         ep_rows.append(row)
@@ -294,7 +319,7 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
         setter_idx, ordered_eps = counted_idx, ()
     drivers = drivers_of([findings[i] for i in setter_idx])
     parts = []
-    head = _driver_sentence(effort, drivers, findings, setter_idx, ordered_eps, ep_counted)
+    head = _driver_sentence(effort, drivers, findings, setter_idx, ordered_eps, ep_counted, ep_paths)
     if head:
         parts.append(head)
     if effort == "unknown":
@@ -493,7 +518,8 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
                  files_analysed: int, lines_analysed: int, duration_s: float,
                  thirdparty: Optional[dict] = None, extra_summary: Optional[dict] = None,
                  entry_points: Optional[Sequence] = None, ep_members: Optional[Dict[str, List[int]]] = None,
-                 roles: Optional[Dict[str, str]] = None, policy=None) -> dict:
+                 roles: Optional[Dict[str, str]] = None, policy=None,
+                 ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None) -> dict:
     """The report object. *entry_points* (:class:`analyse.entrypoints.EntryPoint`) and *ep_members*
     (entry point id -> indexes into *findings* it reaches) scope the verdict; without them it covers
     the whole tree. *policy* (:class:`analyse.policy.Policy`) drops deselected, suppressed and
@@ -533,7 +559,7 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
         ep_members = {k: sorted(pos[i] for i in v) for k, v in ep_members.items()}
     findings, baselined, ep_members, extras = group_findings(findings, baselined, ep_members)
     scoped = scoped_verdict(findings, errors, files_analysed, entry_points or (), ep_members or {}, roles,
-                            lines_analysed, baselined=[i for i, b in enumerate(baselined) if b])
+                            lines_analysed, baselined=[i for i, b in enumerate(baselined) if b], ep_paths=ep_paths)
     listed = [i for i, b in enumerate(baselined) if not b]
     rows = []
     for i in listed:

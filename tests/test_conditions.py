@@ -358,3 +358,175 @@ def test_fp8_check_two_levels_down_is_off_by_default_for_callers():
     d = g.to_dict()
     assert d["on_path"]["transfer_to_npu"] == COND and d["by_default"] == "off"
     assert "mixed_precision == 'fp8'" in d["depends_on"]
+
+
+# --------------------------------------------------------------------------- verdict: off the path, per-entry-point evidence
+
+def _project(tmp_path, files):
+    root = tmp_path / "proj"
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip("\n"))
+    return root
+
+
+def test_default_off_option_is_off_the_path_and_a_cuda_branch_counts(tmp_path, kb):
+    from analyse.modes import run_script
+
+    root = _project(tmp_path, {
+        "train.py": """
+            import argparse
+            import torch
+
+            p = argparse.ArgumentParser()
+            p.add_argument("--use-te", action="store_true")
+            args = p.parse_args()
+            if args.use_te:
+                import transformer_engine.pytorch as te
+                layer = te.Linear(8, 8)
+            if torch.cuda.is_available():
+                from flash_attn import flash_attn_func
+                out = flash_attn_func(None, None, None)
+            else:
+                out = torch.nn.functional.scaled_dot_product_attention(None, None, None)
+        """,
+    })
+    rep = run_script([root], kb)
+    te = [f for f in rep["findings"] if f["api"].startswith("transformer_engine")]
+    assert te and all(f["guard"]["on_path"]["transfer_to_npu"] == "off" for f in te)
+    assert rep["summary"]["off_path"]["by_reason"].get("off-by-default", 0) >= len(te)
+    fa = [f for f in rep["findings"] if f["api"].startswith("flash_attn")]
+    # transfer_to_npu makes torch.cuda.is_available() true: the flash-attn branch is the one that runs
+    assert fa and all(f["guard"]["on_path"] == {"transfer_to_npu": "on", "no_transfer": "off"} for f in fa)
+    v = rep["summary"]["verdict"]
+    assert v["manual_changes"] >= 2 and v["blockers"] == 0      # flash-attn counted, transformer_engine not
+    assert "flash_attn" in v["drivers"][0]["api"]
+
+
+def test_each_entry_point_names_its_own_path(tmp_path, kb):
+    from analyse.modes import run_script
+
+    root = _project(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/ops.py": """
+            from flash_attn import flash_attn_func
+
+
+            def attention(q):
+                return flash_attn_func(q, q, q)
+        """,
+        "lib/model_a.py": """
+            from lib.ops import attention
+
+
+            def build_a(q):
+                return attention(q)
+        """,
+        "lib/model_b.py": """
+            from lib.ops import attention
+
+
+            def build_b(q):
+                return attention(q)
+        """,
+        "train_a.py": "from lib.model_a import build_a\n\nif __name__ == '__main__':\n    build_a(1)\n",
+        "train_b.py": "from lib.model_b import build_b\n\nif __name__ == '__main__':\n    build_b(1)\n",
+    })
+    rep = run_script([root], kb)
+    rows = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    for ep, model in (("train_a.py", "lib.model_a"), ("train_b.py", "lib.model_b")):
+        d = rows[ep]["verdict"]["drivers"][0]
+        assert d["path"][0].startswith(ep[:-3] + "."), d          # the path starts at this entry point
+        assert any(h.startswith(model + ".") for h in d["path"]), d  # and goes through its own model
+        assert d["where"].startswith("lib/ops.py:")
+
+
+def test_yaml_and_json_configs_in_the_repository_give_defaults(tmp_path, kb):
+    from analyse.modes import run_script
+
+    root = _project(tmp_path, {
+        "configs/default.yaml": "model:\n  use_fused_kernels: false\n  moe_experts: 1\n",
+        "configs/extra.json": '{"quant_bits": 16}',
+        "train.py": """
+            import json
+            import yaml
+
+            with open("configs/default.yaml") as fh:
+                cfg = yaml.safe_load(fh)
+            extra = json.load(open("configs/extra.json"))
+            if cfg["model"]["use_fused_kernels"]:
+                from apex.normalization import FusedLayerNorm
+                norm = FusedLayerNorm(8)
+            if extra["quant_bits"] in (4, 8):
+                import bitsandbytes as bnb
+                opt = bnb.optim.Adam8bit([])
+        """,
+    })
+    rep = run_script([root], kb)
+    gated = [f for f in rep["findings"] if f["api"].startswith(("apex", "bitsandbytes"))]
+    assert gated and all(f["guard"]["on_path"]["transfer_to_npu"] == "off" for f in gated), \
+        [(f["api"], f.get("guard")) for f in gated]
+
+
+def test_placeholder_from_a_try_import_does_not_guard_a_later_unconditional_call(tmp_path, kb):
+    from analyse.modes import run_script
+
+    root = _project(tmp_path, {"attn.py": """
+        try:
+            from flash_attn import flash_attn_func
+        except ImportError:
+            flash_attn_func = None
+
+
+        def attn(q):
+            return flash_attn_func(q, q, q)
+
+
+        def attn_checked(q):
+            if flash_attn_func is not None:
+                return flash_attn_func(q, q, q)
+            return q
+    """})
+    rep = run_script([root], kb)
+    sev = {f["line"]: f["severity"] for f in rep["findings"] if f["code"] == "NPU403"}
+    assert sev[8] == "manual"       # the placeholder None is called: fails on an Ascend host
+    assert sev[13] == "advice"      # tested first: the fallback runs
+
+
+def test_a_fallback_that_needs_a_gpu_only_library_is_no_fallback(tmp_path, kb):
+    from analyse.modes import run_script
+
+    root = _project(tmp_path, {"attn.py": """
+        try:
+            from flash_attn import flash_attn_func
+        except ImportError:
+            from xformers.ops import memory_efficient_attention as flash_attn_func
+        try:
+            from apex.normalization import FusedLayerNorm
+        except ImportError:
+            from torch.nn import LayerNorm as FusedLayerNorm
+    """})
+    rep = run_script([root], kb)
+    g = {f["line"]: f["guard"] for f in rep["findings"] if f.get("guard")}
+    assert g[2]["fallback"] is False     # the except branch needs xformers: GPU-only as well
+    assert g[6]["fallback"] is True      # torch.nn.LayerNorm runs on an NPU
+
+
+def test_other_accelerator_probe_is_a_condition_not_an_unknown_api(tmp_path, kb):
+    from analyse.modes import run_script
+
+    root = _project(tmp_path, {"dev.py": """
+        import torch
+
+
+        def pick(x):
+            if torch.xpu.is_available():
+                torch.xpu.synchronize()
+                return x.to("xpu")
+            return x
+    """})
+    rep = run_script([root], kb)
+    apis = {f["api"]: f for f in rep["findings"]}
+    assert "torch.xpu.is_available" not in apis
+    assert apis["torch.xpu.synchronize"]["guard"]["on_path"] == {"transfer_to_npu": "off", "no_transfer": "off"}

@@ -49,6 +49,7 @@ def test_plain_if_on_data_is_not_a_guard():
     ("    HAVE_APEX = False\n", True),
     ("    raise ImportError('install apex')\n", False),
     ("    print('apex missing')\n", False),
+    ("    traceback.print_exc()\n    cleanup_build_dir()\n    raise\n", False),   # ends by re-raising (#23)
 ])
 def test_import_fallback(handler, fallback):
     src = "try:\n    from apex import amp  # <-\nexcept ImportError:\n" + handler

@@ -307,6 +307,20 @@ def test_accelerate_and_peft_script_is_not_blocked(reports, tmp_path, kb):
     assert len(SCRIPT.strip().splitlines()) <= 35
     out = run_script([tmp_path / "user"], kb, with_thirdparty=paths)
     assert out["summary"]["verdict"]["effort"] in ("none", "low"), out["summary"]["verdict"]
+    # Accelerator(mixed_precision="bf16") keeps the fp8 check off: no finding on that call
+    assert not [f for f in out["findings"] if f["code"] == "NPU450" and f["api"].endswith("Accelerator")]
+
+
+def test_literal_argument_that_turns_the_condition_on_is_reported(reports, tmp_path, kb):
+    from analyse.modes import run_script
+
+    p = tmp_path / "acclib.json"
+    p.write_text(json.dumps(reports["acclib"][1]))
+    (tmp_path / "user").mkdir()
+    (tmp_path / "user" / "train.py").write_text("from acclib import Accelerator\n\nacc = Accelerator(mixed_precision='fp8')\n")
+    out = run_script([tmp_path / "user"], kb, with_thirdparty=[str(p)])
+    hits = [f for f in out["findings"] if f["code"] == "NPU450"]
+    assert hits and hits[0]["severity"] == "manual" and "fp8" in hits[0]["message"]
 
 
 _COND = re.compile(r"only when `(?P<cond>[^`]+)` \([\w-]+, (?P<path>[^:]+):(?P<line>\d+)")

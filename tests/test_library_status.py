@@ -256,7 +256,7 @@ def test_cpu_only_op_is_not_a_cuda_blocker(report):
 def test_default_off_option_makes_the_caller_conditional(report):
     f = _fn(report, "vislib.ops.carafe.fused_act")
     assert f["status"] == "conditional"
-    assert f["conditions"] == ["only when `use_custom_op` (option, ops/carafe.py:18; otherwise the fallback runs)"]
+    assert f["conditions"] == ["only when a caller sets `use_custom_op` (off by default, ops/carafe.py:18)"]
     assert f["reasons"][0].startswith("vislib._ext.carafe_forward")
 
 
@@ -352,10 +352,12 @@ def test_with_thirdparty_conditional_is_manual_with_the_condition(report, tmp_pa
     rp.write_text(json.dumps(report))
     (tmp_path / "user").mkdir()
     (tmp_path / "user" / "train.py").write_text(
-        "from vislib.ops import fused_act, carafe\n\n\ny = fused_act(x)\nz = carafe(x, m)\n")
+        "from vislib.ops import fused_act, carafe\n\n\ny = fused_act(x)\nz = carafe(x, m)\n"
+        "w = fused_act(x, use_custom_op=True)\nv = fused_act(x, use_custom_op=False)\n")
     out = run_script([tmp_path / "user"], kb, with_thirdparty=[str(rp)])
     by_line = {f["line"]: f for f in out["findings"] if f["code"] == "NPU450"}
-    assert by_line[4]["severity"] == "manual" and "use_custom_op" in by_line[4]["message"]
+    assert 4 not in by_line and 7 not in by_line     # the call keeps the default-off option off (#20)
+    assert by_line[6]["severity"] == "manual" and "use_custom_op" in by_line[6]["message"]
     assert by_line[5]["severity"] == "blocker"
 
 

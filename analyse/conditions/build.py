@@ -50,11 +50,14 @@ _CUDA_DEVICE_ATTRS = {"is_cuda"}
 
 
 def _text(node, limit: int = 100) -> str:
-    try:
-        s = " ".join(node.as_string().split())
-    except Exception:  # pragma: no cover - defensive
-        return "?"
-    return s if len(s) <= limit else s[: limit - 3] + "..."
+    got = node.__dict__.get("_npu_text")
+    if got is None:
+        try:
+            got = " ".join(node.as_string().split())
+        except Exception:  # pragma: no cover - defensive
+            got = "?"
+        node.__dict__["_npu_text"] = got
+    return got if len(got) <= limit else got[: limit - 3] + "..."
 
 
 def _dotted(node) -> str:
@@ -238,19 +241,9 @@ def _self_attr_value(node: nodes.Attribute, depth: int) -> Optional[_Val]:
             ok, v = literal(st.value)
             if ok:
                 return _Val(m.OPTION, v, ok, f"{name} = {v!r} by default")
-    found = []
-    for meth in cls.body:
-        if not isinstance(meth, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
-            continue
-        for a in meth.nodes_of_class(nodes.AssignAttr):
-            if a.attrname == name and isinstance(a.expr, nodes.Name) and a.expr.name == "self":
-                st = a.parent
-                if isinstance(st, (nodes.Assign, nodes.AnnAssign)) and st.value is not None:
-                    found.append((meth.name == "__init__", st.value))
-                else:
-                    found.append((False, None))
-                if len(found) > 4:
-                    return None
+    found = _self_assignments(cls).get(name)
+    if found is None or len(found) > 4:
+        return None
     if not found or any(v is None for _init, v in found):
         return None
     init = [v for is_init, v in found if is_init]
@@ -266,6 +259,30 @@ def _self_attr_value(node: nodes.Attribute, depth: int) -> Optional[_Val]:
     # attributes set from constructor defaults are options (self.emit_nvtx = emit_nvtx, emit_nvtx=False)
     kind = m.OPTION if inner.kind in (m.PARAM, m.OPTION) else inner.kind
     return _Val(kind, inner.value, inner.known, inner.words)
+
+
+def _self_assignments(cls: nodes.ClassDef) -> dict:
+    """attribute -> [(assigned in __init__, value or None)] for every ``self.x = ...`` of the class's methods
+    (one walk per class, kept on the node)."""
+    got = cls.__dict__.get("_npu_self_assign")
+    if got is not None:
+        return got
+    table: dict = {}
+    for meth in cls.body:
+        if not isinstance(meth, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+            continue
+        for a in meth.nodes_of_class(nodes.AssignAttr):
+            if isinstance(a.expr, nodes.Name) and a.expr.name == "self":
+                st = a.parent
+                lst = table.setdefault(a.attrname, [])
+                if len(lst) > 5:
+                    continue
+                if isinstance(st, (nodes.Assign, nodes.AnnAssign)) and st.value is not None:
+                    lst.append((meth.name == "__init__", st.value))
+                else:
+                    lst.append((False, None))
+    cls.__dict__["_npu_self_assign"] = table
+    return table
 
 
 def _option_name_value(name: str, words_root: str) -> Optional[_Val]:
@@ -315,7 +332,9 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
             got = _option_name_value(node.attrname, "")
             return got
         rootname = _dotted(root).split(".")
-        if rootname and (rootname[0] in _OPTION_ROOTS or rootname[-1] in _OPTION_ROOTS):
+        base = _root_of(root)
+        if rootname and (rootname[0] in _OPTION_ROOTS or rootname[-1] in _OPTION_ROOTS
+                         or (base is not None and _config_bound(base))):
             got = _option_name_value(node.attrname, "")
             return got if got is not None else _Val(m.OPTION, None, False)
         if isinstance(root, nodes.Name):
@@ -330,7 +349,9 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
         key = _str(node.slice)
         if d in ("os.environ", "environ"):
             return _Val(m.ENV, None, True, f"${key or '?'} unset")
-        if key and (d.split(".")[0] in _OPTION_ROOTS or d.split(".")[-1] in _OPTION_ROOTS):
+        root = _root_of(node.value)
+        if key and root is not None and (root.name in _OPTION_ROOTS or d.split(".")[-1] in _OPTION_ROOTS
+                                         or _config_bound(root)):
             got = _option_name_value(key, "")
             return got if got is not None else _Val(m.OPTION, None, False)
         return None
@@ -381,6 +402,26 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
         if first is not None and first.known:
             return first if first.value else value_of(node.values[1], depth + 1)
     return None
+
+
+_CONFIG_LOADERS = {"safe_load", "load", "full_load", "loads", "load_config", "load_yaml", "read_config",
+                   "parse_args", "parse_known_args", "parse_args_into_dataclasses", "fromfile", "from_file",
+                   "load_cfg", "get_config", "get_cfg", "merge_from_file", "OmegaConf"}
+
+
+def _root_of(node) -> Optional[nodes.Name]:
+    cur = node
+    while isinstance(cur, (nodes.Attribute, nodes.Subscript)):
+        cur = cur.expr if isinstance(cur, nodes.Attribute) else cur.value
+    return cur if isinstance(cur, nodes.Name) else None
+
+
+def _config_bound(name: nodes.Name) -> bool:
+    """The name holds a loaded configuration (``cfg = yaml.safe_load(fh)``, ``args = parser.parse_args()``)."""
+    value = _single_assignment(name)
+    if isinstance(value, nodes.Call):
+        return _leaf(value.func) in _CONFIG_LOADERS
+    return False
 
 
 def _single_assignment(name: nodes.Name):
@@ -565,6 +606,19 @@ def _call_cond(call: nodes.Call, depth: int) -> Optional[m.Cond]:
     if d in ("platform.system", "platform.machine", "platform.platform"):
         return m.Atom(m.PLATFORM, text)
     return None
+
+
+_PROBE_LEAVES = ("is_available", "device_count", "is_built", "is_initialized", "is_bf16_supported")
+
+
+def other_accelerator_probe(api: str) -> bool:
+    """``torch.xpu.is_available`` / ``torch.backends.mps.is_available`` / ``torch.mps.device_count``: a probe
+    of another accelerator, a condition that is false on an NPU host."""
+    parts = api.split(".")
+    if len(parts) < 3 or parts[0] != "torch" or parts[-1] not in _PROBE_LEAVES:
+        return False
+    owner = parts[-2]
+    return bool(OTHER_DEVICE_RE.match(owner)) or owner in ("xpu", "mps", "mlu", "musa", "hpu")
 
 
 def _truth_atom(val: _Val, node, neg_text: str = "") -> m.Atom:

@@ -25,16 +25,29 @@ from typing import Dict, Iterable, Optional, Tuple
 
 from astroid import nodes
 
-_STATE = {"options": {}, "params_are_choices": False}
+_STATE = {"options": {}, "params_are_choices": False, "gpu_only": frozenset()}
 MAX_OPTIONS = 20000
 
 
-def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script") -> None:
+def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
+              gpu_only: Optional[Iterable[str]] = None) -> None:
     """Set the project's option table and the mode for the conditions built in this process.
     In ``thirdparty`` mode a parameter of a library function is its caller's choice (conditional);
-    in ``script`` mode it takes its default."""
+    in ``script`` mode it takes its default. *gpu_only*: modules with no NPU path (from the knowledge
+    base, handed in by the pipeline): a fallback that imports one is no fallback."""
     _STATE["options"] = dict(options or {})
     _STATE["params_are_choices"] = mode == "thirdparty"
+    if gpu_only is not None:
+        _STATE["gpu_only"] = frozenset(gpu_only)
+
+
+def gpu_only_module(name: str) -> bool:
+    """True when module *name* (or a package above it) is a GPU-only library."""
+    mods = _STATE["gpu_only"]
+    if not mods or not name:
+        return False
+    parts = name.split(".")
+    return any(".".join(parts[:i]) in mods for i in range(1, len(parts) + 1))
 
 
 def params_are_choices() -> bool:
@@ -237,6 +250,58 @@ def collect_config_data(data, out: Dict[str, list], depth: int = 0) -> None:
     elif isinstance(data, list):
         for v in data[:200]:
             collect_config_data(v, out, depth + 1)
+
+
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
+MAX_CONFIG_BYTES = 1_000_000
+
+
+def config_refs(tree: nodes.Module) -> Tuple[str, ...]:
+    """Configuration files a module names with a literal path (``yaml.safe_load(open("configs/train.yaml"))``,
+    ``default="configs/base.yaml"``): the default configuration the program loads."""
+    out = []
+    for c in tree.nodes_of_class(nodes.Const):
+        v = c.value
+        if isinstance(v, str) and v.lower().endswith(CONFIG_SUFFIXES) and len(v) < 300 and "\n" not in v \
+                and "{" not in v and v not in out:
+            out.append(v)
+            if len(out) >= 20:
+                break
+    return tuple(out)
+
+
+def read_config(path) -> Optional[Dict[str, list]]:
+    """The option table of one configuration file (``yaml.safe_load`` / ``json`` / ``tomllib`` only), None when
+    it cannot be read or is too large."""
+    import json
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        if not p.is_file() or p.stat().st_size > MAX_CONFIG_BYTES:
+            return None
+        raw = p.read_bytes()
+    except OSError:
+        return None
+    suffix = p.suffix.lower()
+    try:
+        if suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(raw.decode("utf-8", errors="replace"))
+        elif suffix == ".json":
+            data = json.loads(raw.decode("utf-8", errors="replace"))
+        else:
+            try:
+                import tomllib
+            except ImportError:  # pragma: no cover - Python < 3.11
+                return None
+            data = tomllib.loads(raw.decode("utf-8", errors="replace"))
+    except Exception:   # a malformed configuration is only lost evidence
+        return None
+    out: Dict[str, list] = {}
+    collect_config_data(data, out)
+    return out
 
 
 def merge(tables: Iterable[Tuple[Tuple[str, tuple], ...]]) -> Dict[str, tuple]:

@@ -36,7 +36,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 from astroid import nodes
 
 from analyse.findings import Finding, Rule, SEVERITIES
-from analyse.guards import handler_catches_import, is_probe
+from analyse.guards import guard_of, handler_catches_import, is_probe, tree_memo
 from analyse.passes import ModuleContext, Pass, nodes_of, walk
 # the library table and the project scan live below the passes (no pass imports another pass)
 from analyse.passes._libtable import (  # noqa: F401  (re-exported for callers of the old names)
@@ -99,6 +99,23 @@ _DOWNGRADE = {"blocker": "manual", "manual": "advice", "advice": "info", "info":
 class Guard:
     fallback: bool
     line: int
+
+
+def _placeholder_fallback(defs, name: str) -> bool:
+    """The except branch of the guarded import binds *name* to a placeholder (None / False) and to nothing
+    usable: a later unconditional use calls the placeholder."""
+    for d in defs:
+        t = d.parent
+        while t is not None and not isinstance(t, (nodes.Try, nodes.Module, nodes.FunctionDef)):
+            t = t.parent
+        if not isinstance(t, nodes.Try):
+            continue
+        for h in t.handlers:
+            for st in h.body:
+                if isinstance(st, nodes.Assign) and any(isinstance(x, nodes.AssignName) and x.name == name
+                                                        for x in st.targets):
+                    return isinstance(st.value, nodes.Const) and st.value.value in (None, False)
+    return False
 
 
 def import_guard(node) -> Optional[Guard]:
@@ -442,6 +459,7 @@ class ThirdPartyPass(Pass):
                            replacement=info["replacement"], severity=info["severity"], evidence="knowledge")
 
     def _use(self, ctx, table, node, guarded) -> Optional[Finding]:
+        defs = ()
         parent = node.parent
         if isinstance(parent, (nodes.Attribute, nodes.AssignAttr, nodes.DelAttr)) and parent.expr is node:
             return None  # only the outermost name of a chain
@@ -478,6 +496,10 @@ class ThirdPartyPass(Pass):
         entry: Optional[LibEntry] = info["entry"]
         call = parent if isinstance(parent, nodes.Call) and parent.func is node else None
         suffix = ""
+        if guard is not None and guard.fallback and isinstance(root, nodes.Name) \
+                and _placeholder_fallback(defs, root.name) and guard_of(node, tree_memo(node.root())) is None:
+            # `except ImportError: fn = None` then an unconditional `fn(...)`: the placeholder is called (#20)
+            guard = Guard(fallback=False, line=guard.line)
         if guard is not None:
             sev = _DOWNGRADE[sev] if guard.fallback else sev
             conf = "medium"

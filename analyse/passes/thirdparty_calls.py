@@ -14,7 +14,10 @@ Without a loaded report the pass only knows the reserved demo library
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
+
+import astroid
 
 from astroid import nodes
 
@@ -65,6 +68,62 @@ EXAMPLE_REPORT = {
         "aliases": {"npu_analyse_example.ops.roi_align": ["npu_analyse_example.ops.roi.roi_align"]},
     },
 }
+
+
+_CALLER_SETS = re.compile(r"^only when a caller sets `(?P<expr>[^`]+)`(?: and `[^`]+`)* \(off by default")
+_SKIPPED = "the CUDA branch of "
+
+
+def _off_at_call(call: nodes.Call, cond: str) -> bool:
+    """True when the library's condition stays false at this call: a CUDA device-type branch (skipped on an
+    NPU), or an off-by-default choice of the caller's arguments that the call leaves at its default or sets to a
+    literal that keeps it off (``set_seed(0)``, ``Accelerator(mixed_precision="bf16")``)."""
+    if cond.startswith(_SKIPPED) and "is skipped on an NPU" in cond:
+        return True
+    m = _CALLER_SETS.match(cond)
+    if m is None:
+        return False
+    exprs = re.findall(r"`([^`]+)`", cond[: cond.find("(off by default")])
+    if any(isinstance(k.arg, type(None)) for k in call.keywords or ()) or \
+            any(isinstance(a, nodes.Starred) for a in call.args):
+        return False   # **kwargs / *args: the call may set anything
+    for expr in exprs:
+        if not _expr_off(call, expr):
+            return False
+    return True
+
+
+def _expr_off(call: nodes.Call, expr: str) -> bool:
+    from analyse.conditions import TRANSFER, build, evaluate
+    from analyse.conditions.options import literal
+
+    try:
+        test = astroid.extract_node(expr)   # parsed (our own report text), never evaluated
+    except Exception:
+        return False
+    names = sorted({n.name for n in test.nodes_of_class(nodes.Name)} if not isinstance(test, nodes.Name)
+                   else {test.name})
+    if not names:
+        return False
+    kws = {k.arg: k.value for k in call.keywords or ()}
+    passed = [n for n in names if n in kws]
+    if not passed:
+        # left at its default (off by default), unless positional arguments beyond the first may set it
+        return len(call.args) <= 1
+    if len(passed) < len(names):
+        return False
+    params = []
+    for name in names:
+        ok, _v = literal(kws[name])
+        if not ok:
+            return False            # set to a value the analysis cannot see
+        params.append(f"{name}={kws[name].as_string()}")
+    try:
+        fn = astroid.parse(f"def _f({', '.join(params)}):\n    if {expr}:\n        pass\n")
+        ifnode = next(fn.nodes_of_class(nodes.If))
+        return evaluate(build(ifnode.test), TRANSFER) is False
+    except Exception:
+        return False
 
 
 def _index(ctx: ModuleContext):
@@ -123,6 +182,8 @@ class ThirdpartyCallsPass(Pass):
             severity = rule.severity
             if status == "conditional":
                 conds = [str(c) for c in (fn.get("conditions") or [])]
+                if conds and all(_off_at_call(node, c) for c in conds):
+                    continue   # the call keeps every condition off (the defaults, or literals that turn it off)
                 severity = "manual"
                 msg += (" Only " + "; ".join(c[5:] if c.startswith("only ") else c for c in conds[:3]) + "."
                         if conds else " Only under a guard with a fallback.") + \

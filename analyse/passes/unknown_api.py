@@ -18,6 +18,7 @@ from typing import Iterator
 
 from analyse.passes._apiuses import api_uses
 from analyse.findings import Finding, Rule
+from analyse.conditions.build import other_accelerator_probe
 from analyse.passes import ModuleContext, Pass
 from analyse.passes.unsupported_api import probe_verdict
 from analyse.passes._oplib import registered_devices
@@ -72,6 +73,8 @@ class UnknownApiPass(Pass):
                 continue
             if api.startswith("torch.ops.") and registered_devices(ctx.project, api) is not None:
                 continue  # the project's own torch.library op: the cuda-extension pass judges its kernels
+            if other_accelerator_probe(api):
+                continue   # `torch.xpu.is_available()`: a condition (false on an NPU host), not an API to port (#20)
             probed = probe_verdict(ctx, api)
             if probed is not None and probed.status == "fallback":
                 # documented or not: the device says it runs on the CPU

@@ -20,7 +20,8 @@ Found statically (nothing is imported or run, ``setup.py`` is read as a tree):
 The role of a discovered program comes from what it does (:func:`analyse.roles.program_role`):
 one that trains models (``trainer.train()``, ``loss.backward()``, ``optimizer.step()``) is
 ``product`` under ``tools/`` or ``scripts/`` too; a module of the project's own package that
-other modules import, whose ``__main__`` block only exercises it, is a ``test`` entry point.
+other modules import, whose ``__main__`` block only exercises it, is a ``test`` entry point (unless the
+packaging declares a console script in it: then the module is one of the package's programs).
 A ``roles`` override in the configuration wins.
 """
 
@@ -352,6 +353,7 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
         key = (sf.relpath, func)
         if key not in out:
             out[key] = EntryPoint(sf.relpath, "console-script", sf.modname, func, role_of(sf.relpath, roles), name)
+    script_files = {ep.path for ep in out.values() if ep.reason == "console-script"}   # a program of the package
     for rel, sf in sorted(sources.items()):
         if (rel, None) in out:
             continue
@@ -368,7 +370,8 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
             if trains is None:
                 trains = trains_models(sf.tree) if getattr(sf, "tree", None) is not None else False
         role = program_role(rel, roles, trains=bool(trains),
-                            self_test=bool(main) and not trains and _library_module(sf, by_mod, imported))
+                            self_test=bool(main) and not trains and rel not in script_files
+                            and _library_module(sf, by_mod, imported))
         if main:
             out[(rel, None)] = EntryPoint(rel, "main-guard", sf.modname, None, role)
         elif not sf.is_package_init and role not in ("build", "docs") and sf.modname not in imported:

@@ -148,3 +148,30 @@ def test_imported_top_level_script_is_not_a_self_test(tmp_path, kb):
     })
     roles = _roles(run_script([tmp_path], kb))
     assert roles == {"train.py": "product", "val.py": "product"}
+
+
+def test_module_with_a_console_script_is_a_program_not_a_self_test(tmp_path, kb):
+    # openai/whisper shape: whisper/transcribe.py is imported by whisper/__init__.py, has a __main__ block
+    # and is the target of the `whisper` console script
+    _write(tmp_path, {
+        "pyproject.toml": '[project]\nname = "talk"\n[project.scripts]\ntalk = "talk.transcribe:cli"\n',
+        "talk/__init__.py": "from .transcribe import transcribe\n",
+        "talk/transcribe.py": """
+            import argparse
+            import torch
+
+            def transcribe(x):
+                return torch.ones(2).cuda() + x
+
+            def cli():
+                parser = argparse.ArgumentParser()
+                parser.add_argument("audio")
+                transcribe(parser.parse_args().audio)
+
+            if __name__ == "__main__":
+                cli()
+        """,
+    })
+    rep = run_script([tmp_path], kb)
+    assert {(e["path"], e["reason"], e["role"]) for e in rep["summary"]["entry_points"]} == {
+        ("talk/transcribe.py", "console-script", "product"), ("talk/transcribe.py", "main-guard", "product")}

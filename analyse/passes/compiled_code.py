@@ -11,7 +11,7 @@
   or a loader function that does it, then ``lib.cquantize(...)``): compiled code, usually the CUDA build.
 * NPU469: a custom op reached through a lookup helper (``get_operator("xformers", "swiglu")``, a function
   that returns ``getattr(getattr(torch.ops, library), name)``) that the project registers no NPU-capable
-  kernel for.
+  kernel for, or a kernel fetched from a kernel hub at run time (``kernels.get_kernel("org/name")``).
 """
 
 from __future__ import annotations
@@ -40,13 +40,17 @@ R_NATIVE = Rule(
         "for Ascend (CANN)",
 )
 R_LOOKUP = Rule(
-    code="NPU469", name="custom-op-lookup", category="cuda-extension", severity="blocker",
-    summary="A custom operator fetched by name through a lookup helper (`get_operator(\"xformers\", \"op\")`).",
-    why="The helper returns `torch.ops.<library>.<op>`, a compiled operator; without a kernel for the NPU "
-        "(PrivateUse1) or a device-agnostic default kernel the call fails on an Ascend host.",
-    example="OPERATOR = get_operator(\"xformers\", \"efficient_attention_forward_cutlass\")",
+    code="NPU469", name="compiled-op-lookup", category="cuda-extension", severity="blocker",
+    summary="A compiled operator fetched by name at run time: a custom op through a lookup helper "
+            "(`get_operator(\"xformers\", \"op\")`) or a kernel from a kernel hub (`get_kernel(\"org/name\")`).",
+    why="The helper returns `torch.ops.<library>.<op>`, a compiled operator, and a hub kernel is a CUDA build "
+        "downloaded at run time; without a kernel for the NPU (PrivateUse1) or a device-agnostic default kernel "
+        "the call fails on an Ascend host.",
+    example="OPERATOR = get_operator(\"xformers\", \"efficient_attention_forward_cutlass\")\n"
+            "flash = get_kernel(\"kernels-community/flash-attn\")",
     fix="register an NPU (PrivateUse1) or default kernel for the op, or call torch / torch_npu ops instead",
 )
+HUB_LOADERS = {"kernels.get_kernel", "kernels.get_local_kernel", "kernels.load_kernel"}
 
 
 class CompiledCodePass(Pass):
@@ -72,6 +76,8 @@ class CompiledCodePass(Pass):
         "def get_xformers_operator(name):\n    return get_operator('xformers', name)\n\n"
         "fw = get_xformers_operator('efficient_attention_forward_cutlass')  # expect: NPU469\n"
         "op = get_operator('mylib', 'fused')  # expect: NPU469\n",
+        "from kernels import get_kernel\n\n"
+        "def forward(x):\n    k = get_kernel('kernels-community/activation')  # expect: NPU469\n    return k.gelu(x)\n",
     )
 
     def prescan(self, ctx: ModuleContext):
@@ -131,7 +137,7 @@ class CompiledCodePass(Pass):
         store = ctx.project.store
         natives = store.get(NATIVE_KEY) or set()
         helpers = store.get(HELPERS_KEY) or {}
-        if not (natives or helpers):
+        if not (natives or helpers or "kernel" in ctx.source.text):
             return
         r = ctx.resolver
         ops = store.get(OPS_KEY) or {}
@@ -145,8 +151,16 @@ class CompiledCodePass(Pass):
                                       f"`{owner}` (loaded with ctypes): compiled code with no NPU build.",
                                       replacement=R_NATIVE.fix, confidence="medium")
                     continue
+            q = r.qualname(func) if (helpers or "get_kernel" in func.as_string() or "load_kernel" in func.as_string()) \
+                else None
+            if q in HUB_LOADERS:
+                repo = _const(call.args[0]) if call.args else None
+                what = f"`{repo}`" if repo else "a kernel"
+                yield ctx.finding(R_LOOKUP, call, f"{q}({repo!r})" if repo else q,
+                                  f"`{func.as_string()}(...)` downloads {what} from a kernel hub at run time: a compiled "
+                                  "CUDA build with no NPU kernel.", replacement=R_LOOKUP.fix)
+                continue
             if helpers:
-                q = r.qualname(func)
                 spec = helpers.get(q) if q else None
                 if spec is None:
                     continue

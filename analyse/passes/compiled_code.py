@@ -85,18 +85,19 @@ class CompiledCodePass(Pass):
         q = ctx.resolver.qualname
         libraries: list = []
         pending: list = []
-        regs = tuple(_oplib.registrations(tree, ctx.path, q, ctx.source.modname, libraries, pending))
-        loaders, natives = _oplib.native_libraries(tree, ctx.source.modname, q)
+        text = ctx.source.text
+        regs = tuple(_oplib.registrations(tree, ctx.path, q, ctx.source.modname, libraries, pending, text))
+        loaders, natives = _oplib.native_libraries(tree, ctx.source.modname, q, text)
         candidates = []     # module-level `name = loader()` with a loader of another module
         for asg in nodes_of(tree, nodes.Assign):
-            if isinstance(asg.scope(), nodes.Module) and isinstance(asg.value, nodes.Call):
+            if isinstance(asg.value, nodes.Call) and isinstance(asg.scope(), nodes.Module):
                 callee = q(asg.value.func) or ""
                 leaf = callee.rsplit(".", 1)[-1].lower()
                 if callee and ("lib" in leaf or "load" in leaf or "dll" in leaf):
                     for t in asg.targets:
                         if isinstance(t, nodes.AssignName):
                             candidates.append((f"{ctx.source.modname}.{t.name}", callee))
-        helpers = _oplib.lookup_helpers(tree, ctx.source.modname)
+        helpers = _oplib.lookup_helpers(tree, ctx.source.modname, text)
         if not (regs or loaders or natives or candidates or helpers or libraries or pending):
             return None
         return regs, loaders, natives, tuple(sorted(candidates)), helpers, tuple(libraries), tuple(pending)

@@ -224,6 +224,20 @@ def switch_table(kb) -> List[Switch]:
     return t
 
 
+_TRIGGERS: Dict[int, Tuple[str, ...]] = {}
+
+
+def _triggers(table: List[Switch]) -> Tuple[str, ...]:
+    """Words one of which a module must contain to hold a switch: the keywords, and the called names of the
+    switches without one."""
+    t = _TRIGGERS.get(id(table))
+    if t is None:
+        words = {s.keyword for s in table if s.keyword}
+        words |= {g.rsplit(".", 1)[-1] for s in table if not s.keyword for g in s.calls}
+        t = _TRIGGERS[id(table)] = tuple(sorted(w for w in words if "*" not in w))
+    return t
+
+
 # --------------------------------------------------------------------------- values
 
 def _literal(node):
@@ -350,6 +364,9 @@ class ImplicitGpuLibsPass(Pass):
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
         table = switch_table(ctx.kb)
+        text = ctx.source.text
+        if not any(w in text for w in _triggers(table)):
+            return      # no keyword or function of the table in the module: spare resolving its calls
         vias = {s.via for s in table}
         if any(r.split(".")[0] in vias for r in ctx.project.root_names) or ctx.source.modname.split(".")[0] in vias:
             return   # the library's own source: its keyword plumbing is not a use

@@ -51,6 +51,7 @@ R_LOOKUP = Rule(
     fix="register an NPU (PrivateUse1) or default kernel for the op, or call torch / torch_npu ops instead",
 )
 HUB_LOADERS = {"kernels.get_kernel", "kernels.get_local_kernel", "kernels.load_kernel"}
+_HUB_LEAVES = {q.rsplit(".", 1)[-1] for q in HUB_LOADERS}
 
 
 class CompiledCodePass(Pass):
@@ -138,7 +139,9 @@ class CompiledCodePass(Pass):
         store = ctx.project.store
         natives = store.get(NATIVE_KEY) or set()
         helpers = store.get(HELPERS_KEY) or {}
-        if not (natives or helpers or "kernel" in ctx.source.text):
+        text = ctx.source.text
+        hub = "get_kernel" in text or "load_kernel" in text or "get_local_kernel" in text
+        if not (natives or helpers or hub):
             return
         r = ctx.resolver
         ops = store.get(OPS_KEY) or {}
@@ -152,8 +155,8 @@ class CompiledCodePass(Pass):
                                       f"`{owner}` (loaded with ctypes): compiled code with no NPU build.",
                                       replacement=R_NATIVE.fix, confidence="medium")
                     continue
-            q = r.qualname(func) if (helpers or "get_kernel" in func.as_string() or "load_kernel" in func.as_string()) \
-                else None
+            leaf = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", "")
+            q = r.qualname(func) if (helpers or (hub and leaf in _HUB_LEAVES)) else None
             if q in HUB_LOADERS:
                 repo = _const(call.args[0]) if call.args else None
                 what = f"`{repo}`" if repo else "a kernel"

@@ -35,7 +35,8 @@ Analysing transformers / peft / accelerate / trl themselves gives no finding.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from fnmatch import fnmatchcase
+import re
+from fnmatch import fnmatchcase, translate
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from astroid import nodes
@@ -238,6 +239,20 @@ def _triggers(table: List[Switch]) -> Tuple[str, ...]:
     return t
 
 
+_LEAVES: Dict[int, "re.Pattern"] = {}
+
+
+def _leaf_pattern(table: List[Switch]):
+    """One regex for the last name of every call glob (``from_pretrained``, ``*Config``, ``TrainingArguments``):
+    a call whose written name matches none of them is not looked up (a class imported under another name,
+    ``import TrainingArguments as TA``, is not seen)."""
+    p = _LEAVES.get(id(table))
+    if p is None:
+        leaves = {g.rsplit(".", 1)[-1] for s in table for g in s.calls}
+        p = _LEAVES[id(table)] = re.compile("|".join(f"(?:{translate(x)})" for x in sorted(leaves)))
+    return p
+
+
 # --------------------------------------------------------------------------- values
 
 def _literal(node):
@@ -371,7 +386,12 @@ class ImplicitGpuLibsPass(Pass):
         if any(r.split(".")[0] in vias for r in ctx.project.root_names) or ctx.source.modname.split(".")[0] in vias:
             return   # the library's own source: its keyword plumbing is not a use
         r = ctx.resolver
+        leaf_ok = _leaf_pattern(table).match
         for call in nodes_of(ctx.tree, nodes.Call):
+            func = call.func
+            leaf = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", "")
+            if not leaf or not leaf_ok(leaf):
+                continue     # see _leaf_pattern
             q = r.qualname(call.func)
             if q is None:
                 if not isinstance(call.func, nodes.Attribute):

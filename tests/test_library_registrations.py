@@ -325,6 +325,9 @@ def test_npu_backend_makes_support_native(tmp_path, kb):
     assert sup["level"] == "native"
     assert sup["evidence"][0] == "NPU backend: device, comm_backend, rng, memory"
     assert any(e == "HCCL communication backend: state.py:7: 'hccl'" for e in sup["evidence"])
+    # functions the NPU backend serves are not blamed for the CUDA implementation beside their NPU branch
+    assert _fn(rep, "acclib.state.init_process_group") is None
+    assert _fn(rep, "acclib.random.set_seed") is None
 
 
 def test_a_few_npu_mentions_are_only_partial(tmp_path, kb):
@@ -332,3 +335,5 @@ def test_a_few_npu_mentions_are_only_partial(tmp_path, kb):
     del files["random.py"], files["memory.py"]
     rep = _lib(tmp_path, kb, files, "somelib")
     assert rep["thirdparty"]["library"]["npu_support"]["level"] == "partial"
+    # without a real backend the CUDA path still needs the usual migration
+    assert _fn(rep, "somelib.state.init_process_group")["status"] == "needs-migration"

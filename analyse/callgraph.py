@@ -388,6 +388,11 @@ def npu_evidence(tree: nodes.Module, relpath: str) -> Dict[str, List[str]]:
             mods = [m for m, _a in node.names] if isinstance(node, nodes.Import) else [node.modname or ""]
             if any(m == "torch_npu" or m.startswith("torch_npu.") for m in mods):
                 add("torch_npu", f"{relpath}:{node.lineno}: imports torch_npu")
+            # an Ascend kernel package swapped in: `from torch_npu import npu_fusion_attention`, MindSpeed
+            names = [n for n, _a in node.names] if isinstance(node, nodes.ImportFrom) else []
+            if any(m.split(".")[0] == "mindspeed" for m in mods) or (
+                    any(m.split(".")[0] == "torch_npu" for m in mods) and any(n.startswith("npu_") for n in names)):
+                add("kernels", f"{relpath}:{node.lineno}: imports Ascend kernels")
         elif isinstance(node, nodes.Compare):
             consts = [c for c in [node.left] + [o for _op, o in node.ops] if isinstance(c, nodes.Const)]
             if any(isinstance(c.value, str) and c.value.lower() == "npu" for c in consts):

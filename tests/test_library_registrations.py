@@ -337,3 +337,25 @@ def test_a_few_npu_mentions_are_only_partial(tmp_path, kb):
     assert rep["thirdparty"]["library"]["npu_support"]["level"] == "partial"
     # without a real backend the CUDA path still needs the usual migration
     assert _fn(rep, "somelib.state.init_process_group")["status"] == "needs-migration"
+
+
+def test_backend_pieces_in_npu_evidence():
+    from astroid import parse
+
+    from analyse.callgraph import npu_evidence
+
+    tree = parse(textwrap.dedent("""
+        import torch
+        from torch_npu import npu_fusion_attention
+
+        def attend(q, k, v):
+            torch.npu.manual_seed(0)
+            torch.npu.max_memory_allocated()
+            out = torch_npu.npu_rms_norm(q, k)
+            return npu_fusion_attention(q, k, v, 8, "BSND")[0], torch.device("npu")
+    """))
+    ev = npu_evidence(tree, "attn.py")
+    assert ev["kernels"] == ["attn.py:3: imports Ascend kernels", "attn.py:8: torch_npu.npu_rms_norm()"]
+    assert ev["rng"] == ["attn.py:6: torch.npu.manual_seed()"]
+    assert ev["memory"] == ["attn.py:7: torch.npu.max_memory_allocated()"]
+    assert ev["device_type"] == ["attn.py:9: 'npu'"]

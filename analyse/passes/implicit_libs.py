@@ -29,7 +29,8 @@ Where the value comes from:
 A 4-bit load is judged with its quantization type (``bnb_4bit_quant_type``:
 ``nf4`` runs, the default ``fp4`` does not); a ``from_pretrained`` that also
 passes ``quantization_config=BitsAndBytesConfig(...)`` is judged at the config.
-Analysing transformers / peft / accelerate / trl themselves gives no finding.
+Analysing transformers / peft / accelerate / trl themselves (an input folder or module of that name) gives
+no finding.
 """
 
 from __future__ import annotations
@@ -382,7 +383,7 @@ class ImplicitGpuLibsPass(Pass):
         text = ctx.source.text
         if not any(w in text for w in _triggers(table)):
             return      # no keyword or function of the table in the module: spare resolving its calls
-        vias = {s.via for s in table}
+        vias = {s.via for s in table} | {"trl"}     # trl's configs subclass TrainingArguments: its own plumbing
         if any(r.split(".")[0] in vias for r in ctx.project.root_names) or ctx.source.modname.split(".")[0] in vias:
             return   # the library's own source: its keyword plumbing is not a use
         r = ctx.resolver

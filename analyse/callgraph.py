@@ -875,6 +875,16 @@ class Linker:
             return self._instance_call(a), None, None
         return [], None, None
 
+    def stub_dispatch(self, cls: str, b: str) -> Dict[str, str]:
+        """For ``self.meth()`` in *cls* that finds a stub: subclass override -> the condition under which the
+        call reaches it (the instance is of that subclass)."""
+        meth = b.partition("|")[0]
+        found = self.lookup_method(cls, meth)
+        if not found:
+            return {}
+        return {o: f"only when `self` is an instance of {o.rsplit('.', 2)[-2]} (`self.{meth}()` runs its override)"
+                for o in self._stub_overrides(cls, found, meth)}
+
     def _stub_overrides(self, cls: str, found: str, meth: str) -> List[str]:
         """``self.meth()`` that finds a stub (abstract, ``pass``, ``raise NotImplementedError``): the
         subclasses' own definitions are what runs, so the call reaches them too."""
@@ -929,12 +939,14 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
                 callees, unknown, ext = linker.resolve_call(kind, a, b)
             except RecursionError:
                 callees, unknown, ext = [], f"calls {a}, which cannot be resolved statically", None
+            stub = linker.stub_dispatch(a, b) if kind == K_SELF and len(callees) > 1 else {}
             for c in callees:
                 if not c or c not in g or (c == caller and kind == K_REF):
                     continue
+                ec = cond or stub.get(c)
                 if not g.has_edge(caller, c):
-                    g.add_edge(caller, c, line=line, cond=cond)
-                elif cond is None:
+                    g.add_edge(caller, c, line=line, cond=ec)
+                elif ec is None:
                     g.edges[caller, c]["cond"] = None   # also called unconditionally
             if unknown:
                 unknowns.append(Unknown(caller, line, unknown))

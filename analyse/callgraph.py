@@ -388,6 +388,11 @@ def npu_evidence(tree: nodes.Module, relpath: str) -> Dict[str, List[str]]:
             mods = [m for m, _a in node.names] if isinstance(node, nodes.Import) else [node.modname or ""]
             if any(m == "torch_npu" or m.startswith("torch_npu.") for m in mods):
                 add("torch_npu", f"{relpath}:{node.lineno}: imports torch_npu")
+            # an Ascend kernel package swapped in: `from torch_npu import npu_fusion_attention`, MindSpeed
+            names = [n for n, _a in node.names] if isinstance(node, nodes.ImportFrom) else []
+            if any(m.split(".")[0] == "mindspeed" for m in mods) or (
+                    any(m.split(".")[0] == "torch_npu" for m in mods) and any(n.startswith("npu_") for n in names)):
+                add("kernels", f"{relpath}:{node.lineno}: imports Ascend kernels")
         elif isinstance(node, nodes.Compare):
             consts = [c for c in [node.left] + [o for _op, o in node.ops] if isinstance(c, nodes.Const)]
             if any(isinstance(c.value, str) and c.value.lower() == "npu" for c in consts):
@@ -878,6 +883,16 @@ class Linker:
             return self._instance_call(a), None, None
         return [], None, None
 
+    def stub_dispatch(self, cls: str, b: str) -> Dict[str, str]:
+        """For ``self.meth()`` in *cls* that finds a stub: subclass override -> the condition under which the
+        call reaches it (the instance is of that subclass)."""
+        meth = b.partition("|")[0]
+        found = self.lookup_method(cls, meth)
+        if not found:
+            return {}
+        return {o: f"only when `self` is an instance of {o.rsplit('.', 2)[-2]} (`self.{meth}()` runs its override)"
+                for o in self._stub_overrides(cls, found, meth)}
+
     def _stub_overrides(self, cls: str, found: str, meth: str) -> List[str]:
         """``self.meth()`` that finds a stub (abstract, ``pass``, ``raise NotImplementedError``): the
         subclasses' own definitions are what runs, so the call reaches them too."""
@@ -932,12 +947,14 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
                 callees, unknown, ext = linker.resolve_call(kind, a, b)
             except RecursionError:
                 callees, unknown, ext = [], f"calls {a}, which cannot be resolved statically", None
+            stub = linker.stub_dispatch(a, b) if kind == K_SELF and len(callees) > 1 else {}
             for c in callees:
                 if not c or c not in g or (c == caller and kind == K_REF):
                     continue
+                ec = cond or stub.get(c)
                 if not g.has_edge(caller, c):
-                    g.add_edge(caller, c, line=line, cond=cond)
-                elif cond is None:
+                    g.add_edge(caller, c, line=line, cond=ec)
+                elif ec is None:
                     g.edges[caller, c]["cond"] = None   # also called unconditionally
             if unknown:
                 unknowns.append(Unknown(caller, line, unknown))

@@ -20,7 +20,9 @@ Found statically (nothing is imported or run, ``setup.py`` is read as a tree):
 The role of a discovered program comes from what it does (:func:`analyse.roles.program_role`):
 one that trains models (``trainer.train()``, ``loss.backward()``, ``optimizer.step()``) is
 ``product`` under ``tools/`` or ``scripts/`` too; a module of the project's own package that
-other modules import, whose ``__main__`` block only exercises it, is a ``test`` entry point.
+other modules import, whose ``__main__`` block only exercises it, is a ``test`` entry point (unless it
+defines a command line -- argparse, click, typer, fire, ``HfArgumentParser`` -- or the packaging declares
+a console script in it: then the module is one of the package's programs).
 A ``roles`` override in the configuration wins.
 """
 
@@ -157,6 +159,22 @@ def trains_models(tree: nodes.Module) -> bool:
             recv = _leaf(call.func.expr).lower()
             if "optim" in recv or "scaler" in recv:
                 return True
+    return False
+
+
+_CLI_MODULES = ("argparse", "click", "typer", "fire", "absl.flags", "absl.app", "jsonargparse", "docopt",
+                "simple_parsing", "tyro", "hydra")
+_CLI_NAMES = {"ArgumentParser", "HfArgumentParser"}
+
+
+def parses_command_line(tree: nodes.Module) -> bool:
+    """True when the module defines a command line (argparse, click, typer, fire, absl flags, hydra,
+    ``HfArgumentParser``): it is a program offered to users, not a self-test of its definitions."""
+    for node in nodes_of(tree, nodes.Import, nodes.ImportFrom):
+        mods = [m for m, _a in node.names] if isinstance(node, nodes.Import) else [node.modname or ""]
+        names = [] if isinstance(node, nodes.Import) else [n for n, _a in node.names]
+        if any(m == c or m.startswith(c + ".") for m in mods for c in _CLI_MODULES) or _CLI_NAMES & set(names):
+            return True
     return False
 
 
@@ -356,6 +374,7 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
         key = (sf.relpath, func)
         if key not in out:
             out[key] = EntryPoint(sf.relpath, "console-script", sf.modname, func, role_of(sf.relpath, roles), name)
+    script_files = {ep.path for ep in out.values() if ep.reason == "console-script"}   # a program of the package
     for rel, sf in sorted(sources.items()):
         if (rel, None) in out:
             continue
@@ -366,13 +385,15 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
                 continue
             main, top = has_main_guard(tree), None
             trains = trains_models(tree) if main or not sf.is_package_init else False
+            cli = parses_command_line(tree) if main else False
         else:
             main, top = bool(known.get("main_guard")), bool(known.get("top_level_code"))
-            trains = known.get("trains")
-            if trains is None:
-                trains = trains_models(sf.tree) if getattr(sf, "tree", None) is not None else False
+            trains, cli = known.get("trains"), known.get("cli")
+            if (trains is None or cli is None) and getattr(sf, "tree", None) is not None:
+                trains, cli = trains_models(sf.tree), parses_command_line(sf.tree)
         role = program_role(rel, roles, trains=bool(trains),
-                            self_test=bool(main) and not trains and _library_module(sf, by_mod, imported))
+                            self_test=bool(main) and not trains and not cli and rel not in script_files
+                            and _library_module(sf, by_mod, imported))
         if main:
             out[(rel, None)] = EntryPoint(rel, "main-guard", sf.modname, None, role)
         elif not sf.is_package_init and role not in ("build", "docs") and sf.modname not in imported:

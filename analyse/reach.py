@@ -150,14 +150,16 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     """What entry points and reach need from one module's tree (picklable; made in the pipeline's
     per-module step, so the main process never parses again):
 
-    * ``main_guard``, ``top_level_code``, ``console_scripts`` (``setup.py`` only);
+    * ``main_guard``, ``top_level_code``, ``trains`` and ``cli`` (entry-point roles), ``console_scripts``
+      (``setup.py`` only);
     * ``imports``: (function that runs it, line, absolute targets, plain absolute import?, guard);
     * ``decorated``: top-level decorated functions and classes;
     * ``getattr``: (function, module-level name) for ``getattr(name, <computed>)``;
     * ``call_guards``: line -> [(called name, guard)] for the lines with a guarded call (only the
       lines in *lines* when given).
     """
-    from analyse.entrypoints import has_main_guard, has_top_level_code, setup_py_scripts, trains_models
+    from analyse.entrypoints import (has_main_guard, has_top_level_code, parses_command_line, setup_py_scripts,
+                                     trains_models)
 
     memo = tree_memo(tree)
     imports = []
@@ -191,6 +193,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         "main_guard": has_main_guard(tree),
         "top_level_code": has_top_level_code(tree),
         "trains": trains_models(tree),
+        "cli": parses_command_line(tree),
         "console_scripts": setup_py_scripts(tree) if name == "setup.py" else [],
         "imports": imports,
         "decorated": decorated,

@@ -255,9 +255,14 @@ def test_host_only_cuda_modules_are_not_device_use(report):
 
 
 def test_dispatch_to_subclass_methods_is_followed(report):
+    # Engine.step calls the stub self._kernel(): on a CudaGraphEngine that is the CUDA override, on a
+    # PlainEngine the portable one -- so step depends on the instance's class
     d = _fn(report, "qlib.engine.Engine.step")
-    assert d is not None and d["status"] == "unsupported"
-    assert d["via"] == ["qlib.engine.Engine.step", "qlib.engine.CudaGraphEngine._kernel"]
+    assert d is not None and d["status"] == "conditional"
+    assert d["reasons"] == ["torch.cuda.get_device_capability"]
+    assert d["conditions"] == ["only when `self` is an instance of CudaGraphEngine (`self._kernel()` runs its override)"]
+    assert _fn(report, "qlib.engine.CudaGraphEngine._kernel")["status"] == "unsupported"
+    assert _fn(report, "qlib.engine.PlainEngine._kernel") is None
 
 
 NPULIB = {
@@ -325,6 +330,9 @@ def test_npu_backend_makes_support_native(tmp_path, kb):
     assert sup["level"] == "native"
     assert sup["evidence"][0] == "NPU backend: device, comm_backend, rng, memory"
     assert any(e == "HCCL communication backend: state.py:7: 'hccl'" for e in sup["evidence"])
+    # functions the NPU backend serves are not blamed for the CUDA implementation beside their NPU branch
+    assert _fn(rep, "acclib.state.init_process_group") is None
+    assert _fn(rep, "acclib.random.set_seed") is None
 
 
 def test_a_few_npu_mentions_are_only_partial(tmp_path, kb):
@@ -332,3 +340,27 @@ def test_a_few_npu_mentions_are_only_partial(tmp_path, kb):
     del files["random.py"], files["memory.py"]
     rep = _lib(tmp_path, kb, files, "somelib")
     assert rep["thirdparty"]["library"]["npu_support"]["level"] == "partial"
+    # without a real backend the CUDA path still needs the usual migration
+    assert _fn(rep, "somelib.state.init_process_group")["status"] == "needs-migration"
+
+
+def test_backend_pieces_in_npu_evidence():
+    from astroid import parse
+
+    from analyse.callgraph import npu_evidence
+
+    tree = parse(textwrap.dedent("""
+        import torch
+        from torch_npu import npu_fusion_attention
+
+        def attend(q, k, v):
+            torch.npu.manual_seed(0)
+            torch.npu.max_memory_allocated()
+            out = torch_npu.npu_rms_norm(q, k)
+            return npu_fusion_attention(q, k, v, 8, "BSND")[0], torch.device("npu")
+    """))
+    ev = npu_evidence(tree, "attn.py")
+    assert ev["kernels"] == ["attn.py:3: imports Ascend kernels", "attn.py:8: torch_npu.npu_rms_norm()"]
+    assert ev["rng"] == ["attn.py:6: torch.npu.manual_seed()"]
+    assert ev["memory"] == ["attn.py:7: torch.npu.max_memory_allocated()"]
+    assert ev["device_type"] == ["attn.py:9: 'npu'"]

@@ -148,3 +148,63 @@ def test_imported_top_level_script_is_not_a_self_test(tmp_path, kb):
     })
     roles = _roles(run_script([tmp_path], kb))
     assert roles == {"train.py": "product", "val.py": "product"}
+
+
+def test_module_with_a_console_script_is_a_program_not_a_self_test(tmp_path, kb):
+    # openai/whisper shape: whisper/transcribe.py is imported by whisper/__init__.py, has a __main__ block
+    # and is the target of the `whisper` console script
+    _write(tmp_path, {
+        "pyproject.toml": '[project]\nname = "talk"\n[project.scripts]\ntalk = "talk.transcribe:cli"\n',
+        "talk/__init__.py": "from .transcribe import transcribe\n",
+        "talk/transcribe.py": """
+            import sys
+            import torch
+
+            def transcribe(x):
+                return torch.ones(2).cuda() + x
+
+            def cli():
+                transcribe(sys.argv[1])
+
+            if __name__ == "__main__":
+                cli()
+        """,
+    })
+    rep = run_script([tmp_path], kb)
+    assert {(e["path"], e["reason"], e["role"]) for e in rep["summary"]["entry_points"]} == {
+        ("talk/transcribe.py", "console-script", "product"), ("talk/transcribe.py", "main-guard", "product")}
+
+
+def test_package_module_with_a_command_line_is_a_program(tmp_path, kb):
+    # deepspeed/utils/zero_to_fp32.py shape: imported by the package, argparse in its __main__ block
+    _write(tmp_path, {
+        "speedlib/__init__.py": "from .utils import convert\n",
+        "speedlib/utils/__init__.py": "from .zero_to_fp32 import convert\n",
+        "speedlib/utils/zero_to_fp32.py": """
+            import argparse
+            import torch
+
+            def convert(path):
+                return torch.load(path)
+
+            if __name__ == "__main__":
+                parser = argparse.ArgumentParser()
+                parser.add_argument("checkpoint_dir")
+                convert(parser.parse_args().checkpoint_dir)
+        """,
+        "speedlib/utils/colormap.py": """
+            import numpy as np
+            from .zero_to_fp32 import convert
+
+            COLORS = np.array([0.0, 0.5, 1.0])
+
+            def colormap():
+                return COLORS
+
+            if __name__ == "__main__":
+                print(colormap())
+        """,
+        "speedlib/vis.py": "from .utils.colormap import colormap\n",
+    })
+    roles = _roles(run_script([tmp_path], kb))
+    assert roles == {"speedlib/utils/zero_to_fp32.py": "product", "speedlib/utils/colormap.py": "test"}

@@ -231,6 +231,7 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
             lst.append(reason)
 
     locator = FunctionLocator(res.summaries)
+    served = served_by_npu_backend(python_evidence, locator)
     ext_sites = {(caller, line) for caller, line, _ext, _cond in cg.ext_calls}
     library_methods = {m for c in cg.linker.classes.values() for m in c.methods}
     class_lines = {(s.relpath, c.line): q for s in res.summaries for q, c in s.classes.items()}
@@ -255,6 +256,9 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
         host = _host_only_cuda(f.api)
         if host == "skip":
             continue
+        if fn in served and ((f.category in ("cuda-api", "distributed") and st == "needs-migration")
+                             or (f.category == "cuda-api" and st == "unsupported" and f.guard)):
+            continue   # the library's NPU backend serves this function on an NPU: its CUDA path is the one it replaces
         if host == "annotation" and st == "unsupported":
             st = "needs-migration"
         ref = _class_reference(f)
@@ -538,6 +542,25 @@ def _judge_ext_findings(findings: List[Finding], cpp) -> List[Finding]:
 BACKEND_LABELS = {"device": "NPU device type", "comm_backend": "HCCL communication backend", "rng": "NPU RNG calls",
                   "memory": "NPU memory calls", "kernels": "Ascend kernels (torch_npu.npu_*)"}
 NATIVE_BACKEND_KINDS = 4
+
+
+def served_by_npu_backend(py_ev: Dict[str, List[str]], locator) -> Set[str]:
+    """With a native NPU backend (an NPU accelerator class, or most pieces of a backend): the functions that
+    hold an NPU branch of their own (``"npu"`` device strings or branches, ``torch.npu`` RNG / memory calls,
+    NPU availability checks) -- on an NPU they take that branch, so the CUDA implementation beside it is not
+    theirs to answer for."""
+    if not (py_ev.get("accelerator") or len(npu_backend_kinds(py_ev)) >= NATIVE_BACKEND_KINDS):
+        return set()
+    out: Set[str] = set()
+    for kind in ("device_type", "device_branch", "availability", "rng", "memory", "kernels"):
+        for item in py_ev.get(kind, ()):
+            path, _, rest = item.partition(":")
+            line = rest.partition(":")[0]
+            if line.isdigit():
+                fn = locator.locate(path, int(line))
+                if fn is not None and not fn.endswith(MODULE_FN):
+                    out.add(fn)
+    return out
 
 
 def npu_backend_kinds(py_ev: Dict[str, List[str]]) -> List[str]:

@@ -105,7 +105,8 @@ def _leaf(func) -> str:
 
 
 def registrations(tree: nodes.Module, relpath: str, qualname, modname: str = "",
-                  libraries: Optional[list] = None, pending: Optional[list] = None) -> List[Registration]:
+                  libraries: Optional[list] = None, pending: Optional[list] = None,
+                  text: Optional[str] = None) -> List[Registration]:
     """The ``torch.library`` kernels a module registers (*qualname*: node -> dotted name or None).
 
     *libraries* receives ``(module.name, namespace, dispatch key)`` of the module-level ``Library`` objects,
@@ -114,11 +115,10 @@ def registrations(tree: nodes.Module, relpath: str, qualname, modname: str = "",
     out: List[Registration] = []
     libs: Dict[str, Tuple[str, str]] = {}        # name bound to Library("ns", kind, key) -> (ns, default key)
     custom_ops: Dict[str, str] = {}              # function name -> "ns::op" of its @custom_op decorator
+    if text is not None and not any(w in text for w in ("library", "register_kernel", "custom_op", "triton_op",
+                                                           ".impl(")):
+        return out     # nothing to register: spare resolving every call
     calls = nodes_of(tree, nodes.Call)
-    text_has = getattr(tree, "file_bytes", None)
-    if isinstance(text_has, bytes) and b"library" not in text_has and b"register_kernel" not in text_has \
-            and b"custom_op" not in text_has and b".impl(" not in text_has:
-        return out
     for call in calls:
         q = qualname(call.func) or ""
         if q in ("torch.library.Library", "torch.library.Library.__init__") or (not q and _leaf(call.func) == "Library"):
@@ -229,9 +229,12 @@ def describe(devices: Iterable[str]) -> str:
 
 # --------------------------------------------------------------------------- ctypes native libraries
 
-def native_libraries(tree: nodes.Module, modname: str, qualname) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+def native_libraries(tree: nodes.Module, modname: str, qualname,
+                     text: Optional[str] = None) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
     """(loader functions, module-level names bound to a loaded native library) of one module."""
     loaders: Set[str] = set()
+    if text is not None and "ctypes" not in text:
+        return (), ()
     for fn in nodes_of(tree, nodes.FunctionDef):
         if not isinstance(fn.parent, nodes.Module):
             continue
@@ -270,10 +273,12 @@ def _getattr_ops(node, params: List[str]) -> Optional[Tuple[object, int]]:
     return None
 
 
-def lookup_helpers(tree: nodes.Module, modname: str) -> Tuple[Tuple[str, object, int], ...]:
+def lookup_helpers(tree: nodes.Module, modname: str, text: Optional[str] = None) -> Tuple[Tuple[str, object, int], ...]:
     """(qualified function, namespace: parameter index or fixed name, op-name parameter index) of the
     module's functions that return a custom op by name."""
     found: Dict[str, Tuple[object, int]] = {}
+    if text is not None and "torch.ops" not in text:
+        return ()
     fns = [fn for fn in nodes_of(tree, nodes.FunctionDef) if isinstance(fn.parent, nodes.Module)]
     for fn in fns:
         params = [a.name for a in fn.args.args]

@@ -11,7 +11,7 @@
   or a loader function that does it, then ``lib.cquantize(...)``): compiled code, usually the CUDA build.
 * NPU469: a custom op reached through a lookup helper (``get_operator("xformers", "swiglu")``, a function
   that returns ``getattr(getattr(torch.ops, library), name)``) that the project registers no NPU-capable
-  kernel for.
+  kernel for, or a kernel fetched from a kernel hub at run time (``kernels.get_kernel("org/name")``).
 """
 
 from __future__ import annotations
@@ -40,13 +40,18 @@ R_NATIVE = Rule(
         "for Ascend (CANN)",
 )
 R_LOOKUP = Rule(
-    code="NPU469", name="custom-op-lookup", category="cuda-extension", severity="blocker",
-    summary="A custom operator fetched by name through a lookup helper (`get_operator(\"xformers\", \"op\")`).",
-    why="The helper returns `torch.ops.<library>.<op>`, a compiled operator; without a kernel for the NPU "
-        "(PrivateUse1) or a device-agnostic default kernel the call fails on an Ascend host.",
-    example="OPERATOR = get_operator(\"xformers\", \"efficient_attention_forward_cutlass\")",
+    code="NPU469", name="compiled-op-lookup", category="cuda-extension", severity="blocker",
+    summary="A compiled operator fetched by name at run time: a custom op through a lookup helper "
+            "(`get_operator(\"xformers\", \"op\")`) or a kernel from a kernel hub (`get_kernel(\"org/name\")`).",
+    why="The helper returns `torch.ops.<library>.<op>`, a compiled operator, and a hub kernel is a CUDA build "
+        "downloaded at run time; without a kernel for the NPU (PrivateUse1) or a device-agnostic default kernel "
+        "the call fails on an Ascend host.",
+    example="OPERATOR = get_operator(\"xformers\", \"efficient_attention_forward_cutlass\")\n"
+            "flash = get_kernel(\"kernels-community/flash-attn\")",
     fix="register an NPU (PrivateUse1) or default kernel for the op, or call torch / torch_npu ops instead",
 )
+HUB_LOADERS = {"kernels.get_kernel", "kernels.get_local_kernel", "kernels.load_kernel"}
+_HUB_LEAVES = {q.rsplit(".", 1)[-1] for q in HUB_LOADERS}
 
 
 class CompiledCodePass(Pass):
@@ -72,6 +77,8 @@ class CompiledCodePass(Pass):
         "def get_xformers_operator(name):\n    return get_operator('xformers', name)\n\n"
         "fw = get_xformers_operator('efficient_attention_forward_cutlass')  # expect: NPU469\n"
         "op = get_operator('mylib', 'fused')  # expect: NPU469\n",
+        "from kernels import get_kernel\n\n"
+        "def forward(x):\n    k = get_kernel('kernels-community/activation')  # expect: NPU469\n    return k.gelu(x)\n",
     )
 
     def prescan(self, ctx: ModuleContext):
@@ -79,18 +86,19 @@ class CompiledCodePass(Pass):
         q = ctx.resolver.qualname
         libraries: list = []
         pending: list = []
-        regs = tuple(_oplib.registrations(tree, ctx.path, q, ctx.source.modname, libraries, pending))
-        loaders, natives = _oplib.native_libraries(tree, ctx.source.modname, q)
+        text = ctx.source.text
+        regs = tuple(_oplib.registrations(tree, ctx.path, q, ctx.source.modname, libraries, pending, text))
+        loaders, natives = _oplib.native_libraries(tree, ctx.source.modname, q, text)
         candidates = []     # module-level `name = loader()` with a loader of another module
         for asg in nodes_of(tree, nodes.Assign):
-            if isinstance(asg.scope(), nodes.Module) and isinstance(asg.value, nodes.Call):
+            if isinstance(asg.value, nodes.Call) and isinstance(asg.scope(), nodes.Module):
                 callee = q(asg.value.func) or ""
                 leaf = callee.rsplit(".", 1)[-1].lower()
                 if callee and ("lib" in leaf or "load" in leaf or "dll" in leaf):
                     for t in asg.targets:
                         if isinstance(t, nodes.AssignName):
                             candidates.append((f"{ctx.source.modname}.{t.name}", callee))
-        helpers = _oplib.lookup_helpers(tree, ctx.source.modname)
+        helpers = _oplib.lookup_helpers(tree, ctx.source.modname, text)
         if not (regs or loaders or natives or candidates or helpers or libraries or pending):
             return None
         return regs, loaders, natives, tuple(sorted(candidates)), helpers, tuple(libraries), tuple(pending)
@@ -131,7 +139,9 @@ class CompiledCodePass(Pass):
         store = ctx.project.store
         natives = store.get(NATIVE_KEY) or set()
         helpers = store.get(HELPERS_KEY) or {}
-        if not (natives or helpers):
+        text = ctx.source.text
+        hub = "get_kernel" in text or "load_kernel" in text or "get_local_kernel" in text
+        if not (natives or helpers or hub):
             return
         r = ctx.resolver
         ops = store.get(OPS_KEY) or {}
@@ -145,8 +155,16 @@ class CompiledCodePass(Pass):
                                       f"`{owner}` (loaded with ctypes): compiled code with no NPU build.",
                                       replacement=R_NATIVE.fix, confidence="medium")
                     continue
+            leaf = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", "")
+            q = r.qualname(func) if (helpers or (hub and leaf in _HUB_LEAVES)) else None
+            if q in HUB_LOADERS:
+                repo = _const(call.args[0]) if call.args else None
+                what = f"`{repo}`" if repo else "a kernel"
+                yield ctx.finding(R_LOOKUP, call, f"{q}({repo!r})" if repo else q,
+                                  f"`{func.as_string()}(...)` downloads {what} from a kernel hub at run time: a compiled "
+                                  "CUDA build with no NPU kernel.", replacement=R_LOOKUP.fix)
+                continue
             if helpers:
-                q = r.qualname(func)
                 spec = helpers.get(q) if q else None
                 if spec is None:
                     continue

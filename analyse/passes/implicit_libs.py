@@ -29,13 +29,15 @@ Where the value comes from:
 A 4-bit load is judged with its quantization type (``bnb_4bit_quant_type``:
 ``nf4`` runs, the default ``fp4`` does not); a ``from_pretrained`` that also
 passes ``quantization_config=BitsAndBytesConfig(...)`` is judged at the config.
-Analysing transformers / peft / accelerate / trl themselves gives no finding.
+Analysing transformers / peft / accelerate / trl themselves (an input folder or module of that name) gives
+no finding.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from fnmatch import fnmatchcase
+import re
+from fnmatch import fnmatchcase, translate
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from astroid import nodes
@@ -224,6 +226,34 @@ def switch_table(kb) -> List[Switch]:
     return t
 
 
+_TRIGGERS: Dict[int, Tuple[str, ...]] = {}
+
+
+def _triggers(table: List[Switch]) -> Tuple[str, ...]:
+    """Words one of which a module must contain to hold a switch: the keywords, and the called names of the
+    switches without one."""
+    t = _TRIGGERS.get(id(table))
+    if t is None:
+        words = {s.keyword for s in table if s.keyword}
+        words |= {g.rsplit(".", 1)[-1] for s in table if not s.keyword for g in s.calls}
+        t = _TRIGGERS[id(table)] = tuple(sorted(w for w in words if "*" not in w))
+    return t
+
+
+_LEAVES: Dict[int, "re.Pattern"] = {}
+
+
+def _leaf_pattern(table: List[Switch]):
+    """One regex for the last name of every call glob (``from_pretrained``, ``*Config``, ``TrainingArguments``):
+    a call whose written name matches none of them is not looked up (a class imported under another name,
+    ``import TrainingArguments as TA``, is not seen)."""
+    p = _LEAVES.get(id(table))
+    if p is None:
+        leaves = {g.rsplit(".", 1)[-1] for s in table for g in s.calls}
+        p = _LEAVES[id(table)] = re.compile("|".join(f"(?:{translate(x)})" for x in sorted(leaves)))
+    return p
+
+
 # --------------------------------------------------------------------------- values
 
 def _literal(node):
@@ -350,11 +380,19 @@ class ImplicitGpuLibsPass(Pass):
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
         table = switch_table(ctx.kb)
-        vias = {s.via for s in table}
+        text = ctx.source.text
+        if not any(w in text for w in _triggers(table)):
+            return      # no keyword or function of the table in the module: spare resolving its calls
+        vias = {s.via for s in table} | {"trl"}     # trl's configs subclass TrainingArguments: its own plumbing
         if any(r.split(".")[0] in vias for r in ctx.project.root_names) or ctx.source.modname.split(".")[0] in vias:
             return   # the library's own source: its keyword plumbing is not a use
         r = ctx.resolver
+        leaf_ok = _leaf_pattern(table).match
         for call in nodes_of(ctx.tree, nodes.Call):
+            func = call.func
+            leaf = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", "")
+            if not leaf or not leaf_ok(leaf):
+                continue     # see _leaf_pattern
             q = r.qualname(call.func)
             if q is None:
                 if not isinstance(call.func, nodes.Attribute):

@@ -454,7 +454,7 @@ def _keep(ctx, param, value):
 
 def _run_settings(quiet: bool):
     from analyse.cache import default_cache_dir
-    from analyse.pipeline import Settings, available_cpus
+    from analyse.runsettings import Settings, available_cpus
 
     meta = click.get_current_context().meta
     cache_dir = None

@@ -489,7 +489,7 @@ def _keep(ctx, param, value):
 
 def _run_settings(quiet: bool):
     from analyse.cache import default_cache_dir
-    from analyse.pipeline import Settings, available_cpus
+    from analyse.runsettings import Settings, available_cpus
 
     meta = click.get_current_context().meta
     cache_dir = None
@@ -544,7 +544,15 @@ Examples:
   npu-analyse probe --ops ops.txt --device cpu --dtypes float32 -o probe-cpu"""
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG_MAIN)
+class _Commands(click.Group):
+    def get_command(self, ctx, cmd_name):
+        cmd = super().get_command(ctx, cmd_name)
+        if isinstance(cmd, _LazyProbe):
+            cmd = _real_probe()
+        return cmd
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG_MAIN)
 @click.version_option(__version__, "--version", prog_name="npu-analyse")
 def cli() -> None:
     """Static migration analysis of PyTorch CUDA code for Huawei Ascend NPUs (torch_npu).
@@ -781,17 +789,27 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
-def _register_probe() -> None:
+class _LazyProbe(click.Command):
+    """Stands for ``probe`` in the command list until the command is used: ``analyse.probe.command`` and
+    what it imports are loaded then, not on every run's start-up."""
+
+    def __init__(self) -> None:
+        super().__init__("probe", help="Run operators on a device, compare with a CPU reference and detect CPU "
+                                       "fallbacks.")
+
+
+def _real_probe() -> Optional[click.Command]:
     try:
         from analyse.probe.command import probe
     except ImportError:  # pragma: no cover - the probe package is part of the distribution
-        return
+        return None
     if not probe.epilog:
         probe.epilog = EPILOG_PROBE
-    cli.add_command(probe)
+    cli.commands["probe"] = probe
+    return probe
 
 
-_register_probe()
+cli.add_command(_LazyProbe())
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

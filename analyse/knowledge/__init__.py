@@ -205,41 +205,64 @@ def _validate_index(index: Any) -> dict:
     return index
 
 
+def _bad_entry(where: str, name: Any, what: str) -> None:
+    raise KnowledgeError(f"{where}: apis[{name!r}]: {what}")
+
+
 def _validate_api_table(doc: Any, version: str, where: str) -> dict:
     meta = _check_meta(doc, where, _TABLE_META_KEYS)
     _require(meta["torch_version"] == version, where, f"meta.torch_version is {meta['torch_version']!r}, expected {version!r}")
     apis = doc.get("apis")
     _require(isinstance(apis, dict) and apis, where, "apis must be a non-empty mapping")
+    # Every check of every entry, as before; the messages are formatted only for an entry that fails
+    # (formatting them all was most of the load time of a table: thousands of entries, a dozen checks each).
+    str_keys = ("file", "section", "npu_name", "note", "from", "evidence", "note_evidence", "english")
+    english = (None, "official", "derived", "partial", "none", "original")
     for name, e in apis.items():
-        w = f"{where}: apis[{name!r}]"
-        _require(isinstance(name, str) and name, w, "API name must be a non-empty string")
-        _require(isinstance(e, dict), w, "entry must be a mapping")
-        _require(e.get("status") in STATUSES, w, f"status must be one of {STATUSES}, got {e.get('status')!r}")
+        if not (isinstance(name, str) and name):
+            _bad_entry(where, name, "API name must be a non-empty string")
+        if not isinstance(e, dict):
+            _bad_entry(where, name, "entry must be a mapping")
+        if e.get("status") not in STATUSES:
+            _bad_entry(where, name, f"status must be one of {STATUSES}, got {e.get('status')!r}")
         lim = e.get("limitations")
-        _require(lim is None or isinstance(lim, str), w, "limitations must be a string")
-        _require(e["status"] != "limited" or bool(lim), w, "status limited needs a limitations text")
+        if not (lim is None or isinstance(lim, str)):
+            _bad_entry(where, name, "limitations must be a string")
+        if e["status"] == "limited" and not lim:
+            _bad_entry(where, name, "status limited needs a limitations text")
         hw = e.get("hardware")
-        _require(hw is None or (isinstance(hw, dict) and all(isinstance(k, str) and isinstance(x, bool) for k, x in hw.items())),
-                 w, "hardware must map product -> bool")
-        for k in ("file", "section", "npu_name", "note", "from", "evidence", "note_evidence", "english"):
-            _require(e.get(k) is None or isinstance(e.get(k), str), w, f"{k} must be a string")
-        _require(e.get("english") in (None, "official", "derived", "partial", "none", "original"), w, "english has an unknown value")
+        if not (hw is None or (isinstance(hw, dict) and all(isinstance(k, str) and isinstance(x, bool) for k, x in hw.items()))):
+            _bad_entry(where, name, "hardware must map product -> bool")
+        for k in str_keys:
+            if not (e.get(k) is None or isinstance(e.get(k), str)):
+                _bad_entry(where, name, f"{k} must be a string")
+        if e.get("english") not in english:
+            _bad_entry(where, name, "english has an unknown value")
         checks = e.get("checks")
-        _require(checks is None or (isinstance(checks, list) and lim), w, "checks must be a list (with a limitations text)")
+        if not (checks is None or (isinstance(checks, list) and lim)):
+            _bad_entry(where, name, "checks must be a list (with a limitations text)")
         for c in checks or ():
-            _require(isinstance(c, dict) and c.get("kind") in CHECK_KINDS, w, f"check kind must be one of {CHECK_KINDS}")
-            _require(isinstance(c.get("text"), str) and c["text"], w, "check needs its text")
-            _require(c.get("param") is None or isinstance(c["param"], str), w, "check param must be a string")
+            if not (isinstance(c, dict) and c.get("kind") in CHECK_KINDS):
+                _bad_entry(where, name, f"check kind must be one of {CHECK_KINDS}")
+            if not (isinstance(c.get("text"), str) and c["text"]):
+                _bad_entry(where, name, "check needs its text")
+            if not (c.get("param") is None or isinstance(c["param"], str)):
+                _bad_entry(where, name, "check param must be a string")
             for k in ("allowed", "forbidden"):
-                _require(c.get(k) is None or isinstance(c[k], list), w, f"check {k} must be a list")
+                if not (c.get(k) is None or isinstance(c[k], list)):
+                    _bad_entry(where, name, f"check {k} must be a list")
             for k in ("max", "min", "position"):
-                _require(c.get(k) is None or (isinstance(c[k], int) and not isinstance(c[k], bool)), w, f"check {k} must be an int")
-            _require(c["kind"] not in ("arg", "value") or isinstance(c.get("param"), str), w, "arg/value checks name a param")
-            _require(c["kind"] != "value" or bool(c.get("allowed") or c.get("forbidden")), w, "value checks need allowed or forbidden")
-            _require(c.get("when") is None or (isinstance(c["when"], dict) and isinstance(c["when"].get("param"), str)),
-                     w, "check when must name a param")
+                if not (c.get(k) is None or (isinstance(c[k], int) and not isinstance(c[k], bool))):
+                    _bad_entry(where, name, f"check {k} must be an int")
+            if not (c["kind"] not in ("arg", "value") or isinstance(c.get("param"), str)):
+                _bad_entry(where, name, "arg/value checks name a param")
+            if not (c["kind"] != "value" or bool(c.get("allowed") or c.get("forbidden"))):
+                _bad_entry(where, name, "value checks need allowed or forbidden")
+            if not (c.get("when") is None or (isinstance(c["when"], dict) and isinstance(c["when"].get("param"), str))):
+                _bad_entry(where, name, "check when must name a param")
         rem = e.get("remainder")
-        _require(rem is None or (isinstance(rem, list) and all(isinstance(x, str) for x in rem)), w, "remainder must be a list of strings")
+        if not (rem is None or (isinstance(rem, list) and all(isinstance(x, str) for x in rem))):
+            _bad_entry(where, name, "remainder must be a list of strings")
     return doc
 
 

@@ -481,6 +481,8 @@ def group_findings(findings: Sequence[Finding], baselined: Sequence[bool],
         if len(ms) < 2:
             continue
         head = ms[0]
+        # the group counts when any of its places does: it takes the reach and guard of the place that counts most
+        best = min(ms, key=lambda m: (excused(m), REACH_RANK.get((m.reach or {}).get("status", "unreached"), 2)))
         occ = []
         extra_msgs: List[str] = []
         apis_seen = {head.api}
@@ -495,13 +497,14 @@ def group_findings(findings: Sequence[Finding], baselined: Sequence[bool],
             apis_seen.add(m.api)
             if m.replacement != head.replacement:
                 o["replacement"] = m.replacement
+            if m.guard != best.guard:
+                o["guard"] = m.guard   # each place keeps the condition it runs under
             occ.append(o)
         lines = sorted({m.line for m in ms})
         apis = list(dict.fromkeys(m.api for m in ms))
         extras[j] = {"lines": lines, "occurrences": occ}
         if len(apis) > 1:
             extras[j]["apis"] = apis
-        best = min(ms, key=lambda m: (excused(m), REACH_RANK.get((m.reach or {}).get("status", "unreached"), 2)))
         eps = list(dict.fromkeys(e for m in ms for e in ((m.reach or {}).get("entry_points") or ())))
         reach = dict(best.reach) if best.reach is not None else None
         if reach is not None and eps:

@@ -46,8 +46,9 @@ def test_grouped_counts_per_file(report):
         "cv_example.py": Counter({"NPU802": 1, "NPU710": 1, "NPU466": 2, "NPU001": 2, "NPU808": 1}),
         "by_feature/cross_validation.py": Counter({"NPU802": 1, "NPU710": 1, "NPU466": 1}),
         "plain_loop.py": Counter({"NPU802": 1, "NPU710": 1, "NPU803": 1, "NPU003": 1}),
+        "by_feature/peak_memory.py": Counter({"NPU001": 3, "NPU301": 2}),
     }
-    assert len(report["findings"]) == 17
+    assert len(report["findings"]) == 22
 
 
 def test_every_dataloader_of_a_file_is_one_finding_with_the_num_workers_limitation(report):
@@ -81,6 +82,17 @@ def test_blockers_stay_one_per_place_and_keep_the_users_choice(report):
         # never a literal written over the option: "bf16" in place of a user's "no" changes the run
         assert f["replacement"].startswith("keep the option; on an NPU choose another value than 'fp8'")
         assert f["counted"] is False
+
+
+def test_a_group_never_mixes_off_path_places_with_counted_ones(report):
+    # the XPU-only branch is off the path on an NPU host; the FSDP settings are on it: two findings, one status each
+    xpu, fsdp = sorted((f for f in report["findings"] if f["path"] == "by_feature/peak_memory.py"
+                        and f["code"] == "NPU301"), key=lambda f: f["line"])
+    assert (xpu["lines"], xpu["api"], xpu["counted"]) == ([14, 15], "torch.xpu.empty_cache", False)
+    assert xpu["off_path"]["reason"] == "off-by-default" and "is_xpu_available()" in xpu["off_path"]["why"]
+    assert {o["api"] for o in xpu["occurrences"]} == {"torch.xpu.empty_cache", "torch.xpu.memory_allocated"}
+    assert (fsdp["lines"], fsdp["counted"]) == ([23, 24], True) and "off_path" not in fsdp
+    assert fsdp["api"] == "torch.distributed.fsdp.fully_sharded_data_parallel.FullStateDictConfig"
 
 
 def test_one_finding_per_line(report):

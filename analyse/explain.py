@@ -204,6 +204,35 @@ def _other_api(name: str, kb) -> Optional[List[str]]:
     return lines or None
 
 
+def _implicit_switch(name: str, kb) -> Optional[List[str]]:
+    """``keyword=value`` as the implicit-gpu-libs pass names it (``mixed_precision='fp8'``,
+    ``load_in_4bit=True, bnb_4bit_quant_type='fp4'``, ``mixed_precision=...`` for a user's choice): the
+    switches of data/implicit_gpu_libs.yaml on that keyword; None when no switch has it."""
+    m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=", name)
+    if m is None:
+        return None
+    from analyse.passes.implicit_libs import switch_table
+
+    rows = [sw for sw in switch_table(kb) if sw.keyword == m.group(1)]
+    if not rows:
+        return None
+    lines = [f"{name}  (a keyword argument that switches on a GPU-only library)"]
+    for sw in rows:
+        when = ", ".join(repr(v) for v in sw.values) if sw.values else repr(sw.on)
+        lines += [f"  {sw.code} ({sw.id}): `{sw.keyword}` = {when} on {', '.join(sw.calls)} makes {sw.via} use "
+                  f"{sw.library} ({sw.feature}); {sw.severity} on an NPU",
+                  f"    why:        {sw.reason}",
+                  f"    instead:    {sw.replacement}"]
+        if sw.quant_type is not None:
+            qt = sw.quant_type
+            lines.append(f"    {qt.keyword}: default {qt.default!r}; runs with {', '.join(map(repr, qt.supported))}: "
+                         f"{qt.reason}")
+        lines.append(f"    source:     {sw.source}")
+    lines.append("  a value the scan cannot read (`keyword=...`) is a user's choice: listed, guarded as an option, "
+                 "not counted in the verdict")
+    return lines
+
+
 def explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, int]:
     """(text, exit status): 0 when the knowledge base knows the name, 1 when it does not."""
     text, status = _explain_name(name, torch_version)
@@ -235,6 +264,9 @@ def _explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, 
     pattern = _pattern(name, kb)
     if pattern is not None:
         return "\n".join(pattern), 0
+    switch = _implicit_switch(name, kb)
+    if switch is not None:
+        return "\n".join(switch), 0
     if not name.startswith(("torch.", "aten::")) and name != "torch":
         lines = _third_party(name, kb)
         if lines is not None:

@@ -404,9 +404,11 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
 # Advice and info repeat: every DataLoader gets the same pin_memory advice, every `.to(...)` in a loop the same
 # non_blocking note. Findings of one advice/info rule in one file become one finding with every line (`lines`,
 # `occurrences`). Blockers, manual and automatic changes stay one per place (each is a change to make).
-# Baselined and listed occurrences are never grouped together. A group takes the reach and guard of its member
-# that counts most (reached before unknown before unreached, unguarded before guarded), so it counts when any of
-# its places does.
+# Baselined and listed occurrences are never grouped together, nor occurrences whose guard excuses them (off the
+# path with the defaults, or guarded with a working fallback) with ones it does not: a group shows one status and
+# one reason, so `torch.xpu.*` calls in an XPU-only branch stay listed off the path with their why instead of
+# riding in a counted group of the same rule. A group takes the reach and guard of its member that counts most
+# (reached before unknown before unreached), so it counts when any of its places does.
 #
 # Ids: a group keeps the id of its first occurrence and lists every occurrence's id (`occurrences[].id`); the
 # occurrence ids are the per-place fingerprints of findings.fingerprint, unchanged. Baselines hold occurrence ids
@@ -450,7 +452,7 @@ def off_path_why(f: Finding, reason: str, product_eps: bool) -> str:
 def _group_key(f: Finding, baselined: bool):
     if f.severity not in GROUPED_SEVERITIES or f.api.startswith("project:"):
         return None
-    return (f.path, f.code, baselined)
+    return (f.path, f.code, baselined, excused(f))
 
 
 def group_findings(findings: Sequence[Finding], baselined: Sequence[bool],

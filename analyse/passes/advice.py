@@ -13,7 +13,10 @@ performance-advice:
   ``num_workers`` advice: the support list allows only ``num_workers=0`` for NPU data, and a documented
   limitation wins over tuning advice);
 * NPU803 ``.to(device)`` / ``.cuda()`` without ``non_blocking=True`` inside a
-  training loop (a loop whose body calls ``.backward()``);
+  training loop (a loop whose body calls ``.backward()``); not on copies to an accelerate
+  ``Accelerator``'s ``.device``: ``accelerator.prepare(loader)`` already puts every batch on the
+  device (``send_to_device``, asynchronous with ``DataLoaderConfiguration(non_blocking=True)``), so
+  ``batch.to(accelerator.device)`` copies nothing and ``non_blocking`` there changes nothing;
 * NPU804 ``DistributedDataParallel`` without ``bucket_cap_mb`` (facts: 500);
 * NPU805 DDP with gradient accumulation (``if step % n == 0: optimizer.step()``
   in a backward loop) and no ``no_sync()`` anywhere in the project;
@@ -41,6 +44,10 @@ from astroid import nodes
 
 from analyse.findings import Finding, Rule
 from analyse.passes import ModuleContext, Pass, ProjectContext, nodes_of, walk
+
+
+# accelerate's Accelerator (and its subclass for notebooks): prepared DataLoaders place batches on its .device
+ACCELERATORS = ("accelerate.Accelerator", "accelerate.accelerator.Accelerator")
 
 
 def _r(code, name, cat, summary, why, example, fix):
@@ -182,6 +189,10 @@ class PerformanceAdvicePass(Pass):
         "import torch\ntorch.autograd.set_detect_anomaly(False)\n",
         "import os\nos.environ['TASK_QUEUE_ENABLE'] = '1'\nfor x in loader:\n    x = x.to(device, non_blocking=True)\n"
         "    model(x).sum().backward()\n",
+        # accelerate's prepared loaders already put the batch on accelerator.device: no copy to advise on
+        "import os\nfrom accelerate import Accelerator\nos.environ['TASK_QUEUE_ENABLE'] = '1'\n"
+        "accelerator = Accelerator()\nloader = accelerator.prepare(loader)\nfor batch in loader:\n"
+        "    batch.to(accelerator.device)\n    accelerator.backward(model(batch).sum())\n",
     )
     INVALID = (
         "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8)  # expect: NPU802\n",
@@ -318,7 +329,7 @@ class PerformanceAdvicePass(Pass):
                 if not n.args and _kw(n, "device") is None:
                     continue
                 dev = n.args[0] if n.args else _kw(n, "device")
-                if not self._looks_like_device(r, dev) or len(n.args) > 2:
+                if not self._looks_like_device(r, dev) or len(n.args) > 2 or self._accelerator_device(r, dev):
                     continue
             elif len(n.args) > 1:
                 continue
@@ -334,6 +345,25 @@ class PerformanceAdvicePass(Pass):
                               f"`.{name}(...)` in the training loop copies without non_blocking=True; {p['advice']} "
                               "(with pin_memory=True in the DataLoader).",
                               replacement=repl if len(repl) < 160 else "non_blocking=True", confidence="medium")
+
+    @staticmethod
+    def _accelerator_device(r, node) -> bool:
+        """``<accelerate.Accelerator>.device``: where accelerate's prepared DataLoaders already put the batches."""
+        if not (isinstance(node, nodes.Attribute) and node.attrname == "device"):
+            return False
+        expr = node.expr
+        if (r.type_of(expr) or "") in ACCELERATORS:
+            return True
+        if not isinstance(expr, nodes.Name):
+            return False
+        try:
+            _scope, assigns = expr.lookup(expr.name)
+        except Exception:  # astroid raises a few kinds on odd scopes
+            return False
+        values = [a.parent.value for a in assigns
+                  if isinstance(a, nodes.AssignName) and isinstance(a.parent, nodes.Assign)]
+        return bool(values) and len(values) == len(assigns) and all(
+            isinstance(v, nodes.Call) and r.call_target(v) in ACCELERATORS for v in values)
 
     @staticmethod
     def _looks_like_device(r, node) -> bool:

@@ -438,10 +438,18 @@ class ImplicitGpuLibsPass(Pass):
         what = "the default of the option" if field_default else "the argument"
         msg = f"{what} `{sw.keyword}={shown}` makes {sw.via} use {sw.library} ({sw.feature}): {reason}."
         f = self._finding(ctx, sw, where, api, msg, severity=severity)
-        if on is None and f.guard is None:
+        if on is None:
             cond = _text(value_node, 80)
-            f = replace(f, guard={"kind": "option", "line": f.line, "fallback": True, "condition": cond},
-                        message=f"only when `{cond}` is true (a user's choice): {msg}")
+            # the value is the user's: say which values switch it on, and keep the choice rather than
+            # writing one literal over it (`mixed_precision=args.mixed_precision` -> "bf16" would turn a
+            # user's "no" into bf16)
+            when = " or ".join(repr(v) for v in sw.values) if sw.values else ("true" if sw.on else "false")
+            guard = f.guard or {"kind": "option", "line": f.line, "fallback": True, "condition": cond}
+            f = replace(f, guard=guard,
+                        message=f"only when `{cond}` is {when} (a user's choice): {msg}",
+                        replacement=(f"keep the option; on an NPU choose another value than {when} ({sw.replacement})"
+                                     if sw.values else
+                                     f"keep the option; on an NPU leave it {not sw.on} ({sw.replacement})"))
         return f
 
     @staticmethod

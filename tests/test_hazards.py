@@ -96,3 +96,25 @@ def test_cpu_fallback_is_ranked_by_call_sites(tmp_path):
     assert {ln for f in fallbacks for ln in f.get("lines", [f["line"]])} == {3, 5}
     kb = load_knowledge("2.13.0")
     assert "stft" not in kb.cpu_fallback_ops and "exp" not in kb.cpu_fallback_ops  # composite / has a kernel
+
+
+def test_dtype_hazard_severity_follows_where_the_dtype_breaks(tmp_path):
+    """An fp64 tensor that the call's own API creates or casts to is a downstream hazard (advice), so a library
+    function that builds an fp64 schedule is not unsupported; a whole-model cast, a new default dtype and the
+    narrow unsigned / fp8 types are changes to make (manual)."""
+    from analyse.modes import run_script
+
+    (tmp_path / "t.py").write_text(
+        "import torch\n"
+        "betas = torch.linspace(0.0001, 0.02, 1000, dtype=torch.float64)\n"
+        "y = betas.double()\n"
+        "model = torch.nn.Linear(2, 2).double()\n"
+        "torch.set_default_dtype(torch.float64)\n"
+        "u = torch.ones(2, dtype=torch.uint32)\n")
+    report = run_script([tmp_path], load_knowledge("2.13.0"))
+    sev = {}
+    for f in report["findings"]:
+        for o in (f.get("occurrences") or [f]):
+            if f["code"] == "NPU204" or "NPU204" in f.get("codes", ()):
+                sev[o["line"]] = f["severity"]
+    assert sev == {2: "advice", 3: "advice", 4: "manual", 5: "manual", 6: "manual"}

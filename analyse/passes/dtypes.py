@@ -119,6 +119,29 @@ def _site_fact(kb, api: Optional[str], short: str) -> str:
     return f"`{api}` itself does not list {short} (it supports {', '.join(allowed)}){hw}"
 
 
+# fp64 and complex tensors exist on Atlas A2/A3 and a minority of ops take them; the narrow unsigned and fp8 types
+# are (nearly) unsupported, so they always need a change
+_PARTLY = {"fp64", "complex64", "complex128"}
+_CASTS = {"to", "type", "double", "cdouble"}
+
+
+def _site_takes(kb, api: Optional[str], short: str, call: nodes.Call) -> bool:
+    """True when the hazard is downstream, not at this call: an fp64 / complex tensor that the call's own API creates
+    or casts to on the NPU (its support list accepts the dtype, or documents no dtype list). A cast of a tensor
+    (``x.double()``, ``x.to(torch.float64)``) works: its list names the input dtypes it casts from. A whole module
+    cast (``model.double()``) or a new default dtype changes every op, so it stays a change to make."""
+    if short not in _PARTLY or not api or api.startswith("torch.nn.Module.") or api == "torch.set_default_dtype":
+        return False
+    method = call.func.attrname if isinstance(call.func, nodes.Attribute) else None
+    if api.startswith("torch.Tensor.") and method in _CASTS:
+        return True
+    info = kb.api(api)
+    if info is None or info.status == "unsupported":
+        return False
+    lists = [c for c in info.checks if c.get("kind") == "dtype" and c.get("allowed") and not c.get("when")]
+    return not lists or any(short in c["allowed"] for c in lists)
+
+
 def _chip_fact(kb, short: str) -> str:
     f = dtype_facts(kb, short)
     parts = []
@@ -180,8 +203,12 @@ class DtypeHazardPass(Pass):
             msg = (f"`{shown}` ({short}) on an Ascend NPU (torch_npu {ctx.kb.torch_npu_version}): "
                    + (site + "; " if site else "") + _chip_fact(ctx.kb, short) + ". Ops without it fail, compute in "
                    "float32 or fall back to the CPU; keep this dtype on the CPU or change it.")
+            sev = "advice" if _site_takes(ctx.kb, api, short, call) else "manual"
+            if sev == "advice":
+                msg += (" The call itself works on the NPU; the ops that later consume the tensor decide (and a "
+                        "tensor that stays on the CPU is not affected).")
             yield ctx.finding(self.rule("NPU204"), call, api or shown, msg, replacement=_replacement(call, shown, short),
-                              confidence="medium", evidence="knowledge")
+                              severity=sev, confidence="medium", evidence="knowledge")
         del r
 
     def _hazard(self, ctx, call: nodes.Call) -> Optional[Tuple[str, str, Optional[str]]]:

@@ -266,7 +266,7 @@ def test_each_key_part_invalidates(tmp_path, kb, count_parses, monkeypatch, part
     if part == "version":
         monkeypatch.setattr("analyse.__version__", "999.0")
     elif part == "package":
-        monkeypatch.setattr(cache_mod, "package_fingerprint", lambda: "a development change")
+        monkeypatch.setattr(cache_mod, "package_fingerprint", lambda memo=None: "a development change")
     elif part == "knowledge":
         run_kb = load_knowledge("2.1.0")
         assert run_kb.identifier != kb.identifier
@@ -287,7 +287,7 @@ def test_package_fingerprint_follows_source_and_data(tmp_path, monkeypatch):
     (data / "facts.yaml").write_text("a: 1\n")
     monkeypatch.setattr(cache_mod, "_PKG", pkg)
     monkeypatch.setattr("analyse.paths.data_dir", lambda: data)
-    fp = cache_mod.package_fingerprint.__wrapped__
+    fp = cache_mod._package_fingerprint
     first = fp()
     (pkg / "mod.py").write_text("X = 2\n")
     second = fp()

@@ -16,7 +16,7 @@ kept in one SQLite database (:class:`Cache`), written in transactions,
 so concurrent runs sharing one cache never see a half-written entry; an
 unreadable or foreign entry is a miss. The cache is bounded: when it grows
 over ``max_bytes`` the least recently used entries (by the time of their last
-hit) are deleted.
+hit, to the hour: :attr:`Cache.REFRESH_S`) are deleted.
 
 **Data, not code.** An entry is JSON text (:func:`encode` / :func:`decode`): plain values, tagged tuples,
 sets and dicts, and the few dataclasses the cache's user names (``types``), rebuilt field by field and
@@ -139,6 +139,16 @@ def _memo_key(sigs: list) -> str:
     return digest("tool-files", _MEMO_VERSION, FORMAT, *("\0".join(map(str, s)) for s in sigs))
 
 
+def fingerprint_memo_key() -> Optional[str]:
+    """The key of the memo entry for the tool files as they are now (None where nothing is memoised)."""
+    if os.name != "posix":
+        return None
+    try:
+        return _memo_key([_stat_sig(root, p, os.stat(p)) for root, p in _tool_files()])
+    except OSError:   # a file that cannot be stat'ed (it is left out of the hash): no memo
+        return None
+
+
 def _memo_ok(entry: dict) -> bool:
     d = entry.get("digest")
     return (isinstance(d, str) and len(d) == 40 and all(c in "0123456789abcdef" for c in d)
@@ -147,27 +157,22 @@ def _memo_ok(entry: dict) -> bool:
 
 def _package_fingerprint(memo: Optional["Cache"] = None) -> str:
     global FINGERPRINT_SOURCE
-    files = _tool_files()
-    if memo is not None and os.name != "posix":
+    key = fingerprint_memo_key() if memo is not None else None
+    if key is None:
         memo = None
-    if memo is not None:
-        try:
-            sigs = [_stat_sig(root, p, os.stat(p)) for root, p in files]
-        except OSError:   # a file that cannot be stat'ed (it is left out of the hash): no memo
-            memo = None
-        else:
-            own = memo if memo.plain else Cache(memo.directory, plain=True)
-            entry = own.get(_memo_key(sigs), check=_memo_ok)
-            if own is not memo:
-                own.close()
-            if entry is not None:
-                FINGERPRINT_SOURCE = "memo"
-                return entry["digest"]
+    else:
+        own = memo if memo.plain else Cache(memo.directory, plain=True)
+        entry = own.get(key, check=_memo_ok)
+        if own is not memo:
+            own.close()
+        if entry is not None:
+            FINGERPRINT_SOURCE = "memo"
+            return entry["digest"]
     h = hashlib.blake2b(digest_size=20)
     sigs = []
     complete = True
     settled = time.time_ns() - _RACY_NS   # files changed after this are too fresh to memoise (see below)
-    for root, p in files:
+    for root, p in _tool_files():
         try:
             with open(p, "rb") as fh:
                 st = os.fstat(fh.fileno())   # the signature of the very file read: a later write changes it
@@ -573,6 +578,9 @@ class Cache:
     FLUSH_ENTRIES = 64
     FLUSH_BYTES = 16 * 1024 * 1024
     TIMEOUT_S = 60.0
+    # A hit refreshes an entry's last-use time only when it is older than this: eviction needs no finer
+    # order, and a run whose hits were all used recently (a whole-report hit run again) writes nothing.
+    REFRESH_S = 3600.0
 
     def __init__(self, directory: Path, max_bytes: int = DEFAULT_MAX_BYTES, types=(),
                  check: Optional[Callable[[dict], bool]] = None, plain: bool = False):
@@ -591,7 +599,7 @@ class Cache:
         self._pid = None
         self._pending: dict = {}      # key -> encoded entry, written at the next flush
         self._pending_bytes = 0
-        self._used: set = set()       # keys read in this run: their last-use time is refreshed at the flush
+        self._used: set = set()       # keys read in this run, last used over REFRESH_S ago: refreshed at the flush
 
     # ------------------------------------------------------------------ connection
     def _connect(self, create: bool):
@@ -696,6 +704,7 @@ class Cache:
         """The entry stored under *key*, or None (a miss: absent, unreadable, of the wrong shape, refused by
         *check*, or by the cache's own check when *check* is not given)."""
         data = self._pending.get(key)
+        stale = False
         if data is None:
             db = self._connect(create=False)
             if db is None:
@@ -703,13 +712,14 @@ class Cache:
             import sqlite3
 
             try:
-                row = db.execute("SELECT data FROM entries WHERE key = ?", (key,)).fetchone()
+                row = db.execute("SELECT data, used FROM entries WHERE key = ?", (key,)).fetchone()
             except sqlite3.Error:
                 self.usable = False
                 return None
             if row is None:
                 return None
             data = row[0]
+            stale = not isinstance(row[1], (int, float)) or time.time() - row[1] > self.REFRESH_S
         try:
             if self.plain:
                 entry = json.loads(bytes(data).decode("ascii"))
@@ -722,7 +732,8 @@ class Cache:
                 return None
         except Exception:  # truncated, foreign, of another shape (RecursionError included): a miss
             return None
-        self._used.add(key)   # least recently *used* goes first when evicting
+        if stale:   # least recently *used* goes first when evicting
+            self._used.add(key)
         self.hits += 1
         return entry
 

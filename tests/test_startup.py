@@ -205,3 +205,33 @@ def test_warm_run_imports_no_astroid_networkx_nor_jinja2(tmp_path):
     assert "astroid" in cold and "networkx" in cold   # the cold run analyses and builds the call graph
     assert json.loads(runs[1].stdout)["summary"]["from_cache"] is True
     assert warm.split(" SOURCE ")[0].split() == ["MODULES"]   # none of the three
+
+
+def test_a_hit_on_a_recently_used_entry_writes_nothing(tmp_path):
+    """A whole-report hit run again within the hour is a read-only run (no transaction, no checkpoint)."""
+    c = Cache(tmp_path, plain=True)
+    c.put("a" * 40, {"v": 1})
+    c.put("b" * 40, {"v": 2})
+    c.close()
+    db = tmp_path / cache_mod.FORMAT / Cache.FILE
+    import sqlite3
+
+    def used():
+        con = sqlite3.connect(str(db))
+        try:
+            return dict(con.execute("SELECT key, used FROM entries"))
+        finally:
+            con.close()
+
+    recent = time.time() - 60
+    old = time.time() - 2 * Cache.REFRESH_S
+    con = sqlite3.connect(str(db), isolation_level=None)
+    con.execute("UPDATE entries SET used = ? WHERE key = ?", (recent, "a" * 40))
+    con.execute("UPDATE entries SET used = ? WHERE key = ?", (old, "b" * 40))
+    con.close()
+    c = Cache(tmp_path, plain=True)
+    assert c.get("a" * 40)["v"] == 1 and c.get("b" * 40)["v"] == 2
+    c.close()
+    after = used()
+    assert after["a" * 40] == recent        # used a minute ago: left as it is
+    assert after["b" * 40] > old + Cache.REFRESH_S   # used two hours ago: refreshed

@@ -4,7 +4,8 @@ One entry per analysed Python file, named by a hash of
 
 * the file's bytes, its path relative to the analysed root and its module name,
 * the *run key*: the tool version, a hash of the package's own source and data
-  files (any development change invalidates everything), the knowledge-base id,
+  files (any development change invalidates everything; the hash itself is kept in
+  the cache, keyed by those files' stat signatures: :func:`package_fingerprint`), the knowledge-base id,
   the target torch / torch_npu versions, the analysis mode, the passes that run,
   the options that change results (probe results, thirdparty reports), and the
   Python and astroid versions.

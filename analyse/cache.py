@@ -4,7 +4,8 @@ One entry per analysed Python file, named by a hash of
 
 * the file's bytes, its path relative to the analysed root and its module name,
 * the *run key*: the tool version, a hash of the package's own source and data
-  files (any development change invalidates everything), the knowledge-base id,
+  files (any development change invalidates everything; the hash itself is kept in
+  the cache, keyed by those files' stat signatures: :func:`package_fingerprint`), the knowledge-base id,
   the target torch / torch_npu versions, the analysis mode, the passes that run,
   the options that change results (probe results, thirdparty reports), and the
   Python and astroid versions.
@@ -16,7 +17,7 @@ kept in one SQLite database (:class:`Cache`), written in transactions,
 so concurrent runs sharing one cache never see a half-written entry; an
 unreadable or foreign entry is a miss. The cache is bounded: when it grows
 over ``max_bytes`` the least recently used entries (by the time of their last
-hit) are deleted.
+hit, to the hour: :attr:`Cache.REFRESH_S`) are deleted.
 
 **Data, not code.** An entry is JSON text (:func:`encode` / :func:`decode`): plain values, tagged tuples,
 sets and dicts, and the few dataclasses the cache's user names (``types``), rebuilt field by field and
@@ -81,41 +82,130 @@ def file_digest(path) -> str:
         return "unreadable"
 
 
-@lru_cache(maxsize=None)
-def package_fingerprint() -> str:
-    """Hash of the package's own Python sources and shipped data files."""
+# The package fingerprint of this process (computed once; forked workers inherit it).
+_FINGERPRINT: Optional[str] = None
+# What the last computation did: "memo" (taken from the cache's memo entry), "hashed" (files read), or "" (not yet).
+FINGERPRINT_SOURCE = ""
+_MEMO_VERSION = "1"
+_RACY_NS = 2_000_000_000   # a tool file changed less than this before it was hashed is not memoised
+
+
+def package_fingerprint(memo: Optional["Cache"] = None) -> str:
+    """Hash of the package's own Python sources and shipped data files (about 9 MB: a few hundredths of a
+    second of CPU), computed once per process.
+
+    With *memo* (the run's cache), the hash is memoised in the cache folder, keyed by every file's stat
+    signature (:func:`_memo_key`): a run whose tool files are all unchanged stats them and reads one entry
+    instead of reading them (a whole-report hit reads nothing of the tool's own). See :func:`_memo_key`
+    for why that is safe."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        _FINGERPRINT = _package_fingerprint(memo)
+    return _FINGERPRINT
+
+
+def _tool_files() -> list:
+    """(root, path) of every file the fingerprint hashes, in hashing order."""
     from analyse.paths import data_dir
 
-    h = hashlib.blake2b(digest_size=20)
     roots = [_PKG]
     try:
         roots.append(data_dir())
     except FileNotFoundError:  # pragma: no cover - incomplete installation
         pass
+    out = []
     for root in roots:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
             for f in sorted(filenames):
                 if f.endswith((".pyc", ".pyo")) or f.startswith("."):
                     continue
-                p = Path(dirpath) / f
-                try:
-                    data = p.read_bytes()
-                except OSError:
-                    continue
-                h.update(p.relative_to(root).as_posix().encode())
-                h.update(len(data).to_bytes(8, "little"))
-                h.update(data)
-    return h.hexdigest()
+                out.append((root, Path(dirpath) / f))
+    return out
 
 
-def run_key(kb, mode: str, pass_names: Iterable[str], options: Iterable = ()) -> str:
-    """Everything besides the file itself that the per-file results depend on."""
+def _stat_sig(root: Path, path: Path, st) -> tuple:
+    return (str(root), path.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
+            st.st_dev)
+
+
+def _memo_key(sigs: list) -> str:
+    """The memo entry's key: every tool file's (root, relative path, size, mtime, ctime, inode, device).
+
+    Safe: any write to a file changes its ctime (status-change time), which no user can set (``touch`` and
+    ``os.utime`` set only the access and modification times), so content changed with its modification
+    time restored (``cp -p``, ``tar``, a checkout) still gives another key; a file replaced by another
+    (rename, a new checkout) has another inode; a file added or removed changes the list. Only where ctime
+    means that (POSIX): elsewhere (Windows, where it is the creation time) nothing is memoised."""
+    return digest("tool-files", _MEMO_VERSION, FORMAT, *("\0".join(map(str, s)) for s in sigs))
+
+
+def fingerprint_memo_key() -> Optional[str]:
+    """The key of the memo entry for the tool files as they are now (None where nothing is memoised)."""
+    if os.name != "posix":
+        return None
+    try:
+        return _memo_key([_stat_sig(root, p, os.stat(p)) for root, p in _tool_files()])
+    except OSError:   # a file that cannot be stat'ed (it is left out of the hash): no memo
+        return None
+
+
+def _memo_ok(entry: dict) -> bool:
+    d = entry.get("digest")
+    return (isinstance(d, str) and len(d) == 40 and all(c in "0123456789abcdef" for c in d)
+            and set(entry) == {"key", "digest"})
+
+
+def _package_fingerprint(memo: Optional["Cache"] = None) -> str:
+    global FINGERPRINT_SOURCE
+    key = fingerprint_memo_key() if memo is not None else None
+    if key is None:
+        memo = None
+    else:
+        own = memo if memo.plain else Cache(memo.directory, plain=True)
+        entry = own.get(key, check=_memo_ok)
+        if own is not memo:
+            own.close()
+        if entry is not None:
+            FINGERPRINT_SOURCE = "memo"
+            return entry["digest"]
+    h = hashlib.blake2b(digest_size=20)
+    sigs = []
+    complete = True
+    settled = time.time_ns() - _RACY_NS   # files changed after this are too fresh to memoise (see below)
+    for root, p in _tool_files():
+        try:
+            with open(p, "rb") as fh:
+                st = os.fstat(fh.fileno())   # the signature of the very file read: a later write changes it
+                data = fh.read()
+        except OSError:
+            complete = False
+            continue
+        sigs.append(_stat_sig(root, p, st))
+        h.update(p.relative_to(root).as_posix().encode())
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    value = h.hexdigest()
+    FINGERPRINT_SOURCE = "hashed"
+    # Racy files (as git calls them): file systems stamp times from a coarse clock, so a second write in the
+    # same tick as the one before the read (ctime unchanged, mtime restored) would go unseen; a memo is
+    # written only when every file's last change is older than that.
+    if memo is not None and complete and all(sig[4] < settled for sig in sigs):
+        own = memo if memo.plain else Cache(memo.directory, plain=True)
+        own.put(_memo_key(sigs), {"digest": value})
+        if own is not memo:
+            own.close()
+    return value
+
+
+def run_key(kb, mode: str, pass_names: Iterable[str], options: Iterable = (), memo: Optional["Cache"] = None) -> str:
+    """Everything besides the file itself that the per-file results depend on (*memo*: the cache that
+    memoises :func:`package_fingerprint`)."""
     import astroid
 
     from analyse import __version__
 
-    return digest(FORMAT, __version__, package_fingerprint(), getattr(kb, "identifier", ""),
+    return digest(FORMAT, __version__, package_fingerprint(memo), getattr(kb, "identifier", ""),
                   getattr(kb, "torch_version", ""), getattr(kb, "torch_npu_version", ""), mode,
                   ",".join(pass_names), repr(tuple(options)), sys.version_info[:2], astroid.__version__)
 
@@ -489,6 +579,9 @@ class Cache:
     FLUSH_ENTRIES = 64
     FLUSH_BYTES = 16 * 1024 * 1024
     TIMEOUT_S = 60.0
+    # A hit refreshes an entry's last-use time only when it is older than this: eviction needs no finer
+    # order, and a run whose hits were all used recently (a whole-report hit run again) writes nothing.
+    REFRESH_S = 3600.0
 
     def __init__(self, directory: Path, max_bytes: int = DEFAULT_MAX_BYTES, types=(),
                  check: Optional[Callable[[dict], bool]] = None, plain: bool = False):
@@ -507,7 +600,7 @@ class Cache:
         self._pid = None
         self._pending: dict = {}      # key -> encoded entry, written at the next flush
         self._pending_bytes = 0
-        self._used: set = set()       # keys read in this run: their last-use time is refreshed at the flush
+        self._used: set = set()       # keys read in this run, last used over REFRESH_S ago: refreshed at the flush
 
     # ------------------------------------------------------------------ connection
     def _connect(self, create: bool):
@@ -608,8 +701,11 @@ class Cache:
             self._types = tuple(self._types())
         return tuple(self._types)
 
-    def get(self, key: str) -> Optional[dict]:
+    def get(self, key: str, check: Optional[Callable[[dict], bool]] = None) -> Optional[dict]:
+        """The entry stored under *key*, or None (a miss: absent, unreadable, of the wrong shape, refused by
+        *check*, or by the cache's own check when *check* is not given)."""
         data = self._pending.get(key)
+        stale = False
         if data is None:
             db = self._connect(create=False)
             if db is None:
@@ -617,13 +713,14 @@ class Cache:
             import sqlite3
 
             try:
-                row = db.execute("SELECT data FROM entries WHERE key = ?", (key,)).fetchone()
+                row = db.execute("SELECT data, used FROM entries WHERE key = ?", (key,)).fetchone()
             except sqlite3.Error:
                 self.usable = False
                 return None
             if row is None:
                 return None
             data = row[0]
+            stale = not isinstance(row[1], (int, float)) or time.time() - row[1] > self.REFRESH_S
         try:
             if self.plain:
                 entry = json.loads(bytes(data).decode("ascii"))
@@ -631,11 +728,13 @@ class Cache:
                 entry = decode(data, self.types())
             if not isinstance(entry, dict) or entry.get("key") != key:
                 return None
-            if self._check is not None and not self._check(entry):
+            check = check if check is not None else self._check
+            if check is not None and not check(entry):
                 return None
         except Exception:  # truncated, foreign, of another shape (RecursionError included): a miss
             return None
-        self._used.add(key)   # least recently *used* goes first when evicting
+        if stale:   # least recently *used* goes first when evicting
+            self._used.add(key)
         self.hits += 1
         return entry
 
@@ -835,12 +934,13 @@ def _stat_part(tag: str, path: Path) -> bytes:
     return f"{tag}{st.st_mode}:{st.st_size}:{st.st_mtime_ns}".encode()
 
 
-def report_key(state: str, *parts) -> str:
+def report_key(state: str, *parts, memo: Optional["Cache"] = None) -> str:
     """Key of a whole report: the tool, its sources and data, Python and astroid, the tree's
-    :func:`tree_state` and *parts* (mode, inputs, the effective configuration, option files)."""
+    :func:`tree_state` and *parts* (mode, inputs, the effective configuration, option files). *memo*: the
+    cache that memoises :func:`package_fingerprint`."""
     from analyse import __version__
 
-    return digest("report", FORMAT, __version__, package_fingerprint(), sys.version_info[:2], _astroid_version(),
+    return digest("report", FORMAT, __version__, package_fingerprint(memo), sys.version_info[:2], _astroid_version(),
                   state, *parts)
 
 

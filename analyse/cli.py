@@ -303,7 +303,8 @@ def _cached_report(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opt
                   and isinstance(e.get("rules"), list), plain=True)
     state = tree_state(inputs, admit=_report_admit(opts.get("output"), policy))
     key = report_key(state, mode, [os.path.realpath(p) for p in inputs], list(paths), repr(sorted(cfg.values.items())),
-                     str(cfg.base), bool(opts.get("show_suppressed")), [(f, file_digest(f)) for f in extra_files])
+                     str(cfg.base), bool(opts.get("show_suppressed")), [(f, file_digest(f)) for f in extra_files],
+                     memo=cache)
     entry = cache.get(key)
     cache.close()   # no connection stays open while the analysis forks its workers (the put reopens one)
     return cache, key, entry

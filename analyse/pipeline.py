@@ -756,7 +756,8 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
 
     # ---- 1. hash (and look up)
     cache = open_cache(settings.cache_dir) if settings.cache_dir is not None else None
-    rkey = run_key(kb, mode, [p.name for p in passes], tuple(settings.options) + (want_summaries,)) if cache else ""
+    rkey = run_key(kb, mode, [p.name for p in passes], tuple(settings.options) + (want_summaries,),
+                   memo=cache) if cache else ""
     tasks: Dict[str, _Task] = {}
     order: List[str] = []
     texts: Dict[str, bytes] = {}

@@ -1007,10 +1007,17 @@ class FunctionLocator:
         return module_fn
 
 
+# findings on an API that runs on an NPU, where only an argument needs the change: the function runs once it
+# is made (``torch.load`` without ``map_location`` fails only for a checkpoint saved on a GPU)
+_CHANGE_ONLY = {"NPU009"}
+
+
 def classify(f) -> Optional[str]:
     """The status a finding gives the function it sits in (None: no effect)."""
     if f.category == "unknown-api":
         return "unknown"
+    if f.code in _CHANGE_ONLY:
+        return "needs-migration"
     if f.severity in ("blocker", "manual") and f.category in ("unsupported-api", "third-party", "cuda-extension", "cuda-api"):
         return "unsupported"
     if f.severity == "auto" or (f.severity == "manual" and f.category == "distributed"):

@@ -136,6 +136,22 @@ QLIB = {
 
         def prefetch(A, device):
             lib.cprefetch(ct.c_void_p(A.data_ptr()), ct.c_size_t(A.nbytes), ct.c_int32(device))
+
+
+        def dequantize_opt(A, absmax, out=None):
+            if out is not None:
+                torch.ops.qlib.dequant.out(A, absmax, out=out)
+            else:
+                out = torch.ops.qlib.dequant.default(A, absmax)
+            return out
+
+
+        def dequantize_scaled(A, absmax):
+            return dequantize_opt(A, absmax) * 2
+
+
+        def dequantize_to(A, absmax, buf):
+            return dequantize_opt(A, absmax, out=buf)
     """,
     "ops/__init__.py": "",
     "ops/common.py": """
@@ -232,6 +248,21 @@ def test_cuda_only_registrations_stay_unsupported(report):
     assert f["code"] == "NPU505" and f["severity"] == "blocker" and "cpu, cuda only" in f["message"]
     f = next(f for f in report["findings"] if f["api"] == "torch.ops.qlib.fused")
     assert "cuda only" in f["message"]
+
+
+def test_optional_out_overload_is_the_callers_choice(report):
+    # bitsandbytes dequantize_4bit / gemv_4bit: the CUDA-only ``.out`` overload runs only under
+    # ``if out is not None:`` with ``out=None`` by default; the default overload has a "default" kernel
+    d = _fn(report, "qlib.functional.dequantize_opt")
+    assert d is not None and d["status"] == "conditional", d
+    assert d["reasons"] == ["torch.ops.qlib.dequant.out"]
+    assert d["conditions"] == ["only when a caller sets `out is not None` (off by default, functional.py:43)"]
+    # callers inside the library inherit the choice (never unsupported by default); the call site is not
+    # read in library mode, so a caller that passes a buffer is conditional too (script mode reads it)
+    for fn in ("dequantize_scaled", "dequantize_to"):
+        d = _fn(report, f"qlib.functional.{fn}")
+        assert d is not None and d["status"] == "conditional", (fn, d)
+        assert d["reasons"] == ["torch.ops.qlib.dequant.out"]
 
 
 def test_ctypes_native_library_calls_are_compiled_code(report):

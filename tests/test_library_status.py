@@ -392,3 +392,22 @@ def test_cu_symlink_leaving_the_tree_is_not_followed(tmp_path, kb):
     rep = analyse_library([lib], kb)
     assert [e["kind"] for e in rep["errors"] if e["path"] == "k.cu"] == ["io"]
     assert "secret_kernel" not in json.dumps(rep)
+
+
+def test_load_without_map_location_needs_a_change_not_unsupported(tmp_path, kb):
+    # accelerate's Accelerator.load_state: `torch.load(input_scaler_file)` runs on an NPU; only a checkpoint
+    # saved on a GPU needs `map_location` (NPU009), so the function needs migration, it is not unsupported
+    from analyse.library import analyse_library
+
+    lib = tmp_path / "ckptlib"
+    lib.mkdir()
+    (lib / "__init__.py").write_text("")
+    (lib / "ckpt.py").write_text(
+        "import torch\n\n\ndef load_state(path):\n    return torch.load(path)\n\n\n"
+        "def resume(path):\n    return load_state(path)\n\n\n"
+        "def capability():\n    return torch.cuda.get_device_capability()\n")
+    rep = analyse_library([lib], kb)
+    assert [f["code"] for f in rep["findings"] if f["line"] == 5] == ["NPU009"]
+    for q in ("ckptlib.ckpt.load_state", "ckptlib.ckpt.resume"):
+        assert _fn(rep, q)["status"] == "needs-migration", q
+    assert _fn(rep, "ckptlib.ckpt.capability")["status"] == "unsupported"

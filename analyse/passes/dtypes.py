@@ -182,6 +182,8 @@ class DtypeHazardPass(Pass):
         "import torch\nx = torch.zeros(3, dtype=torch.float32)\ny = x.to(torch.bfloat16).float()\n",
         "import numpy as np\na = np.zeros(3, dtype=np.float64)\n",
         "import torch\nprint(torch.float64)\nok = x.dtype == torch.float64\n",
+        "import torch\nstep = torch.tensor(0.0, device='cpu', dtype=torch.float64)\n",
+        "import torch\nstep = init_scalar(device=torch.device('cpu'), dtype=torch.float64)\n",
     )
     INVALID = (
         "import torch\nx = torch.zeros(3, dtype=torch.float64)  # expect: NPU204\n",
@@ -196,7 +198,7 @@ class DtypeHazardPass(Pass):
             if in_log_or_docstring(call):
                 continue
             hit = self._hazard(ctx, call)
-            if hit is None:
+            if hit is None or _on_cpu(r, call):
                 continue
             short, shown, api = hit
             site = _site_fact(ctx.kb, api, short)
@@ -244,6 +246,17 @@ class DtypeHazardPass(Pass):
                 api = f"torch.nn.Module.{method}"
             return short, f".{method}()", api
         return None
+
+
+def _on_cpu(r, call: nodes.Call) -> bool:
+    """The call names the CPU as its device (``device='cpu'``, ``torch.device('cpu')``): the tensor never reaches the
+    NPU, so its dtype is no hazard there (an optimizer's fp64 step counter kept on the CPU)."""
+    for kw in call.keywords or ():
+        if kw.arg == "device":
+            vals = r.strings(kw.value) if not isinstance(kw.value, nodes.Call) else \
+                (r.strings(kw.value.args[0]) if kw.value.args else None)
+            return bool(vals) and all(v == "cpu" for v in vals)
+    return False
 
 
 def _dtype(r, node) -> Optional[str]:

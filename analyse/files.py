@@ -92,7 +92,7 @@ def read_regular_file(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise NotRegularFile(_file_kind(st.st_mode))
+            raise NotRegularFile(file_kind(st.st_mode))
         if st.st_size > limit:
             raise FileTooLarge(st.st_size, limit)
         chunks = []
@@ -122,7 +122,8 @@ class FileTooLarge(Exception):
         self.limit = limit
 
 
-def _file_kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a path that is not a regular file is, in words (for one-line messages)."""
     if stat.S_ISFIFO(mode):
         return "a FIFO"
     if stat.S_ISCHR(mode):
@@ -271,7 +272,7 @@ def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError]
             if not wanted(name):
                 continue
             if not stat.S_ISREG(est.st_mode):
-                err(rel, f"not read: {_file_kind(est.st_mode)} is not a regular file")
+                err(rel, f"not read: {file_kind(est.st_mode)} is not a regular file")
                 continue
             files.append((rel, real, via_link or is_link))
         stack.extend(reversed(subdirs))
@@ -342,5 +343,5 @@ def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
             seen.add(key)
             out.append((path, path, rel, module_name_for(path, path) if path.suffix == ".py" else rel))
         else:
-            errors.append(AnalysisError(label, "io", f"not read: {_file_kind(st.st_mode)} is not a regular file"))
+            errors.append(AnalysisError(label, "io", f"not read: {file_kind(st.st_mode)} is not a regular file"))
     return out

@@ -25,6 +25,8 @@ import stat
 from pathlib import Path
 from typing import Any, Union
 
+from analyse.files import file_kind
+
 MAX_DEPTH = 100
 MAX_JSON_BYTES = 256 * 1024 * 1024   # reports of very large trees; baselines and the others use their own caps
 MAX_TOML_BYTES = 4 * 1024 * 1024
@@ -43,20 +45,6 @@ class BadSyntax(InputError):
         self.detail = detail
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
-
-
 def read_bytes(path: Union[str, Path], what: str, limit: int = MAX_TEXT_BYTES) -> bytes:
     """The bytes of the regular file *path* (at most *limit*). *what* names it in messages ("baseline")."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
@@ -67,7 +55,7 @@ def read_bytes(path: Union[str, Path], what: str, limit: int = MAX_TEXT_BYTES) -
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise InputError(f"cannot read {what} {path}: {_kind(st.st_mode)}, not a regular file")
+            raise InputError(f"cannot read {what} {path}: {file_kind(st.st_mode)}, not a regular file")
         if st.st_size > limit:
             raise InputError(f"{what} {path} is larger than {limit} bytes")
         chunks = []

@@ -7,11 +7,11 @@ import io
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Dict, List, Optional
 
 from analyse import __version__
+from analyse.atomic import write_atomic
 from analyse.migrate.plan import Migration
 
 CHANGES_SCHEMA_VERSION = 1
@@ -114,21 +114,7 @@ def change_list_csv(doc: dict) -> str:
 # ------------------------------------------------------------------ writing files
 def _replace_file(path: Path, data: bytes) -> None:
     """Atomic per file, keeping the file's permission bits."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".migrate", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        try:
-            shutil.copymode(path, tmp)
-        except OSError:
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(path, data, suffix=".migrate", keep_mode=True)
 
 
 def git_dirty(paths: List[Path]) -> Optional[str]:

@@ -494,6 +494,68 @@ def test_placeholder_from_a_try_import_does_not_guard_a_later_unconditional_call
     assert sev[13] == "advice"      # tested first: the fallback runs
 
 
+def test_placeholder_used_in_a_method_keeps_the_import_guard(tmp_path, kb):
+    """A wrapper class whose methods call the optional library runs only when a caller builds it; when no
+    reached code names it (exported for callers that pick it), the placeholder rule does not turn its uses
+    into counted failures: the import guard with its fallback stands (timm's ApexScaler shape, #20)."""
+    from analyse.modes import run_script
+
+    root = _project(tmp_path, {
+        "train.py": """
+            import argparse
+            import torch
+            from lossutil import PlainScaler
+
+            parser = argparse.ArgumentParser()
+            parser.add_argument('--clip', type=float, default=None)
+
+
+            def main():
+                args = parser.parse_args()
+                scaler = PlainScaler()
+                scaler(torch.zeros(1, requires_grad=True).sum(), None)
+
+
+            if __name__ == '__main__':
+                main()
+        """,
+        "lossutil.py": """
+            try:
+                from apex import amp
+            except ImportError:
+                amp = None
+
+
+            class FusedLossScaler:
+                def __call__(self, loss, optimizer):
+                    with amp.scale_loss(loss, optimizer) as scaled:
+                        scaled.backward()
+
+                def load(self, state):
+                    amp.load_state_dict(state)
+
+
+            class PlainScaler:
+                def __call__(self, loss, optimizer):
+                    loss.backward()
+
+
+            def scale_now(loss, optimizer):
+                return amp.scale_loss(loss, optimizer)
+        """,
+    })
+    rep = run_script([root], kb)
+    by_line = {f["line"]: f for f in rep["findings"]
+               if f["path"] == "lossutil.py" and f["api"].startswith("apex.amp.")}
+    # inside the wrapper's methods the import guard (with its fallback) stands: advice, not a manual change
+    # (was: "except branch ... without a fallback", manual and counted); both uses share one finding
+    assert by_line[9]["severity"] == "advice", by_line[9]
+    assert "with a fallback" in by_line[9]["message"]
+    assert by_line[9]["lines"] == [9, 13]
+    assert by_line[22]["severity"] == "manual"    # a module-level function calls the placeholder: rule kept
+    assert rep["summary"]["verdict"]["manual_changes"] == 0
+
+
 def test_a_fallback_that_needs_a_gpu_only_library_is_no_fallback(tmp_path, kb):
     from analyse.modes import run_script
 

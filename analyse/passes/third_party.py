@@ -118,6 +118,24 @@ def _placeholder_fallback(defs, name: str) -> bool:
     return False
 
 
+def _in_other_method(node, defs) -> bool:
+    """*node* sits in a method of a class (at any depth) that does not also hold the import: the method runs
+    only when a caller builds the class and calls it, and that caller is where the optional library is chosen
+    (timm's ``ApexScaler``, built only where apex AMP is picked), so its placeholder use keeps the import guard
+    (#20). A module-level function or the import's own scope keeps the placeholder rule."""
+    import_scopes = {id(d.scope()) for d in defs}
+    cur, seen_def = node.parent, False
+    while cur is not None and not isinstance(cur, nodes.Module):
+        if id(cur) in import_scopes:
+            return False        # same scope as the import: the try / except and the use run together
+        if isinstance(cur, nodes.FunctionDef):
+            seen_def = True
+        elif isinstance(cur, nodes.ClassDef) and seen_def:
+            return True
+        cur = cur.parent
+    return False
+
+
 def import_guard(node) -> Optional[Guard]:
     """How *node* (an import) is guarded: None when not inside ``try`` with an ImportError handler."""
     cur, parent = node, node.parent
@@ -497,8 +515,10 @@ class ThirdPartyPass(Pass):
         call = parent if isinstance(parent, nodes.Call) and parent.func is node else None
         suffix = ""
         if guard is not None and guard.fallback and isinstance(root, nodes.Name) \
-                and _placeholder_fallback(defs, root.name) and guard_of(node, tree_memo(node.root())) is None:
-            # `except ImportError: fn = None` then an unconditional `fn(...)`: the placeholder is called (#20)
+                and _placeholder_fallback(defs, root.name) and guard_of(node, tree_memo(node.root())) is None \
+                and not _in_other_method(node, defs):
+            # `except ImportError: fn = None` then an unconditional `fn(...)`: the placeholder is called (#20);
+            # not in a method of a wrapper class, which runs only where a caller builds it
             guard = Guard(fallback=False, line=guard.line)
         if guard is not None:
             sev = _DOWNGRADE[sev] if guard.fallback else sev

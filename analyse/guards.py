@@ -50,6 +50,7 @@ from astroid import nodes
 
 from analyse import conditions as C
 from analyse.conditions import build as build_condition
+from analyse.conditions.build import dotted_name as _dotted, leaf_name as _leaf
 from analyse.conditions import classify as classify_condition
 from analyse.syntax import own_bindings
 
@@ -134,35 +135,6 @@ def _text(node, limit: int = 80) -> str:
         return ""
     s = " ".join(s.split())
     return s if len(s) <= limit else s[: limit - 3] + "..."
-
-
-def _dotted(node) -> str:
-    """``a.b.c`` for Name/Attribute chains (calls are looked through: ``platform.system()`` -> ``platform.system``)."""
-    parts = []
-    cur = node
-    while True:
-        if isinstance(cur, nodes.Attribute):
-            parts.append(cur.attrname)
-            cur = cur.expr
-        elif isinstance(cur, nodes.Name):
-            parts.append(cur.name)
-            break
-        elif isinstance(cur, nodes.Call):
-            cur = cur.func
-        else:
-            parts.append("?")
-            break
-    return ".".join(reversed(parts))
-
-
-def _leaf(node) -> str:
-    if isinstance(node, nodes.Attribute):
-        return node.attrname
-    if isinstance(node, nodes.Name):
-        return node.name
-    if isinstance(node, nodes.Call):
-        return _leaf(node.func)
-    return ""
 
 
 def _root_name(node) -> str:

@@ -60,7 +60,8 @@ def _text(node, limit: int = 100) -> str:
     return got if len(got) <= limit else got[: limit - 3] + "..."
 
 
-def _dotted(node) -> str:
+def dotted_name(node) -> str:
+    """``a.b.c`` for Name/Attribute chains (calls are looked through: ``platform.system()`` -> ``platform.system``)."""
     parts = []
     cur = node
     while True:
@@ -78,14 +79,18 @@ def _dotted(node) -> str:
     return ".".join(reversed(parts))
 
 
-def _leaf(node) -> str:
+def leaf_name(node) -> str:
+    """The last name of a Name/Attribute chain (``torch.cuda.is_available()`` -> ``is_available``)."""
     if isinstance(node, nodes.Attribute):
         return node.attrname
     if isinstance(node, nodes.Name):
         return node.name
     if isinstance(node, nodes.Call):
-        return _leaf(node.func)
+        return leaf_name(node.func)
     return ""
+
+
+_dotted, _leaf = dotted_name, leaf_name
 
 
 def _str(node) -> Optional[str]:

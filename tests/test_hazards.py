@@ -70,7 +70,7 @@ def test_new_libraries_have_npu_answers():
     table = lib_table(kb)
     for name, lib_id in [("tinycudann", "tiny-cuda-nn"), ("nvdiffrast.torch", "nvdiffrast"),
                          ("MinkowskiEngine", "minkowski-engine"), ("megablocks.layers.moe", "megablocks"),
-                         ("torchao.float8", "torchao-float8"), ("flashinfer", "flashinfer"),
+                         ("torchao.float8.convert_to_float8_training", "torchao-float8"), ("flashinfer", "flashinfer"),
                          ("causal_conv1d", "causal-conv1d"), ("pytorch3d.ops.knn_points", "pytorch3d-cuda")]:
         hit = table.match(name)
         assert hit is not None, name
@@ -78,6 +78,7 @@ def test_new_libraries_have_npu_answers():
         assert entry.id == lib_id
         assert entry.replacement and "torch" in entry.replacement
     assert table.match("pytorch3d.transforms") is None  # pure-Python parts run on the NPU
+    assert table.match("torchao.float8.Float8LinearConfig")[0].id == "torchao"  # a config class, no fp8 kernel
 
 
 def test_cpu_fallback_is_ranked_by_call_sites(tmp_path):

@@ -411,3 +411,28 @@ def test_load_without_map_location_needs_a_change_not_unsupported(tmp_path, kb):
     for q in ("ckptlib.ckpt.load_state", "ckptlib.ckpt.resume"):
         assert _fn(rep, q)["status"] == "needs-migration", q
     assert _fn(rep, "ckptlib.ckpt.capability")["status"] == "unsupported"
+
+
+def test_isinstance_against_a_library_that_imports_on_npu_is_not_unsupported(tmp_path, kb):
+    # accelerate's utils.bnb.has_4bit_bnb_layers, utils.ao.has_ao_layers and AORecipeKwargs.__post_init__:
+    # a lazy import plus isinstance() or a config object runs on an NPU host; the fp8 conversion does not (#20)
+    from analyse.library import analyse_library
+
+    lib = tmp_path / "quantlib"
+    lib.mkdir()
+    (lib / "__init__.py").write_text("")
+    (lib / "layers.py").write_text(
+        "def has_4bit(model):\n    import bitsandbytes as bnb\n\n"
+        "    return any(isinstance(m, bnb.nn.Linear4bit) for m in model.modules())\n\n\n"
+        "def has_fp8(model):\n    from torchao.float8.float8_linear import Float8Linear\n\n"
+        "    return any(isinstance(m, Float8Linear) for m in model.modules())\n\n\n"
+        "def recipe():\n    from torchao.float8 import Float8LinearConfig\n\n"
+        "    return Float8LinearConfig(pad_inner_dim=True)\n\n\n"
+        "def to_fp8(model):\n    from torchao.float8 import convert_to_float8_training\n\n"
+        "    return convert_to_float8_training(model)\n")
+    rep = analyse_library([lib], kb)
+    for q in ("quantlib.layers.has_4bit", "quantlib.layers.has_fp8", "quantlib.layers.recipe"):
+        fn = _fn(rep, q)
+        assert fn is None or fn["status"] not in ("unsupported", "conditional"), (q, fn)
+    assert _fn(rep, "quantlib.layers.to_fp8")["status"] == "unsupported"
+    assert _fn(rep, "quantlib.layers.to_fp8")["reasons"] == ["torchao.float8.convert_to_float8_training"]

@@ -99,3 +99,52 @@ def test_malformed_data_raises(kb):
     del bad["meta"]
     with pytest.raises(ThirdPartyDataError, match="meta"):
         parse_libs(bad)
+
+
+def test_type_probe_of_a_library_that_imports_on_npu_is_not_a_use(tmp_path, kb):
+    # accelerate's has_4bit_bnb_layers / has_ao_layers: a lazy import, then isinstance() against a library class.
+    # bitsandbytes and torchao import on an Ascend host; comparing types runs none of their kernels (#20)
+    fs = _run(tmp_path, kb,
+              "def has_quantised(model):\n"
+              "    import bitsandbytes as bnb\n"
+              "    from torchao.float8.float8_linear import Float8Linear\n"
+              "    return any(isinstance(m, (bnb.nn.Linear4bit, Float8Linear)) or issubclass(type(m), bnb.nn.Linear8bitLt)\n"
+              "               for m in model.modules())\n"
+              "def swap(model):\n"
+              "    import bitsandbytes as bnb\n"
+              "    from torchao.float8 import convert_to_float8_training\n"
+              "    convert_to_float8_training(model)\n"
+              "    return bnb.nn.Linear8bitLt(4, 4), bnb.optim.Adam8bit(model.parameters())\n")
+    got = [(f.line, f.code, f.severity, f.api) for f in fs]
+    assert got == [(2, "NPU401", "advice", "bitsandbytes"),
+                   (3, "NPU401", "advice", "torchao.float8.float8_linear.Float8Linear"),
+                   (7, "NPU401", "advice", "bitsandbytes"),
+                   (8, "NPU401", "advice", "torchao.float8.convert_to_float8_training"),
+                   (9, "NPU402", "blocker", "torchao.float8.convert_to_float8_training"),
+                   (10, "NPU402", "blocker", "bitsandbytes.nn.Linear8bitLt"),
+                   (10, "NPU402", "blocker", "bitsandbytes.optim.Adam8bit")]
+    assert "imports on an Ascend host" in fs[0].message
+
+
+def test_type_probe_of_a_library_whose_import_fails_on_npu_keeps_the_finding(tmp_path, kb):
+    # transformer_engine does not import without CUDA: the import fails before any isinstance() runs
+    fs = _run(tmp_path, kb,
+              "import transformer_engine.pytorch as te\n"
+              "def has_te(model):\n"
+              "    return any(isinstance(m, te.Linear) for m in model.modules())\n")
+    assert [(f.line, f.code, f.severity) for f in fs] == [(1, "NPU401", "blocker"), (3, "NPU402", "blocker")]
+
+
+def test_torchao_config_classes_are_not_float8_kernels(tmp_path, kb):
+    # accelerate's AORecipeKwargs.__post_init__ builds a Float8LinearConfig: a dataclass, no fp8 matmul
+    fs = _run(tmp_path, kb,
+              "from torchao.float8 import Float8LinearConfig\n"
+              "cfg = Float8LinearConfig(pad_inner_dim=True)\n")
+    assert [(f.line, f.code, f.severity) for f in fs] == [(1, "NPU401", "info"), (2, "NPU402", "info")]
+
+
+def test_imports_on_npu_must_be_a_bool(kb):
+    doc = copy.deepcopy(kb.data_file("third_party_libs.yaml"))
+    doc["libraries"][0]["imports_on_npu"] = "yes"
+    with pytest.raises(ThirdPartyDataError, match="imports_on_npu must be a bool"):
+        parse_libs(doc)

@@ -32,6 +32,7 @@ class LibEntry:
     excludes: Tuple[str, ...] = ()
     params: Tuple[Tuple[str, str], ...] = ()
     attention: Optional[str] = None
+    imports_on_npu: bool = False   # importing the module succeeds on an Ascend host (only some calls fail)
 
 
 @dataclass(frozen=True)
@@ -118,10 +119,12 @@ def parse_libs(doc) -> LibTable:
         _req(isinstance(params, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in params.items()),
              w, "params must map argument name -> string")
         _req(e.get("attention") in (None, "dense", "varlen", "xformers"), w, "attention must be dense, varlen or xformers")
+        _req(isinstance(e.get("imports_on_npu", False), bool), w, "imports_on_npu must be a bool")
         entry = LibEntry(id=e["id"], library=e["library"], modules=tuple(e["modules"]), severity=e["severity"],
                          reason=e["reason"].strip(), replacement=" ".join(e["replacement"].split()), source=e["source"],
                          evidence=e.get("evidence", "inferred"), excludes=tuple(e.get("excludes") or ()),
-                         params=tuple(params.items()), attention=e.get("attention"))
+                         params=tuple(params.items()), attention=e.get("attention"),
+                         imports_on_npu=e.get("imports_on_npu", False))
         for m in entry.modules:
             _req(m not in by_prefix and m not in stars, w, f"module {m!r} listed twice")
             _req(all(p.isidentifier() for p in m.rstrip("*").split(".")), w, f"module {m!r} is not a dotted name")

@@ -170,6 +170,20 @@ def _type_checking_only(node, r) -> bool:
     return False
 
 
+_IMPORTS_ON_NPU = (" The module imports on an Ascend host; the calls that need CUDA are reported where they are"
+                   " made.")
+
+
+def _type_probe(node) -> bool:
+    """True when *node* is the class argument of ``isinstance(x, C)`` / ``issubclass(x, C)``
+    (also one element of a tuple there): a type comparison, which runs none of the class's code."""
+    cur, parent = node, node.parent
+    if isinstance(parent, nodes.Tuple) and cur in parent.elts:
+        cur, parent = parent, parent.parent
+    return (isinstance(parent, nodes.Call) and isinstance(parent.func, nodes.Name)
+            and parent.func.name in ("isinstance", "issubclass") and len(parent.args) == 2 and parent.args[1] is cur)
+
+
 def _arg(call: nodes.Call, pos: int, name: str):
     for kw in call.keywords or ():
         if kw.arg == name:
@@ -429,6 +443,10 @@ class ThirdPartyPass(Pass):
         for q in quals:
             info = self._lookup(ctx, table, q)
             if info is not None:
+                e = info.get("entry")
+                if e is not None and e.imports_on_npu and info["severity"] in ("blocker", "manual"):
+                    # the import succeeds on an Ascend host; the calls that need CUDA are reported where they are made
+                    info = dict(info, severity="advice", reason=info["reason"] + _IMPORTS_ON_NPU)
                 hits.append((q, info))
         if not hits:
             return None
@@ -490,6 +508,9 @@ class ThirdPartyPass(Pass):
             return None
         if is_probe(node):
             return None  # `if apex is not None:` tests whether the library is installed; it does not use it
+        entry0: Optional[LibEntry] = info["entry"]
+        if entry0 is not None and entry0.imports_on_npu and _type_probe(node):
+            return None  # isinstance(m, bnb.nn.Linear4bit) compares types; the library imports on an NPU host
         if q == "triton" or q.startswith("triton."):
             return None  # kernels, launches and Triton settings are graded by the triton pass; the import says how to install it
         # the import that binds the root name

@@ -136,14 +136,27 @@ def children(pid: int) -> List[int]:
     return out
 
 
+def terminal_signals():
+    """In a child: the signal dispositions a command started from a terminal has. A runner that started this suite
+    with SIGHUP or SIGINT ignored (nohup, a background job) would hand that on, and a run rightly keeps a signal that
+    was ignored when it started."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 class Run:
     """A command line in its own session; its stdout is read to EOF in a thread (as `| cat` would)."""
 
     def __init__(self, args: List[str], cwd: Path, env: Dict[str, str] = None, preexec=None):
+        def child_setup():
+            terminal_signals()
+            if preexec is not None:
+                preexec()
+
         self.proc = subprocess.Popen([sys.executable, "-m", "analyse"] + [str(a) for a in args], cwd=cwd,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                                      env={**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)},
-                                     preexec_fn=preexec)
+                                     preexec_fn=child_setup)
         self.pgid = self.proc.pid
         self.stdout_eof = threading.Event()
         self.stderr = b""
@@ -237,7 +250,8 @@ def test_piped_output_ends_after_timeout_sends_sigint(tmp_path):
     shell = (f"timeout -s INT 6 {sys.executable} -m analyse script {tree} -q --no-cache -j 2 -o {tmp_path / 'o'}"
              " | cat; echo rc=${PIPESTATUS[0]}")
     proc = subprocess.Popen(["bash", "-c", shell], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tmp_path)
+                            start_new_session=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tmp_path,
+                            preexec_fn=terminal_signals)
     try:
         stdout, _stderr = proc.communicate(timeout=90)
         assert stdout.strip() in ("rc=124", "rc=130"), stdout   # 124: timeout's own code for a run it ended

@@ -95,15 +95,7 @@ def read_regular_file(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
             raise NotRegularFile(file_kind(st.st_mode))
         if st.st_size > limit:
             raise FileTooLarge(st.st_size, limit)
-        chunks = []
-        left = limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
+        data = read_capped(fd, limit)
         if len(data) > limit:
             raise FileTooLarge(len(data), limit)
         return data
@@ -120,6 +112,19 @@ class FileTooLarge(Exception):
         super().__init__(f"{size} bytes exceeds the {limit}-byte limit")
         self.size = size
         self.limit = limit
+
+
+def read_capped(fd: int, limit: int) -> bytes:
+    """At most *limit* + 1 bytes from an open file descriptor (one byte over tells the caller it is too large)."""
+    chunks = []
+    left = limit + 1
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def file_kind(mode: int) -> str:

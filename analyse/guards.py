@@ -50,6 +50,7 @@ from astroid import nodes
 
 from analyse import conditions as C
 from analyse.conditions import build as build_condition
+from analyse.conditions.build import IMPORT_ERRORS, handler_catches_import  # noqa: F401 (re-exported)
 from analyse.conditions.build import dotted_name as _dotted, leaf_name as _leaf
 from analyse.conditions import classify as classify_condition
 from analyse.syntax import own_bindings
@@ -57,8 +58,6 @@ from analyse.syntax import own_bindings
 GUARD_KINDS = ("import-fallback", "availability-check", "device-branch", "option", "version-check",
                "platform-check")
 
-IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError",
-                 "AttributeError"}
 DEVICE_WORDS = {"cuda", "cpu", "gpu", "npu", "mps", "xla", "xpu", "hpu", "meta", "nccl", "gloo", "hccl"}
 OPTION_ROOTS = {"args", "opt", "opts", "option", "options", "cfg", "config", "conf", "configs", "hparams", "hp",
                 "params", "flags", "FLAGS", "settings", "kwargs", "cmd_args", "parsed_args", "arguments", "hyp",
@@ -155,18 +154,6 @@ def _strings(node):
 
 def _is_none(node) -> bool:
     return isinstance(node, nodes.Const) and node.value is None
-
-
-def handler_catches_import(h: nodes.ExceptHandler) -> bool:
-    if h.type is None:
-        return True
-    names = []
-    for n in ([h.type] if not isinstance(h.type, nodes.Tuple) else h.type.elts):
-        if isinstance(n, nodes.Name):
-            names.append(n.name)
-        elif isinstance(n, nodes.Attribute):
-            names.append(n.attrname)
-    return any(x in IMPORT_ERRORS for x in names)
 
 
 def _only_raises(body) -> bool:

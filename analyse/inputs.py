@@ -25,7 +25,7 @@ import stat
 from pathlib import Path
 from typing import Any, Union
 
-from analyse.files import file_kind
+from analyse.files import file_kind, read_capped
 
 MAX_DEPTH = 100
 MAX_JSON_BYTES = 256 * 1024 * 1024   # reports of very large trees; baselines and the others use their own caps
@@ -58,19 +58,11 @@ def read_bytes(path: Union[str, Path], what: str, limit: int = MAX_TEXT_BYTES) -
             raise InputError(f"cannot read {what} {path}: {file_kind(st.st_mode)}, not a regular file")
         if st.st_size > limit:
             raise InputError(f"{what} {path} is larger than {limit} bytes")
-        chunks = []
-        left = limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
+        data = read_capped(fd, limit)
     except OSError as exc:
         raise InputError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     if len(data) > limit:
         raise InputError(f"{what} {path} is larger than {limit} bytes")
     return data

@@ -133,6 +133,8 @@ def test_portable_kernel_behind_cuda_check_with_torch_fallback(tmp_path, kb):
     assert _got(res) == [(6, "NPU506", "manual"), (15, "NPU506", "manual")]
     launch = res.findings[1]
     assert launch.guard is not None and launch.guard["kind"] == "device-branch"
+    # off the path without transfer_to_npu (x.is_cuda is false on an NPU tensor), a portable kernel on it with it
+    assert launch.guard["on_path"] == {"transfer_to_npu": "on", "no_transfer": "off"}
 
 
 def test_tile_over_unified_buffer_and_2d_grid(tmp_path, kb):

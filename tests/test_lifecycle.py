@@ -244,10 +244,12 @@ def test_no_process_of_the_run_outlives_it(tmp_path, how, expected):
 
 
 def test_piped_output_ends_after_timeout_sends_sigint(tmp_path):
-    """The issue's reproduction: `timeout -s INT 6 npu-analyse script <big tree> -q | cat` must return."""
+    """The issue's reproduction (`timeout -s INT 6 npu-analyse script <big tree> -q | cat`) must return."""
     _need_two_cpus()
-    tree = big_tree(tmp_path / "proj")
-    shell = (f"timeout -s INT 6 {sys.executable} -m analyse script {tree} -q --no-cache -j 2 -o {tmp_path / 'o'}"
+    # the run must outlast the timeout on an idle machine too (400 files took under 6 s there): a larger tree and
+    # a 2-second timeout, so that `timeout` is what ends it
+    tree = big_tree(tmp_path / "proj", files=1200)
+    shell = (f"timeout -s INT 2 {sys.executable} -m analyse script {tree} -q --no-cache -j 2 -o {tmp_path / 'o'}"
              " | cat; echo rc=${PIPESTATUS[0]}")
     proc = subprocess.Popen(["bash", "-c", shell], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tmp_path,

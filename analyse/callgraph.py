@@ -195,6 +195,10 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     for name, defs in tree.locals.items():
         s.top_names.add(name)
         targets = set()
+        # a module-level def or class of the same name (`def get_dataloaders` rebound to a mock under a test-only
+        # `if`): the name is not an alias of the other target alone
+        own_def = any(isinstance(d, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef))
+                      and d.parent is tree for d in defs)
         for d in defs:
             t = None
             if isinstance(d, (nodes.Import, nodes.ImportFrom)):
@@ -211,7 +215,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                         s.ext_aliases[name] = ext
             if t and t != f"{modname}.{name}":
                 targets.add(t)
-        if len(targets) == 1:
+        if len(targets) == 1 and not own_def:
             s.bindings[name] = targets.pop()
     for node in tree.body:
         stmts = [node]
@@ -614,6 +618,13 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
             value = r.assigned_value(defs[0])
             if _is_partial_call(value, r):
                 q = r.qualname(value.args[0])
+    if q is None and isinstance(func, nodes.Name):
+        # a module-level def rebound under a condition (`if TESTING: get_dataloaders = mocked_dataloaders`):
+        # the name is ambiguous for the resolver, but the def is what runs with the defaults
+        top = [d for d in func.root().locals.get(func.name, ())
+               if isinstance(d, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef))]
+        if len(top) == 1 and func.scope() is not func.root() and func.name not in func.scope().locals:
+            q = top[0].qname()
     if q is not None:
         add((caller, line, K_NAME, q, ""))
     elif isinstance(func, nodes.Attribute):

@@ -87,6 +87,8 @@ class Finding:
     # "replacement", "superseded"?}); empty when one rule reported the place
     also: Tuple[dict, ...] = field(default=(), compare=False)
     base_message: str = field(default="", compare=False, repr=False)   # the leader's own message before merging
+    # report.group_findings: the other files of a finding grouped across files (its ``locations``)
+    other_paths: Tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:

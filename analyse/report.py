@@ -55,7 +55,7 @@ def verdict(findings: Sequence[Finding], files_analysed: int) -> dict:
     blocker_apis = Counter(f.api for f in findings if f.severity == "blocker")
     effort = grade(blockers, len(manual_apis), manual, auto)
     parts: List[str] = []
-    files = len({f.path for f in findings})
+    files = len({p for f in findings for p in (f.path, *f.other_paths)})
     if not findings:
         parts.append(f"Nothing in the {files_analysed} analysed file(s) needs changing for an Ascend NPU.")
     else:
@@ -434,11 +434,14 @@ def off_path_why(f: Finding, reason: str, product_eps: bool) -> str:
         g = f.guard or {}
         cond = g.get("condition")
         where = f" at line {g['line']}" if g.get("line") else ""
+        if g.get("choice") and cond:
+            return f"runs only when a user chooses `{cond}`{where}; the default is not visible to the analysis"
         return f"guarded by `{cond}`{where} with a working fallback" if cond else OFF_PATH_TEXT["guarded"] + where
     if reason == "off-by-default":
         cond = (f.guard or {}).get("condition")
         where = f" (line {f.guard['line']})" if (f.guard or {}).get("line") else ""
-        return (f"runs only when `{cond}`{where}, which is false on an NPU host with the defaults" if cond
+        dflt = f" ({f.guard['default']})" if (f.guard or {}).get("default") else ""
+        return (f"runs only when `{cond}`{where}, which is false on an NPU host with the defaults{dflt}" if cond
                 else OFF_PATH_TEXT["off-by-default"] + where)
     if reason == "unreached":
         return OFF_PATH_TEXT["unreached"].format(scope="product entry point" if product_eps else "entry point")
@@ -449,47 +452,88 @@ def off_path_why(f: Finding, reason: str, product_eps: bool) -> str:
     return OFF_PATH_TEXT.get(reason, reason).format(role=f.role or "product")
 
 
+def _choice(f: Finding) -> bool:
+    """Listed off the path because only a user's choice of a value runs it (``args.mixed_precision == 'fp8'``):
+    one fact about the option, however many places pass it on."""
+    return bool((f.guard or {}).get("choice")) and excused(f)
+
+
 def _group_key(f: Finding, baselined: bool):
-    if f.severity not in GROUPED_SEVERITIES or f.api.startswith("project:"):
+    if f.api.startswith("project:"):
         return None
-    return (f.path, f.code, baselined, excused(f))
+    if f.severity in GROUPED_SEVERITIES:
+        return (f.path, f.code, baselined, excused(f))
+    if _choice(f):
+        return (f.path, f.code, f.api, baselined, "choice")
+    return None
+
+
+def _project_key(ms: List[Finding], baselined: bool):
+    """Key of a file's group (or single finding) for merging the same advice across files: the same rule, APIs
+    and text, with the same status (baselined, excused, reached or not). Product files only: a
+    test's or an example's finding counts with its own file (role_counts_for)."""
+    head = ms[0]
+    if _group_key(head, baselined) is None or head.role not in (None, "product"):
+        return None
+    rank = min(REACH_RANK.get((m.reach or {}).get("status", "unreached"), 2) for m in ms)
+    # the replacement is left out: it is written from each call's own arguments, and each place keeps its own
+    # (occurrences[].replacement)
+    return (head.code, tuple(dict.fromkeys(m.api for m in ms)), head.message, head.severity,
+            baselined, any(excused(m) for m in ms), rank)
 
 
 def group_findings(findings: Sequence[Finding], baselined: Sequence[bool],
                    ep_members: Optional[Dict[str, List[int]]]):
-    """(findings, baselined flags, ep_members, extras) with the advice/info findings of one rule in one file merged
-    (see above). *findings* are sorted; the group sits where its first occurrence was. ``extras[i]`` holds the
-    report fields of a group (``lines``, ``occurrences``, ``apis``)."""
-    out: List[Finding] = []
-    flags: List[bool] = []
-    members: List[List[Finding]] = []
+    """(findings, baselined flags, ep_members, extras) with the advice/info findings of one rule in one file merged,
+    and then the same advice repeated in several product files merged (see above). *findings* are sorted; the group
+    sits where its first occurrence was. ``extras[i]`` holds the report fields of a group (``lines``,
+    ``occurrences``, ``apis``, and ``locations`` when it spans files)."""
+    # stage 1: one rule in one file
+    groups: List[List[int]] = []
     slot: Dict[tuple, int] = {}
-    new_of: Dict[int, int] = {}
     for i, f in enumerate(findings):
         key = _group_key(f, baselined[i])
         if key is not None and key in slot:
-            j = slot[key]
-            members[j].append(f)
-            new_of[i] = j
+            groups[slot[key]].append(i)
             continue
         if key is not None:
-            slot[key] = len(out)
-        new_of[i] = len(out)
-        out.append(f)
-        flags.append(baselined[i])
-        members.append([f])
-    extras: Dict[int, dict] = {}
-    for j, ms in enumerate(members):
-        if len(ms) < 2:
+            slot[key] = len(groups)
+        groups.append([i])
+    # stage 2: the same finding text in several files (each file keeps its lines)
+    merged: List[List[int]] = []
+    slot2: Dict[tuple, int] = {}
+    for g in groups:
+        key = _project_key([findings[i] for i in g], baselined[g[0]])
+        if key is not None and key in slot2:
+            merged[slot2[key]].extend(g)
             continue
+        if key is not None:
+            slot2[key] = len(merged)
+        merged.append(list(g))
+    merged.sort(key=lambda g: g[0])
+    out: List[Finding] = []
+    flags: List[bool] = []
+    new_of: Dict[int, int] = {}
+    extras: Dict[int, dict] = {}
+    for j, g in enumerate(merged):
+        for i in g:
+            new_of[i] = j
+        ms = [findings[i] for i in g]
         head = ms[0]
+        flags.append(baselined[g[0]])
+        if len(ms) < 2:
+            out.append(head)
+            continue
         # the group counts when any of its places does: it takes the reach and guard of the place that counts most
         best = min(ms, key=lambda m: (excused(m), REACH_RANK.get((m.reach or {}).get("status", "unreached"), 2)))
+        paths = list(dict.fromkeys(m.path for m in ms))
         occ = []
         extra_msgs: List[str] = []
         apis_seen = {head.api}
         for m in ms:
             o = {"id": m.id, "line": m.line, "column": m.column, "api": m.api, "snippet": m.snippet}
+            if len(paths) > 1:
+                o = {"path": m.path, **o}
             if m.message != head.message:
                 o["message"] = m.message
                 # another API's own facts join the message; the same API's wording for another expression
@@ -502,20 +546,36 @@ def group_findings(findings: Sequence[Finding], baselined: Sequence[bool],
             if m.guard != best.guard:
                 o["guard"] = m.guard   # each place keeps the condition it runs under
             occ.append(o)
-        lines = sorted({m.line for m in ms})
+        lines = sorted({m.line for m in ms if m.path == head.path})
         apis = list(dict.fromkeys(m.api for m in ms))
         extras[j] = {"lines": lines, "occurrences": occ}
+        if len(paths) > 1:
+            extras[j]["locations"] = [{"path": p, "lines": sorted({m.line for m in ms if m.path == p})}
+                                      for p in paths]
         if len(apis) > 1:
             extras[j]["apis"] = apis
         eps = list(dict.fromkeys(e for m in ms for e in ((m.reach or {}).get("entry_points") or ())))
         reach = dict(best.reach) if best.reach is not None else None
         if reach is not None and eps:
             reach["entry_points"] = eps
-        out[j] = replace(head, reach=reach, guard=best.guard,
-                         message=" ".join([head.message] + extra_msgs))
+        out.append(replace(head, reach=reach, guard=best.guard, other_paths=tuple(paths[1:]),
+                           message=" ".join([head.message] + extra_msgs)))
     if ep_members is not None:
         ep_members = {k: sorted({new_of[i] for i in v}) for k, v in ep_members.items()}
     return out, flags, ep_members, extras
+
+
+_PLACE_KEYS = ("id", "path", "line", "column", "api", "snippet", "message", "replacement", "guard")
+
+
+def places_of(d: dict) -> List[dict]:
+    """Each place of a report finding as a finding of its own (a group's ``occurrences``, with the place's own
+    file, line, API, text and guard), for consumers that act per place (migrate)."""
+    occ = [o for o in d.get("occurrences") or () if isinstance(o, dict)]
+    if len(occ) < 2:
+        return [d]
+    base = {k: v for k, v in d.items() if k not in ("occurrences", "lines", "locations", "apis", "end_line")}
+    return [{**base, **{k: o[k] for k in _PLACE_KEYS if k in o}} for o in occ]
 
 
 def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_npu_version: Optional[str],

@@ -283,3 +283,90 @@ def test_html_shows_counted_and_off_path_side_by_side(offpath, tmp_path):
     assert re.search(r'<tr class="offpath">.*?<td class="num"><b>' + str(off) + "</b>", panel, re.S)
     assert "no product entry point reaches this code" in panel
     assert "blockers counted" in html and "off the path, not counted" in html
+
+
+# --------------------------------------------------------------------------- the same advice in several files
+
+SCRIPT = """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def main():
+    loader = DataLoader(range(10), batch_size=2)
+    other = DataLoader(range(10), batch_size=2)
+    torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    main()
+"""
+# in each of a.py, b.py, c.py: lines 6, 7 NPU802 advice (with the NPU202 note); line 8 NPU001 auto
+
+
+@pytest.fixture
+def three(tmp_path):
+    p = tmp_path / "three"
+    p.mkdir()
+    for name in ("a.py", "b.py", "c.py"):
+        (p / name).write_text(SCRIPT)
+    o = tmp_path / "o3"
+    r = run("script", p, "-o", o, "--format", ALL, "-q", "--no-cache")
+    assert r.exit_code == 0, r.output
+    return p, o
+
+
+def test_the_same_advice_in_three_files_is_one_finding_in_every_format(three):
+    proj, out = three
+    report = report_of(out)
+    (g,) = [f for f in report["findings"] if f["code"] == "NPU802"]
+    assert (g["path"], g["line"], g["lines"]) == ("a.py", 6, [6, 7])
+    assert g["locations"] == [{"path": "a.py", "lines": [6, 7]}, {"path": "b.py", "lines": [6, 7]},
+                              {"path": "c.py", "lines": [6, 7]}]
+    assert [(o["path"], o["line"]) for o in g["occurrences"]] == [(f"{p}.py", n) for p in "abc" for n in (6, 7)]
+    assert sorted(g["reach"]["entry_points"]) == ["a.py", "b.py", "c.py"]
+    # changes stay one per place and file
+    assert sorted((f["path"], f["line"]) for f in report["findings"] if f["code"] == "NPU001") == \
+        [("a.py", 8), ("b.py", 8), ("c.py", 8)]
+    assert "in 3 of 3 file(s)" in report["summary"]["verdict"]["explanation"]
+    import jsonschema
+
+    jsonschema.validate(report, spec("report.schema.json"))
+    text = next(l for l in (out / "report.txt").read_text().splitlines() if "NPU802" in l)
+    assert "(6 places in 3 files: a.py:6, 7, b.py:6, 7, c.py:6, 7)" in text
+    rows = [r for r in csv.DictReader(io.StringIO((out / "report.csv").read_text())) if r["code"] == "NPU802"]
+    assert len(rows) == 1
+    # the path column's form (relative to where the tool runs) for the places in the other files
+    prefix = rows[0]["file"][:-len("a.py")]
+    assert rows[0]["lines"].split() == ["6", "7"] + [f"{prefix}{p}.py:{n}" for p in "bc" for n in (6, 7)]
+    sarif = json.loads((out / "report.sarif").read_text())
+    jsonschema.validate(sarif, spec("sarif-schema-2.1.0.json"))
+    (res,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "NPU802"]
+    assert len(res["locations"]) == 1
+    related = [(r["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-1],
+                r["physicalLocation"]["region"]["startLine"]) for r in res["relatedLocations"]]
+    assert related == [("a.py", 7), ("b.py", 6), ("b.py", 7), ("c.py", 6), ("c.py", 7)]
+    gitlab = [i for i in json.loads((out / "report.gitlab.json").read_text()) if i["check_name"] == "NPU802"]
+    assert len(gitlab) == 1 and "6 places in 3 files" in gitlab[0]["description"]
+
+
+def test_the_terminal_says_how_many_places_and_files(three):
+    proj, _out = three
+    r = CliRunner().invoke(cli, ["script", str(proj), "--format", "json", "-o", str(proj.parent / "o4"),
+                                 "--no-cache", "--no-color"], catch_exceptions=False, env={"COLUMNS": "160"})
+    assert "a.py:6 (6 places in 3 files) NPU802" in r.output
+
+
+def test_migrate_acts_at_every_place_of_a_group_across_files(tmp_path):
+    from analyse.report import places_of
+
+    g = {"id": "x1", "code": "NPU466", "severity": "blocker", "path": "a.py", "line": 3, "column": 0, "api": "k",
+         "message": "m", "lines": [3], "locations": [{"path": "a.py", "lines": [3]}, {"path": "b.py", "lines": [9]}],
+         "occurrences": [{"path": "a.py", "id": "x1", "line": 3, "column": 0, "api": "k", "snippet": "s"},
+                         {"path": "b.py", "id": "x2", "line": 9, "column": 4, "api": "k", "snippet": "t",
+                          "replacement": "r2"}]}
+    places = places_of(g)
+    assert [(p["path"], p["line"], p["id"], p.get("replacement")) for p in places] == \
+        [("a.py", 3, "x1", None), ("b.py", 9, "x2", "r2")]
+    assert all("occurrences" not in p and "locations" not in p for p in places)
+    assert places_of({"id": "y", "path": "c.py", "line": 1}) == [{"id": "y", "path": "c.py", "line": 1}]

@@ -190,7 +190,11 @@ def _reports(tmp_path):
     from analyse.knowledge import load_knowledge
     from analyse.modes import run_script
 
+    acc = run_script([ROOT / "tests" / "fixtures" / "accelerate_examples"], load_knowledge())
+    # only the findings grouped across files, so that the probe opens their detail rows (every place with its file)
+    acc["findings"] = [f for f in acc["findings"] if f.get("locations")]
     return {
+        "accelerate-groups": acc,
         "ddp-example": run_script([ROOT / "examples" / "ddp_torchrun"], load_knowledge()),
         "sam-like": _report_of(tmp_path, SAM_LIKE),
         "stress": _stress_report(),
@@ -203,7 +207,7 @@ def reports(tmp_path_factory):
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("name", ["ddp-example", "sam-like", "stress"])
+@pytest.mark.parametrize("name", ["ddp-example", "sam-like", "stress", "accelerate-groups"])
 def test_findings_table_fits_its_box(reports, tmp_path, name, width):
     report = reports[name]
     html = (write_reports(report, _rules(), tmp_path / "out", ["html"])["html"]).read_text(encoding="utf-8")
@@ -218,6 +222,23 @@ def test_sam_like_report_shows_counted_and_off_path_badges(reports):
     findings = reports["sam-like"]["findings"]
     assert any(f["counted"] for f in findings) and any(not f["counted"] for f in findings)
     assert all(f["off_path"]["why"] for f in findings if not f["counted"])
+
+
+def test_a_finding_grouped_across_files_shows_its_files(reports, tmp_path):
+    report = reports["accelerate-groups"]
+    assert len(report["findings"]) == 3   # NPU802, NPU466 and NPU710, each over several scripts
+    html = (write_reports(report, _rules(), tmp_path / "out", ["html"])["html"]).read_text(encoding="utf-8")
+    page = tmp_path / "groups.html"
+    page.write_text(html.replace("</body>", "<script>document.querySelector('#findings-body tr.row').click();"
+                                            "</script></body>"), encoding="utf-8")
+    dom = _chromium(["--window-size=1400,1200", "--dump-dom", page.as_uri()], tmp_path / "profile").stdout
+    text = re.sub(r"<[^>]+>", "", dom)
+    first = report["findings"][0]
+    n_places, n_files = len(first["occurrences"]), len(first["locations"])
+    assert f"+{n_places - 1} more places in {n_files - 1} more files" in text
+    assert f"Every place ({n_places} in {n_files} files)" in text
+    for loc in first["locations"]:
+        assert f"{loc['path']}:{loc['lines'][0]}" in text.replace("\u200b", "")
 
 
 def test_the_probe_sees_a_table_that_does_not_fit(reports, tmp_path):

@@ -10,6 +10,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 from analyse.migrate.pyedit import FileResult, Options, migrate_python, needs_parse
 from analyse.migrate.source import Left
 from analyse.migrate.textedit import DOCKER_FILES, MANIFESTS, migrate_text
+from analyse.report import places_of
 
 __all__ = ["Migration", "Options", "plan"]
 
@@ -63,10 +64,11 @@ def plan(report: dict, inputs: Sequence[Path], kb, opts: Options, *, admit: Opti
                     target={"torch_version": kb.torch_version, "torch_npu_version": kb.torch_npu_version})
     versions = versions if versions is not None else _versions(kb)
     by_path: Dict[str, List[dict]] = {}
-    for f in report.get("findings") or ():
-        if f.get("suppressed"):
+    for g in report.get("findings") or ():
+        if g.get("suppressed"):
             continue
-        by_path.setdefault(f["path"], []).append(f)
+        for f in places_of(g):   # a grouped finding acts at each of its places, in each of its files
+            by_path.setdefault(f["path"], []).append(f)
     entries = set()
     for ep in (report.get("summary") or {}).get("entry_points") or ():
         v = ep.get("verdict") or {}

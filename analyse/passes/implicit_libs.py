@@ -42,6 +42,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from astroid import nodes
 
+from analyse.conditions.build import value_of as option_value
 from analyse.findings import SEVERITIES, Finding, Rule
 from analyse.passes import ModuleContext, Pass, nodes_of
 
@@ -288,6 +289,27 @@ def value_of(node):
     return v
 
 
+def _choice_guard(sw: Switch, cond: str, line: int, default) -> dict:
+    """The guard of a place that needs the library only when a user picks a switching value: the condition
+    names the values (``args.mixed_precision == 'fp8'``); with a readable default that does not switch it on
+    the place is off the path with the defaults, otherwise it rests on the user's choice (``choice``)."""
+    if sw.values:
+        vals = [v for v in sw.values if not any(ch in v for ch in "*?[")] or list(sw.values)
+        test = f"{cond} == {vals[0]!r}" if len(vals) == 1 else f"{cond} in ({', '.join(repr(v) for v in vals)})"
+    else:
+        test = cond if sw.on else f"not {cond}"
+    g = {"kind": "option", "line": line, "fallback": True, "condition": test, "choice": True}
+    if default is not None and default.known:
+        g["on_path"] = {"transfer_to_npu": "off", "no_transfer": "off"}
+        g["by_default"] = "off"
+        g["unless"] = f"`{test}`"
+        if default.words:
+            g["default"] = default.words
+    else:
+        g["depends_on"] = f"depends on `{cond}` (a user option)"
+    return g
+
+
 def _text(node, limit: int = 60) -> str:
     try:
         s = " ".join(node.as_string().split())
@@ -444,7 +466,17 @@ class ImplicitGpuLibsPass(Pass):
             # writing one literal over it (`mixed_precision=args.mixed_precision` -> "bf16" would turn a
             # user's "no" into bf16)
             when = " or ".join(repr(v) for v in sw.values) if sw.values else ("true" if sw.on else "false")
-            guard = f.guard or {"kind": "option", "line": f.line, "fallback": True, "condition": cond}
+            default = option_value(value_node)
+            if not isinstance(value_node, (nodes.Name, nodes.Attribute, nodes.Subscript, nodes.Call)):
+                cond = f"({cond})"   # `(size if amp else 'no') == 'fp8'`, not `size if amp else ('no' == 'fp8')`
+            if default is not None and default.known and sw.switched_on(default.value):
+                # the option's own default switches it on: the default path needs the library
+                return replace(f, message=f"with {default.words or f'the default {default.value!r}'}: {msg}")
+            guard = _choice_guard(sw, cond, f.line, default)
+            if f.guard:   # under an enclosing condition too: both must hold
+                outer = f.guard.get("condition")
+                guard = {**f.guard, "choice": True,
+                         "condition": f"{outer} and {guard['condition']}" if outer else guard["condition"]}
             f = replace(f, guard=guard,
                         message=f"only when `{cond}` is {when} (a user's choice): {msg}",
                         replacement=(f"keep the option; on an NPU choose another value than {when} ({sw.replacement})"

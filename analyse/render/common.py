@@ -119,8 +119,46 @@ def other_lines(finding: dict) -> List[int]:
     return out
 
 
+def finding_paths(finding: dict) -> List[str]:
+    """Every file of a finding: its own ``path``, then the other files of a finding grouped across files
+    (``locations``)."""
+    out = [str(finding.get("path", ""))]
+    for loc in finding.get("locations") or ():
+        p = loc.get("path") if isinstance(loc, dict) else None
+        if p and str(p) not in out:
+            out.append(str(p))
+    return out
+
+
+def other_places(finding: dict) -> List[tuple]:
+    """(path, line) of every place of a grouped finding besides its own: its other lines in its file, then the
+    places in other files (``locations``)."""
+    own_path = str(finding.get("path", ""))
+    out = [(own_path, n) for n in other_lines(finding)]
+    for loc in finding.get("locations") or ():
+        if not isinstance(loc, dict) or str(loc.get("path", "")) == own_path:
+            continue
+        for x in loc.get("lines") or ():
+            try:
+                out.append((str(loc["path"]), int(x)))
+            except (TypeError, ValueError):
+                continue
+    return out
+
+
 def places_note(finding: dict, limit: int = 12) -> str:
-    """" (3 places in this file: lines 12, 40, 77)" for a grouped finding, else ""."""
+    """" (3 places in this file: lines 12, 40, 77)" for a grouped finding, " (23 places in 12 files: a.py:80, 100;
+    b.py:103 ...)" for one grouped across files, else ""."""
+    paths = finding_paths(finding)
+    if len(paths) > 1:
+        places = [(paths[0], finding.get("line"))] + other_places(finding)
+        parts: List[str] = []
+        last = None
+        for p, n in places[:limit]:
+            parts.append(f"{p}:{n}" if p != last else str(n))
+            last = p
+        shown = ", ".join(parts) + (f" and {len(places) - limit} more" if len(places) > limit else "")
+        return f" ({len(places)} places in {len(paths)} files: {shown})"
     more = other_lines(finding)
     if not more:
         return ""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import io
 
-from .common import RenderOptions, column1, one_line, sorted_findings, source_path
+from .common import RenderOptions, column1, one_line, other_places, sorted_findings, source_path
 
 COLUMNS = ("file", "line", "column", "api", "support_status", "suggestion", "code", "severity", "category",
            "message", "confidence", "id", "lines")
@@ -47,6 +47,16 @@ def _cell(value: object) -> str:
     return text
 
 
+def _lines(report: dict, f: dict) -> str:
+    """The ``lines`` column: the lines of a grouped finding in its file, then ``path:line`` for each place in
+    another file (a finding grouped across files)."""
+    own = [str(x) for x in f.get("lines") or ()]
+    others = [f"{source_path(report, p)}:{n}" for p, n in other_places(f) if p != f.get("path")]
+    if others and not own:
+        own = [str(f.get("line") or "")]
+    return " ".join(own + others)
+
+
 def render_csv(report: dict, options: RenderOptions) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -56,5 +66,5 @@ def render_csv(report: dict, options: RenderOptions) -> str:
             source_path(report, f.get("path", "")), int(f.get("line") or 0), column1(f), f.get("api", ""),
             support_status(f), f.get("replacement") or "", f.get("code", ""), f.get("severity", ""),
             f.get("category", ""), f.get("message", ""), f.get("confidence", ""), f.get("id", ""),
-            " ".join(str(x) for x in f.get("lines") or ()))])
+            _lines(report, f))])
     return buf.getvalue()

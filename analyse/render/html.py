@@ -275,7 +275,7 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
         "severity_cards": severity_cards,
         "category_cards": category_cards,
         "findings_total": len(findings),
-        "files_with_findings": len({f.get("path") for f in findings}),
+        "files_with_findings": len({p for f in findings for p in [f.get("path")] + [l.get("path") for l in f.get("locations") or ()]}),
         "errors": errors,
         "rules": rule_list,
         "thirdparty": tp_ctx,

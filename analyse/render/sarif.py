@@ -24,7 +24,7 @@ import re
 from typing import List, Optional
 from urllib.parse import quote
 
-from .common import (RenderOptions, column1, docs_url, one_line, other_lines, places_note,
+from .common import (RenderOptions, column1, docs_url, one_line, other_lines, other_places, places_note,
                      rule_help_uri, sorted_findings, source_path)
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -92,18 +92,23 @@ def _rule(r: dict) -> dict:
     }
 
 
-def _related(path: str, f: dict) -> List[dict]:
-    """The other places of a grouped finding, as ``relatedLocations`` (the result keeps one location)."""
+def _related(report: dict, f: dict) -> List[dict]:
+    """The other places of a grouped finding, as ``relatedLocations`` (the result keeps one location); a finding
+    grouped across files names each place's own file."""
     out = []
-    occ = {int(o.get("line") or 0): o for o in (f.get("occurrences") or []) if isinstance(o, dict)}
-    for n, other in enumerate(other_lines(f), start=1):
-        o = occ.get(other, {})
+    own = str(f.get("path", ""))
+    occ = {(str(o.get("path", own)), int(o.get("line") or 0)): o
+           for o in (f.get("occurrences") or []) if isinstance(o, dict)}
+    for n, (p, other) in enumerate(other_places(f), start=1):
+        o = occ.get((p, other), {})
         region = {"startLine": other}
         if o.get("snippet"):
             region["snippet"] = {"text": str(o["snippet"])}
         api = o.get("api") or f.get("api") or ""
-        out.append({"id": n, "physicalLocation": {"artifactLocation": {"uri": _uri(path)}, "region": region},
-                    "message": {"text": f"the same {f.get('code', '')} advice for `{api}` (line {other})"}})
+        where = f"line {other}" if p == own else f"{p}:{other}"
+        out.append({"id": n, "physicalLocation": {"artifactLocation": {"uri": _uri(source_path(report, p))},
+                                                  "region": region},
+                    "message": {"text": f"the same {f.get('code', '')} advice for `{api}` ({where})"}})
     return out
 
 
@@ -133,10 +138,12 @@ def _result(report: dict, f: dict, rule_index: dict, suppression: Optional[dict]
         "partialFingerprints": {"npuAnalyseFindingId/v1": str(f.get("id", ""))},
         "properties": {k: f[k] for k in ("severity", "category", "api", "confidence", "evidence") if f.get(k)},
     }
-    related = _related(path, f)
+    related = _related(report, f)
     if related:
         res["relatedLocations"] = related
         res["properties"]["lines"] = [line] + other_lines(f)
+        if f.get("locations"):
+            res["properties"]["locations"] = f["locations"]
     if code in rule_index:
         res["ruleIndex"] = rule_index[code]
     if f.get("chain"):

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from ..termsafe import safe
+from .common import finding_paths, other_places
 
 SEVERITY_ORDER = ("blocker", "manual", "auto", "advice", "info")
 _SEV_RANK = {s: i for i, s in enumerate(SEVERITY_ORDER)}
@@ -121,8 +122,11 @@ def _finding_line(f: dict, width: int, c, sev, badge: str = "") -> List[str]:
     """One finding: severity, place, code, API and message on one line (cut to *width*); under it the
     replacement and, for a finding off the path, why it does not count."""
     loc = safe(f"{f.get('path', '?')}:{f.get('line', '?')}")
-    more = len([x for x in (f.get("lines") or ()) if x != f.get("line")])
-    if more:
+    more = len(other_places(f))
+    files = len(finding_paths(f))
+    if more and files > 1:
+        loc += f" ({more + 1} places in {files} files)"
+    elif more:
         loc += f" (+{more} line{'s' if more > 1 else ''})"
     code = safe(f.get("code", ""))
     api = safe(f.get("api", ""))

@@ -623,6 +623,37 @@ def _early_exit_cond(block, idx: int):
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
 
+_SCOPES = (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef, nodes.Module, nodes.Lambda)
+
+
+def npu_alternative(node) -> Optional[Tuple[int, int, str]]:
+    """(line of the CUDA ``if``, line and test of the ``elif``) that runs on an NPU host when *node* sits in the test or the body of the CUDA
+    branch of an ``if``/``elif`` chain::
+
+        if torch.cuda.is_available(): torch.cuda.empty_cache()   # node
+        elif is_xpu_available(): torch.xpu.empty_cache()
+        elif is_npu_available(): torch.npu.empty_cache()          # -> (1, 3, "is_npu_available()")
+
+    Without transfer_to_npu the CUDA test is false on an NPU host and the NPU branch runs; with it the CUDA branch
+    runs and transfer_to_npu maps its calls to torch.npu. Either way the CUDA uses need no change. The CUDA test
+    must be true with transfer_to_npu and false without it, and the ``elif`` true on an NPU host without it; the
+    walk stops at the enclosing function."""
+    cur, parent = node, node.parent
+    while parent is not None and not isinstance(parent, _SCOPES):
+        if isinstance(parent, nodes.If) and (cur is parent.test or cur in parent.body):
+            c = _cond(parent.test)
+            if c is not None and C.evaluate(c, C.TRANSFER) is True and C.evaluate(c, C.NO_TRANSFER) is False:
+                alt = parent
+                while len(alt.orelse) == 1 and isinstance(alt.orelse[0], nodes.If):
+                    alt = alt.orelse[0]
+                    ac = _cond(alt.test)
+                    if ac is not None and C.evaluate(ac, C.NO_TRANSFER) is True \
+                            and any(a.kind == C.model.NPU for a in C.model.atoms(ac)):
+                        return parent.lineno or 1, alt.lineno or 1, _text(alt.test)
+        cur, parent = parent, parent.parent
+    return None
+
+
 def tree_memo(tree: nodes.Module) -> dict:
     """The :func:`guard_of` memo of one tree, kept on it: the passes, the call-graph summary and the
     reach facts ask about the same calls and share the walks."""

@@ -126,6 +126,8 @@ def excused(f: Finding) -> bool:
         return False
     if is_off_path(f):
         return True
+    if g.get("npu_branch") and f.severity == "auto":
+        return True   # the chain's NPU branch runs without transfer_to_npu; with it, this branch runs as torch.npu
     if (g.get("on_path") or {}).get("transfer_to_npu") == "on":
         return False
     return bool(g.get("fallback")) and f.severity != "auto" and f.category != "distributed"
@@ -434,6 +436,10 @@ def off_path_why(f: Finding, reason: str, product_eps: bool) -> str:
         g = f.guard or {}
         cond = g.get("condition")
         where = f" at line {g['line']}" if g.get("line") else ""
+        if g.get("npu_branch"):
+            nb = g["npu_branch"]
+            return (f"the `{nb.get('condition')}` branch at line {nb.get('line')} runs on an NPU host; with "
+                    "transfer_to_npu this CUDA branch runs as torch.npu: nothing to change")
         if g.get("choice") and cond:
             return f"runs only when a user chooses `{cond}`{where}; the default is not visible to the analysis"
         return f"guarded by `{cond}`{where} with a working fallback" if cond else OFF_PATH_TEXT["guarded"] + where

@@ -155,3 +155,19 @@ def test_explain_answers_every_api_of_the_report(report):
         text, status = explain_name(api)
         assert status == 0, (api, text)
         assert "shared/upstream" not in text
+
+
+def test_cuda_calls_beside_an_npu_branch_are_listed_not_counted(report):
+    # `if torch.cuda.is_available(): torch.cuda.X ... elif is_npu_available(): torch.npu.X`: without
+    # transfer_to_npu the NPU branch runs, with it the CUDA branch runs as torch.npu -- nothing to change
+    fs = sorted((f for f in report["findings"] if f["path"] == "by_feature/peak_memory.py" and f["code"] == "NPU001"),
+                key=lambda f: f["line"])
+    assert [f["line"] for f in fs] == [10, 11, 12]
+    for f in fs:
+        assert f["counted"] is False and f["off_path"]["reason"] == "guarded"
+        assert f["guard"]["npu_branch"] == {"line": 16, "condition": "is_npu_available()"}
+        assert f["off_path"]["why"].startswith("the `is_npu_available()` branch at line 16 runs on an NPU host")
+    (ep,) = [e for e in report["summary"]["entry_points"] if e["path"] == "by_feature/peak_memory.py"]
+    assert ep["verdict"]["effort"] == "none"
+    # cv_example's CUDA seed has only an XPU branch beside it: it counts
+    assert all(f["counted"] for f in report["findings"] if f["path"] == "cv_example.py" and f["code"] == "NPU001")

@@ -594,3 +594,68 @@ def test_other_accelerator_probe_is_a_condition_not_an_unknown_api(tmp_path, kb)
     apis = {f["api"]: f for f in rep["findings"]}
     assert "torch.xpu.is_available" not in apis
     assert apis["torch.xpu.synchronize"]["guard"]["on_path"] == {"transfer_to_npu": "off", "no_transfer": "off"}
+
+
+# --------------------------------------------------------------------------- a CUDA branch with an NPU branch beside it
+
+def _alt(src: str):
+    from analyse.guards import npu_alternative
+
+    src = textwrap.dedent(src)
+    tree = astroid.parse(src)
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if "# <-" in t)
+    node = next(n for n in tree.nodes_of_class(nodes.Call) if n.lineno == line)
+    return npu_alternative(node)
+
+
+CHAIN = """
+import torch
+from accelerate.utils import is_npu_available, is_xpu_available
+
+def track():
+    if torch.cuda.is_available():{t}
+        torch.cuda.empty_cache(){b}
+    elif is_xpu_available():
+        torch.xpu.empty_cache()
+    elif is_npu_available():
+        torch.npu.empty_cache()
+"""
+
+
+def test_the_cuda_branch_and_its_test_have_the_npu_branch_as_alternative():
+    # shaped like accelerate's peak-memory tracker: one branch per device kind
+    assert _alt(CHAIN.format(t="  # <-", b="")) == (6, 10, "is_npu_available()")
+    assert _alt(CHAIN.format(t="", b="  # <-")) == (6, 10, "is_npu_available()")
+
+
+@pytest.mark.parametrize("src", [
+    # no NPU branch: without transfer_to_npu the seeds of the NPU are never set
+    """
+    import torch
+    def seed(s):
+        if torch.cuda.is_available():
+            torch.cuda.manual_seed_all(s)  # <-
+        elif torch.xpu.is_available():
+            torch.xpu.manual_seed_all(s)
+    """,
+    # a CPU fallback is no NPU branch
+    """
+    import torch
+    def pick():
+        if torch.cuda.is_available():
+            return torch.cuda.current_device()  # <-
+        else:
+            return "cpu"
+    """,
+    # the NPU test comes first: the CUDA branch is its alternative, not the other way round
+    """
+    import torch
+    def pick(is_npu_available):
+        if option():
+            pass
+        elif torch.cuda.is_available():
+            torch.cuda.empty_cache()  # <-
+    """,
+])
+def test_no_npu_alternative(src):
+    assert _alt(src) is None

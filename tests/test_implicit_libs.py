@@ -83,6 +83,25 @@ def test_option_value_is_conditional_not_counted(tmp_path, kb):
     assert rep["summary"]["verdict"]["effort"] != "blocked"
 
 
+def test_option_value_is_judged_with_the_options_default(tmp_path, kb):
+    # the same test read with the argparse default: `--bits 16` by default turns `a.bits == 16` on
+    rep = _run(tmp_path, kb, """
+        import argparse
+        p = argparse.ArgumentParser()
+        p.add_argument("--bits", type=int, default=16)
+        a = p.parse_args()
+        off = AutoModelForCausalLM.from_pretrained("m", load_in_8bit=a.bits == 8)
+        on = AutoModelForCausalLM.from_pretrained("m", load_in_8bit=a.bits == 16)
+    """)
+    off, on = sorted(_ours(rep), key=lambda f: f["line"])
+    assert off["counted"] is False and off["off_path"]["reason"] == "off-by-default"
+    assert off["off_path"]["why"] == (f"runs only when `a.bits == 8` (line {off['line']}), which is false on an NPU host with the "
+                                      "defaults (bits = 16 by default)")
+    assert on["counted"] is True and on["severity"] == "blocker" and not on.get("guard")
+    assert on["message"].startswith("with bits = 16 by default: the argument `load_in_8bit=a.bits == 16`")
+    assert rep["summary"]["verdict"]["effort"] == "blocked"
+
+
 def test_spread_kwargs_fastchat_shape(tmp_path, kb):
     rep = _run(tmp_path, kb, """
         kwargs = {"torch_dtype": torch.float16}

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Sequ
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
-from analyse.guards import guard_of, tree_memo
+from analyse.guards import guard_of, npu_alternative, tree_memo
 # re-exported for the passes: tree walking and text/code tests live below the passes room
 from analyse.syntax import LOG_CALLS, LOG_METHODS, in_log_or_docstring, nodes_of, walk  # noqa: F401
 
@@ -87,6 +87,12 @@ class ModuleContext:
         lineno = line or getattr(node, "lineno", None) or 1
         end = getattr(node, "end_lineno", None) if line is None else line
         guard = guard_of(node, tree_memo(node.root())) if isinstance(node, nodes.NodeNG) else None
+        gd = guard.to_dict() if guard is not None else None
+        if (severity or rule.severity) == "auto" and isinstance(node, nodes.NodeNG):
+            alt = npu_alternative(node)
+            if alt is not None:   # the CUDA branch of a chain with an NPU branch: nothing to change on an NPU
+                gd = dict(gd) if gd is not None else {"kind": "availability-check", "line": alt[0], "fallback": True}
+                gd["npu_branch"] = {"line": alt[1], "condition": alt[2]}
         return Finding(
             code=rule.code,
             category=category or rule.category,
@@ -101,7 +107,7 @@ class ModuleContext:
             confidence=confidence,
             evidence=evidence,
             snippet=self.snippet(lineno),
-            guard=guard.to_dict() if guard is not None else None,
+            guard=gd,
         )
 
 

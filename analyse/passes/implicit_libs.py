@@ -289,6 +289,34 @@ def value_of(node):
     return v
 
 
+class _Default:
+    """The value a boolean switch's expression has with every choice at its default (see _flag_default)."""
+
+    __slots__ = ("known", "value", "words")
+
+    def __init__(self, value: bool, words: str):
+        self.known, self.value, self.words = True, value, words
+
+
+def _flag_default(node) -> Optional[_Default]:
+    """The value of a test such as ``args.bits == 8`` with every option at its default (conditions room), or None
+    when it depends on something without a readable default."""
+    from analyse.conditions import build, evaluate
+    from analyse.conditions.model import CHOICE_KINDS, TRANSFER, atoms
+
+    try:
+        c = build(node)
+    except (RecursionError, ValueError, TypeError, AttributeError):
+        return None
+    if c is None or not all(a.kind in CHOICE_KINDS for a in atoms(c)):
+        return None
+    v = evaluate(c, TRANSFER, defaults=True)
+    if v is None:
+        return None
+    words = "; ".join(dict.fromkeys(a.default for a in atoms(c) if a.default))
+    return _Default(v, words)
+
+
 def _choice_guard(sw: Switch, cond: str, line: int, default) -> dict:
     """The guard of a place that needs the library only when a user picks a switching value: the condition
     names the values (``args.mixed_precision == 'fp8'``); with a readable default that does not switch it on
@@ -467,12 +495,14 @@ class ImplicitGpuLibsPass(Pass):
             # user's "no" into bf16)
             when = " or ".join(repr(v) for v in sw.values) if sw.values else ("true" if sw.on else "false")
             default = option_value(value_node)
-            if not isinstance(value_node, (nodes.Name, nodes.Attribute, nodes.Subscript, nodes.Call)):
-                cond = f"({cond})"   # `(size if amp else 'no') == 'fp8'`, not `size if amp else ('no' == 'fp8')`
+            if default is None and sw.on is not None:
+                default = _flag_default(value_node)   # `load_in_8bit=args.bits == 8` with `--bits` default 16
             if default is not None and default.known and sw.switched_on(default.value):
                 # the option's own default switches it on: the default path needs the library
                 return replace(f, message=f"with {default.words or f'the default {default.value!r}'}: {msg}")
-            guard = _choice_guard(sw, cond, f.line, default)
+            test = cond if isinstance(value_node, (nodes.Name, nodes.Attribute, nodes.Subscript, nodes.Call)) \
+                else f"({cond})"   # `(size if amp else 'no') == 'fp8'`, not `size if amp else ('no' == 'fp8')`
+            guard = _choice_guard(sw, test if sw.values else cond, f.line, default)
             if f.guard:   # under an enclosing condition too: both must hold
                 outer = f.guard.get("condition")
                 guard = {**f.guard, "choice": True,

@@ -370,3 +370,19 @@ def test_migrate_acts_at_every_place_of_a_group_across_files(tmp_path):
         [("a.py", 3, "x1", None), ("b.py", 9, "x2", "r2")]
     assert all("occurrences" not in p and "locations" not in p for p in places)
     assert places_of({"id": "y", "path": "c.py", "line": 1}) == [{"id": "y", "path": "c.py", "line": 1}]
+
+
+def test_a_baseline_accepts_every_place_of_a_group_across_files(three, tmp_path):
+    proj, _out = three
+    base = tmp_path / "b3.json"
+    o = tmp_path / "o5"
+    assert run("script", proj, "-o", o, "-q", "--format", "json", "--no-cache", "--write-baseline", base).exit_code == 0
+    entries = [e for e in json.loads(base.read_text())["findings"] if e["code"] == "NPU802"]
+    assert sorted(e["path"] for e in entries) == ["a.py", "a.py", "b.py", "b.py", "c.py", "c.py"]   # one id a place
+    # a third DataLoader in b.py: only the new place is reported, in its own file
+    (proj / "b.py").write_text(SCRIPT.replace("    torch.cuda.synchronize()\n",
+                                              "    third = DataLoader(range(4))\n    torch.cuda.synchronize()\n"))
+    r = run("script", proj, "-o", o, "-q", "--format", "json", "--no-cache", "--baseline", base)
+    assert r.exit_code == 0, r.output
+    new = [f for f in report_of(o)["findings"] if f["code"] == "NPU802"]
+    assert [(f["path"], f["line"]) for f in new] == [("b.py", 8)] and "locations" not in new[0]

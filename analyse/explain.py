@@ -208,18 +208,25 @@ def _implicit_switch(name: str, kb) -> Optional[List[str]]:
     """``keyword=value`` as the implicit-gpu-libs pass names it (``mixed_precision='fp8'``,
     ``load_in_4bit=True, bnb_4bit_quant_type='fp4'``, ``mixed_precision=...`` for a user's choice): the
     switches of data/implicit_gpu_libs.yaml on that keyword; None when no switch has it."""
-    m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=", name)
-    if m is None:
-        return None
+    from fnmatch import fnmatchcase
+
     from analyse.passes.implicit_libs import switch_table
 
-    rows = [sw for sw in switch_table(kb) if sw.keyword == m.group(1)]
+    m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=", name)
+    if m is None:
+        # a call that switches the library on by itself (`AORecipeKwargs(...)`, `prepare_model_for_kbit_training`)
+        rows = [sw for sw in switch_table(kb) if sw.keyword is None and any(fnmatchcase(name, g) for g in sw.calls)]
+        head = f"{name}  (a call that switches on a GPU-only library)"
+    else:
+        rows = [sw for sw in switch_table(kb) if sw.keyword == m.group(1)]
+        head = f"{name}  (a keyword argument that switches on a GPU-only library)"
     if not rows:
         return None
-    lines = [f"{name}  (a keyword argument that switches on a GPU-only library)"]
+    lines = [head]
     for sw in rows:
         when = ", ".join(repr(v) for v in sw.values) if sw.values else repr(sw.on)
-        lines += [f"  {sw.code} ({sw.id}): `{sw.keyword}` = {when} on {', '.join(sw.calls)} makes {sw.via} use "
+        what = f"`{sw.keyword}` = {when} on" if sw.keyword is not None else "a call of"
+        lines += [f"  {sw.code} ({sw.id}): {what} {', '.join(sw.calls)} makes {sw.via} use "
                   f"{sw.library} ({sw.feature}); {sw.severity} on an NPU",
                   f"    why:        {sw.reason}",
                   f"    instead:    {sw.replacement}"]
@@ -228,8 +235,9 @@ def _implicit_switch(name: str, kb) -> Optional[List[str]]:
             lines.append(f"    {qt.keyword}: default {qt.default!r}; runs with {', '.join(map(repr, qt.supported))}: "
                          f"{qt.reason}")
         lines.append(f"    source:     {sw.source}")
-    lines.append("  a value the scan cannot read (`keyword=...`) is a user's choice: listed, guarded as an option, "
-                 "not counted in the verdict")
+    if m is not None:
+        lines.append("  a value the scan cannot read (`keyword=...`) is a user's choice: listed, off the path when the "
+                     "option's default does not switch it on, counted when it does")
     return lines
 
 

@@ -162,3 +162,49 @@ def test_data_is_validated(kb):
     del bad["switches"][1]["source"]
     with pytest.raises(ImplicitDataError, match="source"):
         parse_switches(bad)
+
+
+FP8_RECIPE = """
+import argparse
+from accelerate import Accelerator
+from accelerate.utils import AORecipeKwargs, TERecipeKwargs
+from torchao.float8 import Float8LinearConfig
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--precision", default="{default}", choices=["fp8", "bf16"])
+    args = p.parse_args()
+    handlers = []
+    if args.precision == "fp8":
+        handlers = [AORecipeKwargs(config=Float8LinearConfig())]
+    accelerator = Accelerator(kwargs_handlers=handlers)
+    return accelerator
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("default, counted", [("fp8", True), ("bf16", False)])
+def test_an_accelerate_fp8_recipe_is_fp8_training_when_its_branch_runs(tmp_path, kb, default, counted):
+    # shaped like accelerate's examples/torch_native_parallelism/fsdp2_fp8.py: `--precision` picks the torchao recipe
+    (tmp_path / "train.py").write_text(FP8_RECIPE.format(default=default))
+    rep = run_script([tmp_path], kb)
+    (f,) = _ours(rep)
+    assert (f["code"], f["line"], f["api"], f["severity"]) == ("NPU466", 14, "accelerate.utils.AORecipeKwargs", "blocker")
+    assert "torchao float8" in f["message"] and "torch._scaled_mm" in f["message"]
+    assert f["replacement"].startswith("leave the fp8 recipe out of kwargs_handlers")
+    assert f["counted"] is counted
+    assert rep["summary"]["verdict"]["effort"] == ("blocked" if counted else "none")
+
+
+def test_explain_knows_the_calls_that_switch_a_library_on():
+    from analyse.explain import explain_name
+
+    text, status = explain_name("accelerate.utils.AORecipeKwargs")
+    assert status == 0 and "NPU466 (accelerate-fp8-recipe-ao)" in text and "torchao float8" in text
+    text, status = explain_name("accelerate.utils.TERecipeKwargs")
+    assert status == 0 and "Transformer Engine" in text
+    assert explain_name("accelerate.utils.ProjectConfiguration")[1] == 1   # not every accelerate class switches one on

@@ -95,7 +95,8 @@ RULES = (
           "model = prepare_model_for_kbit_training(model)",
           "# load with BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4') first"),
     _rule("NPU466", "implicit-fp8", "blocker",
-          "`Accelerator(mixed_precision=\"fp8\")`: FP8 training through Transformer Engine / MS-AMP / torchao.",
+          "`Accelerator(mixed_precision=\"fp8\")` or an fp8 recipe (`AORecipeKwargs`, `TERecipeKwargs`, "
+          "`MSAMPRecipeKwargs`): FP8 training through Transformer Engine / MS-AMP / torchao.",
           "accelerate trains in fp8 through Transformer Engine, MS-AMP or torchao float8; none runs on an Ascend NPU.",
           "accelerator = Accelerator(mixed_precision='fp8')",
           "accelerator = Accelerator(mixed_precision='bf16')"),

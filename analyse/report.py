@@ -439,7 +439,8 @@ def off_path_why(f: Finding, reason: str, product_eps: bool) -> str:
         if g.get("npu_branch"):
             nb = g["npu_branch"]
             return (f"the `{nb.get('condition')}` branch at line {nb.get('line')} runs on an NPU host; with "
-                    "transfer_to_npu this CUDA branch runs as torch.npu: nothing to change")
+                    "transfer_to_npu this CUDA branch runs as torch.npu: nothing needs to change (the rename is "
+                    "optional)")
         if g.get("choice") and cond:
             return f"runs only when a user chooses `{cond}`{where}; the default is not visible to the analysis"
         return f"guarded by `{cond}`{where} with a working fallback" if cond else OFF_PATH_TEXT["guarded"] + where

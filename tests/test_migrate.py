@@ -284,3 +284,16 @@ def test_in_place_in_a_clean_git_tree_and_refused_when_dirty(tmp_path, capsys, m
     assert (root / "run.sh").stat().st_mode & 0o777 == 0o755   # permission bits kept
     status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True).stdout
     assert {line[3:] for line in status.splitlines()} == {"train.py", "requirements.txt", "run.sh"}
+
+
+def test_a_place_off_the_path_is_left_with_the_reports_words():
+    from analyse.migrate.pyedit import Options, scope_reason
+
+    off = {"role": "product", "reach": {"status": "reachable"},
+           "guard": {"kind": "option", "line": 12, "fallback": True, "condition": "args.mixed_precision == 'fp8'",
+                     "choice": True, "on_path": {"transfer_to_npu": "off", "no_transfer": "off"}}}
+    assert scope_reason(off, Options()) == ("runs only when `args.mixed_precision == 'fp8'` (line 12), which is false "
+                                            "on an NPU host with the defaults: not edited without --all")
+    fallback = {"guard": {"kind": "import-fallback", "line": 3, "fallback": True, "condition": "importable(apex)"}}
+    assert scope_reason(fallback, Options()).startswith("guarded by `importable(apex)` (line 3) with a fallback")
+    assert scope_reason(off, Options(everything=True)) is None

@@ -239,6 +239,7 @@ def test_a_finding_grouped_across_files_shows_its_files(reports, tmp_path):
     assert f"Every place ({n_places} in {n_files} files)" in text
     for loc in first["locations"]:
         assert f"{loc['path']}:{loc['lines'][0]}" in text.replace("\u200b", "")
+        assert f'<option value="{loc["path"]}">' in dom   # the file filter offers every file of the group
 
 
 def test_the_probe_sees_a_table_that_does_not_fit(reports, tmp_path):

@@ -97,6 +97,13 @@ def test_cpu_fallback_is_ranked_by_call_sites(tmp_path):
     assert {ln for f in fallbacks for ln in f.get("lines", [f["line"]])} == {3, 5}
     kb = load_knowledge("2.13.0")
     assert "stft" not in kb.cpu_fallback_ops and "exp" not in kb.cpu_fallback_ops  # composite / has a kernel
+    # the HTML shows the ranking under its own words, as a table
+    from analyse.passes import all_rules
+    from analyse.render import write_reports
+
+    html = write_reports(report, [r.to_dict() for r in all_rules()], tmp_path / "out", ["html"])["html"].read_text()
+    block = html[html.index("Falls back to the CPU (aten ops without an NPU kernel"):]
+    assert block.index("lgamma") < block.index("linalg_eigh") < block.index("</table>")
 
 
 def test_dtype_hazard_severity_follows_where_the_dtype_breaks(tmp_path):

@@ -60,6 +60,7 @@ _LABELS = {
     "call_graph": "Call graph",
     "nodes": "Nodes",
     "edges": "Edges",
+    "cpu_fallback": "Falls back to the CPU (aten ops without an NPU kernel that the code reaches, by call sites)",
 }
 
 

@@ -430,6 +430,16 @@ OFF_PATH_TEXT = {
 }
 
 
+def off_by_default_why(guard: Optional[dict]) -> str:
+    """One line on a place off the path with the defaults, from its guard (the report's and migrate's words)."""
+    g = guard or {}
+    cond = g.get("condition")
+    where = f" (line {g['line']})" if g.get("line") else ""
+    dflt = f" ({g['default']})" if g.get("default") else ""
+    return (f"runs only when `{cond}`{where}, which is false on an NPU host with the defaults{dflt}" if cond
+            else OFF_PATH_TEXT["off-by-default"] + where)
+
+
 def off_path_why(f: Finding, reason: str, product_eps: bool) -> str:
     """One line: why *f* is listed but not counted."""
     if reason == "guarded":
@@ -445,11 +455,7 @@ def off_path_why(f: Finding, reason: str, product_eps: bool) -> str:
             return f"runs only when a user chooses `{cond}`{where}; the default is not visible to the analysis"
         return f"guarded by `{cond}`{where} with a working fallback" if cond else OFF_PATH_TEXT["guarded"] + where
     if reason == "off-by-default":
-        cond = (f.guard or {}).get("condition")
-        where = f" (line {f.guard['line']})" if (f.guard or {}).get("line") else ""
-        dflt = f" ({f.guard['default']})" if (f.guard or {}).get("default") else ""
-        return (f"runs only when `{cond}`{where}, which is false on an NPU host with the defaults{dflt}" if cond
-                else OFF_PATH_TEXT["off-by-default"] + where)
+        return off_by_default_why(f.guard)
     if reason == "unreached":
         return OFF_PATH_TEXT["unreached"].format(scope="product entry point" if product_eps else "entry point")
     if reason == "other-entry-points":

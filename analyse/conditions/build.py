@@ -409,6 +409,25 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
     return None
 
 
+def default_value(node) -> Optional[_Val]:
+    """What *node* holds with every choice at its default: :func:`value_of`, or for a test over settings
+    (``args.bits == 8`` with ``--bits`` 16 by default) the test's value with the defaults; None when it rests on
+    something without a readable default."""
+    got = value_of(node)
+    if got is not None:
+        return got
+    try:
+        c = build(node)
+    except (RecursionError, ValueError, TypeError, AttributeError):
+        return None
+    if c is None or not all(a.kind in m.CHOICE_KINDS for a in m.atoms(c)):
+        return None
+    v = m.evaluate(c, m.TRANSFER, defaults=True)
+    if v is None:
+        return None
+    return _Val("test", v, True, "; ".join(dict.fromkeys(a.default for a in m.atoms(c) if a.default)))
+
+
 _CONFIG_LOADERS = {"safe_load", "load", "full_load", "loads", "load_config", "load_yaml", "read_config",
                    "parse_args", "parse_known_args", "parse_args_into_dataclasses", "fromfile", "from_file",
                    "load_cfg", "get_config", "get_cfg", "merge_from_file", "OmegaConf"}

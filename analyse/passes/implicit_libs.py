@@ -42,7 +42,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from astroid import nodes
 
-from analyse.conditions.build import value_of as option_value
+from analyse.conditions.build import default_value, value_of as option_value
 from analyse.findings import SEVERITIES, Finding, Rule
 from analyse.passes import ModuleContext, Pass, nodes_of
 
@@ -290,34 +290,6 @@ def value_of(node):
     return v
 
 
-class _Default:
-    """The value a boolean switch's expression has with every choice at its default (see _flag_default)."""
-
-    __slots__ = ("known", "value", "words")
-
-    def __init__(self, value: bool, words: str):
-        self.known, self.value, self.words = True, value, words
-
-
-def _flag_default(node) -> Optional[_Default]:
-    """The value of a test such as ``args.bits == 8`` with every option at its default (conditions room), or None
-    when it depends on something without a readable default."""
-    from analyse.conditions import build, evaluate
-    from analyse.conditions.model import CHOICE_KINDS, TRANSFER, atoms
-
-    try:
-        c = build(node)
-    except (RecursionError, ValueError, TypeError, AttributeError):
-        return None
-    if c is None or not all(a.kind in CHOICE_KINDS for a in atoms(c)):
-        return None
-    v = evaluate(c, TRANSFER, defaults=True)
-    if v is None:
-        return None
-    words = "; ".join(dict.fromkeys(a.default for a in atoms(c) if a.default))
-    return _Default(v, words)
-
-
 def _choice_guard(sw: Switch, cond: str, line: int, default) -> dict:
     """The guard of a place that needs the library only when a user picks a switching value: the condition
     names the values (``args.mixed_precision == 'fp8'``); with a readable default that does not switch it on
@@ -495,9 +467,8 @@ class ImplicitGpuLibsPass(Pass):
             # writing one literal over it (`mixed_precision=args.mixed_precision` -> "bf16" would turn a
             # user's "no" into bf16)
             when = " or ".join(repr(v) for v in sw.values) if sw.values else ("true" if sw.on else "false")
-            default = option_value(value_node)
-            if default is None and sw.on is not None:
-                default = _flag_default(value_node)   # `load_in_8bit=args.bits == 8` with `--bits` default 16
+            # a flag switch reads a test over settings too (`load_in_8bit=args.bits == 8` with `--bits` 16 by default)
+            default = default_value(value_node) if sw.on is not None else option_value(value_node)
             if default is not None and default.known and sw.switched_on(default.value):
                 # the option's own default switches it on: the default path needs the library
                 return replace(f, message=f"with {default.words or f'the default {default.value!r}'}: {msg}")

@@ -19,6 +19,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from ..paths import templates_dir
+from .common import finding_paths
 
 SEVERITY_ORDER = ("blocker", "manual", "auto", "advice", "info")
 SEVERITY_LABELS = {
@@ -276,7 +277,7 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
         "severity_cards": severity_cards,
         "category_cards": category_cards,
         "findings_total": len(findings),
-        "files_with_findings": len({p for f in findings for p in [f.get("path")] + [l.get("path") for l in f.get("locations") or ()]}),
+        "files_with_findings": len({p for f in findings for p in finding_paths(f)}),
         "errors": errors,
         "rules": rule_list,
         "thirdparty": tp_ctx,

@@ -46,6 +46,11 @@ if TYPE_CHECKING:  # networkx is imported where a graph is built: the per-file s
     import networkx as nx
 
 MODULE_FN = "<module>"
+# the ``if __name__ == "__main__":`` block of a module: it runs only when the module is the program, never when
+# another module imports it (its calls belong to this pseudo-function, which only the module's own entry point
+# has as a root)
+MAIN_FN = "<main>"
+PSEUDO_FNS = (MODULE_FN, MAIN_FN)
 STATUS_ORDER = ("unsupported", "conditional", "unknown", "needs-migration")
 MAX_REASONS = 20
 
@@ -348,6 +353,12 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             dyn = _dynamic_dispatch(node, r)
             if dyn:
                 s.dynamic.append((caller, node.lineno or 1, dyn))
+        if t is nodes.If and here is top and isinstance(node.parent, nodes.Module) and is_main_guard(node):
+            main_fn = f"{s.modname}.{MAIN_FN}"
+            s.functions[main_fn] = (node.lineno or 1, node.end_lineno or node.lineno or 1)
+            it, here = node.get_children(), (main_fn, None, None, None)
+            push((it, here))
+            continue
         it = node.get_children()
         push((it, here))
     return s
@@ -992,8 +1003,8 @@ class FunctionLocator:
         for s in summaries:
             ranges = sorted(((a, b, q) for q, (a, b) in s.functions.items()), key=lambda t: (t[0], -t[1]))
             # stable: among equal ranges, the later one is the innermost
-            module_fn = next((q for _a, _b, q in ranges if q.endswith(MODULE_FN)), None)
-            ranges = [r for r in ranges if not r[2].endswith(MODULE_FN)]
+            module_fn = next((q for _a, _b, q in ranges if q.endswith("." + MODULE_FN)), None)
+            ranges = [r for r in ranges if not r[2].endswith("." + MODULE_FN)]
             starts = [a for a, _b, _q in ranges]
             outer: List[int] = []
             open_: List[int] = []

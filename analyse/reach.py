@@ -42,10 +42,10 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from astroid import nodes
 
-from analyse.callgraph import (K_INST, K_METHOD, K_NAME, K_REF, K_SELF, MODULE_FN, FunctionLocator, ModuleSummary,
+from analyse.callgraph import (K_INST, K_METHOD, K_NAME, K_REF, K_SELF, MAIN_FN, MODULE_FN, PSEUDO_FNS, FunctionLocator, ModuleSummary,
                                build_graph)
 from analyse.guards import guard_of, tree_memo
-from analyse.syntax import nodes_of
+from analyse.syntax import is_main_guard, nodes_of
 
 ENTRY, REACHABLE, UNREACHED, UNKNOWN = "entry-point", "reachable", "unreached", "unknown"
 STATUS_RANK = {ENTRY: 0, REACHABLE: 1, UNKNOWN: 2, UNREACHED: 3}
@@ -113,14 +113,17 @@ def _func_leaf(func) -> str:
 
 
 def _scope_fn(node, modname: str) -> str:
-    """Qualified name of the function whose execution runs *node* (module level -> ``<module>``)."""
-    cur = node.parent
+    """Qualified name of the function whose execution runs *node* (module level -> ``<module>``, the
+    top-level ``if __name__ == "__main__":`` block -> ``<main>``)."""
+    cur, prev = node.parent, node
     while cur is not None:
         if isinstance(cur, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
             return cur.qname()
         if isinstance(cur, nodes.Module):
+            if isinstance(prev, nodes.If) and is_main_guard(prev):
+                return f"{modname}.{MAIN_FN}"
             break
-        cur = cur.parent
+        cur, prev = cur.parent, cur
     return f"{modname}.{MODULE_FN}"
 
 
@@ -383,6 +386,10 @@ class Reach:
         mod_fn = f"{ep.modname}.{MODULE_FN}"
         if mod_fn in self.linker.functions:
             roots.append(mod_fn)
+        # the program's own main block runs; an imported module's never does (importers reach ``<module>``)
+        main_fn = f"{ep.modname}.{MAIN_FN}"
+        if main_fn in self.linker.functions:
+            roots.append(main_fn)
         if ep.function:
             q = ep.function
             if q not in self.linker.functions:
@@ -490,7 +497,7 @@ class Reach:
         hop = st.parent.get(fn)
         if hop is not None:
             pred = hop[0]
-            if pred in st.roots and pred.endswith(MODULE_FN) and self.linker.functions.get(fn, ("",))[0] == ep.path:
+            if pred in st.roots and pred.endswith(PSEUDO_FNS) and self.linker.functions.get(fn, ("",))[0] == ep.path:
                 return ENTRY, 1
             n = 1
             cur = pred

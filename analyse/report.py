@@ -184,7 +184,7 @@ def drivers_of(fs: Sequence[Finding], limit: int = MAX_DRIVERS) -> List[dict]:
 
 
 def _hops(path: Sequence[str]) -> str:
-    hops = [h for h in path if not h.endswith(".<module>")]
+    hops = [h for h in path if not h.endswith((".<module>", ".<main>"))]
     if len(hops) > 4:
         hops = hops[:2] + ["..."] + hops[-2:]
     return " -> ".join(hops)

@@ -259,7 +259,7 @@ def test_reach_statuses(tmp_path, kb):
     fwd = find(report, "lib/model.py", "torch.Tensor.cuda")
     assert fwd["reach"]["status"] == "reachable"
     assert fwd["reach"]["entry_points"] == ["train.py"]
-    assert fwd["reach"]["path"][0] == "train.<module>" and fwd["reach"]["path"][-1] == "lib.model.Net.forward"
+    assert fwd["reach"]["path"][0] == "train.<main>" and fwd["reach"]["path"][-1] == "lib.model.Net.forward"
     # a class defined in imported code but never named: a registry or config may build it
     assert find(report, "lib/model.py", "torch.cuda.current_stream")["reach"]["status"] == "unknown"
     # getattr() on a module: any of its functions may run

@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from analyse.callgraph import (MODULE_FN, UNREACHABLE, FunctionLocator, ModuleSummary, build_graph, classify,
+from analyse.callgraph import (MODULE_FN, PSEUDO_FNS, UNREACHABLE, FunctionLocator, ModuleSummary, build_graph, classify,
                                other_device_only, propagate, summarise_module)
 from analyse.findings import AnalysisError, Finding, assign_ids
 from analyse.library.cpp import CPP_SUFFIXES, BuildExt, scan_sources
@@ -321,7 +321,7 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
     for d in functions:
         by_status[d["status"]] = by_status.get(d["status"], 0) + 1
     public_affected = sorted(q for q in res.entry_points if q in res.statuses)
-    real_functions = [q for q in linker.functions if not q.endswith(MODULE_FN)]
+    real_functions = [q for q in linker.functions if not q.endswith(PSEUDO_FNS)]
     res.coverage = {
         "resolved_calls": cg.resolved_calls,
         "unresolved_calls": cg.unresolved_calls,
@@ -333,7 +333,7 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
     res.library = _library_verdict(inputs, res, python_evidence, by_status, len(real_functions), public_affected)
     res.summary = {
         "functions_total": len(real_functions),
-        "affected": len([d for d in functions if not d["qualname"].endswith(MODULE_FN)]),
+        "affected": len([d for d in functions if not d["qualname"].endswith(PSEUDO_FNS)]),
         "by_status": by_status,
         "public_entry_points": len(res.entry_points),
         "public_affected": len(public_affected),
@@ -558,7 +558,7 @@ def served_by_npu_backend(py_ev: Dict[str, List[str]], locator) -> Set[str]:
             line = rest.partition(":")[0]
             if line.isdigit():
                 fn = locator.locate(path, int(line))
-                if fn is not None and not fn.endswith(MODULE_FN):
+                if fn is not None and not fn.endswith(PSEUDO_FNS):
                     out.add(fn)
     return out
 
@@ -656,7 +656,7 @@ def public_entry_points(summaries: Sequence[ModuleSummary], linker) -> Set[str]:
             names = set(s.all_names)
         for name in names:
             k, q = linker.canonical(f"{s.modname}.{name}")
-            if k == "def" and not q.endswith(MODULE_FN):
+            if k == "def" and not q.endswith(PSEUDO_FNS):
                 out.add(q)
             elif k == "class":
                 add_class(q)

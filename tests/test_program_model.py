@@ -1,0 +1,127 @@
+"""The program model (#29): what a program runs.
+
+A program runs its own module-level code and its ``if __name__ == "__main__":`` block; of each module it
+imports, only that module's module-level code -- never the imported module's main block. Each fixture is a
+small project of the shape met in real code (yolov5's export.py imported by train.py; a CLI package that imports
+a test script whose main block drives a GPU-only library), with the VALID (counted) and INVALID (not reached)
+expectation asserted on concrete findings.
+"""
+
+import textwrap
+
+from analyse.modes import run_script
+
+
+def _write(root, files):
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+
+
+EXPORT_SHAPE = {
+    "export.py": """
+        import argparse
+        import torch
+
+        def export_onnx(model, path):
+            torch.onnx.export(model, torch.zeros(1, 3), path)
+
+        def export_engine(model, path):
+            import tensorrt as trt
+            builder = trt.Builder(trt.Logger())
+            return builder
+
+        def run(weights, include=("onnx",)):
+            model = torch.load(weights, map_location="cpu")
+            if "onnx" in include:
+                export_onnx(model, "m.onnx")
+
+        def main():
+            p = argparse.ArgumentParser()
+            p.add_argument("--weights", default="m.pt")
+            a = p.parse_args()
+            run(a.weights)
+            export_engine(None, "m.engine")
+
+        if __name__ == "__main__":
+            main()
+    """,
+    "train.py": """
+        import torch
+        import export
+
+        def train():
+            model = torch.nn.Linear(3, 3).cuda()
+            model(torch.ones(3).cuda()).sum().backward()
+            export.run("last.pt")
+
+        if __name__ == "__main__":
+            train()
+    """,
+}
+
+
+def _findings_on(report, api_part):
+    return [f for f in report["findings"] if api_part in f["api"]]
+
+
+def test_an_imported_modules_main_block_does_not_run(tmp_path, kb):
+    _write(tmp_path, EXPORT_SHAPE)
+    rep = run_script([tmp_path], kb)
+    trt = _findings_on(rep, "tensorrt")
+    assert trt, "the TensorRT use is found"
+    for f in trt:
+        # VALID: export.py's own main block reaches export_engine
+        assert "export.py" in (f["reach"].get("entry_points") or []) or f["reach"]["status"] == "entry-point"
+        # INVALID: train.py imports export, which runs export's module-level code only
+        assert "train.py" not in (f["reach"].get("entry_points") or [])
+    rows = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    assert not any("tensorrt" in d["api"] for d in rows["train.py"]["verdict"].get("drivers", []))
+
+
+CLI_SHAPE = {
+    "tool/__init__.py": "",
+    "tool/cli.py": """
+        import argparse
+        from tool.commands import test as test_cmd
+
+        def main():
+            p = argparse.ArgumentParser()
+            p.add_argument("cmd", default="env")
+            return p.parse_args()
+
+        if __name__ == "__main__":
+            main()
+    """,
+    "tool/commands/__init__.py": "",
+    "tool/commands/test.py": """
+        from tool.scripts import check_script
+
+        def test_command():
+            return check_script.__file__
+    """,
+    "tool/scripts/__init__.py": "",
+    "tool/scripts/check_script.py": """
+        import torch
+
+        def main():
+            import transformer_engine.pytorch as te
+            layer = te.Linear(8, 8)
+            return layer
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_a_cli_that_imports_a_test_script_is_not_driven_by_its_main_block(tmp_path, kb):
+    _write(tmp_path, CLI_SHAPE)
+    rep = run_script([tmp_path], kb)
+    rows = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    cli = rows["tool/cli.py"]
+    assert not any("transformer_engine" in d["api"] for d in cli["verdict"].get("drivers", []))
+    assert cli["verdict"]["effort"] in ("none", "low")
+    te = [f for f in rep["findings"] if f["api"].startswith("transformer_engine")]
+    assert te and all("tool/cli.py" not in (f["reach"].get("entry_points") or []) for f in te)

@@ -105,7 +105,9 @@ def verdict(findings: Sequence[Finding], files_analysed: int) -> dict:
 # the programs that use it). The overall effort is the worst verdict of the product entry points
 # (of all entry points when none is product). Without entry points every product finding counts.
 
-COUNTED_REACH = ("entry-point", "reachable", "unknown")
+# reach statuses that count: a finding reached only through calls the analysis could not follow (``unknown``:
+# a registry, a config, getattr) is listed with the reason ``unresolved-dispatch`` and never counted (#29)
+COUNTED_REACH = ("entry-point", "reachable")
 REACH_RANK = {"entry-point": 0, "reachable": 0, "unknown": 1, "unreached": 2}
 DRIVER_SEVERITIES = ("blocker", "manual", "auto")
 MAX_DRIVERS = 8
@@ -386,7 +388,8 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
         else:
             st = (f.reach or {}).get("status", "unreached") if eps else "unreached"
             # reached only by entry points that do not set the grade (tests, tools, examples)
-            why = "unreached" if st == "unreached" else "other-entry-points"
+            why = ("unreached" if st == "unreached" else "unresolved-dispatch" if st == "unknown"
+                   else "other-entry-points")
         off_why[why] += 1
         off_reason[i] = why
     off_path = {
@@ -427,6 +430,7 @@ OFF_PATH_TEXT = {
     "role": "in {role} code, which does not count for the product",
     "unreached": "no {scope} reaches this code",
     "other-entry-points": "reached only by entry points that do not set the grade ({eps})",
+    "unresolved-dispatch": "reached only through calls the analysis cannot follow{why}: listed, not counted",
 }
 
 
@@ -458,6 +462,9 @@ def off_path_why(f: Finding, reason: str, product_eps: bool) -> str:
         return off_by_default_why(f.guard)
     if reason == "unreached":
         return OFF_PATH_TEXT["unreached"].format(scope="product entry point" if product_eps else "entry point")
+    if reason == "unresolved-dispatch":
+        r = (f.reach or {}).get("reason")
+        return OFF_PATH_TEXT["unresolved-dispatch"].format(why=f" ({r})" if r else "")
     if reason == "other-entry-points":
         eps = list((f.reach or {}).get("entry_points") or ())
         shown = ", ".join(eps[:2]) + (f" and {len(eps) - 2} more" if len(eps) > 2 else "")

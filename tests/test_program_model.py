@@ -125,3 +125,55 @@ def test_a_cli_that_imports_a_test_script_is_not_driven_by_its_main_block(tmp_pa
     assert cli["verdict"]["effort"] in ("none", "low")
     te = [f for f in rep["findings"] if f["api"].startswith("transformer_engine")]
     assert te and all("tool/cli.py" not in (f["reach"].get("entry_points") or []) for f in te)
+
+
+REGISTRY_SHAPE = {
+    "models/__init__.py": "",
+    "models/layers.py": """
+        import torch
+        from flash_attn import flash_attn_func
+
+        class FlashBlock(torch.nn.Module):
+            def forward(self, q, k, v):
+                return flash_attn_func(q, k, v)
+
+        class PlainBlock(torch.nn.Module):
+            def forward(self, q, k, v):
+                return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    """,
+    "train.py": """
+        import torch
+        import models.layers as layers
+
+        def main():
+            block = {NAME}()
+            q = torch.ones(1, 2, 4, 8).cuda()
+            block(q, q, q)
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_code_reached_only_through_unresolved_dispatch_is_listed_not_counted(tmp_path, kb):
+    # INVALID: the flash-attn class is defined in imported code but nothing names it (a registry or config may
+    # build it): listed with the reason unresolved-dispatch, not counted
+    files = dict(REGISTRY_SHAPE, **{"train.py": REGISTRY_SHAPE["train.py"].replace("{NAME}", "layers.PlainBlock")})
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    (fa,) = [f for f in rep["findings"] if f["api"].startswith("flash_attn") and f["line"] == 7]
+    assert fa["reach"]["status"] == "unknown"
+    assert fa["counted"] is False and fa["off_path"]["reason"] == "unresolved-dispatch"
+    assert rep["summary"]["off_path"]["by_reason"].get("unresolved-dispatch", 0) >= 1
+    assert rep["summary"]["verdict"]["effort"] in ("none", "low")
+
+
+def test_code_a_program_names_is_counted(tmp_path, kb):
+    # VALID: the program builds the flash-attn class by name: reached and counted
+    files = dict(REGISTRY_SHAPE, **{"train.py": REGISTRY_SHAPE["train.py"].replace("{NAME}", "layers.FlashBlock")})
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    (fa,) = [f for f in rep["findings"] if f["api"].startswith("flash_attn") and f["line"] == 7]
+    assert fa["reach"]["status"] == "reachable" and fa["counted"] is True
+    assert any(d["api"].startswith("flash_attn") for d in rep["summary"]["verdict"]["drivers"])

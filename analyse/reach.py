@@ -513,6 +513,11 @@ class Reach:
 EVIDENCE_SEVERITIES = ("blocker", "manual", "auto")
 
 
+def _no_way_around(g: dict) -> bool:
+    """A guard that neither has a working alternative nor keeps the code off an NPU host's path."""
+    return not g.get("fallback") and (g.get("on_path") or {}).get("transfer_to_npu") != "off"
+
+
 def finding_key(f) -> Tuple[str, int, str, str]:
     """The key of a finding in the per-entry-point paths (stable through policy filtering and sorting)."""
     return (f.path, f.line, f.code, f.api)
@@ -568,9 +573,11 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
             path = reach.path_to(eps[0][1].id, fn)
             if status == REACHABLE or len(path) > 1:
                 rs["path"] = path
-            if guard is None:
+            if guard is None or _no_way_around(guard):
+                # a local guard with no alternative (`try: ... except: raise`) does not hide the guard of every
+                # call that reaches the function (`if x.device.type == "cuda" and _init():`)
                 inh = [reach.per_ep[ep.id].inherited.get(fn) for _d, ep in eps]
-                if inh and all(g is not None for g in inh):
+                if inh and all(g is not None for g in inh) and (guard is None or not _no_way_around(inh[0])):
                     guard = dict(inh[0])
         elif best[UNKNOWN]:
             eps = sorted((ep for _d, ep in best[UNKNOWN]), key=lambda ep: (ep.role != "product", ep.id))

@@ -397,7 +397,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     s.add_argument("--workers", type=int, default=1, help="analyses at once (default 1)")
     s.add_argument("--timeout", type=int, default=1800)
     s.add_argument("extra", nargs="*", help="after --: more npu-analyse options (e.g. -- --no-cache -j 1)")
+    sh = sub.add_parser("show", help="print a saved --json result again, for one part")
+    sh.add_argument("results", type=pathlib.Path)
+    sh.add_argument("--part", choices=("tuned", "heldout", "all"), default="tuned")
     a = ap.parse_args(argv)
+    if a.cmd == "show":
+        res = json.loads(a.results.read_text(encoding="utf-8"))["results"]
+        print_results([r for r in res if a.part == "all" or r["heldout"] == (a.part == "heldout")])
+        return 0
     try:
         targets = load_targets()
     except (Invalid, ValueError) as e:

@@ -321,3 +321,15 @@ def test_regeneration_is_byte_identical(tmp_path):
     committed = data_dir()
     for rel in generated:
         assert (committed / rel).read_bytes() == (out / rel).read_bytes(), f"data/{rel} differs from a fresh build"
+
+
+def test_an_unlisted_method_of_a_listed_class_takes_the_class_row(kb):
+    # loralib shape: `class Linear(nn.Linear)` calls nn.Linear.__init__ / reset_parameters / train, which the
+    # tables list only as the class torch.nn.Linear (supported): documented, not "unverified"
+    for api in ("torch.nn.Linear.reset_parameters", "torch.nn.Linear.__init__", "torch.nn.Embedding.train"):
+        assert kb.is_documented(api), api
+        info = kb.api(api)
+        assert info.status == kb.api_status(api.rpartition(".")[0]) and info.name == api
+    # INVALID: a made-up function of a module is still unverified; a listed method keeps its own row
+    assert not kb.is_documented("torch.special.zeta_not_documented")
+    assert not kb.is_documented("torch.nn.NotAModuleAnywhere.forward")

@@ -452,6 +452,14 @@ class KnowledgeBase:
             alt = public_alias(name)
             if alt is not None:
                 e = self._apis.get(alt)
+        if e is None:
+            # a method the tables do not list, of a class they do (`torch.nn.Linear.reset_parameters`, a subclass's
+            # `super().__init__()`): the class row is the documented fact for it
+            owner, _, leaf = name.rpartition(".")
+            if owner.count(".") >= 1 and owner.rpartition(".")[2][:1].isupper() and leaf:
+                e = self._apis.get(owner)
+                if e is None and owner.startswith("Tensor."):
+                    e = self._apis.get("torch." + owner)
         return e
 
     def api(self, name: str) -> ApiInfo | None:
@@ -467,7 +475,7 @@ class KnowledgeBase:
             source = f"{self._fill_source} (doc row without verdict: {source})"
         hw = e.get("hardware")
         info = ApiInfo(
-            name=name if name in self._apis else "torch." + name,
+            name=name if name in self._apis or ("torch." + name) not in self._apis else "torch." + name,
             status=e["status"],
             limitations=e.get("limitations"),
             hardware=dict(hw) if hw else None,

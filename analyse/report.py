@@ -20,17 +20,37 @@ EFFORT_TEXT = {
 EFFORT_ORDER = ("none", "low", "medium", "high", "blocked")
 
 
-def grade(blockers: int, manual_apis: int, manual: int, auto: int) -> str:
-    """Effort grade from the counts; *manual_apis* counts distinct APIs needing a manual change."""
+def grade(blockers: int, manual_apis: int, manual: int, auto: int, lib_apis: int = 0, lib_places: int = 0) -> str:
+    """Effort grade from the counts; *manual_apis* counts distinct APIs needing a manual change, *lib_apis* /
+    *lib_places* the distinct APIs and places of GPU-only libraries (with a documented replacement) the code uses.
+
+    The grades have one meaning each (the report's legend): ``blocked`` -- a kernel must be written (a CUDA
+    extension with no fallback, an op with no NPU kernel); ``high`` / ``medium`` -- a documented replacement or edit
+    exists, and a GPU-only library on the path (flash-attn, xformers, bitsandbytes, apex...) is at least medium
+    (its calls are swapped for the NPU replacement), high when it is woven through the code; ``low`` -- what
+    transfer_to_npu rewrites and a few small edits; ``none`` -- nothing GPU-specific."""
     if blockers:
         return "blocked"
-    if manual_apis > 15 or manual > 60:
+    if manual_apis > 15 or manual > 60 or lib_apis >= LIB_HIGH_APIS or lib_places >= LIB_HIGH_PLACES:
         return "high"
-    if manual_apis > 4 or manual > 15:
+    if manual_apis > 4 or manual > 15 or lib_places:
         return "medium"
     if manual or auto:
         return "low"
     return "none"
+
+
+# a GPU-only library woven through the code: this many distinct APIs of such libraries, or places, grade high
+LIB_HIGH_APIS = 8
+LIB_HIGH_PLACES = 20
+# the findings that are uses of a GPU-only library with a documented replacement: a call of the library (NPU402), a
+# GPU attention kernel (NPU403), a library switched on through another's arguments (NPU46x) -- not its bare import,
+# nor a call into a function another library's report marks (NPU45x: that report carries its own grade)
+LIB_USE_CODES = ("NPU402", "NPU403", "NPU46")
+
+
+def _lib_uses(sub) -> List:
+    return [f for f in sub if f.severity == "manual" and f.code.startswith(LIB_USE_CODES)]
 
 
 def _top(counter: Counter, n: int = 3) -> str:
@@ -53,7 +73,8 @@ def verdict(findings: Sequence[Finding], files_analysed: int) -> dict:
     auto = sev.get("auto", 0)
     manual_apis = Counter(f.api for f in findings if f.severity == "manual")
     blocker_apis = Counter(f.api for f in findings if f.severity == "blocker")
-    effort = grade(blockers, len(manual_apis), manual, auto)
+    libs = _lib_uses(findings)
+    effort = grade(blockers, len(manual_apis), manual, auto, len({f.api for f in libs}), len(libs))
     parts: List[str] = []
     files = len({p for f in findings for p in (f.path, *f.other_paths)})
     if not findings:
@@ -156,7 +177,9 @@ def grade_findings(fs: Sequence[Finding]) -> Tuple[str, int, int, int]:
     def g(sub):
         sev = Counter(f.severity for f in sub)
         manual_apis = {f.api for f in sub if f.severity == "manual"}
-        return grade(sev.get("blocker", 0), len(manual_apis), sev.get("manual", 0), sev.get("auto", 0))
+        libs = _lib_uses(sub)
+        return grade(sev.get("blocker", 0), len(manual_apis), sev.get("manual", 0), sev.get("auto", 0),
+                     len({f.api for f in libs}), len(libs))
 
     sure = g([f for f in fs if f.confidence != "low"])
     every = g(fs)

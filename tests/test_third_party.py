@@ -45,7 +45,7 @@ def test_apex_uses_and_params(tmp_path, kb):
     assert "opt_level='O1'" in by[(3, "NPU402")].message
     assert by[(4, "NPU402")].api == "apex.optimizers.FusedAdam"
     assert "NpuFusedAdam" in by[(4, "NPU402")].replacement and "adam_w_mode=False" in by[(4, "NPU402")].message
-    assert by[(5, "NPU401")].severity == "blocker" and by[(6, "NPU402")].severity == "blocker"
+    assert by[(5, "NPU401")].severity == "manual" and by[(6, "NPU402")].severity == "manual"
 
 
 def test_guarded_import_with_fallback(tmp_path, kb):
@@ -56,7 +56,7 @@ def test_guarded_import_with_fallback(tmp_path, kb):
 
 def test_guarded_import_without_fallback(tmp_path, kb):
     fs = _run(tmp_path, kb, "try:\n    import cupy\nexcept ImportError:\n    pass\n")
-    assert [(f.code, f.severity) for f in fs] == [("NPU404", "manual")]
+    assert [(f.code, f.severity) for f in fs] == [("NPU404", "advice")]
     assert "no fallback" in fs[0].message
 
 
@@ -120,9 +120,9 @@ def test_type_probe_of_a_library_that_imports_on_npu_is_not_a_use(tmp_path, kb):
                    (3, "NPU401", "advice", "torchao.float8.float8_linear.Float8Linear"),
                    (7, "NPU401", "advice", "bitsandbytes"),
                    (8, "NPU401", "advice", "torchao.float8.convert_to_float8_training"),
-                   (9, "NPU402", "blocker", "torchao.float8.convert_to_float8_training"),
-                   (10, "NPU402", "blocker", "bitsandbytes.nn.Linear8bitLt"),
-                   (10, "NPU402", "blocker", "bitsandbytes.optim.Adam8bit")]
+                   (9, "NPU402", "manual", "torchao.float8.convert_to_float8_training"),
+                   (10, "NPU402", "manual", "bitsandbytes.nn.Linear8bitLt"),
+                   (10, "NPU402", "manual", "bitsandbytes.optim.Adam8bit")]
     assert "imports on an Ascend host" in fs[0].message
 
 
@@ -132,7 +132,7 @@ def test_type_probe_of_a_library_whose_import_fails_on_npu_keeps_the_finding(tmp
               "import transformer_engine.pytorch as te\n"
               "def has_te(model):\n"
               "    return any(isinstance(m, te.Linear) for m in model.modules())\n")
-    assert [(f.line, f.code, f.severity) for f in fs] == [(1, "NPU401", "blocker"), (3, "NPU402", "blocker")]
+    assert [(f.line, f.code, f.severity) for f in fs] == [(1, "NPU401", "manual"), (3, "NPU402", "manual")]
 
 
 def test_torchao_config_classes_are_not_float8_kernels(tmp_path, kb):

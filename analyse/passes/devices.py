@@ -7,7 +7,9 @@
   CUDA device. ``.cuda(N)`` is left to NPU002 (transfer_to_npu maps it to ``.npu(N)``, which takes an int).
 * NPU009: ``torch.load(f)`` / ``torch.hub.load_state_dict_from_url(url)`` without ``map_location``: a
   checkpoint saved on a GPU restores its tensors to ``cuda:N``, which an Ascend host cannot do;
-  transfer_to_npu only rewrites a ``map_location`` that is given.
+  transfer_to_npu only rewrites a ``map_location`` that is given. Advice (#30): whether it fails depends on where
+  the checkpoint was saved, which the code does not say; a checkpoint saved on the CPU (or by the project on the
+  NPU) loads as is, so it is a precaution, not a change the verdict counts.
 
 Values count as ints when they are int literals or names bound (once, in their scope) to one.
 """
@@ -32,7 +34,7 @@ R_INT_DEVICE = Rule(
     fix="x = torch.zeros(3, device=f'npu:{0}')",
 )
 R_LOAD = Rule(
-    code="NPU009", name="load-without-map-location", category="cuda-api", severity="manual",
+    code="NPU009", name="load-without-map-location", category="cuda-api", severity="advice",
     summary="`torch.load` of a checkpoint without `map_location`.",
     why="torch.load restores every tensor to the device it was saved from. A checkpoint written on a GPU holds "
         "'cuda:N' storages, and loading it on an Ascend host fails (no CUDA). transfer_to_npu rewrites a 'cuda' "
@@ -134,7 +136,7 @@ class DeviceHandOverPass(Pass):
         src = call.as_string()
         repl = src[:-1] + (", " if call.args or call.keywords else "") + "map_location='cpu')" if src.endswith(")") else None
         yield ctx.finding(self.rule("NPU009"), call, target,
-                          f"`{target}` without map_location: a checkpoint saved on a GPU restores its tensors to "
+                          f"`{target}` without map_location: if the checkpoint was saved on a GPU, its tensors restore to "
                           "'cuda:N', which fails on an Ascend host (transfer_to_npu rewrites only a map_location that "
                           "is given). Load to the CPU, then move the model to the NPU." + _chips(ctx.kb, target),
                           replacement=repl, confidence="medium", evidence="knowledge")

@@ -12,6 +12,10 @@ output on that repository, then frozen: its SHA-256 is listed in a ``FROZEN-*.sh
 run. A frozen file is never edited; a later correction is a ``NAME.corrections.json`` beside it (also frozen),
 applied on top when scoring, so the history stays honest.
 
+A correction may also withdraw an expectation (``"field": "withdrawn", "now": true``) when a second look finds it
+is not what the schema asks (a module that is no program named as an entry point): it is then listed with its reason
+and not scored.
+
 A project check is one of: the effort of an expectation, its drivers (one of ``drivers_any`` among the drivers
 or the explanation), its decoys (none of ``not_drivers`` among the top three drivers). A library label is met
 when the tool's status is ``expect`` or one of ``accept`` (an unlisted function is ``supported``).
@@ -263,7 +267,10 @@ def score_project(t: Dict[str, Any], rep: Optional[Dict[str, Any]], err: str) ->
     summary = (rep or {}).get("summary") or {}
     verdict = summary.get("verdict") or {}
     eps = summary.get("entry_points") if isinstance(summary.get("entry_points"), list) else []
+    withdrawn = [e for e in t["expectations"] if e.get("withdrawn")]
     for exp in t["expectations"]:
+        if exp.get("withdrawn"):
+            continue   # a second look found it wrong (corrections file, reason kept): not scored, listed
         entry = exp.get("entry")
         label = f"{t['folder']} " + (entry or "(project)")
         kinds = ["effort"] + (["drivers"] if exp.get("drivers_any") else []) + (["decoys"] if exp.get("not_drivers") else [])
@@ -297,6 +304,7 @@ def score_project(t: Dict[str, Any], rep: Optional[Dict[str, Any]], err: str) ->
                 f"top drivers {top}", exp)
     return {"name": t["folder"], "repo": t["repo"], "kind": "project", "heldout": t["heldout"],
             "effort": verdict.get("effort"), "checks": checks,
+            "withdrawn": [{"entry": e.get("entry"), "why": "; ".join(e.get("corrected", []))} for e in withdrawn],
             "met": sum(c["met"] for c in checks), "total": len(checks)}
 
 
@@ -359,6 +367,8 @@ def print_results(results: List[Dict[str, Any]]) -> None:
         tag = " [held-out]" if r["heldout"] else ""
         head = f"{r['effort']}" if r["kind"] == "project" else f"{r.get('by_status')}"
         print(f"== {r['kind']} {r['name']}{tag}: {_pct(r['met'], r['total'])}  ({head}; {r['seconds']} s)")
+        for w in r.get("withdrawn", ()):
+            print(f"  withdrawn {w['entry']}: {w['why'][:200]}")
         for c in r["checks"]:
             if not c["met"]:
                 print(f"  MISS {c['label']} [{c['check']}]: want {c['expected']}")
@@ -413,7 +423,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if a.cmd == "check":
         n_p = [t for t in targets if t["kind"] == "project"]
         n_l = [t for t in targets if t["kind"] == "library"]
-        print(f"ok: {len(n_p)} projects ({sum(len(t['expectations']) for t in n_p)} expectations), "
+        n_w = sum(bool(e.get("withdrawn")) for t in n_p for e in t["expectations"])
+        print(f"ok: {len(n_p)} projects ({sum(len(t['expectations']) for t in n_p)} expectations, {n_w} withdrawn), "
               f"{len(n_l)} libraries ({sum(len(t['labels']) for t in n_l)} labels); "
               f"held out: {sum(t['heldout'] for t in n_p)} projects, {sum(t['heldout'] for t in n_l)} libraries")
         return 0

@@ -1,0 +1,86 @@
+"""The judgement benchmark's own tooling (benchmarks/judgement/judgement.py): every expectation file is valid and
+frozen (its SHA-256 recorded before its first run, never edited after), and the scoring compares a report with the
+expectations as the README says. The scoring of real repositories needs the network (materialize) and is not run
+here."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = importlib.util.spec_from_file_location("judgement", ROOT / "benchmarks" / "judgement" / "judgement.py")
+J = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(J)
+
+
+def test_every_file_is_valid_and_frozen():
+    targets = J.load_targets()
+    projects = [t for t in targets if t["kind"] == "project"]
+    libraries = [t for t in targets if t["kind"] == "library"]
+    assert len(projects) >= 40 and sum(len(t["expectations"]) for t in projects) >= 140
+    assert len(libraries) >= 10 and sum(len(t["labels"]) for t in libraries) >= 250
+    assert sum(t["heldout"] for t in projects) >= 10 and sum(t["heldout"] for t in libraries) >= 2
+
+
+def test_an_edited_file_is_refused(tmp_path):
+    (tmp_path / "projects").mkdir()
+    (tmp_path / "libraries").mkdir()
+    obj = {"repo": "o/p", "commit": "a" * 40, "folder": "p", "root": "", "heldout": False,
+           "expectations": [{"entry": None, "effort": ["low"], "drivers_any": ["cuda"], "not_drivers": [],
+                             "evidence": "train.py:1"}]}
+    f = tmp_path / "projects" / "p.json"
+    f.write_text(json.dumps(obj))
+    (tmp_path / "FROZEN-x.sha256").write_text(f"{J.sha256(f)}  projects/p.json\n")
+    assert J.load_targets(tmp_path)[0]["folder"] == "p"
+    obj["expectations"][0]["effort"] = ["none"]
+    f.write_text(json.dumps(obj))
+    with pytest.raises(J.Invalid, match="edited after it was frozen"):
+        J.load_targets(tmp_path)
+    (tmp_path / "FROZEN-x.sha256").write_text("")
+    with pytest.raises(J.Invalid, match="not frozen"):
+        J.load_targets(tmp_path)
+
+
+def _target():
+    return {"folder": "p", "repo": "o/p", "heldout": False, "expectations": [
+        {"entry": None, "effort": ["medium", "high"], "drivers_any": ["flash_attn"], "not_drivers": ["apex"],
+         "evidence": "x"},
+        {"entry": "train.py", "effort": ["low"], "drivers_any": ["cuda"], "not_drivers": [], "evidence": "x"},
+        {"entry": "eval.py", "effort": ["none"], "drivers_any": [], "not_drivers": [], "evidence": "x"},
+        {"entry": "lib.py", "effort": ["none"], "drivers_any": [], "not_drivers": [], "evidence": "x",
+         "withdrawn": True, "corrected": ["not a program"]},
+    ]}
+
+
+def test_project_checks_effort_drivers_and_decoys():
+    rep = {"summary": {"verdict": {"effort": "medium", "drivers": [{"api": "apex.amp"}, {"api": "flash_attn.f"}]},
+                       "entry_points": [{"path": "train.py", "verdict": {"effort": "low", "drivers": [{"api": "device:cuda"}]}},
+                                        {"path": "eval.py", "verdict": {"effort": "low", "drivers": []}}]}}
+    res = J.score_project(_target(), rep, "")
+    got = {(c["label"], c["check"]): c["met"] for c in res["checks"]}
+    assert got == {("p (project)", "effort"): True, ("p (project)", "drivers"): True,
+                   ("p (project)", "decoys"): False,   # apex is among the top three drivers
+                   ("p train.py", "effort"): True, ("p train.py", "drivers"): True,
+                   ("p eval.py", "effort"): False}
+    assert (res["met"], res["total"]) == (4, 6)
+    assert res["withdrawn"] == [{"entry": "lib.py", "why": "not a program"}]
+
+
+def test_a_missing_report_fails_every_check():
+    res = J.score_project(_target(), None, "no report")
+    assert res["met"] == 0 and res["total"] == 6
+
+
+def test_library_labels():
+    t = {"folder": "l", "repo": "o/l", "heldout": True, "labels": [
+        {"qualname": "l.a", "expect": "unsupported", "accept": [], "why": "x"},
+        {"qualname": "l.b", "expect": "supported", "accept": ["needs-migration"], "why": "x"},
+        {"qualname": "l.c", "expect": "conditional", "accept": [], "why": "x"},
+        {"qualname": "l.d", "expect": "supported", "accept": [], "why": "x"}]}
+    rep = {"thirdparty": {"functions": [{"qualname": "l.a", "status": "unsupported"},
+                                        {"qualname": "l.b", "status": "needs-migration"},
+                                        {"qualname": "l.c", "status": "unknown"}]}}
+    res = J.score_library(t, rep, "")
+    assert [c["met"] for c in res["checks"]] == [True, True, False, True]

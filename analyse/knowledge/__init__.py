@@ -340,6 +340,19 @@ _ALIASES = {
 }
 
 
+def _same_op_spellings(name: str) -> tuple:
+    """Other spellings of the same aten operator: ``torch.X`` <-> ``torch.Tensor.X`` <-> ``torch.nn.functional.X``
+    (a top-level function, its tensor method and its functional form dispatch to one kernel)."""
+    parts = name.split(".")
+    if len(parts) == 2 and parts[0] == "torch":
+        return (f"torch.Tensor.{parts[1]}", f"torch.nn.functional.{parts[1]}")
+    if len(parts) == 3 and parts[:2] == ["torch", "Tensor"] and not parts[2].startswith("_"):
+        return (f"torch.{parts[2]}",)
+    if len(parts) == 4 and parts[:3] == ["torch", "nn", "functional"]:
+        return (f"torch.{parts[3]}",)
+    return ()
+
+
 def public_alias(name: str) -> str | None:
     """The other public spelling of a torch name (``torch.nn.Parameter`` ->
     ``torch.nn.parameter.Parameter``, ``torch.nn.modules.conv.Conv2d`` -> ``torch.nn.Conv2d``)."""
@@ -452,6 +465,13 @@ class KnowledgeBase:
             alt = public_alias(name)
             if alt is not None:
                 e = self._apis.get(alt)
+        if e is None:
+            # the function and method spellings of one aten operator (`torch.unbind` / `Tensor.unbind`,
+            # `torch.cosine_similarity` / `F.cosine_similarity`): one documented row answers for the others
+            for alt in _same_op_spellings(name):
+                e = self._apis.get(alt)
+                if e is not None:
+                    break
         if e is None:
             # a method the tables do not list, of a class they do (`torch.nn.Linear.reset_parameters`, a subclass's
             # `super().__init__()`): the class row is the documented fact for it

@@ -47,7 +47,9 @@ R_PROBE_FALLBACK = Rule(
 )
 
 # torch.distributed.is_hccl_available: added to torch.distributed by torch_npu (the HCCL twin of is_nccl_available)
-SKIP_PREFIXES = ("torch.cuda", "torch.backends", "torch.npu", "torch.Tensor.npu", "torch.distributed.is_hccl_available")
+# torch.ops.npu.*: torch_npu's own operators (the NPU is their device); torch.__version__ / torch.version.*: strings
+SKIP_PREFIXES = ("torch.cuda", "torch.backends", "torch.npu", "torch.Tensor.npu", "torch.distributed.is_hccl_available",
+                 "torch.ops.npu.", "torch.__version__", "torch.version.")
 # Names that are not operators to verify: types, dtypes, context managers of the frontend.
 SKIP_SUFFIX_TYPES = ("Tensor", "dtype", "Size", "device")
 
@@ -61,6 +63,12 @@ class UnknownApiPass(Pass):
     )
     INVALID = (
         "import torch\ny = torch.special.zeta_not_documented(x)  # expect: NPU301\n",
+    )
+    # VALID too: torch_npu's own operators, the version string, a function whose tensor method is documented
+    VALID = VALID + (
+        "import torch\nw = torch.ops.npu.npu_convert_weight_to_int4pack(x)\n",
+        "import torch\nmajor = torch.__version__.split('.')[0]\n",
+        "import torch\nparts = torch.unbind(x, dim=0)\n",
     )
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:

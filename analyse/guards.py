@@ -561,8 +561,48 @@ def _try_guard(trynode, in_orelse: bool, imports: bool) -> Optional[Guard]:
         return None
     # a fallback that itself needs GPU-only code (`except ImportError: import xformers.ops`) is no fallback
     fallback = any(not _only_raises(h.body) and not _needs_gpu_only(h.body) for h in handlers)
+    if not fallback and all(not _needs_gpu_only(h.body) for h in handlers) and _rebinds_predefined(trynode):
+        fallback = True   # `except ImportError: pass` keeps the definitions made before the try
     h = handlers[0]
     return Guard("import-fallback", h.lineno or trynode.lineno or 1, fallback, _text(h.type) if h.type else "except")
+
+
+def _rebinds_predefined(trynode) -> bool:
+    """The try only swaps in the optional library for names the scope already defined before it
+    (``class RMSNorm(nn.Module): ...`` then ``try: from apex.normalization import FusedRMSNorm; RMSNorm =
+    FusedRMSNorm / except ImportError: pass``): when the import fails, the earlier definitions stay -- the fallback.
+    Every name the try body assigns (besides what it imports) must have a definition before the try."""
+    scope = trynode.scope()
+    start = trynode.lineno or 0
+    assigned = []
+    for st in trynode.body:
+        if isinstance(st, (nodes.Import, nodes.ImportFrom)):
+            continue
+        if isinstance(st, nodes.Assign):
+            for t in st.targets:
+                if not isinstance(t, nodes.AssignName):
+                    return False
+                assigned.append(t.name)
+        elif isinstance(st, nodes.Expr):
+            continue   # a log line
+        else:
+            return False
+    if not assigned:
+        return False
+    for name in assigned:
+        defs = scope.locals.get(name, ())
+        if not any((d.lineno or start) < start and not _inside(d, trynode) for d in defs):
+            return False
+    return True
+
+
+def _inside(node, owner) -> bool:
+    cur = node
+    while cur is not None:
+        if cur is owner:
+            return True
+        cur = cur.parent
+    return False
 
 
 def _try_cond(trynode):

@@ -300,15 +300,18 @@ class _Worker:
 
 
 def _gpu_only_modules(kb) -> Tuple[str, ...]:
-    """Modules of the GPU-only libraries (blockers in data/third_party_libs.yaml) for the conditions room."""
+    """Modules of the GPU-only libraries for the conditions room: entries of data/third_party_libs.yaml that do not
+    run on an NPU as they are (blocker or manual, and not ``imports_on_npu``). The severity says how much work the
+    replacement is, not whether the library is GPU-only (#30: xformers is manual and still GPU-only)."""
     try:
         from analyse.passes.third_party import lib_table
 
         table = lib_table(kb)
     except Exception:   # no knowledge of libraries: no fallback is judged by what it imports
         return ()
-    return tuple(sorted({m for e in table.entries if e.severity == "blocker" for m in e.modules
-                         if "*" not in m}))
+    return tuple(sorted({m for e in table.entries
+                         if e.severity in ("blocker", "manual") and not getattr(e, "imports_on_npu", False)
+                         for m in e.modules if "*" not in m}))
 
 
 def _config_options(prescans: Sequence[Prescan], tasks: Dict[str, "_Task"], inputs: Sequence[Path]) -> Dict[str, list]:

@@ -85,3 +85,51 @@ def test_the_same_build_without_the_device_guard_counts(tmp_path, kb):
     (f,) = _by(rep, "TORCH_CUDA_ARCH_LIST")
     assert f["counted"] is True
     assert rep["summary"]["verdict"]["effort"] == "blocked"
+
+
+PREDEFINED = """
+    import torch
+    from torch import nn
+
+
+    class RMSNorm(nn.Module):
+        def __init__(self, hidden_size, eps=1e-6):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(hidden_size))
+            self.eps = eps
+
+        def forward(self, x):
+            return self.weight * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+
+    try:
+        from apex.normalization import FusedRMSNorm
+
+        RMSNorm = FusedRMSNorm  # noqa
+        print("using apex")
+    except ImportError:
+        pass
+
+
+    if __name__ == "__main__":
+        print(RMSNorm(8)(torch.ones(2, 8)))
+"""
+
+
+def test_a_try_that_swaps_in_a_library_for_a_name_defined_before_it_has_a_fallback(tmp_path, kb):
+    # InternVL shape: the class is defined first; `except ImportError: pass` keeps it when apex is missing
+    _write(tmp_path, {"model.py": PREDEFINED})
+    rep = run_script([tmp_path], kb)
+    (use,) = [f for f in rep["findings"] if f["api"].startswith("apex") and f["code"] == "NPU402"]
+    assert use["guard"]["fallback"] is True and use["counted"] is False
+    assert rep["summary"]["verdict"]["effort"] in ("none", "low")
+
+
+def test_the_same_swap_with_no_definition_before_it_has_no_fallback(tmp_path, kb):
+    # INVALID for the rule: nothing defined the name before the try, so a failed import leaves it undefined
+    src = PREDEFINED.replace("class RMSNorm(nn.Module):", "class OtherNorm(nn.Module):")
+    _write(tmp_path, {"model.py": src})
+    rep = run_script([tmp_path], kb)
+    use = min((f for f in rep["findings"] if f["api"].startswith("apex") and f["code"] == "NPU402"),
+              key=lambda f: f["line"])
+    assert use["guard"]["fallback"] is False and use["counted"] is True

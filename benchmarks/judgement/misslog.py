@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Write the miss log (MISSLOG.md) and the per-target table of the benchmark README from two saved scores.
+
+    python benchmarks/judgement/misslog.py FIRST.json FINAL.json [--classes misslog_classes.yaml] > MISSLOG.md
+    python benchmarks/judgement/misslog.py FIRST.json FINAL.json --table     # the README's before/after table
+
+Every miss of the first measurement is listed with its class (reach, dispatch, roles, conditions, defaults,
+grades, knowledge; ``judge`` where a second look disputes the expectation) and what became of it at the final
+measurement: met (and by which mechanism of its class) or still missed (with what the tool says now). A class is
+given by hand in ``misslog_classes.yaml`` (label + check -> class and a note) where a person read the case; the
+rest are classed by the shape of the miss (documented in :func:`auto_class`), and say so.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+from typing import Dict, List, Tuple
+
+import yaml
+
+HERE = pathlib.Path(__file__).resolve().parent
+GRADES = ("none", "low", "medium", "high", "blocked")
+LIB_WORDS = ("xformers", "bitsandbytes", "load_in_8bit", "load_in_4bit", "flash_attn", "apex", "transformer_engine",
+             "tensorrt", "megablocks", "torch_sparse", "deepspeed.ops")
+
+# what each class's mechanisms were this round (MISSLOG's "fixed by" column for a miss met at the final run)
+MECHANISMS = {
+    "reach": "program model: an imported module's main block is not run; unresolved dispatch listed, not counted (#29)",
+    "dispatch": "dispatch resolved in general: dict/registry/config/classmethod/getattr/sys.path (#29)",
+    "roles": "entry points and roles by evidence (#29)",
+    "conditions": "conditions: caller guards through no-alternative local guards, device tests, fallbacks (#30)",
+    "defaults": "defaults by data flow (#30)",
+    "grades": "grades with one meaning: GPU-only libraries with a replacement are manual, at least medium (#30)",
+    "knowledge": "knowledge: class rows for unlisted methods, one row per aten operator, curation, gaps (#31)",
+    "judge": "expectation withdrawn or disputed on a second look (corrections file)",
+}
+
+
+def _rank(g: str) -> int:
+    return GRADES.index(g) if g in GRADES else -1
+
+
+def auto_class(kind: str, check: Dict) -> str:
+    """The class of a miss from its shape, when no person classed it:
+    * an entry point the tool does not list -> roles;
+    * a library label: the tool says ``unknown`` (an undocumented API) or misses a GPU-only library -> knowledge;
+      a device-type condition or a condition the judge does not see -> conditions; otherwise reach;
+    * a project effort above the expected one with a GPU-only library driving it -> grades; above it otherwise ->
+      reach (code the program does not run is counted); below it -> knowledge (what makes it harder is not found);
+    * drivers -> knowledge; decoys (optional code among the top drivers) -> conditions."""
+    got = check.get("got", "")
+    if "not among" in got:
+        return "roles"
+    if kind == "library":
+        want = check["expected"].split("/")[0]
+        status = got.split()[1] if len(got.split()) > 1 else ""
+        if status == "unknown" or (want == "unsupported" and status == "supported"):
+            return "knowledge"
+        if "device-type-check" in got or status == "conditional" or want == "conditional":
+            return "conditions"
+        return "reach" if want == "supported" else "knowledge"
+    if check["check"] == "effort":
+        tool = got.split(";")[0].replace("tool:", "").strip()
+        want = [g for g in check["expected"].split("/") if g in GRADES]
+        if want and _rank(tool) > max(_rank(g) for g in want):
+            return "grades" if any(w in got for w in LIB_WORDS) and tool == "blocked" else "reach"
+        return "knowledge"
+    if check["check"] == "drivers":
+        return "knowledge"
+    return "conditions"
+
+
+def _key(r: Dict, c: Dict) -> Tuple[str, str, str]:
+    return (r["kind"], c["label"], c["check"])
+
+
+def load(path: pathlib.Path) -> Dict[Tuple[str, str, str], Tuple[Dict, Dict]]:
+    out = {}
+    for r in json.loads(path.read_text(encoding="utf-8"))["results"]:
+        for c in r["checks"]:
+            out[_key(r, c)] = (r, c)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("first", type=pathlib.Path)
+    ap.add_argument("final", type=pathlib.Path)
+    ap.add_argument("--classes", type=pathlib.Path, default=HERE / "misslog_classes.yaml")
+    ap.add_argument("--table", action="store_true", help="print the README's per-target before/after table")
+    a = ap.parse_args()
+    first = json.loads(a.first.read_text(encoding="utf-8"))["results"]
+    final = json.loads(a.final.read_text(encoding="utf-8"))["results"]
+    if a.table:
+        fin = {(r["kind"], r["name"]): r for r in final}
+        for part, sel in (("tuned", False), ("held-out", True)):
+            print(f"\n| {part} | kind | first | final |\n|---|---|---|---|")
+            for r in sorted(first, key=lambda r: (r["kind"], r["name"].lower())):
+                if r["heldout"] != sel:
+                    continue
+                f = fin.get((r["kind"], r["name"]))
+                fs = f"{f['met']}/{f['total']}" + (f" ({f['effort']})" if r["kind"] == "project" else "") if f else "-"
+                print(f"| {r['name']} | {r['kind']} | {r['met']}/{r['total']}"
+                      + (f" ({r['effort']})" if r["kind"] == "project" else "") + f" | {fs} |")
+        return 0
+    hand = {}
+    if a.classes.exists():
+        for row in yaml.safe_load(a.classes.read_text(encoding="utf-8")) or []:
+            hand[(row["label"], row["check"])] = row
+    fin = {}
+    for r in final:
+        for c in r["checks"]:
+            fin[_key(r, c)] = c
+    rows: List[Tuple] = []
+    for r in first:
+        for c in r["checks"]:
+            if c["met"]:
+                continue
+            h = hand.get((c["label"], c["check"]))
+            cls = h["class"] if h else auto_class(r["kind"], c)
+            how = "by hand" if h else "by shape"
+            now = fin.get(_key(r, c))
+            if now is None:
+                outcome = "withdrawn (corrections file)" if r["kind"] == "project" else "not scored"
+                if r["kind"] == "project":
+                    cls, how = "judge", "by hand"
+            elif now["met"]:
+                outcome = "met: " + (h.get("fixed") if h and h.get("fixed") else MECHANISMS.get(cls, cls))
+            else:
+                outcome = "stays: " + (h.get("stays") if h and h.get("stays") else now["got"][:160])
+            rows.append(("held-out" if r["heldout"] else "tuned", r["kind"], c["label"], c["check"], cls, how,
+                         outcome.replace("|", "/")))
+    print("# Miss log of the judgement benchmark\n")
+    print("Every miss of the first measurement (main at af2b05c, before this round), its class and what became of it "
+          "at the final measurement. Written by `misslog.py` from the two saved scores; classes by hand where a "
+          "person read the case (`misslog_classes.yaml`), otherwise by the shape of the miss (see `auto_class`).\n")
+    for part in ("tuned", "held-out"):
+        sel = [x for x in rows if x[0] == part]
+        met = sum(x[6].startswith("met") for x in sel)
+        by = {}
+        for x in sel:
+            d = by.setdefault(x[4], [0, 0])
+            d[0] += 1
+            d[1] += x[6].startswith("met")
+        print(f"## {part}: {len(sel)} misses, {met} met at the final measurement\n")
+        print("| class | misses | met now |\n|---|---|---|")
+        for k, (n, m) in sorted(by.items(), key=lambda kv: -kv[1][0]):
+            print(f"| {k} | {n} | {m} |")
+        print("\n| kind | check | class | outcome |\n|---|---|---|---|")
+        for x in sel:
+            print(f"| {x[1]} | `{x[2]}` {x[3]} | {x[4]} ({x[5]}) | {x[6]} |")
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

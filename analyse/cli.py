@@ -22,7 +22,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import click
 
 from analyse import __version__
-from analyse.atomic import write_atomic
+from analyse.atomic import WriteRefused, write_atomic
 from analyse.gcpolicy import collect_less
 from analyse.termsafe import safe
 
@@ -120,9 +120,12 @@ def _check_output(output: str, fmts: List[str]) -> None:
 
 
 def _check_file_target(path: str, what: str) -> None:
+    from analyse.atomic import refusal
+
     p = Path(path)
-    if p.is_dir():
-        raise UsageFail(f"{what} {path} is a folder, not a file")
+    why = refusal(p)
+    if why:
+        raise UsageFail(f"{what} {path} {why}")
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         raise UsageFail(f"{what} {path}: folder {parent} does not exist")
@@ -147,6 +150,9 @@ def _effective_config(paths: List[Path], opts: dict, mode: str):
     try:
         cfg = C.load(paths, explicit=Path(opts["config"]) if opts.get("config") else None,
                       isolated=bool(opts.get("isolated")))
+        if not opts.get("quiet"):
+            for warning in cfg.warnings:
+                click.echo(f"npu-analyse: warning: {safe(warning)}", err=True)
         cli_values: Dict[str, object] = {}
         if opts.get("torch_version"):
             cli_values["torch-version"] = ("--torch-version", opts["torch_version"])
@@ -723,15 +729,26 @@ def migrate_cmd(paths, **opts):
         raise click.exceptions.Exit(EXIT_FAILED)
     mig = _migration(report, inputs, policy, cfg, strategy=opts["strategy"], everything=opts["everything"],
                      annotate=opts["annotate"])
+    if opts["in_place"] and not opts["force"]:
+        problem = out.git_unsafe([mig.abspaths[r.path] for r in mig.changed])
+        if problem:
+            raise UsageFail(f"--in-place: {problem} (commit it first, or add --force)")
     written = ""
+    skipped: List[str] = []
     try:
+        if opts["in_place"]:   # first: the diff and the change list then say what was written
+            skipped = out.write_in_place(mig)
+            for rel in skipped:
+                r = next(x for x in mig.files if x.path == rel)
+                click.echo(f"npu-analyse: warning: {safe(rel)} {safe(r.refused or '')}", err=True)
+            written = "in place"
         patch = out.diff(mig)
         if opts["output"] == "-" or (opts["output"] is None and not opts["apply_dir"] and not opts["in_place"]):
             sys.stdout.buffer.write(patch)
             sys.stdout.flush()
         elif opts["output"] is not None:
             write_atomic(Path(opts["output"]), patch)
-            written = opts["output"]
+            written = opts["output"] if not opts["in_place"] else written
         if opts["changes"]:
             import json
 
@@ -742,15 +759,15 @@ def migrate_cmd(paths, **opts):
         if opts["apply_dir"]:
             out.write_copy(mig, list(inputs), Path(opts["apply_dir"]))
             written = opts["apply_dir"]
-        if opts["in_place"]:
-            skipped = out.write_in_place(mig)
-            for rel in skipped:
-                click.echo(f"npu-analyse: warning: {safe(rel)} changed since the analysis: not edited", err=True)
-            written = "in place"
+    except WriteRefused as exc:
+        raise RunFailed(f"cannot write: {exc}")
     except OSError as exc:
         raise RunFailed(f"cannot write: {exc.strerror or exc}" + (f": {exc.filename}" if getattr(exc, "filename", None) else ""))
     if not opts["quiet"]:
         click.echo(safe(out.terminal(mig, written), keep_newlines=True), err=True, nl=False)
+    if skipped:
+        click.echo(f"npu-analyse: error: {len(skipped)} file(s) not edited (see the warnings above)", err=True)
+        raise click.exceptions.Exit(EXIT_FAILED)
 
 
 @cli.command("explain", epilog=EPILOG_EXPLAIN)

@@ -74,6 +74,7 @@ class Config:
     sources: Dict[str, str] = field(default_factory=lambda: {k: "default" for k in DEFAULTS})
     file: Optional[Path] = None
     base: Optional[Path] = None  # folder that relative paths in the file are relative to
+    warnings: List[str] = field(default_factory=list)   # one line each: settings files passed over, and why
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -171,8 +172,37 @@ def read_file(path: Path) -> Tuple[Optional[Dict[str, Any]], str]:
     return data, str(path)
 
 
-def find_config(inputs: Sequence[Path]) -> Optional[Path]:
-    """The configuration file for *inputs*: from their common folder upwards."""
+def untrusted(path: Path) -> Optional[str]:
+    """Why a settings file found by the upward lookup is not trusted, or None.
+
+    Like the cache folder: it must belong to this user (or root) and be writable by nobody else, and so must
+    the folder holding it unless that folder has the sticky bit (``/tmp``): else another user could choose
+    the rules that gate this user's run (``select = ["NPU9"]`` silences everything)."""
+    import os
+    import stat
+
+    if not hasattr(os, "geteuid"):   # pragma: no cover - no POSIX owners (Windows)
+        return None
+    me = os.geteuid()
+    try:
+        st = os.stat(path)
+        folder = os.stat(path.parent)
+    except OSError as exc:
+        return f"cannot inspect it ({exc.strerror or exc})"
+    if st.st_uid not in (me, 0):
+        return f"owned by another user (uid {st.st_uid})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"writable by {'everyone' if st.st_mode & stat.S_IWOTH else 'its group'} (mode {stat.S_IMODE(st.st_mode):o})"
+    if folder.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not folder.st_mode & stat.S_ISVTX:
+        return f"in a folder others may write ({path.parent}, mode {stat.S_IMODE(folder.st_mode):o})"
+    if folder.st_uid not in (me, 0):
+        return f"in a folder of another user ({path.parent}, uid {folder.st_uid})"
+    return None
+
+
+def find_config(inputs: Sequence[Path], warnings: Optional[List[str]] = None) -> Optional[Path]:
+    """The configuration file for *inputs*: from their common folder upwards. A file that another user could
+    have written (:func:`untrusted`) is passed over, with one line in *warnings*."""
     paths = [Path(p).resolve() for p in inputs] or [Path.cwd().resolve()]
     try:
         start = Path(__import__("os").path.commonpath([str(p) for p in paths]))
@@ -180,17 +210,26 @@ def find_config(inputs: Sequence[Path]) -> Optional[Path]:
         start = paths[0]
     if start.is_file() or not start.exists():
         start = start.parent
+
+    def trusted(path: Path) -> bool:
+        why = untrusted(path)
+        if why is not None and warnings is not None:
+            warnings.append(f"settings file {path} ignored: {why}")
+        return why is None
+
     for folder in [start, *start.parents]:
         own = folder / CONFIG_FILE
-        if own.is_file():
+        if own.is_file() and trusted(own):
             return own
         pp = folder / "pyproject.toml"
         if pp.is_file():
             try:
                 table, _ = read_file(pp)
             except ConfigError:
-                return pp  # a broken pyproject.toml is reported, not skipped
-            if table is not None:
+                if trusted(pp):
+                    return pp  # a broken pyproject.toml is reported, not skipped
+                continue
+            if table is not None and trusted(pp):
                 return pp
     return None
 
@@ -200,7 +239,7 @@ def load(inputs: Sequence[Path], explicit: Optional[Path] = None, isolated: bool
     cfg = Config()
     if isolated:
         return cfg
-    path = explicit if explicit is not None else find_config(inputs)
+    path = explicit if explicit is not None else find_config(inputs, cfg.warnings)
     if path is None:
         return cfg
     path = Path(path)

@@ -468,3 +468,87 @@ def test_a_cache_folder_of_another_user_is_refused(tmp_path):
     r = cli("script", tmp_path / "p", "-q", "--format", "json", "-o", tmp_path / "o2", "--cache-dir", cache_dir)
     assert r.returncode == 0 and not marker.exists()
     assert "is owned by another user (uid 65534)" in _one_error_line(r)
+
+
+# --------------------------------------------------------------------------- settings and the tool's own package
+def test_readme_runs_the_tool_in_a_way_no_working_folder_package_can_replace():
+    """`python -m analyse` imports an `analyse/` package of the working folder before the tool's own: the README
+    documents `npu-analyse` (or `python -I -m analyse`) only, and says why."""
+    import re
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    commands = [line.strip() for line in readme.splitlines() if re.match(r"\s*(\$ )?python3? -m analyse\b", line)]
+    assert commands == []
+    assert "`python -I -m analyse`" in readme and "inside an analysed tree" in readme
+
+
+def test_python_isolated_m_analyse_ignores_an_analyse_package_of_the_working_folder(tmp_path):
+    fake = tmp_path / "analyse"
+    fake.mkdir()
+    marker = tmp_path / "RAN"
+    (fake / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    (fake / "__main__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    proc = subprocess.run([sys.executable, "-I", "-m", "analyse", "--version"], capture_output=True, cwd=tmp_path,
+                          env=env, timeout=120)
+    if proc.returncode != 0 and b"No module named" in proc.stderr:
+        pytest.skip("npu-analyse is not installed in this interpreter (only on PYTHONPATH)")
+    assert proc.returncode == 0 and b"npu-analyse, version" in proc.stdout and not marker.exists()
+
+
+def _settings_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "shared"
+    root.mkdir(mode=0o755)
+    os.chmod(root, 0o755)
+    proj = root / "proj"
+    proj.mkdir()
+    (proj / "train.py").write_text(CUDA_SCRIPT)
+    (root / ".npu-analyse.toml").write_text('select = ["NPU9"]\nfail-on = "never"\n')
+    return proj
+
+
+def _show_select(proj: Path, capsys):
+    from analyse.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["script", str(proj), "--show-config", "--no-cache"])
+    out = capsys.readouterr()
+    return exc.value.code, out.out, out.err
+
+
+def test_a_settings_file_others_may_write_is_ignored_with_one_warning(tmp_path, capsys):
+    proj = _settings_tree(tmp_path)
+    cfg_file = proj.parent / ".npu-analyse.toml"
+    os.chmod(cfg_file, 0o666)
+    code, out, err = _show_select(proj, capsys)
+    assert code == 0 and 'select = ["ALL"]  # default' in out and "configuration file: none found" in out
+    warnings = [line for line in err.splitlines() if "warning" in line]
+    assert warnings == [f"npu-analyse: warning: settings file {cfg_file} ignored: writable by everyone (mode 666)"]
+    os.chmod(cfg_file, 0o644)
+    code, out, err = _show_select(proj, capsys)
+    assert code == 0 and 'select = ["NPU9"]' in out and err == ""
+
+
+def test_a_settings_file_in_a_folder_others_may_write_is_ignored(tmp_path, capsys):
+    proj = _settings_tree(tmp_path)
+    os.chmod(proj.parent, 0o777)
+    code, out, err = _show_select(proj, capsys)
+    assert code == 0 and 'select = ["ALL"]' in out and "in a folder others may write" in err
+    os.chmod(proj.parent, 0o1777)   # sticky, like /tmp: others cannot replace the file
+    code, out, err = _show_select(proj, capsys)
+    assert 'select = ["NPU9"]' in out and err == ""
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown needs root")
+def test_a_settings_file_of_another_user_is_ignored_and_the_gate_holds(tmp_path, capsys):
+    from analyse.cli import main
+
+    proj = _settings_tree(tmp_path)
+    cfg_file = proj.parent / ".npu-analyse.toml"
+    cfg_file.write_text('select = ["NPU9"]\n')
+    os.chown(cfg_file, 4242, 4242)
+    with pytest.raises(SystemExit) as exc:
+        main(["script", str(proj), "--no-cache", "--fail-on", "auto", "-o", str(tmp_path / "rep")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 1   # the findings the foreign file would have silenced still gate
+    assert f"settings file {cfg_file} ignored: owned by another user (uid 4242)" in err

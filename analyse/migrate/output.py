@@ -113,8 +113,8 @@ def change_list_csv(doc: dict) -> str:
 
 # ------------------------------------------------------------------ writing files
 def _replace_file(path: Path, data: bytes) -> None:
-    """Atomic per file, keeping the file's permission bits."""
-    write_atomic(path, data, suffix=".migrate", keep_mode=True)
+    """Atomic per file, keeping the file's permission bits (:func:`analyse.atomic.write_atomic`)."""
+    write_atomic(path, data, suffix=".migrate")
 
 
 def git_dirty(paths: List[Path]) -> Optional[str]:
@@ -138,19 +138,73 @@ def git_dirty(paths: List[Path]) -> Optional[str]:
     return None
 
 
+def git_unsafe(paths: List[Path]) -> Optional[str]:
+    """None when git holds an unmodified copy of every file in *paths* (the files ``--in-place`` would edit),
+    else why not: an untracked or git-ignored file has no copy in git, so editing it cannot be undone."""
+    by_root: Dict[str, List[str]] = {}
+    tops: Dict[str, Optional[str]] = {}
+    for p in paths:
+        d = str(p.parent)
+        if d not in tops:
+            try:
+                top = subprocess.run(["git", "-C", d, "rev-parse", "--show-toplevel"], capture_output=True,
+                                     text=True, timeout=60)
+            except (OSError, subprocess.SubprocessError) as exc:
+                return f"git is not available ({exc})"
+            tops[d] = top.stdout.strip() if top.returncode == 0 else None
+        root = tops[d]
+        if root is None:
+            return f"{d} is not in a git work tree"
+        by_root.setdefault(root, []).append(os.path.relpath(os.path.realpath(p.parent), os.path.realpath(root))
+                                            + os.sep + p.name)
+    for root, rels in sorted(by_root.items()):
+        for i in range(0, len(rels), 500):   # a bounded command line per call
+            chunk = rels[i:i + 500]
+            try:
+                st = subprocess.run(["git", "-C", root, "status", "--porcelain=v1", "-z", "--ignored=matching",
+                                     "--untracked-files=all", "--", *(":(literal)" + r for r in chunk)],
+                                    capture_output=True, timeout=120)
+            except (OSError, subprocess.SubprocessError) as exc:
+                return f"git is not available ({exc})"
+            if st.returncode != 0:
+                return f"git status failed in {root}"
+            for entry in st.stdout.split(b"\0"):
+                if len(entry) > 3:
+                    name = os.fsdecode(entry[3:])
+                    what = {b"??": "untracked", b"!!": "ignored by git"}.get(entry[:2], "changed")
+                    return f"{name} is {what} (git holds no copy of what would be edited)"
+    return None
+
+
 def write_in_place(mig: Migration) -> List[str]:
-    """Write every changed file over itself; a file changed since the analysis is skipped (returned)."""
+    """Write every changed file over itself. A file changed since the analysis, a symbolic link or a file that
+    cannot be written is skipped: it is marked refused (no longer among ``mig.changed``, its edits left for the
+    engineer) and returned. Other files are still written."""
+    from analyse.atomic import refusal
+    from analyse.migrate.source import Left
+
     skipped = []
-    for r in mig.changed:
+    for r in list(mig.changed):
         path = mig.abspaths[r.path]
-        try:
-            if path.read_bytes() != r.old:
-                skipped.append(r.path)
-                continue
-        except OSError:
+        why = refusal(path)
+        if why is None:
+            try:
+                if path.read_bytes() != r.old:
+                    why = "changed since the analysis: not edited"
+                else:
+                    _replace_file(path, r.new)
+            except OSError as exc:
+                why = f"cannot be written ({exc.strerror or exc}): not edited"
+        else:
+            why = f"{why}: not edited"
+        if why is not None:
+            r.refused, r.new = why, None
+            left = [Left(r.path, e.line, e.code, e.finding, why) for e in r.edits if e.check != "annotate"]
+            r.left.extend(left)
+            mig.left.extend(left)
+            r.edits = []
             skipped.append(r.path)
-            continue
-        _replace_file(path, r.new)
+    mig.left.sort(key=lambda x: (x.path, x.line, x.code or ""))
     return skipped
 
 

@@ -30,6 +30,7 @@ FORMAT_NAMES = ("json", "html", "sarif", "csv", "junit", "gitlab", "github", "te
 FAIL_ON = ("blocker", "manual", "auto", "advice", "info", "never")
 SEVERITY_CHOICES = FAIL_ON[:-1]
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+MAX_API_CHARS = 512   # explain's argument
 
 
 class UsageFail(click.UsageError):
@@ -71,7 +72,8 @@ def _load_kb(torch_version: Optional[str]):
     try:
         return load_knowledge(version)
     except UnknownTorchVersion:
-        raise UsageFail(f"unknown --torch-version {version!r}; the knowledge base has: {', '.join(TORCH_VERSIONS)}")
+        shown = repr(version) if len(version) <= 64 else f"{version[:40]!r}... ({len(version)} characters)"
+        raise UsageFail(f"unknown --torch-version {shown}; the knowledge base has: {', '.join(TORCH_VERSIONS)}")
     except (OSError, ValueError) as exc:  # damaged installation: the analysis cannot run
         raise RunFailed(f"cannot load the knowledge base for torch {version}: {exc}")
 
@@ -304,9 +306,10 @@ def _cached_report(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opt
     extra_files = list(opts.get("with_thirdparty") or ()) + ([opts["probe_results"]] if opts.get("probe_results") else [])
     if cfg["baseline"]:
         extra_files.append(str(_config_path(cfg, "baseline", cfg["baseline"])))
-    cache = Cache(settings.cache_dir,
-                  check=lambda e: isinstance(e.get("report"), dict) and isinstance(e["report"].get("summary"), dict)
-                  and isinstance(e.get("rules"), list), plain=True)
+    from analyse.shapes import report_problem
+
+    # an entry is used only when it fits the report schema field by field (and the renderers' open fields)
+    cache = Cache(settings.cache_dir, check=lambda e: report_problem(e) is None, plain=True)
     state = tree_state(inputs, admit=_report_admit(opts.get("output"), policy))
     key = report_key(state, mode, [os.path.realpath(p) for p in inputs], list(paths), repr(sorted(cfg.values.items())),
                      str(cfg.base), bool(opts.get("show_suppressed")), [(f, file_digest(f)) for f in extra_files],
@@ -345,10 +348,8 @@ def _analyse(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opts: dic
         else:
             report = modes.run_thirdparty(inputs, kb, input_names=list(paths), roles=roles, policy=policy,
                                           settings=settings)
-    except ValueError as exc:  # unreadable --with-thirdparty / --probe-results file
-        if mode == "script":
-            raise UsageFail(str(exc))
-        raise RunFailed(f"analysis failed: {exc}")
+    except modes.BadOption as exc:  # unreadable --with-thirdparty / --probe-results file, an --entry, a role
+        raise UsageFail(str(exc))
     except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException):
         raise
     except MemoryError as exc:   # lifecycle.OutOfMemory (a worker, naming its file) or this process's own
@@ -776,11 +777,16 @@ def migrate_cmd(paths, **opts):
 def explain_cmd(api, torch_version):
     """What the knowledge base says about one API or library name, for every torch version
     (e.g. torch.nn.GRU, torch.cuda.set_device, flash_attn.flash_attn_func). Exit 1 for an unknown name."""
+    if len(api) > MAX_API_CHARS:
+        raise UsageFail(f"explain: an API name is at most {MAX_API_CHARS} characters, not {len(api)}")
+    if not api.strip() or any(not ch.isprintable() for ch in api):
+        # no escape sequence, bell, newline or bidi control of the argument reaches the terminal
+        raise UsageFail(f"explain: {safe(api)!s} is not an API name (control characters)")
     kb = _load_kb(torch_version)
     from analyse.explain import explain_name
 
     text, status = explain_name(api, kb.torch_version)
-    click.echo(text)
+    click.echo(safe(text, keep_newlines=True))
     sys.exit(status)
 
 
@@ -864,10 +870,23 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         lifecycle.end_owned()
         click.echo(f"npu-analyse: error: {_out_of_memory('')}", err=True)
         sys.exit(EXIT_FAILED)
+    except OSError as exc:   # standard output on a full device, a closed pipe, a write error: one line, exit 3
+        lifecycle.end_owned()
+        _say_error(f"cannot write: {exc.strerror or exc}")
+        sys.exit(EXIT_FAILED)
     finally:
         lifecycle.end_owned()   # nothing is left on a normal end; after anything else, the workers go now
         lifecycle.restore_signal_handlers(handlers)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _say_error(message: str) -> None:
+    """One line on stderr when stderr can take it (it may be the stream that failed)."""
+    try:
+        sys.stderr.write(f"npu-analyse: error: {safe(message)}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _interrupted() -> None:
@@ -887,10 +906,13 @@ def console_main() -> None:
     :func:`main` itself raises ``SystemExit`` as usual (tests and embedding callers use it)."""
     from analyse import lifecycle
 
+    _standard_fds()
     try:
         main()
     except SystemExit as exc:
         code = exc.code
+    except OSError:   # the error line itself could not be written (stderr on a full device): exit 3 all the same
+        code = EXIT_FAILED
     except BaseException:  # pragma: no cover - main turns every exception into an exit code
         lifecycle.leaving()
         raise
@@ -905,9 +927,31 @@ def console_main() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):   # a closed pipe: nothing more can reach it
+        except (OSError, ValueError, AttributeError):   # a closed pipe, a full device: nothing more can reach it
             pass
     os._exit(code)
+
+
+def _standard_fds() -> None:
+    """A run started with stdin, stdout or stderr closed (``>&-``) gets ``/dev/null`` there: otherwise the
+    next file the run opens (the cache database, a report) would take descriptor 1 or 2 and receive what is
+    printed. Python leaves ``sys.stdout`` / ``sys.stderr`` None then; they become that ``/dev/null``."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                null = os.open(os.devnull, os.O_RDWR)
+            except OSError:   # pragma: no cover - no /dev/null
+                continue
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        if getattr(sys, name) is None:
+            try:
+                setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))
+            except OSError:   # pragma: no cover
+                pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -29,6 +29,9 @@ FAIL_ON_CHOICES = SEVERITY_LEVELS + ("never",)
 ROLES = ("product", "test", "example", "tool", "build", "docs")
 CONFIG_FILE = ".npu-analyse.toml"
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
+MAX_ITEMS = 1000          # globs, codes, entries or table rows in one setting
+MAX_ITEM_CHARS = 1024     # characters of one glob, code or entry
+MAX_VALUE_CHARS = 256     # characters of torch-version, fail-on, min-severity
 TABLE = "npu-analyse"
 
 # key -> (kind, description)
@@ -113,11 +116,23 @@ def _check(key: str, value: Any, where: str) -> Any:
     def strs(v, what="a list of strings"):
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
             raise ConfigError(f"{loc} must be {what}, not {_tname(v)}")
+        _bounded(v)
         return list(v)
 
+    def _bounded(items) -> None:   # every reader bounded: a capped count of capped strings (one line if not)
+        if len(items) > MAX_ITEMS:
+            raise ConfigError(f"{loc} has {len(items)} entries; at most {MAX_ITEMS}")
+        for x in items:
+            if isinstance(x, str) and len(x) > MAX_ITEM_CHARS:
+                raise ConfigError(f"{loc} has an entry of {len(x)} characters; at most {MAX_ITEM_CHARS}")
+
+    if isinstance(value, str) and kind in ("str", "fail-on", "severity") and len(value) > MAX_VALUE_CHARS:
+        raise ConfigError(f"{loc} is {len(value)} characters long; at most {MAX_VALUE_CHARS}")
     if kind in ("str", "path"):
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(f"{loc} must be a non-empty string, not {_tname(value)}")
+        if len(value) > MAX_ITEM_CHARS * 4:
+            raise ConfigError(f"{loc} is {len(value)} characters long; at most {MAX_ITEM_CHARS * 4}")
         return value
     if kind == "fail-on":
         if not isinstance(value, str) or value.lower() not in FAIL_ON_CHOICES:
@@ -135,6 +150,7 @@ def _check(key: str, value: Any, where: str) -> Any:
     if kind == "glob-codes":
         if not isinstance(value, dict):
             raise ConfigError(f"{loc} must be a table of glob = [codes], not {_tname(value)}")
+        _bounded(list(value))
         out = {}
         for glob, codes in value.items():
             codes = strs(codes, f"a table of glob = [codes] (entry {glob!r})")
@@ -144,6 +160,7 @@ def _check(key: str, value: Any, where: str) -> Any:
     if kind == "glob-role":
         if not isinstance(value, dict):
             raise ConfigError(f"{loc} must be a table of glob = \"role\", not {_tname(value)}")
+        _bounded(list(value))
         for glob, role in value.items():
             if role not in ROLES:
                 raise ConfigError(f"{loc}: role {role!r} for {glob!r} must be one of {', '.join(ROLES)}")

@@ -559,12 +559,14 @@ def group_findings(findings: Sequence[Finding], baselined: Sequence[bool],
             if m.guard != best.guard:
                 o["guard"] = m.guard   # each place keeps the condition it runs under
             occ.append(o)
-        lines = sorted({m.line for m in ms if m.path == head.path})
+        lines_of: Dict[str, set] = {}   # one pass over the places: a group spanning N files is not N x N
+        for m in ms:
+            lines_of.setdefault(m.path, set()).add(m.line)
+        lines = sorted(lines_of[head.path])
         apis = list(dict.fromkeys(m.api for m in ms))
         extras[j] = {"lines": lines, "occurrences": occ}
         if len(paths) > 1:
-            extras[j]["locations"] = [{"path": p, "lines": sorted({m.line for m in ms if m.path == p})}
-                                      for p in paths]
+            extras[j]["locations"] = [{"path": p, "lines": sorted(lines_of[p])} for p in paths]
         if len(apis) > 1:
             extras[j]["apis"] = apis
         eps = list(dict.fromkeys(e for m in ms for e in ((m.reach or {}).get("entry_points") or ())))

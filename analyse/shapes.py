@@ -28,6 +28,7 @@ _TYPES = {
 # fields of a finding that the schema leaves open but the renderers and migrate read
 _EXTRA_FINDING = {
     "codes": {"type": "array", "items": {"type": "string"}},
+    "columns": {"type": "array", "items": {"type": "integer"}},
     "also": {"type": "array", "items": {"type": "object"}},
     "places": {"type": "array", "items": {"type": "object", "required": ["path", "line"],
                                           "properties": {"path": {"type": "string"}, "line": {"type": "integer"}}}},

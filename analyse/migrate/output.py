@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -26,14 +27,39 @@ def _git_path(rel: str) -> str:
     return rel.replace(os.sep, "/")
 
 
+_C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r",
+              '"': '\\"', "\\": "\\\\"}
+
+
+def git_quote(name: str, encoding: str = "utf-8") -> str:
+    """A path as git writes it in a patch header: as it is, or -- when it holds a double quote, a backslash,
+    a control character or a byte that is not ASCII -- in double quotes with C escapes (``\\t``, ``\\n``,
+    ``\\"``) and the other bytes in octal (``\\303\\251``), which ``git apply`` reads back. A name with a newline
+    written as it is would end the header line: git rejected the whole patch."""
+    if all(" " <= ch < "\x7f" and ch not in '"\\' for ch in name):
+        return name
+    out = ['"']
+    for ch in name:
+        if ch in _C_ESCAPES:
+            out.append(_C_ESCAPES[ch])
+        elif " " <= ch < "\x7f":
+            out.append(ch)
+        else:
+            out.extend(f"\\{b:03o}" for b in ch.encode(encoding, errors="surrogateescape"))
+    out.append('"')
+    return "".join(out)
+
+
 def file_diff(rel: str, old: bytes, new: bytes, encoding: str = "utf-8") -> bytes:
-    """One file's unified diff as ``git apply`` reads it (``\\ No newline at end of file`` included)."""
+    """One file's unified diff as ``git apply`` reads it (``\\ No newline at end of file`` included; names quoted
+    the way git quotes them: :func:`git_quote`)."""
     import difflib
 
     a = _split_keep(old.decode(encoding, errors="surrogateescape"))
     b = _split_keep(new.decode(encoding, errors="surrogateescape"))
     p = _git_path(rel)
-    out = [f"diff --git a/{p} b/{p}\n", f"--- a/{p}\n", f"+++ b/{p}\n"]
+    qa, qb = git_quote("a/" + p), git_quote("b/" + p)
+    out = [f"diff --git {qa} {qb}\n", f"--- {qa}\n", f"+++ {qb}\n"]
     for i, line in enumerate(difflib.unified_diff(a, b, n=3, lineterm="")):
         if i < 2:   # difflib's own ---/+++ header
             continue
@@ -48,10 +74,10 @@ def file_diff(rel: str, old: bytes, new: bytes, encoding: str = "utf-8") -> byte
 
 
 def _split_keep(text: str) -> List[str]:
-    """Lines with their endings, split only at \\r\\n, \\r and \\n (what git and Python count as lines)."""
-    import re
-
-    return [m.group(0) for m in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)]
+    """Lines with their endings as git counts them: split only after ``\\n`` (a ``\\r\\n`` line keeps its
+    ``\\r``; a file of ``\\r``-only line ends is one line to git, and its patch must say so, or the hunk
+    headers count lines git does not see and ``git apply`` rejects the patch)."""
+    return [m.group(0) for m in re.finditer(r"[^\n]*\n|[^\n]+\Z", text)]
 
 
 def diff(mig: Migration) -> bytes:

@@ -491,6 +491,43 @@ class _Shape:
         return obj
 
 
+def conforms(value, hint) -> bool:
+    """Whether *value* (decoded from the cache) has the shape of the typing annotation *hint*: ``object`` /
+    ``Any`` take anything; ``Optional`` / ``Union`` one of theirs; ``Tuple[X, ...]``, ``Tuple[X, Y]``,
+    ``List[X]``, ``Set[X]``, ``FrozenSet[X]``, ``Dict[K, V]`` their container and every item; a class its
+    instances (``bool`` is not an ``int`` here). Used for the values a dataclass field annotates only as
+    ``object`` (a pass's pre-scan data): a wrong one makes the entry a miss, never a traceback later."""
+    import typing
+
+    if hint is object or hint is typing.Any:
+        return True
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Union or type(hint).__name__ == "UnionType":
+        return any(conforms(value, a) for a in args)
+    if hint is type(None):
+        return value is None
+    if origin is tuple:
+        if type(value) is not tuple:
+            return False
+        if not args:
+            return True
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(conforms(v, args[0]) for v in value)
+        return len(value) == len(args) and all(conforms(v, a) for v, a in zip(value, args))
+    if origin in (list, set, frozenset):
+        return type(value) is origin and (not args or all(conforms(v, args[0]) for v in value))
+    if origin is dict:
+        return type(value) is dict and (not args or all(conforms(k, args[0]) and conforms(v, args[1])
+                                                        for k, v in value.items()))
+    if hint is int:
+        return type(value) is int
+    if hint is float:
+        return type(value) in (int, float)
+    if isinstance(hint, type):
+        return isinstance(value, hint)
+    return True   # pragma: no cover - an annotation this checker does not know: not judged
+
+
 def decode(data, types: Sequence[type] = ()):
     """The value :func:`encode` made. Raises :class:`BadEntry` (or ``ValueError`` / ``TypeError`` /
     ``RecursionError``: callers treat any exception as a miss) for anything else."""

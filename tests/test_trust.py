@@ -799,3 +799,64 @@ def test_a_crafted_report_for_probe_is_read_without_a_traceback(tmp_path):
     assert [o.op for o in ops.ops] == ["torch.div", "torch.neg"]   # torch.mul's only place names no API
     assert [(s.api, s.reason, s.source) for s in ops.skipped] == [
         ("torch.add", "a None finding: checked statically", "report:?")]
+
+
+_SHAPED_PROJECT = {
+    "setup.py": "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension, BuildExtension\n"
+                "setup(name='mypkg', ext_modules=[CUDAExtension('mypkg._C', ['csrc/a.cpp', 'csrc/a_kernel.cu'])],\n"
+                "      cmdclass={'build_ext': BuildExtension})\n",
+    "mypkg/__init__.py": "",
+    "mypkg/ops.py": "import torch\nimport ctypes\n\nlib = torch.library.Library('qlib', 'FRAGMENT')\n"
+                    "lib.define('comp(Tensor x) -> Tensor')\n\n\ndef _comp(x):\n    return x * 2\n\n\n"
+                    "lib.impl('comp', _comp, 'CUDA')\nnative = ctypes.CDLL('libqlib_cuda.so')\n",
+    "mypkg/kernels.py": "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                        "def add_kernel(x, BLOCK: tl.constexpr):\n    v = tl.load(x).to(tl.float64)\n",
+    "train.py": "import torch\nfrom mypkg import ops, kernels\nfrom mypkg import _C\n\n"
+                "x = torch.ops.qlib.comp(torch.ones(2).cuda())\n",
+}
+
+
+def test_a_cached_prescan_of_the_wrong_shape_is_a_miss(tmp_path, kb):
+    """A per-file entry whose pass data had another shape ended in 'not enough values to unpack (expected 7,
+    got 2)' in the compiled-code pass's combine step, reported as a usage error (exit 2)."""
+    import dataclasses
+
+    from analyse import pipeline
+    from analyse.cache import conforms
+    from analyse.passes import PRESCAN_SHAPES
+    from analyse.pipeline import Settings
+
+    root = tmp_path / "p"
+    for rel, text in _SHAPED_PROJECT.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    settings = Settings(jobs=1, cache_dir=tmp_path / "c")
+    cold = pipeline.run([root], kb, settings=settings)
+    warm = pipeline.run([root], kb, settings=settings)
+    assert warm.cache_hits == 5   # the shapes the passes declare fit what they store
+    db = sqlite3.connect(str(next((tmp_path / "c").rglob("cache.sqlite"))), isolation_level=None)
+    types = pipeline._cache_types()
+    declared = set()
+    poisoned = 0
+    for key, data in db.execute("SELECT key, data FROM entries").fetchall():
+        try:
+            entry = cache_mod.decode(data, types)
+        except Exception:   # noqa: BLE001 - the memo and other entries
+            continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("prescan"), pipeline.Prescan):
+            continue
+        pre = entry["prescan"]
+        for name, d in pre.passes:
+            if d is not None and name in PRESCAN_SHAPES:
+                assert conforms(d, PRESCAN_SHAPES[name]), (name, d)
+                declared.add(name)
+        if any(name == "compiled-code" and d is not None for name, d in pre.passes):
+            entry["prescan"] = dataclasses.replace(pre, passes=tuple(
+                (name, (1, 2) if name == "compiled-code" else d) for name, d in pre.passes))
+            db.execute("UPDATE entries SET data = ? WHERE key = ?", (cache_mod.encode(entry, types), key))
+            poisoned += 1
+    db.close()
+    assert declared == {"compiled-code", "cuda-extension", "triton"} and poisoned == 1
+    again = pipeline.run([root], kb, settings=settings)
+    assert again.cache_hits == 4
+    assert [f.to_dict() for f in again.findings] == [f.to_dict() for f in cold.findings]

@@ -279,6 +279,8 @@ def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
             report["summary"]["from_cache"] = True   # the whole report was reused (absent when analysed)
         else:
             report = _analyse(mode, inputs, paths, cfg, opts, policy, entries, roles, settings)
+            # the whole analysis, report building included (the modes' own figure stops before it)
+            report["summary"]["duration_s"] = round(time.perf_counter() - started, 3)
             from analyse.passes import all_rules
 
             rules = [r.to_dict() for r in all_rules()]

@@ -241,3 +241,33 @@ def test_closed_stdout_or_stderr_is_no_traceback(tmp_path, closed):
     db = sqlite3.connect(str(next((tmp_path / "cache").rglob("cache.sqlite"))))
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     db.close()
+
+
+def test_duration_covers_the_report_building(tmp_path, monkeypatch):
+    """summary.duration_s left out the report building; the clock here moves only while the report is built."""
+    import analyse.cli as cli_mod
+    from analyse import modes
+
+    class Clock:
+        now = 1000.0
+
+        @staticmethod
+        def perf_counter():
+            return Clock.now
+
+        def __getattr__(self, name):
+            import time
+            return getattr(time, name)
+
+    real = modes.build_report
+
+    def slow_build(*args, **kwargs):
+        Clock.now += 100.0
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cli_mod, "time", Clock())
+    monkeypatch.setattr(modes, "build_report", slow_build)
+    (tmp_path / "train.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
+    r = run("script", str(tmp_path), "--no-cache", "-q", "--format", "json", "-o", str(tmp_path / "o"))
+    assert r.exit_code == 0
+    assert json.loads((tmp_path / "o" / "report.json").read_text())["summary"]["duration_s"] == 100.0

@@ -358,3 +358,12 @@ def test_patch_headers_quote_names_git_style_and_cr_only_files_apply(tmp_path, c
     subprocess.run(["git", "apply", str(patch)], cwd=root, check=True, capture_output=True)
     assert (root / "cr.py").read_bytes() == b"import torch_npu\rimport torch\rx = torch.ones(1).npu()\ry = 2\r"
     assert b".npu()" in (root / "new\nline.py").read_bytes() and b".npu()" in (root / "tab\tname.py").read_bytes()
+
+
+def test_apply_into_a_folder_inside_the_tree_copies_the_tree_once(tmp_path, capsys):
+    root = _project(tmp_path)
+    code, _, _ = _migrate([str(root), "--apply", str(root / "npu")], capsys)
+    assert code == 0
+    assert sorted(p.name for p in (root / "npu").iterdir()) == ["requirements.txt", "run.sh", "train.py"]
+    assert "transfer_to_npu" in (root / "npu" / "train.py").read_text()
+    assert (root / "train.py").read_text() == TRAIN

@@ -238,12 +238,17 @@ def write_copy(mig: Migration, inputs: List[Path], dest: Path) -> None:
     """A migrated copy of the analysed tree(s) in *dest* (which must not exist or be empty)."""
     dest.mkdir(parents=True, exist_ok=True)
     multi = len(inputs) > 1
+    dest_real = os.path.realpath(dest)
+
+    def ignore(folder: str, names: List[str]) -> set:
+        # .git, and DEST itself when it lies inside the tree (it would be copied into itself)
+        return {n for n in names if n == ".git" or os.path.realpath(os.path.join(folder, n)) == dest_real}
+
     for inp in inputs:
         inp = Path(inp)
         target = dest / inp.resolve().name if (multi or inp.is_file()) else dest
         if inp.is_dir():
-            shutil.copytree(inp, target, symlinks=True, dirs_exist_ok=True,
-                            ignore=shutil.ignore_patterns(".git"))
+            shutil.copytree(inp, target, symlinks=True, dirs_exist_ok=True, ignore=ignore)
         else:
             shutil.copy2(inp, target)
     for r in mig.changed:

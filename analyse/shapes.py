@@ -44,11 +44,10 @@ _EXTRA_ERROR = {"type": "object", "properties": {"path": {"type": "string"}, "ki
 @lru_cache(maxsize=None)
 def report_schema() -> dict:
     import copy
-    import json
 
-    from analyse.schemas import schema_text
+    from analyse.schemas.report_schema import SCHEMA   # a Python copy: a warm run opens no file of the tool
 
-    schema = copy.deepcopy(json.loads(schema_text("report.schema.json")))
+    schema = copy.deepcopy(SCHEMA)
     finding = schema["$defs"]["finding"]
     for key, sub in _EXTRA_FINDING.items():
         finding.setdefault("properties", {}).setdefault(key, sub)

@@ -67,59 +67,101 @@ def _pattern(p: str):
     return re.compile(p)
 
 
+def _where(chain) -> str:
+    parts = []
+    while chain is not None:
+        chain, key = chain
+        parts.append(f"[{key}]" if type(key) is int else f".{key}")
+    return "$" + "".join(reversed(parts))
+
+
+_CHECKED = ("type", "const", "enum", "pattern", "minimum", "required", "properties", "additionalProperties", "items",
+            "$ref")
+
+
 def problem(value: Any, schema: dict, root: Optional[dict] = None, limit: int = 5_000_000) -> Optional[str]:
     """The first place where *value* does not fit *schema* (``$.findings[3].line: expected integer``), or
-    None. *limit* bounds the values visited (a larger value does not fit)."""
+    None. *limit* bounds the values visited (a larger value does not fit). The path of a place is built
+    only for the answer: checking a report of thousands of findings formats no string."""
     root = root if root is not None else schema
-    stack: List[Tuple[Any, dict, str]] = [(value, schema, "$")]
+    stack: List[Tuple[Any, dict, Any]] = [(value, schema, None)]
     seen = 0
+    types = _TYPES
     while stack:
-        v, s, where = stack.pop()
+        v, s, chain = stack.pop()
         seen += 1
         if seen > limit:
-            return f"{where}: more than {limit} values"
+            return f"{_where(chain)}: more than {limit} values"
         while "$ref" in s:
             ref = s["$ref"]
             if not ref.startswith("#/"):
-                return f"{where}: unsupported reference {ref}"
+                return f"{_where(chain)}: unsupported reference {ref}"
             node: Any = root
             for part in ref[2:].split("/"):
                 node = node[part]
             s = node
         t = s.get("type")
         if t is not None:
-            kinds = t if isinstance(t, list) else [t]
-            if not any(_TYPES[k](v) for k in kinds):
-                return f"{where}: expected {' or '.join(kinds)}, not {type(v).__name__}"
+            if type(t) is str:
+                if not types[t](v):
+                    return f"{_where(chain)}: expected {t}, not {type(v).__name__}"
+            elif not any(types[k](v) for k in t):
+                return f"{_where(chain)}: expected {' or '.join(t)}, not {type(v).__name__}"
         if "const" in s and v != s["const"]:
-            return f"{where}: expected {s['const']!r}"
+            return f"{_where(chain)}: expected {s['const']!r}"
         if "enum" in s and v not in s["enum"]:
-            return f"{where}: not one of the allowed values"
-        if type(v) is str and "pattern" in s and not _pattern(s["pattern"]).search(v):
-            return f"{where}: does not match {s['pattern']}"
-        if type(v) in (int, float) and type(v) is not bool and "minimum" in s and v < s["minimum"]:
-            return f"{where}: below {s['minimum']}"
-        if type(v) is dict:
+            return f"{_where(chain)}: not one of the allowed values"
+        tv = type(v)
+        if tv is str:
+            if "pattern" in s and not _pattern(s["pattern"]).search(v):
+                return f"{_where(chain)}: does not match {s['pattern']}"
+        elif tv is int or tv is float:
+            if "minimum" in s and v < s["minimum"]:
+                return f"{_where(chain)}: below {s['minimum']}"
+        elif tv is dict:
             for key in s.get("required", ()):
                 if key not in v:
-                    return f"{where}: {key} missing"
-            props: Dict[str, dict] = s.get("properties", {})
+                    return f"{_where(chain)}: {key} missing"
+            props: Dict[str, dict] = s.get("properties", _EMPTY)
             extra = s.get("additionalProperties")
             for key, item in v.items():
                 if type(key) is not str:
-                    return f"{where}: a key that is not a string"
+                    return f"{_where(chain)}: a key that is not a string"
                 sub = props.get(key)
-                if sub is None and isinstance(extra, dict):
-                    sub = extra
-                elif sub is None and extra is False:
-                    return f"{where}: unexpected {key}"
+                if sub is None:
+                    if extra is False:
+                        return f"{_where(chain)}: unexpected {key}"
+                    if type(extra) is dict:
+                        sub = extra
                 if sub:
-                    stack.append((item, sub, f"{where}.{key}"))
-        elif type(v) is list:
+                    simple = _type_only(sub)
+                    if simple is None or not types[simple](item):
+                        stack.append((item, sub, (chain, key)))
+        elif tv is list:
             items = s.get("items")
-            if isinstance(items, dict) and items:
-                stack.extend((item, items, f"{where}[{i}]") for i, item in enumerate(v))
+            if type(items) is dict and items:
+                stack.extend((item, items, (chain, i)) for i, item in enumerate(v))
     return None
+
+
+_EMPTY: Dict[str, dict] = {}
+
+
+_TYPE_ONLY: Dict[int, Tuple[dict, Optional[str]]] = {}
+
+
+def _type_only(sub: dict) -> Optional[str]:
+    """The type a schema names when it checks nothing else (most fields: a value of that type needs no visit),
+    else None. Kept per schema node."""
+    hit = _TYPE_ONLY.get(id(sub))
+    if hit is not None and hit[0] is sub:
+        return hit[1]
+    t = sub.get("type")
+    simple = t if type(t) is str and not any(k in sub for k in _CHECKED if k != "type") else None
+    if len(_TYPE_ONLY) > 10_000:
+        _TYPE_ONLY.clear()
+    _TYPE_ONLY[id(sub)] = (sub, simple)
+    return simple
 
 
 def report_problem(entry: Any) -> Optional[str]:

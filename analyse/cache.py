@@ -491,6 +491,43 @@ class _Shape:
         return obj
 
 
+def conforms(value, hint) -> bool:
+    """Whether *value* (decoded from the cache) has the shape of the typing annotation *hint*: ``object`` /
+    ``Any`` take anything; ``Optional`` / ``Union`` one of theirs; ``Tuple[X, ...]``, ``Tuple[X, Y]``,
+    ``List[X]``, ``Set[X]``, ``FrozenSet[X]``, ``Dict[K, V]`` their container and every item; a class its
+    instances (``bool`` is not an ``int`` here). Used for the values a dataclass field annotates only as
+    ``object`` (a pass's pre-scan data): a wrong one makes the entry a miss, never a traceback later."""
+    import typing
+
+    if hint is object or hint is typing.Any:
+        return True
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Union or type(hint).__name__ == "UnionType":
+        return any(conforms(value, a) for a in args)
+    if hint is type(None):
+        return value is None
+    if origin is tuple:
+        if type(value) is not tuple:
+            return False
+        if not args:
+            return True
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(conforms(v, args[0]) for v in value)
+        return len(value) == len(args) and all(conforms(v, a) for v, a in zip(value, args))
+    if origin in (list, set, frozenset):
+        return type(value) is origin and (not args or all(conforms(v, args[0]) for v in value))
+    if origin is dict:
+        return type(value) is dict and (not args or all(conforms(k, args[0]) and conforms(v, args[1])
+                                                        for k, v in value.items()))
+    if hint is int:
+        return type(value) is int
+    if hint is float:
+        return type(value) in (int, float)
+    if isinstance(hint, type):
+        return isinstance(value, hint)
+    return True   # pragma: no cover - an annotation this checker does not know: not judged
+
+
 def decode(data, types: Sequence[type] = ()):
     """The value :func:`encode` made. Raises :class:`BadEntry` (or ``ValueError`` / ``TypeError`` /
     ``RecursionError``: callers treat any exception as a miss) for anything else."""
@@ -556,6 +593,26 @@ def _warn_untrusted(directory: Path, reason: str) -> None:
         pass
 
 
+_TABLE_SQL = ("CREATE TABLE entries (key TEXT PRIMARY KEY, data BLOB NOT NULL, size INTEGER NOT NULL, "
+              "used REAL NOT NULL)")
+_INDEX_SQL = "CREATE INDEX entries_used ON entries (used)"
+# every row sqlite_master may hold: the tool's table, its primary key's index and the last-use index
+_SCHEMA_ROWS = frozenset({("table", "entries", "entries", _TABLE_SQL),
+                          ("index", "sqlite_autoindex_entries_1", "entries", None),
+                          ("index", "entries_used", "entries", _INDEX_SQL)})
+
+
+def foreign_schema(db) -> Optional[str]:
+    """What in the database's schema this tool does not make (a trigger, a view, a virtual or extra table,
+    a changed column list), or None. Read before any statement that could run a trigger or a view."""
+    rows = db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
+    for row in rows:
+        if tuple(row) not in _SCHEMA_ROWS:
+            kind, name = row[0], row[1]
+            return f"{kind} {str(name)[:80]!r}"
+    return None
+
+
 class Cache:
     """Entries in one SQLite database, ``<dir>/v3/cache.sqlite`` (table ``entries``: key, the entry as
     data-only JSON (:func:`encode`), its size, the time it was last used). *types*: the dataclasses entries
@@ -573,7 +630,14 @@ class Cache:
     folder, full disk, a damaged database) turns the cache off for the rest of the run, which goes on
     without it; a damaged database file is replaced by a fresh one the next time it is opened. A folder that is
     not the user's own, or that others may write (:func:`untrusted_reason`), is never read nor written: one
-    warning, and the run goes on without the cache."""
+    warning, and the run goes on without the cache.
+
+    The database is data, never code: before any other statement its schema must be exactly the tool's
+    (:func:`foreign_schema`: no trigger, view, virtual or extra table), else it is replaced by a fresh one with
+    one warning; the connection runs with ``trusted_schema`` off, SQLite's defensive mode where Python offers
+    it, and extension loading off; and a progress handler aborts any statement that runs longer than
+    :attr:`STATEMENT_S` (the cache is then off for the run), while letting a pending SIGINT / SIGTERM end the
+    run at once (:func:`analyse.lifecycle.raise_swallowed`)."""
 
     FILE = "cache.sqlite"
     FLUSH_ENTRIES = 64
@@ -582,6 +646,10 @@ class Cache:
     # A hit refreshes an entry's last-use time only when it is older than this: eviction needs no finer
     # order, and a run whose hits were all used recently (a whole-report hit run again) writes nothing.
     REFRESH_S = 3600.0
+    # No statement of this cache runs longer than this (the progress handler aborts it): eviction of a full
+    # cache takes well under a second.
+    STATEMENT_S = 20.0
+    PROGRESS_OPS = 2000   # SQLite virtual-machine steps between two progress-handler calls
 
     def __init__(self, directory: Path, max_bytes: int = DEFAULT_MAX_BYTES, types=(),
                  check: Optional[Callable[[dict], bool]] = None, plain: bool = False):
@@ -601,6 +669,50 @@ class Cache:
         self._pending: dict = {}      # key -> encoded entry, written at the next flush
         self._pending_bytes = 0
         self._used: set = set()       # keys read in this run, last used over REFRESH_S ago: refreshed at the flush
+        self._deadline = 0.0          # the running statement is aborted after this (time.monotonic)
+        self._signals = 0             # lifecycle.signals_received() when the statement started
+
+    # ------------------------------------------------------------------ guarding statements
+    def _arm(self) -> None:
+        """Before a statement (or a few): its time limit starts now."""
+        from analyse.lifecycle import signals_received
+
+        self._deadline = time.monotonic() + self.STATEMENT_S
+        self._signals = signals_received()
+
+    def _progress(self) -> int:
+        # A pending signal's handler runs here (Python code) and raises; SQLite's module swallows that and
+        # aborts the statement: _failed raises it again.
+        return 1 if time.monotonic() > self._deadline else 0
+
+    def _failed(self, exc: BaseException) -> None:
+        """After an SQLite error: a signal swallowed by the progress handler ends the run; a statement aborted
+        for its time turns the cache off with one warning; anything else turns it off quietly."""
+        from analyse.lifecycle import raise_swallowed
+
+        self.usable = False
+        raise_swallowed(self._signals)
+        if "interrupt" in str(exc).lower():
+            _warn_once(str(self.path), f"npu-analyse: warning: cache not used: a statement on {self.path} ran "
+                                       f"longer than {self.STATEMENT_S:g} s and was stopped")
+
+    def _harden(self, db) -> None:
+        """Defensive settings, before the first statement that reads the schema."""
+        import sqlite3
+
+        if hasattr(db, "enable_load_extension"):
+            db.enable_load_extension(False)
+        if hasattr(db, "setconfig"):   # Python >= 3.12
+            for name in ("SQLITE_DBCONFIG_DEFENSIVE", "SQLITE_DBCONFIG_TRUSTED_SCHEMA",
+                         "SQLITE_DBCONFIG_ENABLE_TRIGGER", "SQLITE_DBCONFIG_ENABLE_VIEW"):
+                op = getattr(sqlite3, name, None)
+                if op is not None:
+                    try:
+                        db.setconfig(op, name == "SQLITE_DBCONFIG_DEFENSIVE")
+                    except sqlite3.Error:   # pragma: no cover - an SQLite without that option
+                        pass
+        db.set_progress_handler(self._progress, self.PROGRESS_OPS)
+        db.execute("PRAGMA trusted_schema=OFF")
 
     # ------------------------------------------------------------------ connection
     def _connect(self, create: bool):
@@ -637,13 +749,25 @@ class Cache:
                         return None
                 db = sqlite3.connect(str(self.path), timeout=self.TIMEOUT_S, isolation_level=None,
                                      check_same_thread=False)
+                self._arm()
+                self._harden(db)
+                foreign = foreign_schema(db)
+                if foreign is not None:
+                    db.close()
+                    db = None
+                    _warn_once(str(self.path), f"npu-analyse: warning: cache database {self.path} holds a {foreign} "
+                                               f"this tool does not make: not used, replaced by a fresh one")
+                    if not discarded and self._discard_damaged():
+                        discarded = True
+                        continue
+                    self.usable = False
+                    return None
                 if db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                     db.execute("PRAGMA auto_vacuum=INCREMENTAL")   # before the first table: deletions give space back
                     db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
-                db.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, data BLOB NOT NULL, "
-                           "size INTEGER NOT NULL, used REAL NOT NULL)")
-                db.execute("CREATE INDEX IF NOT EXISTS entries_used ON entries (used)")
+                db.execute(_TABLE_SQL.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
+                db.execute(_INDEX_SQL.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
             except sqlite3.OperationalError as exc:
                 # busy: another process is creating the database or changing its journal (SQLite does not
                 # always wait for that on its own); anything else (read-only, disk full, no such folder) is final
@@ -652,7 +776,7 @@ class Cache:
                 if time.monotonic() < deadline and _busy(exc):
                     time.sleep(0.02)
                     continue
-                self.usable = False
+                self._failed(exc)
                 return None
             except sqlite3.DatabaseError:   # not a database, a malformed one: start a fresh one, once
                 if db is not None:
@@ -713,9 +837,10 @@ class Cache:
             import sqlite3
 
             try:
+                self._arm()
                 row = db.execute("SELECT data, used FROM entries WHERE key = ?", (key,)).fetchone()
-            except sqlite3.Error:
-                self.usable = False
+            except sqlite3.Error as exc:
+                self._failed(exc)
                 return None
             if row is None:
                 return None
@@ -770,14 +895,15 @@ class Cache:
 
         now = time.time()
         try:
+            self._arm()
             with _transaction(db):
                 if pending:
                     db.executemany("INSERT OR REPLACE INTO entries (key, data, size, used) VALUES (?, ?, ?, ?)",
                                    [(k, v, len(v), now) for k, v in pending.items()])
                 if used:
                     db.executemany("UPDATE entries SET used = ? WHERE key = ?", [(now, k) for k in used])
-        except sqlite3.Error:   # locked past the timeout, disk full, read-only: run on without caching
-            self.usable = False
+        except sqlite3.Error as exc:   # locked past the timeout, disk full, read-only: run on without caching
+            self._failed(exc)
 
     def keys(self) -> list:
         """The keys stored (after a :meth:`flush`), least recently used first."""
@@ -785,6 +911,7 @@ class Cache:
         db = self._connect(create=False)
         if db is None:
             return []
+        self._arm()
         return [k for (k,) in db.execute("SELECT key FROM entries ORDER BY used, key")]
 
     def size(self) -> int:
@@ -792,6 +919,7 @@ class Cache:
         db = self._connect(create=False)
         if db is None:
             return 0
+        self._arm()
         return int(db.execute("SELECT COALESCE(SUM(size), 0) FROM entries").fetchone()[0])
 
     def evict(self) -> int:
@@ -804,6 +932,7 @@ class Cache:
         import sqlite3
 
         try:
+            self._arm()
             total = self.size()
             if total <= self.max_bytes:
                 return 0
@@ -818,8 +947,8 @@ class Cache:
                 db.executemany("DELETE FROM entries WHERE key = ?", doomed)
             db.execute("PRAGMA incremental_vacuum")   # give the freed pages back to the file system
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        except sqlite3.Error:
-            self.usable = False
+        except sqlite3.Error as exc:
+            self._failed(exc)
             return 0
         return len(doomed)
 
@@ -838,6 +967,18 @@ def _busy(exc) -> bool:
     """Whether an SQLite OperationalError is a lock held by another connection (worth waiting for)."""
     text = str(exc).lower()
     return "locked" in text or "busy" in text
+
+
+def _warn_once(key: str, line: str) -> None:
+    """*line* on stderr, once per *key* and process tree."""
+    if ("db", key) in _WARNED:
+        return
+    _WARNED.add(("db", key))
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):   # pragma: no cover - stderr closed
+        pass
 
 
 class _transaction:

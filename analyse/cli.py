@@ -22,7 +22,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import click
 
 from analyse import __version__
-from analyse.atomic import write_atomic
+from analyse.atomic import WriteRefused, write_atomic
 from analyse.gcpolicy import collect_less
 from analyse.termsafe import safe
 
@@ -30,6 +30,7 @@ FORMAT_NAMES = ("json", "html", "sarif", "csv", "junit", "gitlab", "github", "te
 FAIL_ON = ("blocker", "manual", "auto", "advice", "info", "never")
 SEVERITY_CHOICES = FAIL_ON[:-1]
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+MAX_API_CHARS = 512   # explain's argument
 
 
 class UsageFail(click.UsageError):
@@ -71,7 +72,8 @@ def _load_kb(torch_version: Optional[str]):
     try:
         return load_knowledge(version)
     except UnknownTorchVersion:
-        raise UsageFail(f"unknown --torch-version {version!r}; the knowledge base has: {', '.join(TORCH_VERSIONS)}")
+        shown = repr(version) if len(version) <= 64 else f"{version[:40]!r}... ({len(version)} characters)"
+        raise UsageFail(f"unknown --torch-version {shown}; the knowledge base has: {', '.join(TORCH_VERSIONS)}")
     except (OSError, ValueError) as exc:  # damaged installation: the analysis cannot run
         raise RunFailed(f"cannot load the knowledge base for torch {version}: {exc}")
 
@@ -120,9 +122,12 @@ def _check_output(output: str, fmts: List[str]) -> None:
 
 
 def _check_file_target(path: str, what: str) -> None:
+    from analyse.atomic import refusal
+
     p = Path(path)
-    if p.is_dir():
-        raise UsageFail(f"{what} {path} is a folder, not a file")
+    why = refusal(p)
+    if why:
+        raise UsageFail(f"{what} {path} {why}")
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         raise UsageFail(f"{what} {path}: folder {parent} does not exist")
@@ -147,6 +152,9 @@ def _effective_config(paths: List[Path], opts: dict, mode: str):
     try:
         cfg = C.load(paths, explicit=Path(opts["config"]) if opts.get("config") else None,
                       isolated=bool(opts.get("isolated")))
+        if not opts.get("quiet"):
+            for warning in cfg.warnings:
+                click.echo(f"npu-analyse: warning: {safe(warning)}", err=True)
         cli_values: Dict[str, object] = {}
         if opts.get("torch_version"):
             cli_values["torch-version"] = ("--torch-version", opts["torch_version"])
@@ -271,6 +279,8 @@ def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
             report["summary"]["from_cache"] = True   # the whole report was reused (absent when analysed)
         else:
             report = _analyse(mode, inputs, paths, cfg, opts, policy, entries, roles, settings)
+            # the whole analysis, report building included (the modes' own figure stops before it)
+            report["summary"]["duration_s"] = round(time.perf_counter() - started, 3)
             from analyse.passes import all_rules
 
             rules = [r.to_dict() for r in all_rules()]
@@ -298,9 +308,10 @@ def _cached_report(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opt
     extra_files = list(opts.get("with_thirdparty") or ()) + ([opts["probe_results"]] if opts.get("probe_results") else [])
     if cfg["baseline"]:
         extra_files.append(str(_config_path(cfg, "baseline", cfg["baseline"])))
-    cache = Cache(settings.cache_dir,
-                  check=lambda e: isinstance(e.get("report"), dict) and isinstance(e["report"].get("summary"), dict)
-                  and isinstance(e.get("rules"), list), plain=True)
+    from analyse.shapes import report_problem
+
+    # an entry is used only when it fits the report schema field by field (and the renderers' open fields)
+    cache = Cache(settings.cache_dir, check=lambda e: report_problem(e) is None, plain=True)
     state = tree_state(inputs, admit=_report_admit(opts.get("output"), policy))
     key = report_key(state, mode, [os.path.realpath(p) for p in inputs], list(paths), repr(sorted(cfg.values.items())),
                      str(cfg.base), bool(opts.get("show_suppressed")), [(f, file_digest(f)) for f in extra_files],
@@ -339,10 +350,8 @@ def _analyse(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opts: dic
         else:
             report = modes.run_thirdparty(inputs, kb, input_names=list(paths), roles=roles, policy=policy,
                                           settings=settings)
-    except ValueError as exc:  # unreadable --with-thirdparty / --probe-results file
-        if mode == "script":
-            raise UsageFail(str(exc))
-        raise RunFailed(f"analysis failed: {exc}")
+    except modes.BadOption as exc:  # unreadable --with-thirdparty / --probe-results file, an --entry, a role
+        raise UsageFail(str(exc))
     except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException):
         raise
     except MemoryError as exc:   # lifecycle.OutOfMemory (a worker, naming its file) or this process's own
@@ -723,15 +732,26 @@ def migrate_cmd(paths, **opts):
         raise click.exceptions.Exit(EXIT_FAILED)
     mig = _migration(report, inputs, policy, cfg, strategy=opts["strategy"], everything=opts["everything"],
                      annotate=opts["annotate"])
+    if opts["in_place"] and not opts["force"]:
+        problem = out.git_unsafe([mig.abspaths[r.path] for r in mig.changed])
+        if problem:
+            raise UsageFail(f"--in-place: {problem} (commit it first, or add --force)")
     written = ""
+    skipped: List[str] = []
     try:
+        if opts["in_place"]:   # first: the diff and the change list then say what was written
+            skipped = out.write_in_place(mig)
+            for rel in skipped:
+                r = next(x for x in mig.files if x.path == rel)
+                click.echo(f"npu-analyse: warning: {safe(rel)} {safe(r.refused or '')}", err=True)
+            written = "in place"
         patch = out.diff(mig)
         if opts["output"] == "-" or (opts["output"] is None and not opts["apply_dir"] and not opts["in_place"]):
             sys.stdout.buffer.write(patch)
             sys.stdout.flush()
         elif opts["output"] is not None:
             write_atomic(Path(opts["output"]), patch)
-            written = opts["output"]
+            written = opts["output"] if not opts["in_place"] else written
         if opts["changes"]:
             import json
 
@@ -742,15 +762,15 @@ def migrate_cmd(paths, **opts):
         if opts["apply_dir"]:
             out.write_copy(mig, list(inputs), Path(opts["apply_dir"]))
             written = opts["apply_dir"]
-        if opts["in_place"]:
-            skipped = out.write_in_place(mig)
-            for rel in skipped:
-                click.echo(f"npu-analyse: warning: {safe(rel)} changed since the analysis: not edited", err=True)
-            written = "in place"
+    except WriteRefused as exc:
+        raise RunFailed(f"cannot write: {exc}")
     except OSError as exc:
         raise RunFailed(f"cannot write: {exc.strerror or exc}" + (f": {exc.filename}" if getattr(exc, "filename", None) else ""))
     if not opts["quiet"]:
         click.echo(safe(out.terminal(mig, written), keep_newlines=True), err=True, nl=False)
+    if skipped:
+        click.echo(f"npu-analyse: error: {len(skipped)} file(s) not edited (see the warnings above)", err=True)
+        raise click.exceptions.Exit(EXIT_FAILED)
 
 
 @cli.command("explain", epilog=EPILOG_EXPLAIN)
@@ -759,11 +779,16 @@ def migrate_cmd(paths, **opts):
 def explain_cmd(api, torch_version):
     """What the knowledge base says about one API or library name, for every torch version
     (e.g. torch.nn.GRU, torch.cuda.set_device, flash_attn.flash_attn_func). Exit 1 for an unknown name."""
+    if len(api) > MAX_API_CHARS:
+        raise UsageFail(f"explain: an API name is at most {MAX_API_CHARS} characters, not {len(api)}")
+    if not api.strip() or any(not ch.isprintable() for ch in api):
+        # no escape sequence, bell, newline or bidi control of the argument reaches the terminal
+        raise UsageFail(f"explain: {safe(api)!s} is not an API name (control characters)")
     kb = _load_kb(torch_version)
     from analyse.explain import explain_name
 
     text, status = explain_name(api, kb.torch_version)
-    click.echo(text)
+    click.echo(safe(text, keep_newlines=True))
     sys.exit(status)
 
 
@@ -847,10 +872,23 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         lifecycle.end_owned()
         click.echo(f"npu-analyse: error: {_out_of_memory('')}", err=True)
         sys.exit(EXIT_FAILED)
+    except OSError as exc:   # standard output on a full device, a closed pipe, a write error: one line, exit 3
+        lifecycle.end_owned()
+        _say_error(f"cannot write: {exc.strerror or exc}")
+        sys.exit(EXIT_FAILED)
     finally:
         lifecycle.end_owned()   # nothing is left on a normal end; after anything else, the workers go now
         lifecycle.restore_signal_handlers(handlers)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _say_error(message: str) -> None:
+    """One line on stderr when stderr can take it (it may be the stream that failed)."""
+    try:
+        sys.stderr.write(f"npu-analyse: error: {safe(message)}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _interrupted() -> None:
@@ -870,10 +908,13 @@ def console_main() -> None:
     :func:`main` itself raises ``SystemExit`` as usual (tests and embedding callers use it)."""
     from analyse import lifecycle
 
+    _standard_fds()
     try:
         main()
     except SystemExit as exc:
         code = exc.code
+    except OSError:   # the error line itself could not be written (stderr on a full device): exit 3 all the same
+        code = EXIT_FAILED
     except BaseException:  # pragma: no cover - main turns every exception into an exit code
         lifecycle.leaving()
         raise
@@ -888,9 +929,31 @@ def console_main() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):   # a closed pipe: nothing more can reach it
+        except (OSError, ValueError, AttributeError):   # a closed pipe, a full device: nothing more can reach it
             pass
     os._exit(code)
+
+
+def _standard_fds() -> None:
+    """A run started with stdin, stdout or stderr closed (``>&-``) gets ``/dev/null`` there: otherwise the
+    next file the run opens (the cache database, a report) would take descriptor 1 or 2 and receive what is
+    printed. Python leaves ``sys.stdout`` / ``sys.stderr`` None then; they become that ``/dev/null``."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                null = os.open(os.devnull, os.O_RDWR)
+            except OSError:   # pragma: no cover - no /dev/null
+                continue
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        if getattr(sys, name) is None:
+            try:
+                setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))
+            except OSError:   # pragma: no cover
+                pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -29,6 +29,9 @@ FAIL_ON_CHOICES = SEVERITY_LEVELS + ("never",)
 ROLES = ("product", "test", "example", "tool", "build", "docs")
 CONFIG_FILE = ".npu-analyse.toml"
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
+MAX_ITEMS = 1000          # globs, codes, entries or table rows in one setting
+MAX_ITEM_CHARS = 1024     # characters of one glob, code or entry
+MAX_VALUE_CHARS = 256     # characters of torch-version, fail-on, min-severity
 TABLE = "npu-analyse"
 
 # key -> (kind, description)
@@ -74,6 +77,7 @@ class Config:
     sources: Dict[str, str] = field(default_factory=lambda: {k: "default" for k in DEFAULTS})
     file: Optional[Path] = None
     base: Optional[Path] = None  # folder that relative paths in the file are relative to
+    warnings: List[str] = field(default_factory=list)   # one line each: settings files passed over, and why
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -112,11 +116,23 @@ def _check(key: str, value: Any, where: str) -> Any:
     def strs(v, what="a list of strings"):
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
             raise ConfigError(f"{loc} must be {what}, not {_tname(v)}")
+        _bounded(v)
         return list(v)
 
+    def _bounded(items) -> None:   # every reader bounded: a capped count of capped strings (one line if not)
+        if len(items) > MAX_ITEMS:
+            raise ConfigError(f"{loc} has {len(items)} entries; at most {MAX_ITEMS}")
+        for x in items:
+            if isinstance(x, str) and len(x) > MAX_ITEM_CHARS:
+                raise ConfigError(f"{loc} has an entry of {len(x)} characters; at most {MAX_ITEM_CHARS}")
+
+    if isinstance(value, str) and kind in ("str", "fail-on", "severity") and len(value) > MAX_VALUE_CHARS:
+        raise ConfigError(f"{loc} is {len(value)} characters long; at most {MAX_VALUE_CHARS}")
     if kind in ("str", "path"):
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(f"{loc} must be a non-empty string, not {_tname(value)}")
+        if len(value) > MAX_ITEM_CHARS * 4:
+            raise ConfigError(f"{loc} is {len(value)} characters long; at most {MAX_ITEM_CHARS * 4}")
         return value
     if kind == "fail-on":
         if not isinstance(value, str) or value.lower() not in FAIL_ON_CHOICES:
@@ -134,6 +150,7 @@ def _check(key: str, value: Any, where: str) -> Any:
     if kind == "glob-codes":
         if not isinstance(value, dict):
             raise ConfigError(f"{loc} must be a table of glob = [codes], not {_tname(value)}")
+        _bounded(list(value))
         out = {}
         for glob, codes in value.items():
             codes = strs(codes, f"a table of glob = [codes] (entry {glob!r})")
@@ -143,6 +160,7 @@ def _check(key: str, value: Any, where: str) -> Any:
     if kind == "glob-role":
         if not isinstance(value, dict):
             raise ConfigError(f"{loc} must be a table of glob = \"role\", not {_tname(value)}")
+        _bounded(list(value))
         for glob, role in value.items():
             if role not in ROLES:
                 raise ConfigError(f"{loc}: role {role!r} for {glob!r} must be one of {', '.join(ROLES)}")
@@ -171,8 +189,37 @@ def read_file(path: Path) -> Tuple[Optional[Dict[str, Any]], str]:
     return data, str(path)
 
 
-def find_config(inputs: Sequence[Path]) -> Optional[Path]:
-    """The configuration file for *inputs*: from their common folder upwards."""
+def untrusted(path: Path) -> Optional[str]:
+    """Why a settings file found by the upward lookup is not trusted, or None.
+
+    Like the cache folder: it must belong to this user (or root) and be writable by nobody else, and so must
+    the folder holding it unless that folder has the sticky bit (``/tmp``): else another user could choose
+    the rules that gate this user's run (``select = ["NPU9"]`` silences everything)."""
+    import os
+    import stat
+
+    if not hasattr(os, "geteuid"):   # pragma: no cover - no POSIX owners (Windows)
+        return None
+    me = os.geteuid()
+    try:
+        st = os.stat(path)
+        folder = os.stat(path.parent)
+    except OSError as exc:
+        return f"cannot inspect it ({exc.strerror or exc})"
+    if st.st_uid not in (me, 0):
+        return f"owned by another user (uid {st.st_uid})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"writable by {'everyone' if st.st_mode & stat.S_IWOTH else 'its group'} (mode {stat.S_IMODE(st.st_mode):o})"
+    if folder.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not folder.st_mode & stat.S_ISVTX:
+        return f"in a folder others may write ({path.parent}, mode {stat.S_IMODE(folder.st_mode):o})"
+    if folder.st_uid not in (me, 0):
+        return f"in a folder of another user ({path.parent}, uid {folder.st_uid})"
+    return None
+
+
+def find_config(inputs: Sequence[Path], warnings: Optional[List[str]] = None) -> Optional[Path]:
+    """The configuration file for *inputs*: from their common folder upwards. A file that another user could
+    have written (:func:`untrusted`) is passed over, with one line in *warnings*."""
     paths = [Path(p).resolve() for p in inputs] or [Path.cwd().resolve()]
     try:
         start = Path(__import__("os").path.commonpath([str(p) for p in paths]))
@@ -180,17 +227,26 @@ def find_config(inputs: Sequence[Path]) -> Optional[Path]:
         start = paths[0]
     if start.is_file() or not start.exists():
         start = start.parent
+
+    def trusted(path: Path) -> bool:
+        why = untrusted(path)
+        if why is not None and warnings is not None:
+            warnings.append(f"settings file {path} ignored: {why}")
+        return why is None
+
     for folder in [start, *start.parents]:
         own = folder / CONFIG_FILE
-        if own.is_file():
+        if own.is_file() and trusted(own):
             return own
         pp = folder / "pyproject.toml"
         if pp.is_file():
             try:
                 table, _ = read_file(pp)
             except ConfigError:
-                return pp  # a broken pyproject.toml is reported, not skipped
-            if table is not None:
+                if trusted(pp):
+                    return pp  # a broken pyproject.toml is reported, not skipped
+                continue
+            if table is not None and trusted(pp):
                 return pp
     return None
 
@@ -200,7 +256,7 @@ def load(inputs: Sequence[Path], explicit: Optional[Path] = None, isolated: bool
     cfg = Config()
     if isolated:
         return cfg
-    path = explicit if explicit is not None else find_config(inputs)
+    path = explicit if explicit is not None else find_config(inputs, cfg.warnings)
     if path is None:
         return cfg
     path = Path(path)

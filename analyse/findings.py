@@ -89,6 +89,9 @@ class Finding:
     base_message: str = field(default="", compare=False, repr=False)   # the leader's own message before merging
     # report.group_findings: the other files of a finding grouped across files (its ``locations``)
     other_paths: Tuple[str, ...] = field(default=(), compare=False, repr=False)
+    # merge_same_place: the other columns of this line where the same rule says the same of the same API
+    # (``a = x.cuda(); b = y.cuda()``): one finding, every place kept (the report's ``columns``; migrate edits each)
+    columns: Tuple[int, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:
@@ -135,6 +138,8 @@ class Finding:
         if self.also:
             d["codes"] = sorted({self.code} | {a["code"] for a in self.also})
             d["also"] = [dict(a) for a in self.also]
+        if self.columns:
+            d["columns"] = sorted({self.column, *self.columns})
         return d
 
 
@@ -191,11 +196,15 @@ def merge_same_place(findings: Iterable["Finding"]) -> List["Finding"]:
         extra: List[str] = []
         replacement = lead.replacement
         seen_codes = {lead.code}
+        columns = list(lead.columns)
         for f in rest:
             entry = {"code": f.code, "category": f.category, "severity": f.severity, "message": f.message,
                      "replacement": f.replacement}
             if f.code in seen_codes and f.message == lead.message:
-                continue  # the same rule twice on one line (two comparisons): said once
+                # the same rule twice on one line (two comparisons, two `.cuda()`): said once, every place kept
+                if f.code == lead.code:
+                    columns.extend(c for c in (f.column, *f.columns) if c != lead.column and c not in columns)
+                continue
             seen_codes.add(f.code)
             if unsupported and f.code not in UNSUPPORTED_CODES and f.category in _ASSUMES_IT_RUNS:
                 entry["superseded"] = f"{f.code} assumes the API runs on the NPU; the support list says it does not"
@@ -208,7 +217,7 @@ def merge_same_place(findings: Iterable["Finding"]) -> List["Finding"]:
             also.extend(dict(a) for a in f.also)
         message = lead.message if not extra else lead.message.rstrip() + " " + " ".join(extra)
         out.append(replace(lead, message=message, replacement=replacement, also=tuple(also),
-                           base_message=lead.base_message or lead.message))
+                           base_message=lead.base_message or lead.message, columns=tuple(sorted(columns))))
     return out
 
 

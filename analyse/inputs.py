@@ -126,8 +126,31 @@ def load_toml(path: Union[str, Path], what: str, limit: int = MAX_TOML_BYTES) ->
     text = read_text(path, what, limit)
     _check_depth(text, path, what, toml=True)
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except RecursionError:   # pragma: no cover - the depth check comes first
         raise InputError(f"{what} {path} nests too deeply") from None
     except tomllib.TOMLDecodeError as exc:
         raise BadSyntax(f"{path}: invalid TOML: {exc}", str(exc)) from None
+    if data_depth(data) > MAX_DEPTH:   # dotted keys (a.a.a... = 1) nest tables without a bracket
+        raise InputError(f"{what} {path} nests tables more than {MAX_DEPTH} levels deep (dotted keys included)")
+    return data
+
+
+def data_depth(value: Any, cap: int = MAX_DEPTH) -> int:
+    """How deep dicts and lists nest in a parsed document (counting stops past *cap*); no recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            items = v.values()
+        elif isinstance(v, list):
+            items = v
+        else:
+            continue
+        if d > deepest:
+            deepest = d
+            if deepest > cap:
+                return deepest
+        stack.extend((x, d + 1) for x in items if isinstance(x, (dict, list)))
+    return deepest

@@ -86,7 +86,27 @@ def end_owned() -> None:
 
 # --------------------------------------------------------------------------- signals (main process)
 
+_received: list = []   # the ending signals this process's handler ran for, in order
+
+
+def signals_received() -> int:
+    """How many ending signals the handler has run for (see :func:`raise_swallowed`)."""
+    return len(_received)
+
+
+def raise_swallowed(since: int) -> None:
+    """Raise again an ending signal whose handler ran after *since* (:func:`signals_received`) inside a C
+    library's Python callback that swallows exceptions (SQLite's progress handler: the statement is aborted,
+    the ``KeyboardInterrupt`` cleared). Nothing when no signal came since."""
+    if len(_received) > since:
+        signum = _received[-1]
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt()
+        raise Terminated(signum)
+
+
 def _on_signal(signum, frame):
+    _received.append(signum)
     _ignore_ending_signals()
     if signum == signal.SIGINT:
         raise KeyboardInterrupt()

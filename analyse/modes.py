@@ -12,6 +12,23 @@ from analyse.project import deep_stack
 from analyse.report import build_report
 
 
+class BadOption(ValueError):
+    """An option names something that cannot be used (a --with-thirdparty report, --probe-results, --entry,
+    a role): a usage error. Any other ValueError of an analysis is the tool's own failure."""
+
+
+class _usage:
+    """A ValueError inside the block is the option's problem: :class:`BadOption`."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if kind is not None and issubclass(kind, ValueError) and not isinstance(exc, BadOption):
+            raise BadOption(str(exc)) from exc
+        return False
+
+
 @deep_stack  # deep but valid code must not end in RecursionError
 def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (), probe_results: Optional[str] = None,
                input_names: Optional[List[str]] = None, entries: Sequence[str] = (),
@@ -28,8 +45,9 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
     from analyse.roles import check_overrides
 
     t0 = time.perf_counter()
-    roles = check_overrides(roles)
-    check_entry_files(entries, inputs)
+    with _usage():
+        roles = check_overrides(roles)
+        check_entry_files(entries, inputs)
     settings = settings or pipeline.Settings()
     overlay = None
     options = []
@@ -39,13 +57,14 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         try:
             overlay = load_probe_results(probe_results)
         except (OSError, ValueError) as exc:
-            raise ValueError(f"cannot read --probe-results {probe_results}: {exc}") from exc
+            raise BadOption(f"cannot read --probe-results {probe_results}: {exc}") from exc
         options.append(("probe-results", file_digest(probe_results)))
     configure = None
     if with_thirdparty:  # the reports are knowledge for the thirdparty-calls pass, loaded before any module
         from analyse.library.compose import thirdparty_configure
 
-        configure = thirdparty_configure(list(with_thirdparty))
+        with _usage():
+            configure = thirdparty_configure(list(with_thirdparty))
         options.extend(("with-thirdparty", file_digest(p)) for p in with_thirdparty)
     settings = pipeline.Settings(jobs=settings.jobs, cache_dir=settings.cache_dir, progress=settings.progress,
                                  options=tuple(settings.options) + tuple(options))
@@ -63,7 +82,8 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
     # cross-file chains: script call site -> ... -> offending line
     findings = add_chains(result, graph=(graph.summaries, graph.cg) if graph is not None else None)
     if entries:
-        eps = given_entries(entries, result.sources, roles)
+        with _usage():
+            eps = given_entries(entries, result.sources, roles)
     else:
         eps = discover(result.sources, list(inputs), imported=imported_modules(graph.summaries) if graph else (),
                        roles=roles,
@@ -104,7 +124,8 @@ def run_thirdparty(inputs: Sequence[Path], kb, *, input_names: Optional[List[str
     from analyse.library import analyse_library
     from analyse.roles import check_overrides
 
-    roles = check_overrides(roles)
+    with _usage():
+        roles = check_overrides(roles)
     report = analyse_library(list(inputs), kb, input_names=input_names or [str(p) for p in inputs], settings=settings,
                              policy=policy, roles=roles or None)
     for f in report.get("findings", ()):

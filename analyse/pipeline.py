@@ -137,10 +137,22 @@ def _cache_types() -> tuple:
 
 
 def _entry_ok(entry: dict) -> bool:
-    """A per-file entry's shape: a pre-scan, and a context digest with its result (or neither)."""
-    ctx, res = entry.get("context"), entry.get("result")
-    return (isinstance(entry.get("prescan"), Prescan) and (ctx is None or isinstance(ctx, str))
-            and (res is None or isinstance(res, ModuleResult)))
+    """A per-file entry's shape: a pre-scan (each pass's data of the shape the pass declares:
+    ``Pass.prescan_shape``), and a context digest with its result (or neither)."""
+    from analyse.cache import conforms
+    from analyse.passes import PRESCAN_SHAPES
+
+    ctx, res, pre = entry.get("context"), entry.get("result"), entry.get("prescan")
+    if not (isinstance(pre, Prescan) and (ctx is None or isinstance(ctx, str))
+            and (res is None or isinstance(res, ModuleResult))):
+        return False
+    for item in pre.passes:
+        if type(item) is not tuple or len(item) != 2 or not isinstance(item[0], str):
+            return False
+        shape = PRESCAN_SHAPES.get(item[0])
+        if shape is not None and not conforms(item[1], shape):
+            return False
+    return True
 
 
 def open_cache(directory: Path) -> Cache:

@@ -386,10 +386,14 @@ def parse_source(text: str, path: Path, relpath: str, modname: str) -> Tuple[Opt
         return None, AnalysisError(relpath, "syntax", msg, exc.lineno)
     except NestingTooDeep as exc:
         return None, AnalysisError(relpath, "too-large", str(exc))
-    except (RecursionError, MemoryError) as exc:
+    except RecursionError as exc:
         return None, AnalysisError(relpath, "too-large",
                                    f"nested deeper than this Python ({platform.python_version()}) can parse: "
                                    f"{type(exc).__name__}: {exc}")
+    except MemoryError:   # a flat literal of millions of items is not nested: say what happened
+        return None, AnalysisError(relpath, "too-large",
+                                   f"too large to parse in the memory available ({len(text)} characters, "
+                                   f"{text.count(chr(10)) + 1} lines)")
     except (ValueError, TypeError) as exc:  # e.g. NUL bytes, odd tokenizer failures
         return None, AnalysisError(relpath, "syntax", str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     sf = SourceFile(path=path, relpath=relpath, modname=modname, text=text, lines=text.splitlines(), tree=tree)

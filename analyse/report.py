@@ -575,6 +575,8 @@ def group_findings(findings: Sequence[Finding], baselined: Sequence[bool],
         apis_seen = {head.api}
         for m in ms:
             o = {"id": m.id, "line": m.line, "column": m.column, "api": m.api, "snippet": m.snippet}
+            if m.columns:
+                o["columns"] = sorted({m.column, *m.columns})
             if len(paths) > 1:
                 o = {"path": m.path, **o}
             if m.message != head.message:
@@ -589,12 +591,14 @@ def group_findings(findings: Sequence[Finding], baselined: Sequence[bool],
             if m.guard != best.guard:
                 o["guard"] = m.guard   # each place keeps the condition it runs under
             occ.append(o)
-        lines = sorted({m.line for m in ms if m.path == head.path})
+        lines_of: Dict[str, set] = {}   # one pass over the places: a group spanning N files is not N x N
+        for m in ms:
+            lines_of.setdefault(m.path, set()).add(m.line)
+        lines = sorted(lines_of[head.path])
         apis = list(dict.fromkeys(m.api for m in ms))
         extras[j] = {"lines": lines, "occurrences": occ}
         if len(paths) > 1:
-            extras[j]["locations"] = [{"path": p, "lines": sorted({m.line for m in ms if m.path == p})}
-                                      for p in paths]
+            extras[j]["locations"] = [{"path": p, "lines": sorted(lines_of[p])} for p in paths]
         if len(apis) > 1:
             extras[j]["apis"] = apis
         eps = list(dict.fromkeys(e for m in ms for e in ((m.reach or {}).get("entry_points") or ())))
@@ -608,17 +612,27 @@ def group_findings(findings: Sequence[Finding], baselined: Sequence[bool],
     return out, flags, ep_members, extras
 
 
-_PLACE_KEYS = ("id", "path", "line", "column", "api", "snippet", "message", "replacement", "guard")
+_PLACE_KEYS = ("id", "path", "line", "column", "columns", "api", "snippet", "message", "replacement", "guard")
 
 
 def places_of(d: dict) -> List[dict]:
     """Each place of a report finding as a finding of its own (a group's ``occurrences``, with the place's own
-    file, line, API, text and guard), for consumers that act per place (migrate)."""
+    file, line, API, text and guard, and each of a place's ``columns``: the same use twice on one line), for
+    consumers that act per place (migrate)."""
     occ = [o for o in d.get("occurrences") or () if isinstance(o, dict)]
     if len(occ) < 2:
-        return [d]
-    base = {k: v for k, v in d.items() if k not in ("occurrences", "lines", "locations", "apis", "end_line")}
-    return [{**base, **{k: o[k] for k in _PLACE_KEYS if k in o}} for o in occ]
+        places = [d]
+    else:
+        base = {k: v for k, v in d.items() if k not in ("occurrences", "lines", "locations", "apis", "end_line")}
+        places = [{**base, **{k: o[k] for k in _PLACE_KEYS if k in o}} for o in occ]
+    out = []
+    for p in places:
+        cols = p.get("columns")
+        if isinstance(cols, list) and len(cols) > 1:
+            out.extend({**p, "column": c} for c in cols if type(c) is int)
+        else:
+            out.append(p)
+    return out
 
 
 def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_npu_version: Optional[str],

@@ -26,7 +26,6 @@ they end in ``/`` or ``/**``, everything under a folder.
 from __future__ import annotations
 
 import re
-from fnmatch import fnmatchcase
 from functools import lru_cache
 from typing import Dict, Mapping, Optional, Tuple
 
@@ -91,14 +90,32 @@ def _default_role(relpath: str) -> str:
 
 def _override(relpath: str, overrides: Optional[Mapping[str, str]]) -> Optional[str]:
     """The role the longest matching override glob gives *relpath*, or None."""
-    best = None
-    for glob, role in (overrides or {}).items():
-        for g in _norm_glob(glob):
-            if fnmatchcase(relpath, g):
-                if best is None or len(glob) > best[0]:
-                    best = (len(glob), role)
-                break
-    return best[1] if best is not None else None
+    if not overrides:
+        return None
+    anything, ordered = _override_matcher(tuple(overrides.items()))
+    if anything is None or not anything.match(relpath):   # one search for the common case: no glob matches
+        return None
+    for rx, role in ordered:
+        if rx.match(relpath):
+            return role
+    return None   # pragma: no cover - the combined expression matched one of them
+
+
+@lru_cache(maxsize=64)
+def _override_matcher(items: Tuple[Tuple[str, str], ...]):
+    """(one expression matching when any glob does, [(expression, role)] longest glob first, then in the
+    given order): globs compiled once for the run, not per file."""
+    import fnmatch
+
+    ordered = []
+    alts = []
+    for i, (glob, role) in enumerate(items):
+        rx = "|".join(f"(?:{fnmatch.translate(g)})" for g in _norm_glob(glob))
+        alts.append(rx)
+        ordered.append((-len(glob), i, re.compile(rx), role))
+    ordered.sort(key=lambda t: (t[0], t[1]))
+    anything = re.compile("|".join(f"(?:{rx})" for rx in alts)) if alts else None
+    return anything, [(rx, role) for _n, _i, rx, role in ordered]
 
 
 def role_of(relpath: str, overrides: Optional[Mapping[str, str]] = None) -> str:

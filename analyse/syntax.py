@@ -5,6 +5,8 @@ messages). Depends on astroid only, so the resolver and the passes can share it.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import re
 from operator import itemgetter
 from typing import Iterator, List, Sequence
@@ -443,7 +445,48 @@ def _straight_line(node, frame, binds):
     the last one on a line not after the use's statement, the use's statement itself excluded (``x =
     self.proj(x)`` sees the ``x`` before it). astroid's filter keeps one binding per statement list when
     none is exclusive to another, and resets at a binding in the use's own list; nothing is left when no
-    binding comes first (then it looks further out: None here)."""
+    binding comes first (then it looks further out: None here).
+
+    The bindings' statements are worked out once per function and name (:func:`_bindings_in_order`) and a
+    use finds its binding by bisection: a function of thousands of lines rebinding one name at each was
+    quadratic (every use walked every binding)."""
+    prepared = _bindings_in_order(frame, binds)
+    if prepared is None:
+        return None
+    lines, statements, first_of = prepared
+    stmt = node.statement()
+    line = stmt.fromlineno
+    if lines is not None:   # in line order (always, for one statement list): bisect
+        cut = bisect_right(lines, line)
+        at = first_of.get(id(stmt))
+        if at is not None and at < cut:
+            cut = at
+        return (frame, [binds[cut - 1]]) if cut else None
+    seen = None
+    for b, at in zip(binds, statements):
+        if at.fromlineno > line or at is stmt:
+            break
+        seen = b
+    return (frame, [seen]) if seen is not None else None
+
+
+def _bindings_in_order(frame, binds):
+    """(line of each binding's statement or None when not in order, the statements, statement id -> first
+    index), or None when a binding is not a parameter or an assignment of the function's own statement list.
+    Kept on the function node per name (trees do not change once built)."""
+    memo = frame.__dict__.get("_npu_straight")
+    if memo is None:
+        memo = frame.__dict__["_npu_straight"] = {}
+    key = id(binds)
+    hit = memo.get(key)
+    if hit is not None and hit[0] is binds:
+        return hit[1]
+    prepared = _prepare_bindings(frame, binds)
+    memo[key] = (binds, prepared)
+    return prepared
+
+
+def _prepare_bindings(frame, binds):
     statements = []   # each binding's statement (a parameter's is the def)
     for b in binds:
         if type(b) is nodes.Arguments:
@@ -469,14 +512,12 @@ def _straight_line(node, frame, binds):
             statements.append(owner)
         else:
             return None
-    stmt = node.statement()
-    line = stmt.fromlineno
-    seen = None
-    for b, at in zip(binds, statements):
-        if at.fromlineno > line or at is stmt:
-            break
-        seen = b
-    return (frame, [seen]) if seen is not None else None
+    lines = [at.fromlineno for at in statements]
+    ordered = all(a <= b for a, b in zip(lines, lines[1:]))
+    first_of: dict = {}
+    for i, at in enumerate(statements):
+        first_of.setdefault(id(at), i)
+    return (lines if ordered else None), statements, first_of
 
 
 def _binder(binding):

@@ -153,3 +153,121 @@ def test_console_main_turns_a_message_exit_into_code_1(monkeypatch, capsys):
     monkeypatch.setattr(cli_mod.os, "_exit", left.append)
     cli_mod.console_main()
     assert left == [1] and "npu-analyse: gone" in capsys.readouterr().err
+
+
+def test_a_value_error_inside_the_analysis_is_a_failure_not_a_usage_error(tmp_path, monkeypatch, capsys):
+    """A bad cached per-file entry ended in 'not enough values to unpack' reported as a usage error (exit 2)."""
+    from analyse import modes
+    from analyse.cli import main
+
+    (tmp_path / "train.py").write_text("import torch\n")
+
+    def broken(*args, **kwargs):
+        raise ValueError("not enough values to unpack (expected 7, got 2)")
+
+    monkeypatch.setattr(modes.pipeline, "run", broken)
+    with pytest.raises(SystemExit) as exc:
+        main(["script", str(tmp_path), "--no-cache", "-q", "-o", str(tmp_path / "rep")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 3
+    assert err == ("npu-analyse: error: analysis failed: ValueError: not enough values to unpack (expected 7, got 2) "
+                   "(set NPU_ANALYSE_DEBUG=1 for a traceback)\n")
+    with pytest.raises(SystemExit) as exc:   # an option that names nothing usable is still a usage error
+        main(["script", str(tmp_path), "--no-cache", "-q", "-o", str(tmp_path / "rep"), "--entry", "nothere.py"])
+    assert exc.value.code == 2 and "--entry nothere.py" in capsys.readouterr().err
+
+
+def test_explain_refuses_control_characters_and_over_long_names():
+    r = run("explain", "torch.\x1b[31madd\x07\nrm -rf")
+    assert r.exit_code == 2 and "\x1b" not in r.output and "\x07" not in r.output
+    assert r.output == "npu-analyse: error: explain: torch.\\x1b[31madd\\x07\\x0arm -rf is not an API name (control characters)\n"
+    r = run("explain", "torch." + "a" * 5000)
+    assert r.exit_code == 2 and r.output == "npu-analyse: error: explain: an API name is at most 512 characters, not 5006\n"
+
+
+def test_a_huge_torch_version_gives_a_short_error(tmp_path):
+    huge = "9" * 3_000_000
+    r = run("explain", "torch.add", "--torch-version", huge)
+    assert r.exit_code == 2 and len(r.output) < 300
+    assert r.output.startswith("npu-analyse: error: unknown --torch-version '" + "9" * 40 + "'... (3000000 characters)")
+    (tmp_path / "a.py").write_text("import torch\n")
+    r = run("script", str(tmp_path), "--torch-version", huge, "-o", str(tmp_path / "o"))
+    assert r.exit_code == 2 and r.output == ("npu-analyse: error: torch-version in command line (--torch-version) is "
+                                             "3000000 characters long; at most 256\n")
+
+
+def _command(args, **kwargs):
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), NO_COLOR="1")
+    return subprocess.run([sys.executable, "-m", "analyse", *args], env=env, timeout=120, **kwargs)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["rules"], ["explain", "torch.add"], ["script", "{tree}", "--no-cache", "--format",
+                                                                         "json", "-o", "-"]])
+def test_stdout_on_a_full_device_is_one_line_and_exit_3(tmp_path, args):
+    (tmp_path / "train.py").write_text("import torch\nx = torch.ones(2).cuda()\n")
+    args = [a.replace("{tree}", str(tmp_path)) for a in args]
+    with open("/dev/full", "wb") as full:
+        r = _command(args, stdout=full, stderr=-1, cwd=tmp_path)
+    assert r.returncode == 3 and b"Traceback" not in r.stderr
+    assert r.stderr.decode().strip().splitlines()[-1].startswith("npu-analyse: error: cannot write")
+    with open("/dev/full", "wb") as full:   # the error line cannot be written either: still exit 3, nothing else
+        r = _command(args, stdout=full, stderr=full, cwd=tmp_path)
+    assert r.returncode == 3
+
+
+@pytest.mark.parametrize("closed", ["stdout", "both"])
+def test_closed_stdout_or_stderr_is_no_traceback(tmp_path, closed):
+    """A run started with `>&-` (and `2>&-`): /dev/null takes the closed descriptors, so the cache database
+    cannot take descriptor 1 and receive what is printed; the exit code is the run's own."""
+    import subprocess
+
+    (tmp_path / "train.py").write_text("import torch\nx = torch.ones(2).cuda()\n")
+    close = "1" if closed == "stdout" else "1, 2"
+    code = (f"import os, subprocess, sys\n"
+            f"r = subprocess.run([sys.executable, '-m', 'analyse', 'script', {str(tmp_path)!r}, '-o', "
+            f"{str(tmp_path / 'rep')!r}, '--cache-dir', {str(tmp_path / 'cache')!r}], close_fds=False, "
+            f"preexec_fn=lambda: [os.close(fd) for fd in ({close},)], stdin=subprocess.DEVNULL)\n"
+            f"sys.exit(r.returncode)\n")
+    r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+                       capture_output=True, timeout=120)
+    assert r.returncode == 0 and b"Traceback" not in r.stderr
+    report = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert any(f["path"] == "train.py" and f["line"] == 2 for f in report["findings"])
+    import sqlite3
+
+    db = sqlite3.connect(str(next((tmp_path / "cache").rglob("cache.sqlite"))))
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    db.close()
+
+
+def test_duration_covers_the_report_building(tmp_path, monkeypatch):
+    """summary.duration_s left out the report building; the clock here moves only while the report is built."""
+    import analyse.cli as cli_mod
+    from analyse import modes
+
+    class Clock:
+        now = 1000.0
+
+        @staticmethod
+        def perf_counter():
+            return Clock.now
+
+        def __getattr__(self, name):
+            import time
+            return getattr(time, name)
+
+    real = modes.build_report
+
+    def slow_build(*args, **kwargs):
+        Clock.now += 100.0
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cli_mod, "time", Clock())
+    monkeypatch.setattr(modes, "build_report", slow_build)
+    (tmp_path / "train.py").write_text("import torch\nx = torch.ones(1).cuda()\n")
+    r = run("script", str(tmp_path), "--no-cache", "-q", "--format", "json", "-o", str(tmp_path / "o"))
+    assert r.exit_code == 0
+    assert json.loads((tmp_path / "o" / "report.json").read_text())["summary"]["duration_s"] == 100.0

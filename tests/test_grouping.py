@@ -386,3 +386,36 @@ def test_a_baseline_accepts_every_place_of_a_group_across_files(three, tmp_path)
     assert r.exit_code == 0, r.output
     new = [f for f in report_of(o)["findings"] if f["code"] == "NPU802"]
     assert [(f["path"], f["line"]) for f in new] == [("b.py", 8)] and "locations" not in new[0]
+
+
+class _CountingPath(str):
+    """A path that counts how often it is compared (a group across N files compared every place with every
+    file: N x N)."""
+
+    compared = 0
+
+    def __eq__(self, other):
+        _CountingPath.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_one_advice_in_many_files_is_grouped_in_linear_work():
+    from analyse.findings import Finding
+    from analyse.report import group_findings
+
+    n = 3000
+    findings = [Finding(code="NPU808", category="performance-advice", severity="advice",
+                        path=_CountingPath(f"pkg/m{i:05d}.py"), line=3 + (i % 2), api="torch.cuda.synchronize",
+                        message="Synchronising every step stalls the device.", role="product",
+                        reach={"status": "reachable"})
+                for i in range(n)]
+    _CountingPath.compared = 0
+    out, flags, _eps, extras = group_findings(findings, [False] * n, None)
+    assert _CountingPath.compared < 4 * n   # was n * n (9,000,000)
+    assert len(out) == 1 and flags == [False] and out[0].path == "pkg/m00000.py"
+    assert len(out[0].other_paths) == n - 1
+    locs = extras[0]["locations"]
+    assert len(locs) == n and locs[0] == {"path": "pkg/m00000.py", "lines": [3]}
+    assert locs[1] == {"path": "pkg/m00001.py", "lines": [4]} and extras[0]["lines"] == [3]

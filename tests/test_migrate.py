@@ -297,3 +297,73 @@ def test_a_place_off_the_path_is_left_with_the_reports_words():
     fallback = {"guard": {"kind": "import-fallback", "line": 3, "fallback": True, "condition": "importable(apex)"}}
     assert scope_reason(fallback, Options()).startswith("guarded by `importable(apex)` (line 3) with a fallback")
     assert scope_reason(off, Options(everything=True)) is None
+
+
+def test_every_use_on_one_line_is_converted_in_one_run(tmp_path, capsys):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "train.py").write_text(
+        "import torch\n\n\ndef f(x, y):\n    a = x.cuda(); b = y.cuda()\n    if x.is_cuda and y.is_cuda:\n"
+        "        return a, b\n\n\nif __name__ == '__main__':\n    f(torch.ones(1), torch.ones(1))\n")
+    report = _script(root, tmp_path)
+    assert [(f["line"], f["column"], f.get("columns")) for f in report["findings"] if f["code"] == "NPU002"] == [
+        (5, 8, [8, 22]), (6, 7, [7, 21])]
+    code, diff, _ = _migrate([str(root), "--strategy", "explicit"], capsys)
+    assert code == 0
+    assert "+    a = x.npu(); b = y.npu()\n" in diff and "+    if x.is_npu and y.is_npu:\n" in diff
+    (root / "train.py").write_text((root / "train.py").read_text().replace("x.cuda(); b = y.cuda()", "x.npu(); b = y.npu()")
+                                   .replace("x.is_cuda and y.is_cuda", "x.is_npu and y.is_npu"))
+    code, diff, _ = _migrate([str(root), "--strategy", "explicit"], capsys)
+    assert ".cuda" not in diff and "is_cuda" not in diff
+
+
+def test_many_uses_on_one_line_are_one_finding_with_every_column(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "train.py").write_text("import torch\nx = torch.ones(1)\nys = [" + ", ".join(["x.cuda()"] * 501) + "]\n")
+    found = [f for f in _script(root, tmp_path)["findings"] if f["code"] == "NPU002"]
+    assert len(found) == 1 and len(found[0]["columns"]) == 501 and found[0]["columns"][:2] == [6, 16]
+
+
+def test_patch_headers_quote_names_git_style_and_cr_only_files_apply(tmp_path, capsys, monkeypatch):
+    from analyse.migrate.output import git_quote
+
+    assert git_quote("a/train.py") == "a/train.py"
+    assert git_quote("a/new\nline.py") == '"a/new\\nline.py"'
+    assert git_quote("a/tab\tname.py") == '"a/tab\\tname.py"'
+    assert git_quote('a/q"b\\c.py') == '"a/q\\"b\\\\c.py"'
+    assert git_quote("a/\u00e9.py") == '"a/\\303\\251.py"'
+    root = tmp_path / "proj"
+    root.mkdir()
+    body = b"import torch\nx = torch.ones(1).cuda()\n"
+    (root / "new\nline.py").write_bytes(body)
+    (root / "tab\tname.py").write_bytes(body)
+    (root / "cr.py").write_bytes(b"import torch\rx = torch.ones(1).cuda()\ry = 2\r")
+    code, diff, _ = _migrate([str(root), "--strategy", "explicit"], capsys)
+    assert code == 0
+    headers = [ln for ln in diff.splitlines() if ln.startswith(("diff --git", "---", "+++"))]
+    assert headers == ["diff --git a/cr.py b/cr.py", "--- a/cr.py", "+++ b/cr.py",
+                       'diff --git "a/new\\nline.py" "b/new\\nline.py"', '--- "a/new\\nline.py"', '+++ "b/new\\nline.py"',
+                       'diff --git "a/tab\\tname.py" "b/tab\\tname.py"', '--- "a/tab\\tname.py"', '+++ "b/tab\\tname.py"']
+    # a CR-only file is one line to git: one hunk of one line, no "No newline" marker inside it
+    cr = diff[diff.index("diff --git a/cr.py"):diff.index('diff --git "a/new')]
+    assert cr.count("\\ No newline at end of file") == 2 and "@@ -1 +1 @@" in cr
+    if shutil.which("git") is None:
+        return
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    patch = tmp_path / "p.patch"
+    patch.write_text(diff, newline="")
+    subprocess.run(["git", "apply", str(patch)], cwd=root, check=True, capture_output=True)
+    assert (root / "cr.py").read_bytes() == b"import torch_npu\rimport torch\rx = torch.ones(1).npu()\ry = 2\r"
+    assert b".npu()" in (root / "new\nline.py").read_bytes() and b".npu()" in (root / "tab\tname.py").read_bytes()
+
+
+def test_apply_into_a_folder_inside_the_tree_copies_the_tree_once(tmp_path, capsys):
+    root = _project(tmp_path)
+    code, _, _ = _migrate([str(root), "--apply", str(root / "npu")], capsys)
+    assert code == 0
+    assert sorted(p.name for p in (root / "npu").iterdir()) == ["requirements.txt", "run.sh", "train.py"]
+    assert "transfer_to_npu" in (root / "npu" / "train.py").read_text()
+    assert (root / "train.py").read_text() == TRAIN

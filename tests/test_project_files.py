@@ -450,3 +450,17 @@ def test_direct_node_construction_is_on_and_equals_the_constructors(monkeypatch)
     assert call.as_string() == 'print(\'kind\', b\'bytes\', 1.5, None, *args, sep=\'\', **kw)'
     assert [k.arg for k in call.keywords] == ["sep", None]
     assert call.func.lookup("print")[0].name == "builtins"
+
+
+def test_out_of_memory_while_parsing_says_so_not_nested(monkeypatch, tmp_path):
+    """A 5 MB flat list ran out of memory and was reported as 'nested deeper than this Python can parse'."""
+    from analyse import project
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError()
+
+    monkeypatch.setattr(project, "build_module", no_memory)
+    text = "x = [" + "1, " * 10 + "]\n"
+    sf, err = project.parse_source(text, tmp_path / "big.py", "big.py", "big")
+    assert sf is None and err.kind == "too-large"
+    assert err.message == f"too large to parse in the memory available ({len(text)} characters, 2 lines)"

@@ -43,3 +43,14 @@ def test_own_schema_is_not_a_published_copy(name):
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.Draft202012Validator.check_schema(load_schema(name))
     assert not any((d / name).is_file() for d in SPECS), f"{name} is published now: move it out of OWN_SCHEMAS"
+
+
+def test_the_python_copy_of_the_report_schema_equals_the_json_file():
+    """analyse.shapes checks cached reports against analyse/schemas/report_schema.py (no file read on a warm
+    run); it must stay the shipped report.schema.json."""
+    import json
+
+    from analyse.schemas import schema_text
+    from analyse.schemas.report_schema import SCHEMA
+
+    assert SCHEMA == json.loads(schema_text("report.schema.json"))

@@ -468,3 +468,395 @@ def test_a_cache_folder_of_another_user_is_refused(tmp_path):
     r = cli("script", tmp_path / "p", "-q", "--format", "json", "-o", tmp_path / "o2", "--cache-dir", cache_dir)
     assert r.returncode == 0 and not marker.exists()
     assert "is owned by another user (uid 65534)" in _one_error_line(r)
+
+
+# --------------------------------------------------------------------------- settings and the tool's own package
+def test_readme_runs_the_tool_in_a_way_no_working_folder_package_can_replace():
+    """`python -m analyse` imports an `analyse/` package of the working folder before the tool's own: the README
+    documents `npu-analyse` (or `python -I -m analyse`) only, and says why."""
+    import re
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    commands = [line.strip() for line in readme.splitlines() if re.match(r"\s*(\$ )?python3? -m analyse\b", line)]
+    assert commands == []
+    assert "`python -I -m analyse`" in readme and "inside an analysed tree" in readme
+
+
+def test_python_isolated_m_analyse_ignores_an_analyse_package_of_the_working_folder(tmp_path):
+    fake = tmp_path / "analyse"
+    fake.mkdir()
+    marker = tmp_path / "RAN"
+    (fake / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    (fake / "__main__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    proc = subprocess.run([sys.executable, "-I", "-m", "analyse", "--version"], capture_output=True, cwd=tmp_path,
+                          env=env, timeout=120)
+    if proc.returncode != 0 and b"No module named" in proc.stderr:
+        pytest.skip("npu-analyse is not installed in this interpreter (only on PYTHONPATH)")
+    assert proc.returncode == 0 and b"npu-analyse, version" in proc.stdout and not marker.exists()
+
+
+def _settings_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "shared"
+    root.mkdir(mode=0o755)
+    os.chmod(root, 0o755)
+    proj = root / "proj"
+    proj.mkdir()
+    (proj / "train.py").write_text(CUDA_SCRIPT)
+    (root / ".npu-analyse.toml").write_text('select = ["NPU9"]\nfail-on = "never"\n')
+    return proj
+
+
+def _show_select(proj: Path, capsys):
+    from analyse.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["script", str(proj), "--show-config", "--no-cache"])
+    out = capsys.readouterr()
+    return exc.value.code, out.out, out.err
+
+
+def test_a_settings_file_others_may_write_is_ignored_with_one_warning(tmp_path, capsys):
+    proj = _settings_tree(tmp_path)
+    cfg_file = proj.parent / ".npu-analyse.toml"
+    os.chmod(cfg_file, 0o666)
+    code, out, err = _show_select(proj, capsys)
+    assert code == 0 and 'select = ["ALL"]  # default' in out and "configuration file: none found" in out
+    warnings = [line for line in err.splitlines() if "warning" in line]
+    assert warnings == [f"npu-analyse: warning: settings file {cfg_file} ignored: writable by everyone (mode 666)"]
+    os.chmod(cfg_file, 0o644)
+    code, out, err = _show_select(proj, capsys)
+    assert code == 0 and 'select = ["NPU9"]' in out and err == ""
+
+
+def test_a_settings_file_in_a_folder_others_may_write_is_ignored(tmp_path, capsys):
+    proj = _settings_tree(tmp_path)
+    os.chmod(proj.parent, 0o777)
+    code, out, err = _show_select(proj, capsys)
+    assert code == 0 and 'select = ["ALL"]' in out and "in a folder others may write" in err
+    os.chmod(proj.parent, 0o1777)   # sticky, like /tmp: others cannot replace the file
+    code, out, err = _show_select(proj, capsys)
+    assert 'select = ["NPU9"]' in out and err == ""
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown needs root")
+def test_a_settings_file_of_another_user_is_ignored_and_the_gate_holds(tmp_path, capsys):
+    from analyse.cli import main
+
+    proj = _settings_tree(tmp_path)
+    cfg_file = proj.parent / ".npu-analyse.toml"
+    cfg_file.write_text('select = ["NPU9"]\n')
+    os.chown(cfg_file, 4242, 4242)
+    with pytest.raises(SystemExit) as exc:
+        main(["script", str(proj), "--no-cache", "--fail-on", "auto", "-o", str(tmp_path / "rep")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 1   # the findings the foreign file would have silenced still gate
+    assert f"settings file {cfg_file} ignored: owned by another user (uid 4242)" in err
+
+
+# --------------------------------------------------------------------------- the cache database is validated
+_SPIN = "SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c)"
+_POISONS = {
+    "trigger": f"CREATE TRIGGER spin AFTER INSERT ON entries BEGIN {_SPIN}; END",
+    "update-trigger": f"CREATE TRIGGER spin2 BEFORE UPDATE ON entries BEGIN {_SPIN}; END",
+    "view": f"CREATE VIEW spinning AS {_SPIN}",
+    "extra-table": "CREATE TABLE notes (x)",
+}
+
+
+@pytest.mark.parametrize("what", sorted(_POISONS))
+def test_a_cache_database_with_a_foreign_schema_is_replaced_with_one_warning(tmp_path, what):
+    """A trigger with an endless recursive query made `Cache.flush` spin forever, deaf to SIGINT and SIGTERM."""
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "train.py").write_text(CUDA_SCRIPT)
+    cache_dir = tmp_path / "cache"
+    first = cli("script", tmp_path / "p", "-q", "--format", "json", "-o", tmp_path / "o1", "--cache-dir", cache_dir)
+    assert first.returncode == 0, first.stderr
+    db_path = next(cache_dir.rglob("cache.sqlite"))
+    db = sqlite3.connect(str(db_path), isolation_level=None)
+    db.execute(_POISONS[what])
+    db.close()
+    (tmp_path / "p" / "train.py").write_text(CUDA_SCRIPT + "y = 1\n")   # a miss: the run writes entries
+    again = cli("script", tmp_path / "p", "-q", "--format", "json", "-o", tmp_path / "o2", "--cache-dir", cache_dir,
+                timeout=60)
+    assert again.returncode == 0, again.stderr
+    lines = [ln for ln in again.stderr.decode().splitlines() if ln.strip()]
+    assert len(lines) == 1 and "this tool does not make: not used, replaced by a fresh one" in lines[0]
+    kind = {"trigger": "trigger 'spin'", "update-trigger": "trigger 'spin2'", "view": "view 'spinning'",
+            "extra-table": "table 'notes'"}[what]
+    assert f"holds a {kind} this tool does not make" in lines[0]
+    cold = cli("script", tmp_path / "p", "-q", "--format", "json", "-o", tmp_path / "o3", "--no-cache")
+    assert finding_ids(tmp_path / "o2" / "report.json") == finding_ids(tmp_path / "o3" / "report.json")
+    db = sqlite3.connect(str(db_path))
+    names = sorted(r[0] for r in db.execute("SELECT name FROM sqlite_master"))
+    db.close()
+    assert names == ["entries", "entries_used", "sqlite_autoindex_entries_1"]
+    third = cli("script", tmp_path / "p", "-q", "--format", "json", "-o", tmp_path / "o4", "--cache-dir", cache_dir)
+    assert third.returncode == 0 and third.stderr == b""
+
+
+def test_the_cache_connection_is_defensive_and_aborts_a_long_statement(tmp_path, capsys):
+    c = cache_mod.Cache(tmp_path / "c")
+    c.put("k" * 40, {"a": 1})
+    c.flush()
+    db = c._connect(create=False)
+    assert db.execute("PRAGMA trusted_schema").fetchone()[0] == 0
+    c.STATEMENT_S = 0.05
+    c._arm()
+    with pytest.raises(sqlite3.OperationalError) as exc:
+        db.execute(_SPIN).fetchone()
+    c._failed(exc.value)
+    assert not c.usable and c.get("k" * 40) is None
+    assert "ran longer than 0.05 s and was stopped" in capsys.readouterr().err
+
+
+def test_sigterm_ends_a_long_cache_statement(tmp_path):
+    script = (
+        "import sqlite3, sys\n"
+        "from analyse import lifecycle\n"
+        "from analyse.cache import Cache\n"
+        "lifecycle.install_signal_handlers()\n"
+        "c = Cache(sys.argv[1]); c.put('k' * 40, {'a': 1}); c.flush()\n"
+        "db = c._connect(create=False)\n"
+        "c.STATEMENT_S = 3600.0\n"
+        "c._arm()\n"
+        "print('running', flush=True)\n"
+        "try:\n"
+        f"    db.execute({_SPIN!r}).fetchone()\n"
+        "except sqlite3.Error as exc:\n"
+        "    c._failed(exc)\n"
+        "print('not ended', flush=True)\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "c")], stdout=subprocess.PIPE, env=env)
+    try:
+        assert proc.stdout.readline() == b"running\n"
+        proc.send_signal(15)
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 143 and b"not ended" not in proc.stdout.read()
+
+
+def test_a_whole_report_entry_of_the_wrong_shape_is_a_miss(tmp_path):
+    """`findings = "notalist"` in a cached report was a traceback in the HTML renderer on every later run."""
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "train.py").write_text(CUDA_SCRIPT)
+    cache_dir = tmp_path / "cache"
+    first = cli("script", tmp_path / "p", "-q", "-o", tmp_path / "o1", "--cache-dir", cache_dir)
+    assert first.returncode == 0, first.stderr
+    db_path = next(cache_dir.rglob("cache.sqlite"))
+    db = sqlite3.connect(str(db_path), isolation_level=None)
+    changed = 0
+    for key, data in db.execute("SELECT key, data FROM entries").fetchall():
+        try:
+            doc = json.loads(bytes(data).decode("ascii"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("report"), dict):
+            doc["report"]["findings"] = "notalist"
+            db.execute("UPDATE entries SET data = ? WHERE key = ?", (json.dumps(doc).encode("ascii"), key))
+            changed += 1
+    db.close()
+    assert changed == 1
+    again = cli("script", tmp_path / "p", "-q", "-o", tmp_path / "o2", "--cache-dir", cache_dir)
+    assert again.returncode == 0 and again.stderr == b""
+    assert finding_ids(tmp_path / "o2" / "report.json") == finding_ids(tmp_path / "o1" / "report.json")
+    assert "from_cache" not in json.loads((tmp_path / "o2" / "report.json").read_text())["summary"]
+
+
+def test_report_shapes_name_the_first_wrong_field():
+    from analyse.shapes import problem, report_problem
+
+    assert report_problem({"report": {"findings": []}, "rules": []}).startswith("$: ")
+    schema = {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer", "minimum": 0}}}}
+    assert problem({"a": [1, 2, -1]}, schema) == "$.a[2]: below 0"
+    assert problem({"a": [1, "x"]}, schema) == "$.a[1]: expected integer, not str"
+    assert problem({"a": [0] * 10}, schema, limit=5).endswith(": more than 5 values")
+
+
+# --------------------------------------------------------------------------- readers bounded by total work
+def _alias_bomb(levels: int = 7, width: int = 200) -> str:
+    lines = ["a0: &a0 {" + ", ".join(f"k{j}: 1" for j in range(width)) + "}"]
+    for i in range(1, levels):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_yaml_alias_bomb_a_program_loads_costs_a_bounded_walk(tmp_path, monkeypatch):
+    """Width and depth were capped, total visits were not: 200 references a level, 6 levels deep."""
+    from analyse.conditions import options
+
+    bomb = tmp_path / "train.yaml"
+    bomb.write_text(_alias_bomb())
+    assert bomb.stat().st_size < 8000
+    calls = [0]
+    real = options.collect_config_data
+
+    def counting(*args, **kwargs):
+        calls[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(options, "collect_config_data", counting)
+    table = options.read_config(bomb)
+    assert sorted(table) == sorted(f"k{j}" for j in range(200)) and table["k0"] == [1]
+    assert calls[0] <= options.MAX_CONFIG_VISITS
+
+
+def test_a_yaml_document_with_too_many_nodes_is_refused(monkeypatch):
+    from analyse.conditions import options
+
+    monkeypatch.setattr(options, "MAX_YAML_NODES", 1000)
+    assert options.safe_yaml("a: [" + ", ".join(["1"] * 500) + "]\n") == {"a": [1] * 500}
+    with pytest.raises(options.YamlTooLarge):
+        options.safe_yaml("a: [" + ", ".join(["1"] * 2000) + "]\n")
+    with pytest.raises(options.YamlTooLarge):   # aliases count each time they are used
+        options.safe_yaml("x: &x [1, 2, 3]\ny: [" + ", ".join(["*x"] * 1500) + "]\n")
+
+
+def _run_script(proj: Path, tmp_path: Path, *extra):
+    from analyse.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["script", str(proj), "--no-cache", "-q", "-o", str(tmp_path / "rep"), *map(str, extra)])
+    return exc.value.code
+
+
+def test_a_dotted_key_thousands_of_levels_deep_is_one_line(tmp_path, capsys):
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / "train.py").write_text(CUDA_SCRIPT)
+    (proj / "pyproject.toml").write_text("[tool.npu-analyse]\nfail-on." + ".".join(["a"] * 3000) + " = 1\n")
+    assert _run_script(proj, tmp_path) == 2
+    err = capsys.readouterr().err
+    assert err == (f"npu-analyse: error: configuration {proj / 'pyproject.toml'} nests tables more than 100 levels "
+                   f"deep (dotted keys included)\n")
+
+
+@pytest.mark.parametrize("key", ["exclude", "roles"])
+def test_100k_globs_in_the_analysed_pyproject_are_one_line(tmp_path, capsys, key):
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / "train.py").write_text(CUDA_SCRIPT)
+    if key == "exclude":
+        body = "exclude = [" + ", ".join(f'"gen{i}/*.py"' for i in range(100_000)) + "]\n"
+    else:
+        body = "[tool.npu-analyse.roles]\n" + "".join(f'"gen{i}/*.py" = "test"\n' for i in range(100_000))
+    (proj / "pyproject.toml").write_text("[tool.npu-analyse]\n" + body)
+    assert _run_script(proj, tmp_path) == 2
+    err = capsys.readouterr().err
+    assert err == f"npu-analyse: error: {key} in {proj / 'pyproject.toml'} [tool.npu-analyse] has 100000 entries; at most 1000\n"
+
+
+def test_a_glob_longer_than_the_cap_is_one_line(tmp_path, capsys):
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / "train.py").write_text(CUDA_SCRIPT)
+    assert _run_script(proj, tmp_path, "--exclude", "a" * 5000) == 2
+    assert capsys.readouterr().err == ("npu-analyse: error: exclude in command line (--exclude) has an entry of 5000 "
+                                       "characters; at most 1024\n")
+
+
+def test_exclude_globs_are_one_compiled_matcher_equal_to_glob_match():
+    import itertools
+
+    from analyse.policy import GlobSet, glob_match
+
+    pats = ["tests", "tests/*", "**/gen_*.py", "a*", "*.py", "src/**/x.py", "b?/c", "[ab]/d", "./build/", "x\\y",
+            "*/vendor", "vendor/*/z.py", "a/b", "d[!0-9]", ""]
+    paths = ["tests/a.py", "src/tests/b.py", "gen_x.py", "q/gen_y.py", "abc/d.py", "b1/c/e.py", "a/d", "b/d/e",
+             "build/x.py", "x/y", "v/vendor/q.py", "vendor/k/z.py", "a/b/c.py", "ab/bc", "d5", "dx/y.py", "src/k/x.py",
+             "src/x.py", "tests"]
+    for combo in itertools.chain(((p,) for p in pats), itertools.combinations(pats, 3)):
+        g = GlobSet(combo)
+        for path in paths:
+            assert g.match(path) == any(glob_match(path, p) for p in combo), (combo, path)
+
+
+def test_role_globs_the_longest_wins_with_the_compiled_matcher():
+    from analyse.roles import role_of
+
+    overrides = {"src/*": "tool", "src/models/*": "test", "docs": "docs", "x*": "example", "y*": "build"}
+    assert role_of("src/models/a.py", overrides) == "test"
+    assert role_of("src/b.py", overrides) == "tool"
+    assert role_of("docs/conf2.py", overrides) == "docs"
+    assert role_of("xa.py", overrides) == "example"
+    assert role_of("lib/a.py", overrides) == "product"
+
+
+def test_a_crafted_report_for_probe_is_read_without_a_traceback(tmp_path):
+    from analyse.probe.opsfile import read_report_apis
+
+    crafted = {"findings": [3, {"category": ["x"], "api": "torch.add", "line": "7", "occurrences": 5,
+                                "path": {"a": 1}},
+                            {"category": "unsupported-api", "api": "torch.mul", "occurrences": [{"api": 9}, "x"]}],
+               "thirdparty": {"functions": [{"reasons": 7, "via": "torch.sub", "qualname": ["q"]}, 4,
+                                            {"reasons": ["torch.div"], "via": [1, "torch.neg"], "line": True}]}}
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(crafted))
+    ops = read_report_apis(path)
+    assert [o.op for o in ops.ops] == ["torch.div", "torch.neg"]   # torch.mul's only place names no API
+    assert [(s.api, s.reason, s.source) for s in ops.skipped] == [
+        ("torch.add", "a None finding: checked statically", "report:?")]
+
+
+_SHAPED_PROJECT = {
+    "setup.py": "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension, BuildExtension\n"
+                "setup(name='mypkg', ext_modules=[CUDAExtension('mypkg._C', ['csrc/a.cpp', 'csrc/a_kernel.cu'])],\n"
+                "      cmdclass={'build_ext': BuildExtension})\n",
+    "mypkg/__init__.py": "",
+    "mypkg/ops.py": "import torch\nimport ctypes\n\nlib = torch.library.Library('qlib', 'FRAGMENT')\n"
+                    "lib.define('comp(Tensor x) -> Tensor')\n\n\ndef _comp(x):\n    return x * 2\n\n\n"
+                    "lib.impl('comp', _comp, 'CUDA')\nnative = ctypes.CDLL('libqlib_cuda.so')\n",
+    "mypkg/kernels.py": "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                        "def add_kernel(x, BLOCK: tl.constexpr):\n    v = tl.load(x).to(tl.float64)\n",
+    "train.py": "import torch\nfrom mypkg import ops, kernels\nfrom mypkg import _C\n\n"
+                "x = torch.ops.qlib.comp(torch.ones(2).cuda())\n",
+}
+
+
+def test_a_cached_prescan_of_the_wrong_shape_is_a_miss(tmp_path, kb):
+    """A per-file entry whose pass data had another shape ended in 'not enough values to unpack (expected 7,
+    got 2)' in the compiled-code pass's combine step, reported as a usage error (exit 2)."""
+    import dataclasses
+
+    from analyse import pipeline
+    from analyse.cache import conforms
+    from analyse.passes import PRESCAN_SHAPES
+    from analyse.pipeline import Settings
+
+    root = tmp_path / "p"
+    for rel, text in _SHAPED_PROJECT.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    settings = Settings(jobs=1, cache_dir=tmp_path / "c")
+    cold = pipeline.run([root], kb, settings=settings)
+    warm = pipeline.run([root], kb, settings=settings)
+    assert warm.cache_hits == 5   # the shapes the passes declare fit what they store
+    db = sqlite3.connect(str(next((tmp_path / "c").rglob("cache.sqlite"))), isolation_level=None)
+    types = pipeline._cache_types()
+    declared = set()
+    poisoned = 0
+    for key, data in db.execute("SELECT key, data FROM entries").fetchall():
+        try:
+            entry = cache_mod.decode(data, types)
+        except Exception:   # noqa: BLE001 - the memo and other entries
+            continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("prescan"), pipeline.Prescan):
+            continue
+        pre = entry["prescan"]
+        for name, d in pre.passes:
+            if d is not None and name in PRESCAN_SHAPES:
+                assert conforms(d, PRESCAN_SHAPES[name]), (name, d)
+                declared.add(name)
+        if any(name == "compiled-code" and d is not None for name, d in pre.passes):
+            entry["prescan"] = dataclasses.replace(pre, passes=tuple(
+                (name, (1, 2) if name == "compiled-code" else d) for name, d in pre.passes))
+            db.execute("UPDATE entries SET data = ? WHERE key = ?", (cache_mod.encode(entry, types), key))
+            poisoned += 1
+    db.close()
+    assert declared == {"compiled-code", "cuda-extension", "triton"} and poisoned == 1
+    again = pipeline.run([root], kb, settings=settings)
+    assert again.cache_hits == 4
+    assert [f.to_dict() for f in again.findings] == [f.to_dict() for f in cold.findings]

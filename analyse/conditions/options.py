@@ -21,7 +21,7 @@ A name declared with different defaults in several places has no single default 
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from astroid import nodes
 
@@ -237,19 +237,66 @@ def collect(tree: nodes.Module) -> Tuple[Tuple[str, tuple], ...]:
     return tuple(sorted((k, tuple(v)) for k, v in out.items()))
 
 
-def collect_config_data(data, out: Dict[str, list], depth: int = 0) -> None:
-    """Keys of a parsed YAML / JSON / TOML document with scalar values (at any depth, capped)."""
-    if depth > 6 or len(out) > MAX_OPTIONS:
+MAX_CONFIG_VISITS = 100_000   # values of one configuration document looked at, in all (aliases count each time)
+MAX_YAML_NODES = 200_000      # YAML nodes composed for one document (an alias bomb is refused past it)
+
+
+def collect_config_data(data, out: Dict[str, list], depth: int = 0, budget: Optional[List[int]] = None) -> None:
+    """Keys of a parsed YAML / JSON / TOML document with scalar values (at any depth, capped).
+
+    Depth (6), width (2,000 keys, 200 items) and the total of values visited (:data:`MAX_CONFIG_VISITS`) are
+    bounded: a YAML alias bomb shares one list at every level, so width and depth alone let the walk grow as
+    the width to the power of the depth."""
+    budget = budget if budget is not None else [MAX_CONFIG_VISITS]
+    if depth > 6 or len(out) > MAX_OPTIONS or budget[0] <= 0:
         return
     if isinstance(data, dict):
         for k, v in list(data.items())[:2000]:
+            budget[0] -= 1
+            if budget[0] <= 0:
+                return
             if isinstance(v, (dict, list)):
-                collect_config_data(v, out, depth + 1)
+                collect_config_data(v, out, depth + 1, budget)
             elif isinstance(k, str) and (v is None or isinstance(v, (bool, int, float, str))):
                 _add(out, k.replace("-", "_"), v)
     elif isinstance(data, list):
         for v in data[:200]:
-            collect_config_data(v, out, depth + 1)
+            budget[0] -= 1
+            if budget[0] <= 0:
+                return
+            collect_config_data(v, out, depth + 1, budget)
+
+
+class YamlTooLarge(ValueError):
+    """A YAML document with more nodes (aliases counted each time they are used) than :data:`MAX_YAML_NODES`."""
+
+
+def safe_yaml(text: str):
+    """``yaml.safe_load`` that counts the nodes it constructs, each alias each time it is met, and stops past
+    :data:`MAX_YAML_NODES` (:class:`YamlTooLarge`)."""
+    import yaml
+
+    class _Bounded(yaml.SafeLoader):
+        composed = 0      # nodes of the document (an alias is not a new node)
+        constructed = 0   # nodes built, an alias each time it is used
+
+        def compose_node(self, parent, index):
+            _Bounded.composed += 1
+            if _Bounded.composed > MAX_YAML_NODES:
+                raise YamlTooLarge(f"more than {MAX_YAML_NODES} YAML nodes")
+            return super().compose_node(parent, index)
+
+        def construct_object(self, node, deep=False):
+            _Bounded.constructed += 1
+            if _Bounded.constructed > MAX_YAML_NODES:
+                raise YamlTooLarge(f"more than {MAX_YAML_NODES} YAML nodes (aliases counted each time)")
+            return super().construct_object(node, deep)
+
+    loader = _Bounded(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
 
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
@@ -286,9 +333,7 @@ def read_config(path) -> Optional[Dict[str, list]]:
     suffix = p.suffix.lower()
     try:
         if suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(raw.decode("utf-8", errors="replace"))
+            data = safe_yaml(raw.decode("utf-8", errors="replace"))
         elif suffix == ".json":
             data = json.loads(raw.decode("utf-8", errors="replace"))
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -26,14 +27,39 @@ def _git_path(rel: str) -> str:
     return rel.replace(os.sep, "/")
 
 
+_C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r",
+              '"': '\\"', "\\": "\\\\"}
+
+
+def git_quote(name: str, encoding: str = "utf-8") -> str:
+    """A path as git writes it in a patch header: as it is, or -- when it holds a double quote, a backslash,
+    a control character or a byte that is not ASCII -- in double quotes with C escapes (``\\t``, ``\\n``,
+    ``\\"``) and the other bytes in octal (``\\303\\251``), which ``git apply`` reads back. A name with a newline
+    written as it is would end the header line: git rejected the whole patch."""
+    if all(" " <= ch < "\x7f" and ch not in '"\\' for ch in name):
+        return name
+    out = ['"']
+    for ch in name:
+        if ch in _C_ESCAPES:
+            out.append(_C_ESCAPES[ch])
+        elif " " <= ch < "\x7f":
+            out.append(ch)
+        else:
+            out.extend(f"\\{b:03o}" for b in ch.encode(encoding, errors="surrogateescape"))
+    out.append('"')
+    return "".join(out)
+
+
 def file_diff(rel: str, old: bytes, new: bytes, encoding: str = "utf-8") -> bytes:
-    """One file's unified diff as ``git apply`` reads it (``\\ No newline at end of file`` included)."""
+    """One file's unified diff as ``git apply`` reads it (``\\ No newline at end of file`` included; names quoted
+    the way git quotes them: :func:`git_quote`)."""
     import difflib
 
     a = _split_keep(old.decode(encoding, errors="surrogateescape"))
     b = _split_keep(new.decode(encoding, errors="surrogateescape"))
     p = _git_path(rel)
-    out = [f"diff --git a/{p} b/{p}\n", f"--- a/{p}\n", f"+++ b/{p}\n"]
+    qa, qb = git_quote("a/" + p), git_quote("b/" + p)
+    out = [f"diff --git {qa} {qb}\n", f"--- {qa}\n", f"+++ {qb}\n"]
     for i, line in enumerate(difflib.unified_diff(a, b, n=3, lineterm="")):
         if i < 2:   # difflib's own ---/+++ header
             continue
@@ -48,10 +74,10 @@ def file_diff(rel: str, old: bytes, new: bytes, encoding: str = "utf-8") -> byte
 
 
 def _split_keep(text: str) -> List[str]:
-    """Lines with their endings, split only at \\r\\n, \\r and \\n (what git and Python count as lines)."""
-    import re
-
-    return [m.group(0) for m in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)]
+    """Lines with their endings as git counts them: split only after ``\\n`` (a ``\\r\\n`` line keeps its
+    ``\\r``; a file of ``\\r``-only line ends is one line to git, and its patch must say so, or the hunk
+    headers count lines git does not see and ``git apply`` rejects the patch)."""
+    return [m.group(0) for m in re.finditer(r"[^\n]*\n|[^\n]+\Z", text)]
 
 
 def diff(mig: Migration) -> bytes:
@@ -113,8 +139,8 @@ def change_list_csv(doc: dict) -> str:
 
 # ------------------------------------------------------------------ writing files
 def _replace_file(path: Path, data: bytes) -> None:
-    """Atomic per file, keeping the file's permission bits."""
-    write_atomic(path, data, suffix=".migrate", keep_mode=True)
+    """Atomic per file, keeping the file's permission bits (:func:`analyse.atomic.write_atomic`)."""
+    write_atomic(path, data, suffix=".migrate")
 
 
 def git_dirty(paths: List[Path]) -> Optional[str]:
@@ -138,19 +164,73 @@ def git_dirty(paths: List[Path]) -> Optional[str]:
     return None
 
 
+def git_unsafe(paths: List[Path]) -> Optional[str]:
+    """None when git holds an unmodified copy of every file in *paths* (the files ``--in-place`` would edit),
+    else why not: an untracked or git-ignored file has no copy in git, so editing it cannot be undone."""
+    by_root: Dict[str, List[str]] = {}
+    tops: Dict[str, Optional[str]] = {}
+    for p in paths:
+        d = str(p.parent)
+        if d not in tops:
+            try:
+                top = subprocess.run(["git", "-C", d, "rev-parse", "--show-toplevel"], capture_output=True,
+                                     text=True, timeout=60)
+            except (OSError, subprocess.SubprocessError) as exc:
+                return f"git is not available ({exc})"
+            tops[d] = top.stdout.strip() if top.returncode == 0 else None
+        root = tops[d]
+        if root is None:
+            return f"{d} is not in a git work tree"
+        by_root.setdefault(root, []).append(os.path.relpath(os.path.realpath(p.parent), os.path.realpath(root))
+                                            + os.sep + p.name)
+    for root, rels in sorted(by_root.items()):
+        for i in range(0, len(rels), 500):   # a bounded command line per call
+            chunk = rels[i:i + 500]
+            try:
+                st = subprocess.run(["git", "-C", root, "status", "--porcelain=v1", "-z", "--ignored=matching",
+                                     "--untracked-files=all", "--", *(":(literal)" + r for r in chunk)],
+                                    capture_output=True, timeout=120)
+            except (OSError, subprocess.SubprocessError) as exc:
+                return f"git is not available ({exc})"
+            if st.returncode != 0:
+                return f"git status failed in {root}"
+            for entry in st.stdout.split(b"\0"):
+                if len(entry) > 3:
+                    name = os.fsdecode(entry[3:])
+                    what = {b"??": "untracked", b"!!": "ignored by git"}.get(entry[:2], "changed")
+                    return f"{name} is {what} (git holds no copy of what would be edited)"
+    return None
+
+
 def write_in_place(mig: Migration) -> List[str]:
-    """Write every changed file over itself; a file changed since the analysis is skipped (returned)."""
+    """Write every changed file over itself. A file changed since the analysis, a symbolic link or a file that
+    cannot be written is skipped: it is marked refused (no longer among ``mig.changed``, its edits left for the
+    engineer) and returned. Other files are still written."""
+    from analyse.atomic import refusal
+    from analyse.migrate.source import Left
+
     skipped = []
-    for r in mig.changed:
+    for r in list(mig.changed):
         path = mig.abspaths[r.path]
-        try:
-            if path.read_bytes() != r.old:
-                skipped.append(r.path)
-                continue
-        except OSError:
+        why = refusal(path)
+        if why is None:
+            try:
+                if path.read_bytes() != r.old:
+                    why = "changed since the analysis: not edited"
+                else:
+                    _replace_file(path, r.new)
+            except OSError as exc:
+                why = f"cannot be written ({exc.strerror or exc}): not edited"
+        else:
+            why = f"{why}: not edited"
+        if why is not None:
+            r.refused, r.new = why, None
+            left = [Left(r.path, e.line, e.code, e.finding, why) for e in r.edits if e.check != "annotate"]
+            r.left.extend(left)
+            mig.left.extend(left)
+            r.edits = []
             skipped.append(r.path)
-            continue
-        _replace_file(path, r.new)
+    mig.left.sort(key=lambda x: (x.path, x.line, x.code or ""))
     return skipped
 
 
@@ -158,12 +238,17 @@ def write_copy(mig: Migration, inputs: List[Path], dest: Path) -> None:
     """A migrated copy of the analysed tree(s) in *dest* (which must not exist or be empty)."""
     dest.mkdir(parents=True, exist_ok=True)
     multi = len(inputs) > 1
+    dest_real = os.path.realpath(dest)
+
+    def ignore(folder: str, names: List[str]) -> set:
+        # .git, and DEST itself when it lies inside the tree (it would be copied into itself)
+        return {n for n in names if n == ".git" or os.path.realpath(os.path.join(folder, n)) == dest_real}
+
     for inp in inputs:
         inp = Path(inp)
         target = dest / inp.resolve().name if (multi or inp.is_file()) else dest
         if inp.is_dir():
-            shutil.copytree(inp, target, symlinks=True, dirs_exist_ok=True,
-                            ignore=shutil.ignore_patterns(".git"))
+            shutil.copytree(inp, target, symlinks=True, dirs_exist_ok=True, ignore=ignore)
         else:
             shutil.copy2(inp, target)
     for r in mig.changed:

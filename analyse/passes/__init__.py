@@ -133,6 +133,9 @@ class ProjectContext:
     facts: Dict[str, List[Tuple[str, object]]] = field(default_factory=dict)
 
 
+PRESCAN_SHAPES: Dict[str, object] = {}   # pass name -> Pass.prescan_shape, for the passes that declare one
+
+
 class Pass:
     name: str = ""
     rules: Tuple[Rule, ...] = ()
@@ -142,6 +145,14 @@ class Pass:
     file_names: Tuple[str, ...] = ()
     VALID: Tuple[str, ...] = ()
     INVALID: Tuple[str, ...] = ()
+    # the typing shape of what prescan() returns (None included): a cached pre-scan of another shape is a
+    # miss (analyse.cache.conforms), never an unpacking error in combine()
+    prescan_shape: object = object
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.name and "prescan_shape" in cls.__dict__:
+            PRESCAN_SHAPES[cls.name] = cls.prescan_shape
 
     def rule(self, code: str) -> Rule:
         for r in self.rules:

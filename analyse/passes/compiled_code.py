@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
 
 from astroid import nodes
 
@@ -80,6 +80,14 @@ class CompiledCodePass(Pass):
         "from kernels import get_kernel\n\n"
         "def forward(x):\n    k = get_kernel('kernels-community/activation')  # expect: NPU469\n    return k.gelu(x)\n",
     )
+
+    prescan_shape = Optional[Tuple[
+        Tuple[Tuple[str, str, str, int], ...],                    # registrations (op key, device class, path, line)
+        Tuple[str, ...], Tuple[str, ...],                         # loaders, native libraries
+        Tuple[Tuple[str, str], ...],                              # module-level `name = loader()` candidates
+        Tuple[Tuple[str, Union[str, int], int], ...],             # op lookup helpers
+        Tuple[Tuple[str, str, str], ...],                         # Library objects (name, ns, key)
+        Tuple[Tuple[str, str, Optional[str], str, int], ...]]]    # impl() on another module's Library
 
     def prescan(self, ctx: ModuleContext):
         tree = ctx.tree

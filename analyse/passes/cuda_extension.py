@@ -119,6 +119,12 @@ class CudaExtensionPass(Pass):
     )
 
     # ------------------------------------------------------------------ project scan
+    prescan_shape = Optional[Tuple[
+        Tuple[Tuple[str, Tuple[str, int]], ...], Tuple[Tuple[str, Tuple[str, int]], ...],   # ext names, leaves
+        Tuple[str, ...], Tuple[str, ...], Tuple[str, ...],        # C++ names, Triton kernels, values
+        Tuple[Tuple[str, str], ...],                              # re-exports
+        Tuple[Tuple[str, str, Tuple[str, ...], str, int], ...]]]  # builds
+
     def prescan(self, ctx: ModuleContext):
         scan = ProjectScan()
         try:

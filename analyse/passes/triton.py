@@ -551,6 +551,8 @@ class TritonPass(Pass):
     )
 
     # ------------------------------------------------------------------ project facts
+    prescan_shape = Optional[Tuple[Tuple[str, Tuple[str, ...], Tuple[Tuple[str, str], ...]], ...]]
+
     def prescan(self, ctx: ModuleContext):
         if "triton" not in ctx.source.text:
             return None

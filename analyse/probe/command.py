@@ -70,7 +70,12 @@ def probe(ops_file: Optional[Path], reports: tuple, device: str, dtypes: str, ti
         if ops_file is not None:
             lists.append(read_ops_file(ops_file))
         for path in reports:
-            lists.append(read_report_apis(path))
+            try:
+                lists.append(read_report_apis(path))
+            except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
+                if isinstance(exc, OpsFileError):
+                    raise
+                _fail(f"report {path} is not a usable npu-analyse report.json ({type(exc).__name__})")
     except OpsFileError as exc:
         _fail(str(exc))
     ops = merge(lists)

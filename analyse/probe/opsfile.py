@@ -222,25 +222,34 @@ def skip_reason(api: str, category: Optional[str]) -> Optional[str]:
     return None
 
 
+def _items(v) -> list:
+    """A report's array, or nothing when the field holds anything else (a crafted report is data to check)."""
+    return v if isinstance(v, list) else []
+
+
 def _report_apis(doc: dict) -> Iterable[Tuple[str, Optional[str], Optional[int], str]]:
-    """(api, category, line, source) of a script or thirdparty report, in report order."""
-    for f in doc.get("findings") or []:
+    """(api, category, line, source) of a script or thirdparty report, in report order. Fields of another
+    type than the report schema's are passed over."""
+    for f in _items(doc.get("findings")):
         if not isinstance(f, dict):
             continue
+        category = f.get("category") if isinstance(f.get("category"), str) else None
+        path = f.get("path") if isinstance(f.get("path"), str) else "?"
         # a grouped finding (one rule repeated in one file) lists every place, each with its API
-        places = [o for o in f.get("occurrences") or () if isinstance(o, dict)] or [f]
+        places = [o for o in _items(f.get("occurrences")) if isinstance(o, dict)] or [f]
         for o in places:
             if isinstance(o.get("api"), str):
-                line = o.get("line") if isinstance(o.get("line"), int) else None
-                yield o["api"], f.get("category"), line, f"report:{f.get('path', '?')}"
+                line = o.get("line") if type(o.get("line")) is int else None
+                yield o["api"], category, line, f"report:{path[:200]}"
     tp = doc.get("thirdparty")
     if isinstance(tp, dict):
-        for fn in tp.get("functions") or []:
+        for fn in _items(tp.get("functions")):
             if not isinstance(fn, dict):
                 continue
-            line = fn.get("line") if isinstance(fn.get("line"), int) else None
-            where = f"thirdparty:{fn.get('qualname', '?')}"
-            for api in list(fn.get("reasons") or []) + list(fn.get("via") or [])[-1:]:
+            line = fn.get("line") if type(fn.get("line")) is int else None
+            qual = fn.get("qualname") if isinstance(fn.get("qualname"), str) else "?"
+            where = f"thirdparty:{qual[:200]}"
+            for api in _items(fn.get("reasons")) + _items(fn.get("via"))[-1:]:
                 if isinstance(api, str):
                     yield api, "unsupported-api", line, where
 

@@ -166,6 +166,8 @@ def _effective_config(paths: List[Path], opts: dict, mode: str):
             cli_values["per-file-ignores"] = ("--per-file-ignores", merged)
         if opts.get("fail_on"):
             cli_values["fail-on"] = ("--fail-on", opts["fail_on"].lower())
+        if opts.get("fail_on_scope"):
+            cli_values["fail-on-scope"] = ("--fail-on-scope", opts["fail_on_scope"].lower())
         if opts.get("min_severity"):
             cli_values["min-severity"] = ("--min-severity", opts["min_severity"].lower())
         if opts.get("entries"):
@@ -235,10 +237,10 @@ def _policy(cfg, paths: List[Path], opts: dict):
     )
 
 
-def _gated(report: dict, fail_on: str) -> List[dict]:
+def _gated(report: dict, fail_on: str, scope: str = "counted") -> List[dict]:
     from analyse.render.common import gated
 
-    return [f for f in report.get("findings") or [] if gated(f, fail_on)]
+    return [f for f in report.get("findings") or [] if gated(f, fail_on, scope)]
 
 
 def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
@@ -368,7 +370,8 @@ def _finish(report: dict, rules: List[dict], cfg, opts: dict, policy, fmts, outp
     from analyse.render import RenderOptions, render_format, render_terminal, write_reports
 
     fail_on = cfg["fail-on"]
-    options = RenderOptions(rules=rules, fail_on=fail_on)
+    scope = cfg["fail-on-scope"]
+    options = RenderOptions(rules=rules, fail_on=fail_on, fail_on_scope=scope)
     full = report   # the gate sees every finding; --min-severity only shortens what is listed
     from analyse.report import at_least
 
@@ -416,10 +419,12 @@ def _finish(report: dict, rules: List[dict], cfg, opts: dict, policy, fmts, outp
         raise click.exceptions.Exit(EXIT_FAILED)
     if opts.get("exit_zero") or opts.get("write_baseline"):
         return
-    gated = _gated(full, fail_on)
+    gated = _gated(full, fail_on, scope)
     if gated:
         if not opts.get("quiet"):
-            click.echo(f"npu-analyse: {len(gated)} finding(s) at or above {fail_on!r} (--fail-on {fail_on})", err=True)
+            what = "counted finding(s)" if scope == "counted" else "listed finding(s)"
+            flags = f"--fail-on {fail_on}" + (f", --fail-on-scope {scope}" if scope != "counted" else "")
+            click.echo(f"npu-analyse: {len(gated)} {what} at or above {fail_on!r} ({flags})", err=True)
         raise click.exceptions.Exit(EXIT_FINDINGS)
 
 
@@ -438,7 +443,11 @@ def common_options(f):
                           "repeated; all = json,html)."),
         click.option("--fail-on", "fail_on", type=click.Choice(FAIL_ON, case_sensitive=False), default=None,
                      help="Exit 1 when a finding at or above this severity remains after suppressions and the "
-                          "baseline (default: never, or fail-on in the config)."),
+                          "baseline (default: never, or fail-on in the config); it gates on the findings the "
+                          "verdict counts unless --fail-on-scope listed."),
+        click.option("--fail-on-scope", "fail_on_scope", type=click.Choice(("counted", "listed"), case_sensitive=False),
+                     default=None, help="Which findings --fail-on sees: counted (default: those the verdict counts, "
+                                        "not the ones listed off the path) or listed (every listed finding)."),
         click.option("--min-severity", "min_severity", type=click.Choice(SEVERITY_CHOICES, case_sensitive=False),
                      default=None, help="List only findings at or above this severity in the terminal and the "
                                         "reports (default: info, every finding; the verdict and --fail-on see all)."),

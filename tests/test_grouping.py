@@ -341,11 +341,20 @@ def test_the_same_advice_in_three_files_is_one_finding_in_every_format(three):
     assert rows[0]["lines"].split() == ["6", "7"] + [f"{prefix}{p}.py:{n}" for p in "bc" for n in (6, 7)]
     sarif = json.loads((out / "report.sarif").read_text())
     jsonschema.validate(sarif, spec("sarif-schema-2.1.0.json"))
-    (res,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "NPU802"]
-    assert len(res["locations"]) == 1
+    # one result per file the group names (each file gets its annotation); every other place stays related
+    results = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "NPU802"]
+    where = [(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-1],
+              r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in results]
+    assert where == [("a.py", 6), ("b.py", 6), ("c.py", 6)]
     related = [(r["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-1],
-                r["physicalLocation"]["region"]["startLine"]) for r in res["relatedLocations"]]
+                r["physicalLocation"]["region"]["startLine"]) for r in results[0]["relatedLocations"]]
     assert related == [("a.py", 7), ("b.py", 6), ("b.py", 7), ("c.py", 6), ("c.py", 7)]
+    related_b = [(r["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-1],
+                  r["physicalLocation"]["region"]["startLine"]) for r in results[1]["relatedLocations"]]
+    assert related_b == [("a.py", 6), ("a.py", 7), ("b.py", 7), ("c.py", 6), ("c.py", 7)]
+    assert results[1]["properties"]["lines"] == [6, 7]
+    ids = {o["path"]: o["id"] for o in reversed(g["occurrences"])}   # each file's first occurrence
+    assert [r["partialFingerprints"]["npuAnalyseFindingId/v1"] for r in results] == [g["id"], ids["b.py"], ids["c.py"]]
     gitlab = [i for i in json.loads((out / "report.gitlab.json").read_text()) if i["check_name"] == "NPU802"]
     assert len(gitlab) == 1 and "6 places in 3 files" in gitlab[0]["description"]
 

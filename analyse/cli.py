@@ -269,10 +269,13 @@ def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
         record_cache, record_key, record = _cached_report(mode, inputs, paths, cfg, opts, policy, settings)
         if record is not None:
             report, rules = record["report"], record["rules"]
+            # the analysis time stays the real one (analysis_s); duration_s is this run's (hashing and loading)
+            report["summary"].setdefault("analysis_s", report["summary"].get("duration_s", 0))
             report["summary"]["duration_s"] = round(time.perf_counter() - started, 3)
             report["summary"]["from_cache"] = True   # the whole report was reused (absent when analysed)
         else:
             report = _analyse(mode, inputs, paths, cfg, opts, policy, entries, roles, settings)
+            report["summary"]["analysis_s"] = report["summary"].get("duration_s", 0)
             from analyse.passes import all_rules
 
             rules = [r.to_dict() for r in all_rules()]
@@ -398,8 +401,8 @@ def _finish(report: dict, rules: List[dict], cfg, opts: dict, policy, fmts, outp
         color = use_color(opts.get("color"), stream)
         from analyse.render.terminal import terminal_width
 
-        click.echo(render_terminal(report, written, color=color, width=terminal_width(stream)), err=to_stderr,
-                   color=color, nl=False)
+        click.echo(render_terminal(report, written, color=color, width=terminal_width(stream),
+                                   verbose=bool(opts.get("verbose"))), err=to_stderr, color=color, nl=False)
         if opts.get("write_baseline"):
             click.echo(f"Baseline written: {safe(opts['write_baseline'])} "
                        f"({len(policy.before_baseline)} finding(s))", err=to_stderr)
@@ -476,6 +479,9 @@ def common_options(f):
         click.option("--show-config", "show_config", is_flag=True,
                      help="Print the effective configuration, with where each value comes from, and exit."),
         click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors."),
+        click.option("-v", "--verbose", is_flag=True,
+                     help="Also print the verdict's full explanation and the analysis's own statistics "
+                          "(thirdparty: call graph, timings)."),
         click.option("--color/--no-color", default=None,
                      help="Colour the terminal summary (default: on a TTY; NO_COLOR / FORCE_COLOR honoured)."),
         # run settings (never change what is found): stored in the click context, read by _run_settings()

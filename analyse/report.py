@@ -339,7 +339,8 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
         parts.append(f"Verdict over {who}{wr}.")
     elif effort != "unknown":
         parts.append("No entry point was found or given (--entry FILE[:FUNCTION]): every finding in product code counts.")
-    off = len(findings) - len(counted)
+    in_counted, in_base = set(counted_idx), set(baselined)
+    off = sum(1 for i in range(len(findings)) if i not in in_counted and i not in in_base)
     if off:
         parts.append(f"{off} finding(s) off the path (unreached, guarded with a fallback, or in tests, tools, "
                      "examples, docs or build files) are listed but not counted.")
@@ -366,12 +367,13 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
     v.update({"effort": effort, "explanation": " ".join(parts), "scope": scope, "drivers": drivers})
     # off-path accounting
     counted_set = set(counted_idx)
+    base_set = set(baselined)
     off_sev: Counter = Counter()
     off_role: Counter = Counter()
     off_why: Counter = Counter()
     off_reason: Dict[int, str] = {}
     for i, f in enumerate(findings):
-        if i in counted_set:
+        if i in counted_set or i in base_set:   # a baselined finding is not listed: neither counted nor off the path
             continue
         off_sev[f.severity] += 1
         off_role[f.role or "product"] += 1

@@ -64,12 +64,18 @@ def timing(summary: dict) -> Dict[str, object]:
             "from_cache": bool(summary.get("from_cache"))}
 
 
+def seconds(value: float) -> str:
+    """"1.3 s" (two decimals under a second: "0.04 s")."""
+    value = float(value or 0)
+    return f"{value:.2f} s" if value < 1 else f"{value:.1f} s"
+
+
 def timing_text(summary: dict) -> str:
     """"analysed in 1.3 s" or "from the cache in 0.05 s (the analysis took 1.3 s)"."""
     t = timing(summary)
     if t["from_cache"]:
-        return f"from the cache in {t['run_s']:.2f} s (the analysis took {t['analysis_s']:.1f} s)"
-    return f"analysed in {t['analysis_s']:.1f} s"
+        return f"from the cache in {seconds(t['run_s'])} (the analysis took {seconds(t['analysis_s'])})"
+    return f"analysed in {seconds(t['analysis_s'])}"
 
 
 def first_driver(report: dict) -> Optional[dict]:

@@ -247,7 +247,7 @@ def _driver_sentence(effort: str, drivers: List[dict], findings: Sequence[Findin
             used = f"used in {ep}" + (f" via {via}" if via else "") + f" ({where})"
     else:
         maybe = [e for e in ep_ids if i in ep_counted.get(e, ())]
-        if maybe and r.get("status") != "unknown" and f.path.endswith(".py"):
+        if maybe and r.get("status") != "unknown" and f.path.endswith((".py", ".ipynb")):
             used = f"in {where}, which {maybe[0]} may run through dynamic dispatch (registries, configs)"
         elif maybe:
             used = f"in {where}" + (f" ({r['reason']})" if r.get("reason") else "") + f", possibly run by {maybe[0]}"
@@ -381,7 +381,7 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
             why = "off-by-default"
         elif excused(f):
             why = "guarded"
-        elif eps and not f.path.endswith(".py"):
+        elif eps and not f.path.endswith((".py", ".ipynb")):
             why = "not-python"
         elif f.role not in counted_roles and f.role is not None:
             why = "role"

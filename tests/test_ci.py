@@ -34,18 +34,10 @@ torch.cuda.synchronize()
 
 
 def spec(name):
-    """A published schema: the copy inside the package, else ../shared/spec, else $NPU_ANALYSE_SPEC_DIR; or skip."""
-    import analyse
+    """A schema the package ships (analyse/schemas: the report, probe, changes and SARIF 2.1.0 schemas)."""
+    from analyse.schemas import load_schema
 
-    for p in sorted(Path(analyse.__file__).resolve().parent.rglob(name)):
-        return json.loads(p.read_text(encoding="utf-8"))
-    dirs = [ROOT.parent / "shared" / "spec"]
-    if os.environ.get("NPU_ANALYSE_SPEC_DIR"):
-        dirs.append(Path(os.environ["NPU_ANALYSE_SPEC_DIR"]))
-    for d in dirs:
-        if (d / name).is_file():
-            return json.loads((d / name).read_text(encoding="utf-8"))
-    pytest.skip(f"{name} is neither in the package nor in ../shared/spec")
+    return load_schema(name)
 
 
 def run(*args, env=None):

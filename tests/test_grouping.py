@@ -34,10 +34,10 @@ def run(*args):
 
 
 def spec(name):
-    for d in (ROOT.parent / "shared" / "spec", ROOT / "analyse" / "schemas"):
-        if (d / name).is_file():
-            return json.loads((d / name).read_text(encoding="utf-8"))
-    pytest.skip(f"{name} not found")
+    """A schema the package ships (analyse/schemas)."""
+    from analyse.schemas import load_schema
+
+    return load_schema(name)
 
 
 @pytest.fixture

@@ -106,6 +106,14 @@ def plan(report: dict, inputs: Sequence[Path], kb, opts: Options, *, admit: Opti
     for rel, found in sorted(by_path.items()):
         if rel in seen:
             continue
+        if rel.endswith(".ipynb"):   # a notebook is JSON: its cells are edited in Jupyter, never by a text diff
+            for f in found:
+                c = f.get("cell") or {}
+                where = f" (cell {c['cell']}, line {c.get('line')})" if c.get("cell") else ""
+                mig.left.append(Left(rel, int(f.get("line") or 0), f.get("code"), f.get("id"),
+                                     f"in a notebook{where}: edit the cell in Jupyter; migrate edits .py files only",
+                                     advice=str(f.get("replacement") or "")))
+            continue
         ap = locator.abspath(rel)
         if ap is None or not ap.is_file():
             continue

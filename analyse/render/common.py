@@ -105,6 +105,21 @@ def _clean(path: str) -> str:
     return norm[2:] if norm.startswith("./") else norm
 
 
+def cell_text(finding: dict) -> str:
+    """"cell 3, line 2" for a finding in a notebook (``cell``), else ""."""
+    c = finding.get("cell")
+    if isinstance(c, dict) and c.get("cell"):
+        return f"cell {c['cell']}, line {c.get('line', '?')}"
+    return ""
+
+
+def place_text(finding: dict, path: Optional[str] = None) -> str:
+    """"train.py:12", or for a notebook "scaling.ipynb, cell 3, line 2"."""
+    path = str(finding.get("path", "?")) if path is None else path
+    cell = cell_text(finding)
+    return f"{path}, {cell}" if cell else f"{path}:{finding.get('line', '?')}"
+
+
 def column1(finding: dict) -> int:
     """1-based column (reports use 0-based columns)."""
     try:

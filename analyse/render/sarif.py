@@ -33,7 +33,7 @@ import re
 from typing import List, Optional
 from urllib.parse import quote
 
-from .common import (RenderOptions, column1, counted, docs_url, finding_paths, one_line, other_places,
+from .common import (RenderOptions, cell_text, column1, counted, docs_url, finding_paths, one_line, other_places,
                      places_note, rule_help_uri, sorted_findings, source_path)
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -153,6 +153,8 @@ def _result(report: dict, f: dict, rule_index: dict, suppression: Optional[dict]
     message = one_line(f.get("message")) + places_note(f)
     if f.get("replacement"):
         message += f" Suggested: {one_line(f['replacement'])}"
+    if cell_text(place or f):   # a notebook: the line is the code cells' own numbering
+        message += f" (notebook {cell_text(place or f)})"
     code = str(f.get("code", ""))
     is_counted = counted(f)
     off = f.get("off_path") if isinstance(f.get("off_path"), dict) else {}
@@ -212,7 +214,7 @@ def _per_file(f: dict) -> List[Optional[dict]]:
             lines = next((loc.get("lines") for loc in f.get("locations") or () if isinstance(loc, dict)
                           and str(loc.get("path", "")) == p), None) or [1]
             first = {"path": p, "line": lines[0]}
-        out.append({"path": p, **{k: first[k] for k in ("line", "column", "snippet", "id", "api") if k in first}})
+        out.append({"path": p, **{k: first[k] for k in ("line", "column", "snippet", "id", "api", "cell") if k in first}})
     return out
 
 

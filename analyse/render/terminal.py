@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from ..termsafe import safe
-from .common import finding_paths, other_places
+from .common import finding_paths, other_places, place_text
 
 SEVERITY_ORDER = ("blocker", "manual", "auto", "advice", "info")
 _SEV_RANK = {s: i for i, s in enumerate(SEVERITY_ORDER)}
@@ -227,7 +227,7 @@ def _library_lines(report: dict, n: dict, width: int, c, verbose: bool) -> List[
 def _finding_line(f: dict, width: int, c, sev, badge: str = "") -> List[str]:
     """One finding: severity, place, code, API and message on one line (cut to *width*); under it the
     replacement and, for a finding off the path, why it does not count."""
-    loc = safe(f"{f.get('path', '?')}:{f.get('line', '?')}")
+    loc = safe(place_text(f))
     more = len(other_places(f))
     files = len(finding_paths(f))
     if more and files > 1:

@@ -243,8 +243,34 @@ def _gated(report: dict, fail_on: str, scope: str = "counted") -> List[dict]:
     return [f for f in report.get("findings") or [] if gated(f, fail_on, scope)]
 
 
+#: The report folder when -o is not given, in the current folder unless that is inside an analysed folder.
+DEFAULT_OUTPUT = "npu-analyse-report"
+
+
+def default_output(inputs: Sequence[Path], cwd: Optional[Path] = None) -> str:
+    """Where the reports go without ``-o``: ``./npu-analyse-report``, unless the current folder is inside an
+    analysed folder (``npu-analyse script .``); then a folder of the user's own state,
+    ``$XDG_STATE_HOME/npu-analyse/reports/NAME-HASH`` (``~/.local/state`` by default), so that a run never
+    writes into the repository it analyses unless asked (``-o``)."""
+    import hashlib
+
+    cwd = (cwd or Path.cwd()).resolve()
+    for inp in inputs:
+        root = Path(inp).resolve()
+        if not root.is_dir():
+            root = root.parent
+        if cwd == root or root in cwd.parents:
+            state = os.environ.get("XDG_STATE_HOME", "").strip()
+            base = Path(state) if state and Path(state).is_absolute() else Path.home() / ".local" / "state"
+            tag = hashlib.blake2b(str(root).encode("utf-8", "surrogateescape"), digest_size=4).hexdigest()
+            return str(base / "npu-analyse" / "reports" / f"{root.name or 'root'}-{tag}")
+    return f"./{DEFAULT_OUTPUT}"
+
+
 def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
     fmts = _formats(opts["formats"])
+    if opts.get("output") is None:
+        opts["output"] = default_output([Path(p) for p in paths])
     output = opts["output"]
     _check_output(output, fmts)
     if opts.get("write_baseline"):
@@ -439,8 +465,10 @@ def common_options(f):
     opts = [
         click.option("--torch-version", "torch_version", default=None, metavar="VERSION",
                      help="PyTorch version the code targets (default: the newest in the knowledge base)."),
-        click.option("-o", "--output", "output", default="./npu-analyse-report", show_default=True, metavar="DIR|-",
-                     help="Folder for the report files; '-' writes the one selected --format to stdout."),
+        click.option("-o", "--output", "output", default=None, metavar="DIR|-",
+                     help="Folder for the report files; '-' writes the one selected --format to stdout (default: "
+                          "./npu-analyse-report, or, when the current folder is inside an analysed folder, "
+                          "$XDG_STATE_HOME/npu-analyse/reports/NAME-HASH: never inside the analysed repository)."),
         click.option("--format", "formats", multiple=True, default=("json,html",), show_default=True,
                      help="Report files: json, html, sarif, csv, junit, gitlab, github, text (comma-separated or "
                           "repeated; all = json,html)."),

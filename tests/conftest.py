@@ -8,6 +8,8 @@ import pytest
 # The command line caches per-file results under $XDG_CACHE_HOME/npu-analyse by default: tests (and the
 # processes they start) use a throw-away folder, never the user's home.
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="npu-analyse-test-cache-")
+# ... and the default report folder of a run inside the analysed folder (cli.default_output)
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="npu-analyse-test-state-")
 
 ROOT = Path(__file__).resolve().parents[1]
 # ../shared next to the checkout (integration checkout), or the nearest shared/ above it (worktrees)

@@ -376,3 +376,27 @@ def test_thirdparty_leads_with_the_library_verdict(lib, tmp_path):
     bars = dict(re.findall(r'<g class="bar-row" data-name="([^"]+)" data-total="(\d+)"',
                            html.split('id="chart-functions"', 1)[1].split("</svg>", 1)[0]))
     assert bars == {"unsupported": "1", "needs-migration": "1"}
+
+
+# --------------------------------------------------------------------------- the default report folder
+
+def test_the_default_report_folder_never_lands_in_the_analysed_repository(repo, tmp_path, monkeypatch):
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    monkeypatch.chdir(repo)
+    r = run("script", ".", "--format", "json", "--no-cache", "--no-color")
+    assert r.exit_code == 0, r.output
+    assert not (repo / "npu-analyse-report").exists()
+    (written,) = list((state / "npu-analyse" / "reports").glob("repo-*/report.json"))
+    assert str(written) in " ".join(r.output.split())   # the terminal says where it went
+    # from a sub-folder of the analysed folder too
+    monkeypatch.chdir(repo / "pkg")
+    assert run("script", "..", "--format", "json", "-q", "--no-cache").exit_code == 0
+    assert not (repo / "pkg" / "npu-analyse-report").exists()
+    # asked for (-o): where asked
+    assert run("script", ".", "--format", "json", "-q", "--no-cache", "-o", "npu-analyse-report").exit_code == 0
+    assert (repo / "pkg" / "npu-analyse-report" / "report.json").is_file()
+    # from outside the analysed folder: ./npu-analyse-report, as before
+    monkeypatch.chdir(tmp_path)
+    assert run("script", repo, "--format", "json", "-q", "--no-cache").exit_code == 0
+    assert (tmp_path / "npu-analyse-report" / "report.json").is_file()

@@ -1,4 +1,5 @@
-"""The HTML report fits its box at 1,400 and 1,024 px (#23 point 6), checked in headless Chromium.
+"""The HTML report fits its box at 1,400 and 1,024 px (#23 point 6), checked in headless Chromium; so do its
+pictures (inline SVG charts, issue 32).
 
 Each report is opened at the window width with a probe script appended: it opens the first rows' details, then
 measures, in the laid-out page, the findings table against its box (the panel's scroll container), every cell's
@@ -59,9 +60,19 @@ PROBE = """<script>
     if (br.width < 4 || br.height < 4) problems.push('badge not visible: ' + name(b));
     if (br.left < cr.left - 1 || br.right > cr.right + 1) problems.push('badge outside its cell: ' + name(b));
   }
+  // the pictures (inline SVG): each drawn, inside its panel, on the page
+  var charts = document.querySelectorAll('svg.chart'), drawn = [];
+  for (var q = 0; q < charts.length; q++) {
+    var ch = charts[q], cr2 = r(ch), panel = r(ch.closest('.panel'));
+    if (cr2.width < 200 || cr2.height < 10) problems.push('chart not drawn: ' + ch.id + ' ' + cr2.width + 'x' + cr2.height);
+    if (cr2.right > panel.right + 1 || cr2.left < panel.left - 1) problems.push('chart outside its panel: ' + ch.id);
+    if (cr2.right > window.innerWidth + 1) problems.push('chart outside the page: ' + ch.id);
+    if (ch.querySelectorAll('rect').length < 1) problems.push('chart without bars: ' + ch.id);
+    drawn.push(ch.id);
+  }
   document.body.setAttribute('data-fit', JSON.stringify({
     problems: problems, rows: rows.length, badges: badges.length, box: box.width, table: r(table).width,
-    columns: table.querySelectorAll('thead th').length}));
+    columns: table.querySelectorAll('thead th').length, charts: drawn}));
 })();
 </script></body>"""
 
@@ -216,6 +227,10 @@ def test_findings_table_fits_its_box(reports, tmp_path, name, width):
     assert result["badges"] >= 2 * result["rows"]   # severity and category at least
     assert result["problems"] == [], result["problems"][:10]
     assert result["table"] <= result["box"] + 1
+    # the pictures are drawn at this width, inside their panels (issue 32)
+    assert {"chart-share", "chart-categories", "chart-files"} <= set(result["charts"]), result["charts"]
+    if report["summary"].get("entry_points"):
+        assert "chart-entry-points" in result["charts"]
 
 
 def test_sam_like_report_shows_counted_and_off_path_badges(reports):

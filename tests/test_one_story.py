@@ -362,7 +362,7 @@ def test_thirdparty_leads_with_the_library_verdict(lib, tmp_path):
     assert "  Functions affected: 2 of 4 (50%); by status: unsupported 1, needs-migration 1" in lines
     i = lines.index("  What blocks (1 function(s) reach CUDA-only code):")
     assert lines[i + 1] == "    npulib.engine.fused_gelu (engine.py:8) — torch.cuda.jiterator._create_jit_fn"
-    assert "  Findings in its code: 1 blockers, 0 manual, 1 automatic counted (2 of 2 listed)" in lines
+    assert "  Findings in its code: 1 blocker, 0 manual, 1 automatic counted (2 of 2 listed)" in lines
     # the analysis's own statistics: -v only
     assert "call graph" not in r.output and "timings" not in r.output
     rv = run("thirdparty", lib, "-o", out, "--format", "json", "--no-cache", "--no-color", "-v",

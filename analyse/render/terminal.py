@@ -131,6 +131,11 @@ def _why_table(n: dict, width: int) -> List[str]:
     return out
 
 
+def _blockers(verdict: dict) -> str:
+    n = int(verdict.get("blockers", 0) or 0)
+    return f"{n} blocker" + ("" if n == 1 else "s")
+
+
 def _verdict_lines(report: dict, n: dict, width: int, c, verbose: bool) -> List[str]:
     """script mode: one headline, then what drives the grade, where, and what to do first."""
     from .story import first_driver
@@ -141,8 +146,8 @@ def _verdict_lines(report: dict, n: dict, width: int, c, verbose: bool) -> List[
     effort = str(verdict.get("effort") or ("none" if not findings else "unknown"))
     label = f"Verdict: {effort.upper()} effort" if effort not in ("none", "blocked") else (
         "Verdict: NO migration effort" if effort == "none" else "Verdict: BLOCKED")
-    counts = (f" — {verdict.get('blockers', 0)} blockers, {verdict.get('manual_changes', 0)} manual,"
-              f" {verdict.get('auto_migratable', 0)} automatic counted")
+    counts = f" — {_blockers(verdict)}, {verdict.get('manual_changes', 0)} manual, " \
+             f"{verdict.get('auto_migratable', 0)} automatic counted"
     out = [c(_EFFORT_COLOR.get(effort, _BOLD), label) + counts]
     pad = "  "
     drivers = [d for d in verdict.get("drivers") or [] if isinstance(d, dict)]
@@ -213,7 +218,7 @@ def _library_lines(report: dict, n: dict, width: int, c, verbose: bool) -> List[
         for b in h["blocking"]:
             out.append(_truncate_line(pad + "  " + safe(f"{b['qualname']} ({b['where']})"
                                                        + (f" — {b['why']}" if b["why"] else "")), width))
-    out.append(_truncate_line(pad + f"Findings in its code: {verdict.get('blockers', 0)} blockers, "
+    out.append(_truncate_line(pad + f"Findings in its code: {_blockers(verdict)}, "
                               f"{verdict.get('manual_changes', 0)} manual, {verdict.get('auto_migratable', 0)} "
                               f"automatic counted ({n['counted']:,} of {n['listed']:,} listed)", width))
     if verbose:

@@ -70,7 +70,7 @@ def repo(tmp_path):
 @pytest.fixture
 def reports(repo, tmp_path):
     out = tmp_path / "out"
-    r = run("script", repo, "-o", out, "--format", "json,sarif,html,github,junit", "-q", "--no-cache")
+    r = run("script", repo, "-o", out, "--format", "json,sarif,html,github,junit,gitlab", "-q", "--no-cache")
     assert r.exit_code == 0, r.output
     return json.loads((out / "report.json").read_text()), out
 
@@ -121,6 +121,16 @@ def test_sarif_errors_are_the_counted_blockers_and_manual_changes(reports):
                                                "why": "in tool code, which does not count for the product"}
         assert r["message"]["text"].endswith("Not counted: in tool code, which does not count for the product.")
     assert all(r["properties"]["counted"] is True for r in results if r["ruleId"] not in off)
+
+
+def test_gitlab_code_quality_rates_off_path_findings_info(reports):
+    report, out = reports
+    issues = {(i["location"]["path"].rsplit("repo/", 1)[-1], i["location"]["lines"]["begin"]): i
+              for i in json.loads((out / "report.gitlab.json").read_text())}
+    assert issues[("tools/bench.py", 3)]["severity"] == "info"   # an off-path blocker
+    assert issues[("tools/bench.py", 3)]["description"].endswith(
+        "Not counted: in tool code, which does not count for the product.")
+    assert issues[("train.py", 7)]["severity"] == "major"   # the counted manual change
 
 
 def test_sarif_gives_grouped_advice_one_result_in_every_file(reports):
@@ -230,6 +240,18 @@ def test_terminal_json_and_html_tell_the_same_numbers(repo, tmp_path):
     assert "Verdict: LOW effort — 0 blockers, 1 manual, 2 automatic counted" in text
     nums = re.findall(r'<span class="v">(\d+)</span><span class="k">(blockers|manual|automatic) counted', html)
     assert nums == [("0", "blockers"), ("1", "manual"), ("2", "automatic")]
+    # by severity and by category: JSON summary, terminal lines, HTML cards and category picture
+    by_sev, by_cat = report["summary"]["by_severity"], report["summary"]["by_category"]
+    assert by_sev == {"blocker": 1, "manual": 2, "auto": 2, "advice": 2}
+    assert "  by severity: " + ", ".join(f"{k} {v}" for k, v in by_sev.items()) in text
+    assert "  by category: " + ", ".join(f"{k} {v}" for k, v in by_cat.items()) in text
+    sev_cards = html.split('id="sev-cards"', 1)[1].split("</div>\n    </div>", 1)[0]
+    cards = dict((k, int(v)) for v, k in re.findall(r'<span class="v">(\d+)</span><span class="k">([^<]+)</span>',
+                                                     sev_cards))
+    assert cards == {"Blocker": 1, "Manual change": 2, "Automatic": 2, "Advice": 2, "Info": 0}
+    cats = dict(re.findall(r'<g class="bar-row" data-name="([^"]+)" data-total="(\d+)"',
+                           html.split('id="chart-categories"', 1)[1].split("</svg>", 1)[0]))
+    assert {k: int(v) for k, v in cats.items()} == by_cat
     # the pictures draw the same numbers: counted against off the path, files, entry points
     share = html.split('id="chart-share"', 1)[1].split("</svg>", 1)[0]
     assert re.findall(r'data-value="(\d+)"', share) == [str(counted), "2"]

@@ -265,3 +265,21 @@ def test_the_probe_sees_a_table_that_does_not_fit(reports, tmp_path):
     assert broken != html
     result = check_fit(broken, tmp_path, 1024, "broken")
     assert result["problems"]
+
+
+def test_the_expanded_view_shows_three_lines_of_context(tmp_path):
+    """A finding's details show its line with three lines before and after it, the finding's line marked."""
+    report = _report_of(tmp_path, {"train.py": "import torch\n# 2\n# 3\n# 4\n# 5\nx = torch.zeros(1).cuda()\n"
+                                               "# 7\n# 8\n# 9\n# 10\n"})
+    (f,) = [f for f in report["findings"] if f["code"] == "NPU002"]
+    report["findings"] = [f]
+    html = (write_reports(report, _rules(), tmp_path / "out", ["html"])["html"]).read_text(encoding="utf-8")
+    page = tmp_path / "ctx.html"
+    page.write_text(html.replace("</body>", "<script>document.querySelector('#findings-body tr.row').click();"
+                                            "</script></body>"), encoding="utf-8")
+    dom = _chromium(["--window-size=1400,1200", "--dump-dom", page.as_uri()], tmp_path / "profile").stdout
+    box = dom.split('<div class="snippet">', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r'<tr(?: class="(hit)")?><td class="ln">(\d+)</td><td class="src">([^<]*)</td>', box)
+    assert [(int(n), src, hit) for hit, n, src in rows] == [
+        (3, "# 3", ""), (4, "# 4", ""), (5, "# 5", ""), (6, "x = torch.zeros(1).cuda()", "hit"), (7, "# 7", ""),
+        (8, "# 8", ""), (9, "# 9", "")]

@@ -482,8 +482,8 @@ def check_entry_files(specs: Sequence[str], inputs: Sequence[Path]) -> None:
     """Fail early (ValueError) when an ``--entry`` file exists neither as a path nor under an input."""
     for spec in specs:
         file, _func = parse_entry(spec)
-        if not file.endswith(".py"):
-            raise ValueError(f"--entry {spec}: expected a Python file, FILE[:FUNCTION]")
+        if not file.endswith((".py", ".ipynb")):
+            raise ValueError(f"--entry {spec}: expected a Python file or a notebook, FILE[:FUNCTION]")
         if Path(file).is_file():
             continue
         norm = file.replace("\\", "/")

@@ -111,3 +111,12 @@ def test_the_expanded_view_has_three_lines_of_context(tmp_path):
     html = (out / "report.html").read_text()
     assert '"context":{"start":3,"lines":["# 3","# 4","# 5"' in html
     assert "var first = ctx ? f.context.start : (f.line || 1);" in html
+
+
+def test_a_notebook_can_be_the_given_entry_point(nbdir, tmp_path):
+    out = tmp_path / "o"
+    r = run("script", nbdir, "--entry", "scaling_laws.ipynb", "-o", out, "--format", "json", "-q", "--no-cache")
+    assert r.exit_code == 0, r.output
+    report = json.loads((out / "report.json").read_text())
+    assert [(e["path"], e["reason"]) for e in report["summary"]["entry_points"]] == [("scaling_laws.ipynb", "given")]
+    assert {f["path"] for f in report["findings"] if f["counted"]} == {"scaling_laws.ipynb"}

@@ -263,6 +263,21 @@ def test_terminal_json_and_html_tell_the_same_numbers(repo, tmp_path):
     assert eps == {"tools/bench.py (blocked)": "2", "train.py (low)": "3"}
 
 
+def test_min_severity_shortens_the_listing_but_not_the_numbers(repo, tmp_path):
+    out = tmp_path / "o"
+    r = run("script", repo, "-o", out, "--format", "json,html", "--no-cache", "--no-color", "--min-severity", "manual",
+            env={"COLUMNS": "120"})
+    report = json.loads((out / "report.json").read_text())
+    html = (out / "report.html").read_text()
+    assert report["summary"]["min_severity"] == {"level": "manual", "hidden": 4}
+    assert "Findings: 7 listed (5 counted, 2 not counted)" in r.output
+    assert "  shown below: 3 at or above manual; 4 below it not shown (--min-severity)" in r.output
+    assert _terminal_why_table(r.output) == _html_why_table(html) == {"role": 2, "total": 2}
+    panel = html.split('id="standing"', 1)[1].split("</table>", 1)[0]
+    assert re.search(r'<tr class="counted">.*?<td class="num"><b>5</b>', panel, re.S)
+    assert re.search(r'<tr class="offpath">.*?<td class="num"><b>2</b>', panel, re.S)
+
+
 def test_the_verdict_is_a_headline_and_a_short_list(repo, tmp_path):
     r = run("script", repo, "-o", tmp_path / "o", "--format", "json", "--no-cache", "--no-color",
             env={"COLUMNS": "200"})

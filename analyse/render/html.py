@@ -134,12 +134,22 @@ def _standing(findings: List[dict], summary: dict) -> Any:
     if not any("counted" in f for f in findings) and not summary.get("baselined"):
         return None
     rows = []
-    for sev in SEVERITY_ORDER:
-        these = [f for f in findings if f.get("severity") == sev]
-        if these:
-            n_in = sum(1 for f in these if f.get("counted", True))
-            rows.append({"key": sev, "label": SEVERITY_LABELS.get(sev, label(sev)), "counted": n_in,
-                         "off": len(these) - n_in})
+    by_sev = summary.get("by_severity") if isinstance(summary.get("by_severity"), dict) else None
+    off = summary.get("off_path") if isinstance(summary.get("off_path"), dict) else None
+    if by_sev is not None and off is not None and isinstance(off.get("by_severity"), dict):
+        # the summary's numbers: the same as the terminal's and the JSON's, whatever --min-severity lists
+        for sev in SEVERITY_ORDER:
+            n, n_off = int(by_sev.get(sev) or 0), int(off["by_severity"].get(sev) or 0)
+            if n:
+                rows.append({"key": sev, "label": SEVERITY_LABELS.get(sev, label(sev)), "counted": n - n_off,
+                             "off": n_off})
+    else:
+        for sev in SEVERITY_ORDER:
+            these = [f for f in findings if f.get("severity") == sev]
+            if these:
+                n_in = sum(1 for f in these if f.get("counted", True))
+                rows.append({"key": sev, "label": SEVERITY_LABELS.get(sev, label(sev)), "counted": n_in,
+                             "off": len(these) - n_in})
     why = Counter(str((f.get("off_path") or {}).get("why") or "not counted") for f in findings
                   if f.get("counted") is False)
     ms = summary.get("min_severity")
@@ -214,7 +224,9 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
     by_severity = summary.get("by_severity") or Counter(f.get("severity", "info") for f in findings)
     by_category = summary.get("by_category") or Counter(f.get("category", "") for f in findings)
     has_counted = any("counted" in f for f in findings)
-    off_by_sev = Counter(f.get("severity") for f in findings if f.get("counted") is False)
+    off_sum = (summary.get("off_path") or {}).get("by_severity") if isinstance(summary.get("off_path"), dict) else None
+    off_by_sev = Counter(off_sum) if isinstance(off_sum, dict) else \
+        Counter(f.get("severity") for f in findings if f.get("counted") is False)
     severity_cards = [
         {"key": k, "count": n, "label": SEVERITY_LABELS.get(k, label(k)), "help": SEVERITY_HELP.get(k, ""),
          "off": off_by_sev.get(k, 0) if has_counted else None}

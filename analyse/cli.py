@@ -174,6 +174,8 @@ def _effective_config(paths: List[Path], opts: dict, mode: str):
             cli_values["per-file-ignores"] = ("--per-file-ignores", merged)
         if opts.get("fail_on"):
             cli_values["fail-on"] = ("--fail-on", opts["fail_on"].lower())
+        if opts.get("fail_on_scope"):
+            cli_values["fail-on-scope"] = ("--fail-on-scope", opts["fail_on_scope"].lower())
         if opts.get("min_severity"):
             cli_values["min-severity"] = ("--min-severity", opts["min_severity"].lower())
         if opts.get("entries"):
@@ -243,14 +245,40 @@ def _policy(cfg, paths: List[Path], opts: dict):
     )
 
 
-def _gated(report: dict, fail_on: str) -> List[dict]:
+def _gated(report: dict, fail_on: str, scope: str = "counted") -> List[dict]:
     from analyse.render.common import gated
 
-    return [f for f in report.get("findings") or [] if gated(f, fail_on)]
+    return [f for f in report.get("findings") or [] if gated(f, fail_on, scope)]
+
+
+#: The report folder when -o is not given, in the current folder unless that is inside an analysed folder.
+DEFAULT_OUTPUT = "npu-analyse-report"
+
+
+def default_output(inputs: Sequence[Path], cwd: Optional[Path] = None) -> str:
+    """Where the reports go without ``-o``: ``./npu-analyse-report``, unless the current folder is inside an
+    analysed folder (``npu-analyse script .``); then a folder of the user's own state,
+    ``$XDG_STATE_HOME/npu-analyse/reports/NAME-HASH`` (``~/.local/state`` by default), so that a run never
+    writes into the repository it analyses unless asked (``-o``)."""
+    import hashlib
+
+    cwd = (cwd or Path.cwd()).resolve()
+    for inp in inputs:
+        root = Path(inp).resolve()
+        if not root.is_dir():
+            root = root.parent
+        if cwd == root or root in cwd.parents:
+            state = os.environ.get("XDG_STATE_HOME", "").strip()
+            base = Path(state) if state and Path(state).is_absolute() else Path.home() / ".local" / "state"
+            tag = hashlib.blake2b(str(root).encode("utf-8", "surrogateescape"), digest_size=4).hexdigest()
+            return str(base / "npu-analyse" / "reports" / f"{root.name or 'root'}-{tag}")
+    return f"./{DEFAULT_OUTPUT}"
 
 
 def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
     fmts = _formats(opts["formats"])
+    if opts.get("output") is None:
+        opts["output"] = default_output([Path(p) for p in paths])
     output = opts["output"]
     _check_output(output, fmts)
     if opts.get("write_baseline"):
@@ -275,12 +303,15 @@ def _run(mode: str, paths: Sequence[str], opts: dict) -> None:
         record_cache, record_key, record = _cached_report(mode, inputs, paths, cfg, opts, policy, settings)
         if record is not None:
             report, rules = record["report"], record["rules"]
+            # the analysis time stays the real one (analysis_s); duration_s is this run's (hashing and loading)
+            report["summary"].setdefault("analysis_s", report["summary"].get("duration_s", 0))
             report["summary"]["duration_s"] = round(time.perf_counter() - started, 3)
             report["summary"]["from_cache"] = True   # the whole report was reused (absent when analysed)
         else:
             report = _analyse(mode, inputs, paths, cfg, opts, policy, entries, roles, settings)
             # the whole analysis, report building included (the modes' own figure stops before it)
             report["summary"]["duration_s"] = round(time.perf_counter() - started, 3)
+            report["summary"]["analysis_s"] = report["summary"]["duration_s"]
             from analyse.passes import all_rules
 
             rules = [r.to_dict() for r in all_rules()]
@@ -377,7 +408,8 @@ def _finish(report: dict, rules: List[dict], cfg, opts: dict, policy, fmts, outp
     from analyse.render import RenderOptions, render_format, render_terminal, write_reports
 
     fail_on = cfg["fail-on"]
-    options = RenderOptions(rules=rules, fail_on=fail_on)
+    scope = cfg["fail-on-scope"]
+    options = RenderOptions(rules=rules, fail_on=fail_on, fail_on_scope=scope)
     full = report   # the gate sees every finding; --min-severity only shortens what is listed
     from analyse.report import at_least
 
@@ -404,8 +436,8 @@ def _finish(report: dict, rules: List[dict], cfg, opts: dict, policy, fmts, outp
         color = use_color(opts.get("color"), stream)
         from analyse.render.terminal import terminal_width
 
-        click.echo(render_terminal(report, written, color=color, width=terminal_width(stream)), err=to_stderr,
-                   color=color, nl=False)
+        click.echo(render_terminal(report, written, color=color, width=terminal_width(stream),
+                                   verbose=bool(opts.get("verbose"))), err=to_stderr, color=color, nl=False)
         if opts.get("write_baseline"):
             click.echo(f"Baseline written: {safe(opts['write_baseline'])} "
                        f"({len(policy.before_baseline)} finding(s))", err=to_stderr)
@@ -425,10 +457,12 @@ def _finish(report: dict, rules: List[dict], cfg, opts: dict, policy, fmts, outp
         raise click.exceptions.Exit(EXIT_FAILED)
     if opts.get("exit_zero") or opts.get("write_baseline"):
         return
-    gated = _gated(full, fail_on)
+    gated = _gated(full, fail_on, scope)
     if gated:
         if not opts.get("quiet"):
-            click.echo(f"npu-analyse: {len(gated)} finding(s) at or above {fail_on!r} (--fail-on {fail_on})", err=True)
+            what = "counted finding(s)" if scope == "counted" else "listed finding(s)"
+            flags = f"--fail-on {fail_on}" + (f", --fail-on-scope {scope}" if scope != "counted" else "")
+            click.echo(f"npu-analyse: {len(gated)} {what} at or above {fail_on!r} ({flags})", err=True)
         raise click.exceptions.Exit(EXIT_FINDINGS)
 
 
@@ -440,14 +474,20 @@ def common_options(f):
     opts = [
         click.option("--torch-version", "torch_version", default=None, metavar="VERSION",
                      help="PyTorch version the code targets (default: the newest in the knowledge base)."),
-        click.option("-o", "--output", "output", default="./npu-analyse-report", show_default=True, metavar="DIR|-",
-                     help="Folder for the report files; '-' writes the one selected --format to stdout."),
+        click.option("-o", "--output", "output", default=None, metavar="DIR|-",
+                     help="Folder for the report files; '-' writes the one selected --format to stdout (default: "
+                          "./npu-analyse-report, or, when the current folder is inside an analysed folder, "
+                          "$XDG_STATE_HOME/npu-analyse/reports/NAME-HASH: never inside the analysed repository)."),
         click.option("--format", "formats", multiple=True, default=("json,html",), show_default=True,
                      help="Report files: json, html, sarif, csv, junit, gitlab, github, text (comma-separated or "
                           "repeated; all = json,html)."),
         click.option("--fail-on", "fail_on", type=click.Choice(FAIL_ON, case_sensitive=False), default=None,
                      help="Exit 1 when a finding at or above this severity remains after suppressions and the "
-                          "baseline (default: never, or fail-on in the config)."),
+                          "baseline (default: never, or fail-on in the config); it gates on the findings the "
+                          "verdict counts unless --fail-on-scope listed."),
+        click.option("--fail-on-scope", "fail_on_scope", type=click.Choice(("counted", "listed"), case_sensitive=False),
+                     default=None, help="Which findings --fail-on sees: counted (default: those the verdict counts, "
+                                        "not the ones listed off the path) or listed (every listed finding)."),
         click.option("--min-severity", "min_severity", type=click.Choice(SEVERITY_CHOICES, case_sensitive=False),
                      default=None, help="List only findings at or above this severity in the terminal and the "
                                         "reports (default: info, every finding; the verdict and --fail-on see all)."),
@@ -476,6 +516,9 @@ def common_options(f):
         click.option("--show-config", "show_config", is_flag=True,
                      help="Print the effective configuration, with where each value comes from, and exit."),
         click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors."),
+        click.option("-v", "--verbose", is_flag=True,
+                     help="Also print the verdict's full explanation and the analysis's own statistics "
+                          "(thirdparty: call graph, timings)."),
         click.option("--color/--no-color", default=None,
                      help="Colour the terminal summary (default: on a TTY; NO_COLOR / FORCE_COLOR honoured)."),
         # run settings (never change what is found): stored in the click context, read by _run_settings()

@@ -26,6 +26,8 @@ else:  # pragma: no cover - exercised on Python < 3.11
 
 SEVERITY_LEVELS = ("blocker", "manual", "auto", "advice", "info")
 FAIL_ON_CHOICES = SEVERITY_LEVELS + ("never",)
+#: ``fail-on-scope``: the gate sees the findings the verdict counts (default), or every listed finding.
+FAIL_ON_SCOPES = ("counted", "listed")
 ROLES = ("product", "test", "example", "tool", "build", "docs")
 CONFIG_FILE = ".npu-analyse.toml"
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -43,6 +45,8 @@ KEYS: Dict[str, Tuple[str, str]] = {
     "exclude": ("globs", "path globs not analysed"),
     "per-file-ignores": ("glob-codes", "path glob -> rule codes ignored in those files"),
     "fail-on": ("fail-on", "exit 1 when a finding at or above this severity remains"),
+    "fail-on-scope": ("fail-on-scope", "which findings --fail-on gates: counted (default: those the verdict "
+                                       "counts) or listed (every listed finding, off the path too)"),
     "entry": ("strs", "entry points, FILE or FILE:FUNCTION"),
     "roles": ("glob-role", "path glob -> file role"),
     "baseline": ("path", "baseline file: its findings do not gate"),
@@ -58,6 +62,7 @@ DEFAULTS: Dict[str, Any] = {
     "exclude": [],
     "per-file-ignores": {},
     "fail-on": "never",
+    "fail-on-scope": "counted",
     "entry": [],
     "roles": {},
     "baseline": None,
@@ -137,6 +142,10 @@ def _check(key: str, value: Any, where: str) -> Any:
     if kind == "fail-on":
         if not isinstance(value, str) or value.lower() not in FAIL_ON_CHOICES:
             raise ConfigError(f"{loc} must be one of {', '.join(FAIL_ON_CHOICES)}, not {value!r}")
+        return value.lower()
+    if kind == "fail-on-scope":
+        if not isinstance(value, str) or value.lower() not in FAIL_ON_SCOPES:
+            raise ConfigError(f"{loc} must be one of {', '.join(FAIL_ON_SCOPES)}, not {value!r}")
         return value.lower()
     if kind == "severity":
         if not isinstance(value, str) or value.lower() not in SEVERITY_LEVELS:

@@ -60,6 +60,10 @@ class EntryPoint:
     function: Optional[str] = None   # qualified name when the entry point is a function
     role: str = "product"
     name: str = ""                   # console-script name
+    # a module others import as a library (a package's module, one the project imports, a torch.hub hubconf.py):
+    # its main block is a way to run it, but importing it must not change the process (migrate puts the
+    # transfer_to_npu shim only in programs)
+    library: bool = False
 
     @property
     def id(self) -> str:
@@ -74,6 +78,8 @@ class EntryPoint:
         d = {"path": self.path, "function": self.function, "reason": self.reason, "role": self.role}
         if self.name:
             d["name"] = self.name
+        if self.library:
+            d["library"] = True
         return d
 
 
@@ -395,13 +401,27 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
                             self_test=bool(main) and not trains and not cli and rel not in script_files
                             and _library_module(sf, by_mod, imported))
         if main:
-            out[(rel, None)] = EntryPoint(rel, "main-guard", sf.modname, None, role)
+            out[(rel, None)] = EntryPoint(rel, "main-guard", sf.modname, None, role,
+                                          library=_importable(sf, by_mod, imported))
         elif not sf.is_package_init and role not in ("build", "docs") and sf.modname not in imported:
             if top is None:
                 top = has_top_level_code(sf.tree)
             if top:
                 out[(rel, None)] = EntryPoint(rel, "top-level-code", sf.modname, None, role)
     return sorted(out.values(), key=lambda e: (e.path, e.function or ""))
+
+
+def _importable(sf, by_mod: Mapping[str, object], imported) -> bool:
+    """Whether a file with a main block is also a library module: other project modules import it, it is a
+    module of an analysed package, or it is a torch.hub ``hubconf.py`` (``torch.hub.load`` imports it).
+    A package's ``__main__.py`` is a program."""
+    if sf.relpath.endswith("__main__.py") or sf.is_package_init:
+        return False
+    if sf.relpath.rsplit("/", 1)[-1] == "hubconf.py" or sf.modname in imported:
+        return True
+    parent = sf.modname.rpartition(".")[0]
+    pkg = by_mod.get(parent) if parent else None
+    return pkg is not None and bool(getattr(pkg, "is_package_init", False))
 
 
 def _library_module(sf, by_mod: Mapping[str, object], imported) -> bool:
@@ -462,8 +482,8 @@ def check_entry_files(specs: Sequence[str], inputs: Sequence[Path]) -> None:
     """Fail early (ValueError) when an ``--entry`` file exists neither as a path nor under an input."""
     for spec in specs:
         file, _func = parse_entry(spec)
-        if not file.endswith(".py"):
-            raise ValueError(f"--entry {spec}: expected a Python file, FILE[:FUNCTION]")
+        if not file.endswith((".py", ".ipynb")):
+            raise ValueError(f"--entry {spec}: expected a Python file or a notebook, FILE[:FUNCTION]")
         if Path(file).is_file():
             continue
         norm = file.replace("\\", "/")

@@ -13,6 +13,7 @@ import errno
 import fnmatch
 import io
 import os
+import re
 import stat
 import tokenize
 from pathlib import Path
@@ -56,6 +57,16 @@ def is_virtualenv(path: Path) -> bool:
     return os.path.isfile(os.path.join(path, "pyvenv.cfg")) or os.path.isfile(os.path.join(path, "bin", "activate"))
 
 
+def _modname(path: Path, root: Path, shown: str) -> str:
+    """A Python file's module name; a notebook's, with ``_ipynb`` after it (no module imports a notebook, and
+    ``train.ipynb`` beside ``train.py`` is another module); other files keep their path."""
+    if path.suffix == ".py":
+        return module_name_for(path, root)
+    if path.suffix == NOTEBOOK_SUFFIX:
+        return module_name_for(path, root) + "_ipynb"
+    return shown
+
+
 def module_name_for(path: Path, root: Path) -> str:
     """Dotted module name of *path* inside the project rooted at *root*.
 
@@ -77,6 +88,87 @@ def decode_source(data: bytes) -> str:
     """Decode like the interpreter does (BOM, coding cookie, default utf-8)."""
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     return data.decode(encoding)
+
+
+# --------------------------------------------------------------------------- Jupyter notebooks
+#
+# A notebook (.ipynb) is read as JSON, never executed: its code cells, in order, make one Python text that
+# is analysed like a module. IPython magics (%time, %%bash cells), shell lines (!pip install ...,
+# files = !ls) and help lines (obj?) are not Python: each such line becomes ``pass`` at its indentation (a
+# cell magic's whole cell becomes blank lines), so every other line keeps its place and
+# :func:`notebook_cells` maps a line of that text back to ``cell N, line M``.
+
+NOTEBOOK_SUFFIX = ".ipynb"
+#: Notebooks carry their outputs (images, tables) beside the code: the JSON may be larger than a source file;
+#: the code taken from it is held to MAX_FILE_BYTES like any source.
+MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024
+_MAGIC_ASSIGN = re.compile(r"^\s*[\w.,\[\]() ]+\s*=\s*[!%]")
+
+
+class NotANotebook(ValueError):
+    """The .ipynb file is not a notebook this tool can read (bad JSON, no cells)."""
+
+
+def file_limit(path: Path) -> int:
+    """The size cap for reading *path* (:data:`MAX_NOTEBOOK_BYTES` for a notebook)."""
+    return MAX_NOTEBOOK_BYTES if str(path).endswith(NOTEBOOK_SUFFIX) else MAX_FILE_BYTES
+
+
+def _code_line(line: str) -> str:
+    body = line.strip()
+    indent = line[: len(line) - len(line.lstrip())]
+    if body.startswith(("%", "!")) or _MAGIC_ASSIGN.match(line) or (body.endswith("?") and not body.startswith("#")) \
+            or body.startswith("?"):
+        return indent + "pass"
+    return line
+
+
+def notebook_cells(data: bytes) -> Tuple[str, List[Tuple[int, int]]]:
+    """(Python text of the code cells, [(cell number, line in the cell)] for each line of it; both 1-based).
+    Raises :class:`NotANotebook`."""
+    import json
+
+    try:
+        nb = json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise NotANotebook(f"not a readable notebook (JSON): {exc}") from None
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if cells is None and isinstance(nb, dict) and isinstance(nb.get("worksheets"), list) and nb["worksheets"]:
+        first = nb["worksheets"][0]
+        cells = first.get("cells") if isinstance(first, dict) else None   # nbformat 3
+    if not isinstance(cells, list):
+        raise NotANotebook("not a notebook: no list of cells")
+    lines: List[str] = []
+    places: List[Tuple[int, int]] = []
+    for n, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source", cell.get("input", ""))
+        text = "".join(str(x) for x in src) if isinstance(src, list) else str(src or "")
+        cell_lines = text.splitlines() or [""]
+        cell_magic = next((ln.strip() for ln in cell_lines if ln.strip()), "").startswith("%%")
+        for m, line in enumerate(cell_lines, start=1):
+            lines.append("" if cell_magic else _code_line(line))
+            places.append((n, m))
+    text = "\n".join(lines) + ("\n" if lines else "")
+    if len(text.encode("utf-8")) > MAX_FILE_BYTES:
+        raise FileTooLarge(len(text.encode("utf-8")), MAX_FILE_BYTES)
+    return text, places
+
+
+def source_text(path: Path, data: bytes) -> str:
+    """The Python text of a file's bytes: decoded source, or a notebook's code cells (:func:`notebook_cells`).
+    Raises UnicodeDecodeError, SyntaxError, LookupError (decoding) or :class:`NotANotebook`."""
+    if str(path).endswith(NOTEBOOK_SUFFIX):
+        return notebook_cells(data)[0]
+    return decode_source(data)
+
+
+def cell_place(places: List[Tuple[int, int]], line: int) -> Optional[Tuple[int, int]]:
+    """(cell, line in the cell) of *line* (1-based) of a notebook's text, or None."""
+    if 1 <= int(line or 0) <= len(places):
+        return places[int(line) - 1]
+    return None
 
 
 def read_regular_file(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
@@ -334,7 +426,7 @@ def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
                 if admit is not None and not admit(path, shown):
                     continue
                 seen.add(key)
-                out.append((path, root, shown, module_name_for(path, root) if path.suffix == ".py" else shown))
+                out.append((path, root, shown, _modname(path, root, shown)))
         elif stat.S_ISREG(st.st_mode):
             key = os.path.realpath(inp)
             if key in seen:
@@ -346,7 +438,7 @@ def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
             if admit is not None and not admit(path, rel):
                 continue
             seen.add(key)
-            out.append((path, path, rel, module_name_for(path, path) if path.suffix == ".py" else rel))
+            out.append((path, path, rel, _modname(path, path, rel)))
         else:
             errors.append(AnalysisError(label, "io", f"not read: {file_kind(st.st_mode)} is not a regular file"))
     return out

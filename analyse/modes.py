@@ -111,7 +111,9 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
     # the ranked "falls back to the CPU" section (analyse/passes/cpu_fallback.py): aten ops without an NPU kernel
     # for the target release, most call sites first
     report.setdefault("summary", {})["cpu_fallback"] = list(result.project.store.get("cpu_fallback") or [])
-    return report
+    from analyse.places import abspath_resolver, add_places
+
+    return add_places(report, abspath_resolver(list(inputs)))   # source context, notebook cells
 
 
 @deep_stack
@@ -132,4 +134,6 @@ def run_thirdparty(inputs: Sequence[Path], kb, *, input_names: Optional[List[str
         # a library has no entry point of its own: what calls each function is in thirdparty.functions
         f.setdefault("reach", {"status": "unknown", "reason": "library mode: no entry point (see thirdparty.functions "
                                                              "for the callers)"})
-    return report
+    from analyse.places import abspath_resolver, add_places
+
+    return add_places(report, abspath_resolver(list(inputs)))   # source context, notebook cells

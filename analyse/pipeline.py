@@ -58,7 +58,8 @@ from analyse.findings import AnalysisError, Finding, assign_ids, merge_same_plac
 from analyse.passes import ModuleContext, Pass, ProjectContext, discover_passes
 from analyse.progress import Progress
 from analyse.gcpolicy import collect_less, collect_never
-from analyse.files import MAX_FILE_BYTES, FileTooLarge, NotRegularFile, decode_source, discover, read_regular_file
+from analyse.files import (NOTEBOOK_SUFFIX, FileTooLarge, NotANotebook, NotRegularFile, discover,
+                           file_limit, read_regular_file, source_text)
 from analyse.project import SourceFile, parse_source
 from analyse.conditions.options import collect as collect_options
 from analyse.conditions.options import config_refs, read_config
@@ -179,7 +180,7 @@ def other_suffixes(passes: Sequence[Pass]) -> Tuple[str, ...]:
 
 def _read(task: _Task) -> Tuple[Optional[str], Optional[AnalysisError]]:
     try:
-        data = read_regular_file(task.abspath, MAX_FILE_BYTES)
+        data = read_regular_file(task.abspath, file_limit(task.abspath))
     except FileTooLarge as exc:
         return None, AnalysisError(task.relpath, "too-large", f"file too large to analyse: {exc}")
     except NotRegularFile as exc:
@@ -187,7 +188,11 @@ def _read(task: _Task) -> Tuple[Optional[str], Optional[AnalysisError]]:
     except OSError as exc:
         return None, AnalysisError(task.relpath, "io", f"cannot read file: {exc.strerror or exc}")
     try:
-        text = decode_source(data)
+        text = source_text(task.abspath, data)
+    except NotANotebook as exc:
+        return None, AnalysisError(task.relpath, "syntax", str(exc))
+    except FileTooLarge as exc:
+        return None, AnalysisError(task.relpath, "too-large", f"notebook code too large to analyse: {exc}")
     except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
         return None, AnalysisError(task.relpath, "encoding", f"cannot decode file: {exc}")
     if "\x00" in text:
@@ -754,12 +759,12 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     settings = settings or Settings()
     timings = {"hash_s": 0.0, "prescan_s": 0.0, "analyse_s": 0.0, "finish_s": 0.0}
     passes = list(passes) if passes is not None else discover_passes()
-    suffixes = (".py",) + tuple(dict.fromkeys(other_suffixes(passes) + tuple(extra_suffixes)))
+    suffixes = (".py", NOTEBOOK_SUFFIX) + tuple(dict.fromkeys(other_suffixes(passes) + tuple(extra_suffixes)))
     names = tuple(dict.fromkeys(g for p in passes for g in getattr(p, "file_names", ())))
     found_errors: List[AnalysisError] = []   # symlinks leaving the tree, loops, FIFOs, unreadable folders
     files = discover(inputs, suffixes, found_errors, admit=admit, names=names)
-    py = [f for f in files if f[0].suffix == ".py"]
-    others = [(abspath, rel) for abspath, _root, rel, _m in files if abspath.suffix != ".py"]
+    py = [f for f in files if f[0].suffix in (".py", NOTEBOOK_SUFFIX)]   # notebooks: their code cells
+    others = [(abspath, rel) for abspath, _root, rel, _m in files if abspath.suffix not in (".py", NOTEBOOK_SUFFIX)]
 
     project = ProjectContext(kb=kb, index=ProjectIndex(), mode=mode, probe=probe, files={},
                              other_files=[rel for _p, rel in others],
@@ -782,8 +787,8 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
         task = _Task(abspath, rel, modname)
         try:
             task.size = abspath.stat().st_size
-            if cache is not None and task.size <= MAX_FILE_BYTES:
-                data = read_regular_file(abspath, MAX_FILE_BYTES)
+            if cache is not None and task.size <= file_limit(abspath):
+                data = read_regular_file(abspath, file_limit(abspath))
                 task.key = digest(rkey, rel, modname, data)
                 if mode == "script":
                     texts[rel] = data
@@ -1002,8 +1007,8 @@ class LazySource(SourceFile):
 def _light_source(task: _Task, data: Optional[bytes], tree=None) -> SourceFile:
     text = ""
     try:
-        text = decode_source(data if data is not None else task.abspath.read_bytes())
-    except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
+        text = source_text(task.abspath, data if data is not None else task.abspath.read_bytes())
+    except (OSError, UnicodeDecodeError, SyntaxError, LookupError, ValueError, FileTooLarge):
         pass
     return LazySource(path=task.abspath, relpath=task.relpath, modname=task.modname, text=text,
                       lines=text.splitlines(), tree=tree)

@@ -24,7 +24,7 @@ from astroid.nodes.utils import Position
 from astroid.const import Context
 from astroid.rebuilder import TreeRebuilder
 
-from analyse.files import MAX_FILE_BYTES, FileTooLarge, NotRegularFile, decode_source, read_regular_file
+from analyse.files import FileTooLarge, NotANotebook, NotRegularFile, file_limit, read_regular_file, source_text
 from analyse.findings import AnalysisError
 from analyse.syntax import LEAVES, mentions_npu
 
@@ -356,7 +356,7 @@ def _syntactic_assattr(node: nodes.AssignAttr) -> None:
 def load_source(path: Path, relpath: str, modname: str) -> Tuple[Optional[SourceFile], Optional[AnalysisError]]:
     """Read, decode and parse one file. Returns (file, None) or (None, error)."""
     try:
-        data = read_regular_file(path, MAX_FILE_BYTES)
+        data = read_regular_file(path, file_limit(path))
     except FileTooLarge as exc:
         return None, AnalysisError(relpath, "too-large", f"file too large to analyse: {exc}")
     except NotRegularFile as exc:
@@ -364,7 +364,11 @@ def load_source(path: Path, relpath: str, modname: str) -> Tuple[Optional[Source
     except OSError as exc:
         return None, AnalysisError(relpath, "io", f"cannot read file: {exc.strerror or exc}")
     try:
-        text = decode_source(data)
+        text = source_text(path, data)
+    except NotANotebook as exc:
+        return None, AnalysisError(relpath, "syntax", str(exc))
+    except FileTooLarge as exc:
+        return None, AnalysisError(relpath, "too-large", f"notebook code too large to analyse: {exc}")
     except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
         return None, AnalysisError(relpath, "encoding", f"cannot decode file: {exc}")
     if "\x00" in text:

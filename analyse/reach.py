@@ -50,7 +50,7 @@ from analyse.syntax import is_main_guard, nodes_of
 ENTRY, REACHABLE, UNREACHED, UNKNOWN = "entry-point", "reachable", "unreached", "unknown"
 STATUS_RANK = {ENTRY: 0, REACHABLE: 1, UNKNOWN: 2, UNREACHED: 3}
 MAX_LISTED_ENTRY_POINTS = 20
-_SRC_SUFFIXES = (".py",)
+_SRC_SUFFIXES = (".py", ".ipynb")   # a notebook: its code cells, a module of their own
 
 
 @dataclass

@@ -272,7 +272,7 @@ def _driver_sentence(effort: str, drivers: List[dict], findings: Sequence[Findin
             used = f"used in {ep}" + (f" via {via}" if via else "") + f" ({where})"
     else:
         maybe = [e for e in ep_ids if i in ep_counted.get(e, ())]
-        if maybe and r.get("status") != "unknown" and f.path.endswith(".py"):
+        if maybe and r.get("status") != "unknown" and f.path.endswith((".py", ".ipynb")):
             used = f"in {where}, which {maybe[0]} may run through dynamic dispatch (registries, configs)"
         elif maybe:
             used = f"in {where}" + (f" ({r['reason']})" if r.get("reason") else "") + f", possibly run by {maybe[0]}"
@@ -364,7 +364,8 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
         parts.append(f"Verdict over {who}{wr}.")
     elif effort != "unknown":
         parts.append("No entry point was found or given (--entry FILE[:FUNCTION]): every finding in product code counts.")
-    off = len(findings) - len(counted)
+    in_counted, in_base = set(counted_idx), set(baselined)
+    off = sum(1 for i in range(len(findings)) if i not in in_counted and i not in in_base)
     if off:
         parts.append(f"{off} finding(s) off the path (unreached, guarded with a fallback, or in tests, tools, "
                      "examples, docs or build files) are listed but not counted.")
@@ -391,12 +392,13 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
     v.update({"effort": effort, "explanation": " ".join(parts), "scope": scope, "drivers": drivers})
     # off-path accounting
     counted_set = set(counted_idx)
+    base_set = set(baselined)
     off_sev: Counter = Counter()
     off_role: Counter = Counter()
     off_why: Counter = Counter()
     off_reason: Dict[int, str] = {}
     for i, f in enumerate(findings):
-        if i in counted_set:
+        if i in counted_set or i in base_set:   # a baselined finding is not listed: neither counted nor off the path
             continue
         off_sev[f.severity] += 1
         off_role[f.role or "product"] += 1
@@ -404,7 +406,7 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
             why = "off-by-default"
         elif excused(f):
             why = "guarded"
-        elif eps and not f.path.endswith(".py"):
+        elif eps and not f.path.endswith((".py", ".ipynb")):
             why = "not-python"
         elif f.role not in counted_roles and f.role is not None:
             why = "role"

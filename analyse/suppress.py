@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from analyse.files import MAX_FILE_BYTES, decode_source
+from analyse.files import NOTEBOOK_SUFFIX, FileTooLarge, file_limit, source_text
 
 _DIRECTIVE = re.compile(
     r"npu-analyse\s*:\s*(?P<kind>ignore-file|ignore)(?![\w-])\s*(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
@@ -121,15 +121,16 @@ def scan_other(text: str) -> FileDirectives:
 def scan_file(path: Path) -> FileDirectives:
     """Directives of the file at *path*; an unreadable or oversized file has none."""
     try:
-        if not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
+        if not path.is_file() or path.stat().st_size > file_limit(path):
             return FileDirectives()
         data = path.read_bytes()
     except OSError:
         return FileDirectives()
+    python = path.suffix in (".py", ".pyi", NOTEBOOK_SUFFIX)   # a notebook: the comments of its code cells
     try:
-        text = decode_source(data) if path.suffix in (".py", ".pyi") else data.decode("utf-8", "replace")
-    except (UnicodeDecodeError, SyntaxError, LookupError):
+        text = source_text(path, data) if python else data.decode("utf-8", "replace")
+    except (UnicodeDecodeError, SyntaxError, LookupError, ValueError, FileTooLarge):
         text = data.decode("utf-8", "replace")
-    if path.suffix in (".py", ".pyi"):
+    if python:
         return scan_python(text)
     return scan_other(text)

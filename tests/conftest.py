@@ -8,6 +8,8 @@ import pytest
 # The command line caches per-file results under $XDG_CACHE_HOME/npu-analyse by default: tests (and the
 # processes they start) use a throw-away folder, never the user's home.
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="npu-analyse-test-cache-")
+# ... and the default report folder of a run inside the analysed folder (cli.default_output)
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="npu-analyse-test-state-")
 
 ROOT = Path(__file__).resolve().parents[1]
 # ../shared next to the checkout (integration checkout), or the nearest shared/ above it (worktrees)
@@ -45,6 +47,40 @@ def probe_schema():
 def pytest_addoption(parser):
     parser.addoption("--regen-goldens", action="store_true", default=False,
                      help="rewrite examples/*/expected_report.json from the current output")
+    parser.addoption("--upstream", default=None, metavar="DIR",
+                     help="the snapshot of the public Ascend sources that tools/build_knowledge.py reads: the tests "
+                          "marked needs_upstream rebuild the knowledge base from it (default: a shared/upstream "
+                          "folder above the checkout, when there is one)")
+
+
+def upstream_dir(config) -> "Path | None":
+    """The upstream snapshot (--upstream, else shared/upstream above the checkout), or None."""
+    given = config.getoption("--upstream")
+    if given:
+        return Path(given)
+    return next((d / "shared" / "upstream" for d in ROOT.parents
+                 if (d / "shared" / "upstream" / "torch_npu" / "transfer_to_npu_facts.yaml").is_file()), None)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs_upstream: rebuilds the knowledge base from the upstream snapshot "
+                                       "(--upstream DIR); not collected without one")
+
+
+def pytest_collection_modifyitems(config, items):
+    """A fresh clone has no upstream snapshot: the rebuild tests are deselected (the suite is self-contained),
+    never skipped for a missing folder."""
+    if upstream_dir(config) is not None:
+        return
+    drop = [item for item in items if item.get_closest_marker("needs_upstream")]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = [item for item in items if not item.get_closest_marker("needs_upstream")]
+
+
+@pytest.fixture(scope="session")
+def upstream(request):
+    return upstream_dir(request.config)
 
 
 @pytest.fixture(scope="session")

@@ -34,10 +34,10 @@ def run(*args):
 
 
 def spec(name):
-    for d in (ROOT.parent / "shared" / "spec", ROOT / "analyse" / "schemas"):
-        if (d / name).is_file():
-            return json.loads((d / name).read_text(encoding="utf-8"))
-    pytest.skip(f"{name} not found")
+    """A schema the package ships (analyse/schemas)."""
+    from analyse.schemas import load_schema
+
+    return load_schema(name)
 
 
 @pytest.fixture
@@ -166,7 +166,8 @@ def test_min_severity_shortens_listings_not_the_verdict_or_the_gate(proj, tmp_pa
     assert report["summary"]["min_severity"] == {"level": "auto", "hidden": 1}
     assert report["summary"]["by_severity"]["advice"] == 1   # counts describe the analysis
     assert "NPU802" not in (o / "report.txt").read_text()
-    assert "1 below it not listed" in r.output
+    assert "shown below: 2 at or above auto; 1 below it not shown (--min-severity)" in r.output
+    assert "Findings: 3 listed (3 counted, 0 not counted)" in r.output   # the summary's numbers, which add up
     # the same from the configuration file
     (proj / ".npu-analyse.toml").write_text('min-severity = "manual"\n')
     run("script", proj, "-o", o, "--format", "json", "-q", "--no-cache")
@@ -209,8 +210,9 @@ def test_each_finding_says_whether_it_counts_and_why_not(offpath, tmp_path):
     assert off["count"] == sum(1 for f in report["findings"] if not f["counted"])
     # the terminal: counted and off-path side by side, counted findings first, each off-path one with its why
     text = r.output
-    assert f"Counted: {off and len(report['findings']) - off['count']} finding(s) · listed, off the path " \
-           f"(not counted): {off['count']}" in text
+    n = len(report["findings"])
+    assert f"Findings: {n} listed ({n - off['count']} counted, {off['count']} not counted)" in text
+    assert f"Why not counted: {off['count']} of {n} listed finding(s)" in text
     assert text.index("helpers.py:5") < text.index("helpers.py:9")
     assert "[off path] helpers.py:9" in text
     assert "not counted: no product entry point reaches this code" in text
@@ -281,7 +283,8 @@ def test_html_shows_counted_and_off_path_side_by_side(offpath, tmp_path):
     counted = len(report["findings"]) - off
     assert re.search(r'<tr class="counted">.*?<td class="num"><b>' + str(counted) + "</b>", panel, re.S)
     assert re.search(r'<tr class="offpath">.*?<td class="num"><b>' + str(off) + "</b>", panel, re.S)
-    assert "no product entry point reaches this code" in panel
+    assert re.search(r'<tr data-reason="unreached"><td>.*?no entry point that sets the grade reaches it.*?'
+                     r'<td class="num">1</td>', panel, re.S)   # "why not counted", a table by reason
     assert "blockers counted" in html and "off the path, not counted" in html
 
 
@@ -341,11 +344,20 @@ def test_the_same_advice_in_three_files_is_one_finding_in_every_format(three):
     assert rows[0]["lines"].split() == ["6", "7"] + [f"{prefix}{p}.py:{n}" for p in "bc" for n in (6, 7)]
     sarif = json.loads((out / "report.sarif").read_text())
     jsonschema.validate(sarif, spec("sarif-schema-2.1.0.json"))
-    (res,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "NPU802"]
-    assert len(res["locations"]) == 1
+    # one result per file the group names (each file gets its annotation); every other place stays related
+    results = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "NPU802"]
+    where = [(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-1],
+              r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in results]
+    assert where == [("a.py", 6), ("b.py", 6), ("c.py", 6)]
     related = [(r["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-1],
-                r["physicalLocation"]["region"]["startLine"]) for r in res["relatedLocations"]]
+                r["physicalLocation"]["region"]["startLine"]) for r in results[0]["relatedLocations"]]
     assert related == [("a.py", 7), ("b.py", 6), ("b.py", 7), ("c.py", 6), ("c.py", 7)]
+    related_b = [(r["physicalLocation"]["artifactLocation"]["uri"].rsplit("/", 1)[-1],
+                  r["physicalLocation"]["region"]["startLine"]) for r in results[1]["relatedLocations"]]
+    assert related_b == [("a.py", 6), ("a.py", 7), ("b.py", 7), ("c.py", 6), ("c.py", 7)]
+    assert results[1]["properties"]["lines"] == [6, 7]
+    ids = {o["path"]: o["id"] for o in reversed(g["occurrences"])}   # each file's first occurrence
+    assert [r["partialFingerprints"]["npuAnalyseFindingId/v1"] for r in results] == [g["id"], ids["b.py"], ids["c.py"]]
     gitlab = [i for i in json.loads((out / "report.gitlab.json").read_text()) if i["check_name"] == "NPU802"]
     assert len(gitlab) == 1 and "6 places in 3 files" in gitlab[0]["description"]
 

@@ -1,4 +1,5 @@
-"""The HTML report fits its box at 1,400 and 1,024 px (#23 point 6), checked in headless Chromium.
+"""The HTML report fits its box at 1,400 and 1,024 px (#23 point 6), checked in headless Chromium; so do its
+pictures (inline SVG charts, issue 32).
 
 Each report is opened at the window width with a probe script appended: it opens the first rows' details, then
 measures, in the laid-out page, the findings table against its box (the panel's scroll container), every cell's
@@ -59,9 +60,19 @@ PROBE = """<script>
     if (br.width < 4 || br.height < 4) problems.push('badge not visible: ' + name(b));
     if (br.left < cr.left - 1 || br.right > cr.right + 1) problems.push('badge outside its cell: ' + name(b));
   }
+  // the pictures (inline SVG): each drawn, inside its panel, on the page
+  var charts = document.querySelectorAll('svg.chart'), drawn = [];
+  for (var q = 0; q < charts.length; q++) {
+    var ch = charts[q], cr2 = r(ch), panel = r(ch.closest('.panel'));
+    if (cr2.width < 200 || cr2.height < 10) problems.push('chart not drawn: ' + ch.id + ' ' + cr2.width + 'x' + cr2.height);
+    if (cr2.right > panel.right + 1 || cr2.left < panel.left - 1) problems.push('chart outside its panel: ' + ch.id);
+    if (cr2.right > window.innerWidth + 1) problems.push('chart outside the page: ' + ch.id);
+    if (ch.querySelectorAll('rect').length < 1) problems.push('chart without bars: ' + ch.id);
+    drawn.push(ch.id);
+  }
   document.body.setAttribute('data-fit', JSON.stringify({
     problems: problems, rows: rows.length, badges: badges.length, box: box.width, table: r(table).width,
-    columns: table.querySelectorAll('thead th').length}));
+    columns: table.querySelectorAll('thead th').length, charts: drawn}));
 })();
 </script></body>"""
 
@@ -216,6 +227,10 @@ def test_findings_table_fits_its_box(reports, tmp_path, name, width):
     assert result["badges"] >= 2 * result["rows"]   # severity and category at least
     assert result["problems"] == [], result["problems"][:10]
     assert result["table"] <= result["box"] + 1
+    # the pictures are drawn at this width, inside their panels (issue 32)
+    assert {"chart-share", "chart-categories", "chart-files"} <= set(result["charts"]), result["charts"]
+    if report["summary"].get("entry_points"):
+        assert "chart-entry-points" in result["charts"]
 
 
 def test_sam_like_report_shows_counted_and_off_path_badges(reports):
@@ -250,3 +265,21 @@ def test_the_probe_sees_a_table_that_does_not_fit(reports, tmp_path):
     assert broken != html
     result = check_fit(broken, tmp_path, 1024, "broken")
     assert result["problems"]
+
+
+def test_the_expanded_view_shows_three_lines_of_context(tmp_path):
+    """A finding's details show its line with three lines before and after it, the finding's line marked."""
+    report = _report_of(tmp_path, {"train.py": "import torch\n# 2\n# 3\n# 4\n# 5\nx = torch.zeros(1).cuda()\n"
+                                               "# 7\n# 8\n# 9\n# 10\n"})
+    (f,) = [f for f in report["findings"] if f["code"] == "NPU002"]
+    report["findings"] = [f]
+    html = (write_reports(report, _rules(), tmp_path / "out", ["html"])["html"]).read_text(encoding="utf-8")
+    page = tmp_path / "ctx.html"
+    page.write_text(html.replace("</body>", "<script>document.querySelector('#findings-body tr.row').click();"
+                                            "</script></body>"), encoding="utf-8")
+    dom = _chromium(["--window-size=1400,1200", "--dump-dom", page.as_uri()], tmp_path / "profile").stdout
+    box = dom.split('<div class="snippet">', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r'<tr(?: class="(hit)")?><td class="ln">(\d+)</td><td class="src">([^<]*)</td>', box)
+    assert [(int(n), src, hit) for hit, n, src in rows] == [
+        (3, "# 3", ""), (4, "# 4", ""), (5, "# 5", ""), (6, "x = torch.zeros(1).cuda()", "hit"), (7, "# 7", ""),
+        (8, "# 8", ""), (9, "# 9", "")]

@@ -28,13 +28,6 @@ from analyse.paths import data_dir
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _upstream() -> Path | None:
-    for cand in (REPO.parent / "shared" / "upstream", Path("/work/shared/upstream")):
-        if (cand / "torch_npu" / "transfer_to_npu_facts.yaml").is_file():
-            return cand
-    return None
-
-
 # --------------------------------------------------------------------------- versions
 
 
@@ -309,10 +302,8 @@ def test_data_file_requires_meta(data_copy):
 # --------------------------------------------------------------------------- reproducibility
 
 
-def test_regeneration_is_byte_identical(tmp_path):
-    upstream = _upstream()
-    if upstream is None:
-        pytest.skip("shared/upstream not available")
+@pytest.mark.needs_upstream
+def test_regeneration_is_byte_identical(tmp_path, upstream):
     out = tmp_path / "data"
     subprocess.run([sys.executable, str(REPO / "tools" / "build_knowledge.py"), "--upstream", str(upstream), "--out", str(out)],
                    check=True, capture_output=True)

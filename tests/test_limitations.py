@@ -100,12 +100,10 @@ def test_checks_are_data_with_positions():
     assert info.remainder == ("Does not support variable-length (packed) sequence input",)
 
 
-def test_build_script_reports_checks(tmp_path):
+@pytest.mark.needs_upstream
+def test_build_script_reports_checks(tmp_path, upstream):
     import subprocess
 
-    upstream = next((d / "shared" / "upstream" for d in Path(__file__).resolve().parents if (d / "shared" / "upstream").is_dir()), None)
-    if upstream is None:
-        pytest.skip("shared/upstream not available")
     out = subprocess.run([sys.executable, str(Path(__file__).resolve().parents[1] / "tools" / "build_knowledge.py"),
                           "--upstream", str(upstream), "--out", str(tmp_path / "d")], check=True, capture_output=True, text=True).stdout
     for v in TORCH_VERSIONS:

@@ -11,8 +11,6 @@ from analyse.probe.command import probe
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "probe_fixtures"
-SCHEMA = next((p / "shared" / "spec" / "probe.schema.json" for p in HERE.parents
-               if (p / "shared" / "spec" / "probe.schema.json").is_file()), None)
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +26,10 @@ def _run(args):
 
 def _load(out):
     doc = json.loads((out / "probe.json").read_text())
-    if SCHEMA is not None:
-        jsonschema = pytest.importorskip("jsonschema")
-        jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    from analyse.schemas import load_schema   # the probe schema the package ships
+
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(doc, load_schema("probe.schema.json"))
     return doc
 
 

@@ -176,7 +176,9 @@ def test_size_cap(tmp_path, monkeypatch):
     with pytest.raises(FileTooLarge):
         read_regular_file(f, 599)
     assert read_regular_file(f, 600) == b"x = 1\n" * 100
-    monkeypatch.setattr(project, "MAX_FILE_BYTES", 100)
+    import analyse.files
+
+    monkeypatch.setattr(analyse.files, "MAX_FILE_BYTES", 100)   # the cap analyse.files.file_limit gives a .py
     sf, err = load_source(f, "big.py", "big")
     assert sf is None and err.kind == "too-large" and "600 bytes exceeds the 100-byte limit" in err.message
 

@@ -333,10 +333,13 @@ def test_terminal_truncates_long_messages():
 
 
 def test_terminal_thirdparty_and_empty():
-    text = render_terminal(thirdparty_report(), {})
+    text = render_terminal(thirdparty_report(), {}, verbose=True)
     assert "HIGH" in text
     assert "unsupported 1" in text and "needs-migration 1" in text
-    assert "public affected 2" in text
+    flat = " ".join(text.split())
+    assert "public affected 2" in flat and "nodes 812" in flat   # the statistics: -v only
+    plain = render_terminal(thirdparty_report(), {})
+    assert "nodes 812" not in plain and "public affected" not in plain and "Statistics" not in plain
     empty = render_terminal(empty_report(), {})
     assert "nothing to migrate" in empty
     assert "Errors: 0" in empty

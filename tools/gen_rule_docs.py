@@ -1,7 +1,8 @@
-"""Write the rule table of README.md and docs/rules.md from the passes' rule docs (``--check`` to verify only).
+"""Write docs/rules.md from the passes' rule docs (``--check`` to verify only).
 
-docs/rules.md has one section per rule; SARIF reports link to its heading anchors
-(``docs/rules.md#npu002-tensor-module-cuda``).
+docs/rules.md has the rule table and one section per rule; SARIF reports link to its heading anchors
+(``docs/rules.md#npu002-tensor-module-cuda``). A README that holds the ``rules:start`` / ``rules:end`` markers
+gets the table too (the README links docs/rules.md instead).
 """
 
 from __future__ import annotations
@@ -37,9 +38,11 @@ def rules_md() -> str:
            "Every finding carries one of these codes. `npu-analyse rules CODE` prints the same text; SARIF reports",
            "link each result here. Select or ignore codes (and code prefixes such as `NPU7`) with `--select`,",
            "`--ignore` or the `select` / `ignore` keys of the configuration (see [ci.md](ci.md)).", "",
-           "| code | name | category | default severity |", "|---|---|---|---|"]
+           "| code | name | category | default severity | what it detects |", "|---|---|---|---|---|"]
     for r in rules:
-        out.append(f"| [{r.code}](#{rule_anchor(r.code, r.name)}) | {r.name} | {r.category} | {r.severity} |")
+        summary = r.summary.replace("|", "\\|")
+        out.append(f"| [{r.code}](#{rule_anchor(r.code, r.name)}) | {r.name} | {r.category} | {r.severity} | "
+                   f"{summary} |")
     for r in rules:
         out += ["", f"## {r.code} {r.name}", "",
                 f"Category `{r.category}`, default severity `{r.severity}`.", "",
@@ -50,6 +53,8 @@ def rules_md() -> str:
 
 
 def render(readme: str) -> str:
+    if START not in readme:
+        return readme
     head, rest = readme.split(START, 1)
     _old, tail = rest.split(END, 1)
     return f"{head}{START}\n{table()}\n{END}{tail}"

@@ -70,11 +70,25 @@ def plan(report: dict, inputs: Sequence[Path], kb, opts: Options, *, admit: Opti
         for f in places_of(g):   # a grouped finding acts at each of its places, in each of its files
             by_path.setdefault(f["path"], []).append(f)
     entries = set()
+    libraries: Dict[str, str] = {}
     for ep in (report.get("summary") or {}).get("entry_points") or ():
         v = ep.get("verdict") or {}
         reaches = any(v.get(k) for k in ("blockers", "manual_changes", "auto_migratable"))
         if reaches and (opts.everything or (ep.get("role") or "product") == "product"):
-            entries.add(ep["path"])
+            if ep.get("library") or ep.get("function"):
+                # a program only through a module others import (a package module with a main block, a
+                # hubconf.py, a console script's function): the shim there would change every importer
+                libraries[ep["path"]] = ep.get("function") or ""
+            else:
+                entries.add(ep["path"])
+    if opts.strategy != "explicit":
+        for path in sorted(set(libraries) - entries):
+            mig.left.append(Left(path, 1, None, None,
+                                 "a library module (importable: a package module, a torch.hub hubconf.py or a "
+                                 "console script's module) that can also run as a program: the transfer_to_npu "
+                                 "shim is not added here, since importing it would then need torch_npu; add "
+                                 "`import torch_npu` and `from torch_npu.contrib import transfer_to_npu` first "
+                                 "in the program that runs it"))
     files = discover(list(inputs), suffixes=(".py",), admit=admit, names=MANIFESTS + DOCKER_FILES)
     seen = set()
     for path, _root, rel, _mod in files:
@@ -105,6 +119,14 @@ def plan(report: dict, inputs: Sequence[Path], kb, opts: Options, *, admit: Opti
     locator = Locator(list(inputs))
     for rel, found in sorted(by_path.items()):
         if rel in seen:
+            continue
+        if rel.endswith(".ipynb"):   # a notebook is JSON: its cells are edited in Jupyter, never by a text diff
+            for f in found:
+                c = f.get("cell") or {}
+                where = f" (cell {c['cell']}, line {c.get('line')})" if c.get("cell") else ""
+                mig.left.append(Left(rel, int(f.get("line") or 0), f.get("code"), f.get("id"),
+                                     f"in a notebook{where}: edit the cell in Jupyter; migrate edits .py files only",
+                                     advice=str(f.get("replacement") or "")))
             continue
         ap = locator.abspath(rel)
         if ap is None or not ap.is_file():

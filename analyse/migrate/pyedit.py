@@ -32,6 +32,29 @@ APEX_FUSED = {
 SHIM_LINES = ("import torch_npu", "from torch_npu.contrib import transfer_to_npu")
 # the renames transfer_to_npu makes at run time; --strategy explicit writes them
 RENAME_CODES = ("NPU001", "NPU002", "NPU003", "NPU101", "NPU106")
+# environment variables of the CUDA launcher and of NCCL whose NPU twin is one name (the finding's fix): both
+# strategies rename them where they are written as a literal; explicit also where only a non-default value
+# reaches them (os.environ["CUDA_VISIBLE_DEVICES"] = opt.device: --device 1 must select NPU 1). CUDA_HOME and
+# CUDA_PATH name a toolkit folder, not the device: left for the engineer.
+_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_NOT_RENAMED = frozenset(("CUDA_HOME", "CUDA_PATH"))
+
+
+def env_rename(f: dict) -> Optional[str]:
+    """The NPU name of an NPU007 (CUDA) or NPU105 (NCCL) environment variable, or None."""
+    if f.get("code") not in ("NPU007", "NPU105"):
+        return None
+    api = str(f.get("api") or "")
+    if api in _NOT_RENAMED or not _ENV_NAME.match(api):
+        return None
+    if f.get("code") == "NPU007":
+        from analyse.passes.cuda_api import CUDA_ENV_VARS as table
+    else:
+        from analyse.passes.distributed import NCCL_ENV as table
+    new = table.get(api)
+    return new if new and _ENV_NAME.match(new) else None
+
+
 # what the own checks look for (a file without it is not walked for them)
 OWN_PATTERN = re.compile(rb"torch\.load\s*\(|\.(?:to|cuda)\(\s*\d|device\(\s*\d")
 _STR_PREFIX = re.compile(r"^([rRuUfFbB]{0,2})('''|\"\"\"|'|\")")
@@ -254,8 +277,7 @@ class PyFile:
             m = _STR_PREFIX.match(text)
             if not m or not text[m.end():].startswith(old):
                 continue
-            if isinstance(node, ast.Constant) and not (node.value == old or node.value.startswith(old + ":")
-                                                       or (old == "CUDA_VISIBLE_DEVICES" and node.value == old)):
+            if isinstance(node, ast.Constant) and not (node.value == old or node.value.startswith(old + ":")):
                 continue
             a, _ = self.span(node)
             self.used.add(key_of(node))
@@ -264,9 +286,68 @@ class PyFile:
         self.leave(f, f"the '{old}' value is not written as a literal at this position (it comes from elsewhere)")
         return False
 
+    def _parents(self) -> Dict[int, ast.AST]:
+        if not hasattr(self, "_parent_map"):
+            self._parent_map = {id(c): p for p in ast.walk(self.tree) for c in ast.iter_child_nodes(p)}
+        return self._parent_map
+
+    def feeds_fused(self, node) -> Optional[str]:
+        """How a device test switches on a fused (GPU-only) path, or None: its value, directly or through the
+        names assigned from it in the same function, decides a ``fused=`` argument (``use_fused = ... and
+        device_type == 'cuda'`` then ``dict(fused=True) if use_fused else dict()`` then ``AdamW(**extra_args)``)."""
+        parents = self._parents()
+        scope, stmt = node, None
+        while id(scope) in parents and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if stmt is None and isinstance(scope, ast.stmt):
+                stmt = scope
+            scope = parents[id(scope)]
+        if stmt is None and isinstance(scope, ast.stmt):
+            stmt = scope
+
+        def names_in(expr) -> set:
+            return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+
+        def fused_kw(expr) -> Optional[ast.keyword]:
+            return next((k for k in ast.walk(expr) if isinstance(k, ast.keyword) and k.arg == "fused"), None)
+
+        tainted: set = set()
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            tainted = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        k = fused_kw(stmt) if stmt is not None else None
+        if k is not None and any(c is node for c in ast.walk(k.value)):
+            return f"it is the `fused=` argument itself (line {k.value.lineno})"
+        assigns = [a for a in ast.walk(scope) if isinstance(a, ast.Assign)]
+        for _ in range(4):   # names assigned from names assigned from the test
+            more = {n.id for a in assigns if names_in(a.value) & tainted for t in a.targets for n in ast.walk(t)
+                    if isinstance(n, ast.Name)}
+            if more <= tainted:
+                break
+            tainted |= more
+        if not tainted:
+            return None
+        for sub in ast.walk(scope):
+            if isinstance(sub, ast.keyword) and sub.arg == "fused" and names_in(sub.value) & tainted:
+                return f"`{', '.join(sorted(names_in(sub.value) & tainted))}` decides `fused=` (line {sub.value.lineno})"
+            if isinstance(sub, (ast.IfExp, ast.If)) and names_in(sub.test) & tainted:
+                body = [sub.body] if isinstance(sub, ast.IfExp) else sub.body
+                for part in body:
+                    k = fused_kw(part)
+                    if k is not None and isinstance(k.value, ast.Constant) and k.value.value is True:
+                        return (f"`{', '.join(sorted(names_in(sub.test) & tainted))}` switches on `fused=True` "
+                                f"(line {k.value.lineno})")
+        return None
+
     def device_check(self, f: dict) -> bool:
-        """NPU004 (explicit): the 'cuda' literal a device test compares with -> 'npu' (device strings are 'npu' now)."""
+        """NPU004 (explicit): the 'cuda' literal a device test compares with -> 'npu' (device strings are 'npu' now),
+        unless the test switches on a fused (GPU-only) path: then the original stays, with the reason."""
         for node in self.at(f, ast.expr):
+            fused = self.feeds_fused(node)
+            if fused is not None:
+                self.leave(f, f"kept as 'cuda': renaming this device test would switch on a fused path on the NPU "
+                              f"({fused}); fused optimizers there are torch_npu's own (NPU710) and fused AdamW does "
+                              "not take a GradScaler's arguments, so the CUDA-only branch stays off")
+                return False
             lits = [n for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
                     and (n.value == "cuda" or n.value.startswith("cuda:")) and key_of(n) not in self.used]
             if len(lits) == 1:
@@ -587,7 +668,8 @@ def migrate_python(path: str, raw: bytes, findings: List[dict], opts: Options, *
 
     for f in sorted(findings, key=lambda f: (int(f.get("line") or 0), int(f.get("column") or 0), f.get("code") or "")):
         code, sev = f.get("code"), f.get("severity")
-        rename = code in RENAME_CODES or code == "NPU004"
+        env_new = env_rename(f)
+        rename = code in RENAME_CODES or code == "NPU004" or env_new is not None
         reason = scope_reason(f, opts, rename=rename and explicit)
         if code == "NPU002":   # .cuda(<int>) is written in both strategies; the rest only in explicit
             if reason is None:
@@ -616,15 +698,15 @@ def migrate_python(path: str, raw: bytes, findings: List[dict], opts: Options, *
             pf.device_string(f, "nccl", "hccl")
         elif code == "NPU106":
             pf.nccl_api(f)
-        elif code == "NPU007" and f.get("api") == "CUDA_VISIBLE_DEVICES":
-            pf.device_string(f, "CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES")
+        elif env_new is not None:   # CUDA_VISIBLE_DEVICES -> ASCEND_RT_VISIBLE_DEVICES, NCCL_* -> HCCL_*
+            pf.device_string(f, str(f.get("api")), env_new)
         elif code == "NPU403":
             pf.attention(f)
         elif code == "NPU402" and (f.get("api") or "").rsplit(".", 1)[-1] in APEX_FUSED:
             pf.apex_fused(f)
-        elif code == "NPU103":
-            pf.leave(f, "DataParallel is left as it is: it runs on one NPU; for several NPUs move to "
-                        "DistributedDataParallel with one process per NPU (torchrun)")
+        elif code == "NPU103":   # the report's words: not supported on Ascend NPUs, move to DDP
+            pf.leave(f, f"{first_sentence(f)} No one-to-one edit: move to DistributedDataParallel with one "
+                        "process per NPU (torchrun)")
         elif sev in ("blocker", "manual") or (explicit and sev == "auto"):
             pf.leave(f, _left_reason(f))
     for f in findings:
@@ -675,12 +757,26 @@ def _parses_current(text: str) -> Optional[str]:
     return None
 
 
+_SENTENCE = re.compile(r"^(.+?[.!?])(?:\s|$)", re.S)
+
+
+def first_sentence(f: dict) -> str:
+    """The first sentence of the finding's message: what the report says about the place, which migrate repeats
+    when it leaves the place (script and migrate tell one story)."""
+    msg = " ".join(str(f.get("message") or "").split())
+    m = _SENTENCE.match(msg)
+    return (m.group(1) if m else msg).strip()
+
+
 def _left_reason(f: dict) -> str:
     code = f.get("code") or ""
     if code.startswith("NPU5"):
-        return "custom CUDA code (kernel, extension or custom op): needs an NPU implementation, never rewritten"
-    if code in ("NPU401", "NPU402", "NPU404"):
-        return "a GPU-only library: no safe one-to-one rewrite of this use"
-    if code in ("NPU201", "NPU203", "NPU302"):
-        return "an API (or argument) that is not supported on NPU and has no one-to-one replacement"
-    return "no safe automatic edit for this finding"
+        why = "custom CUDA code (kernel, extension or custom op): needs an NPU implementation, never rewritten"
+    elif code in ("NPU401", "NPU402", "NPU404"):
+        why = "a GPU-only library: no safe one-to-one rewrite of this use"
+    elif code in ("NPU201", "NPU203", "NPU302"):
+        why = "an API (or argument) that is not supported on NPU and has no one-to-one replacement"
+    else:
+        why = "no safe automatic edit for this finding"
+    said = first_sentence(f)
+    return f"{said} ({why})" if said else why

@@ -11,8 +11,9 @@ from typing import Dict, List, Optional
 SEVERITY_ORDER = ("blocker", "manual", "auto", "advice", "info")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITY_ORDER)}
 
-#: Where the rule documentation lives (docs/rules.md in the repository). A published copy can be named with
-#: NPU_ANALYSE_DOCS_URL (the GitHub Action sets it to the action's own docs/rules.md).
+#: Where the rule documentation lives (docs/rules.md in the repository). Its public address is named with
+#: NPU_ANALYSE_DOCS_URL (the GitHub Action sets it to the action's own docs/rules.md); reports never link a file
+#: on the analysing machine (a virtualenv's copy means nothing to the reader of a SARIF upload).
 DOCS_ENV = "NPU_ANALYSE_DOCS_URL"
 DOCS_RELATIVE = "docs/rules.md"
 
@@ -23,15 +24,27 @@ class RenderOptions:
 
     rules: List[dict] = field(default_factory=list)
     fail_on: str = "never"
+    #: "counted": the gate sees the findings the verdict counts; "listed": every listed finding
+    fail_on_scope: str = "counted"
 
     @property
     def rules_by_code(self) -> Dict[str, dict]:
         return {str(r.get("code")): r for r in self.rules}
 
 
-def gated(finding: dict, fail_on: str) -> bool:
-    """True when *finding* is at or above the ``--fail-on`` severity."""
+def counted(finding: dict) -> bool:
+    """Whether the verdict counts *finding* (``counted``; a finding without the field, as in reports written
+    before it existed, counts)."""
+    return finding.get("counted", True) is not False
+
+
+def gated(finding: dict, fail_on: str, scope: str = "counted") -> bool:
+    """True when *finding* is at or above the ``--fail-on`` severity and, with *scope* ``counted`` (the
+    default: the gate and the verdict tell one story), the verdict counts it; *scope* ``listed`` gates on
+    every listed finding, off the path too."""
     if fail_on == "never":
+        return False
+    if scope != "listed" and not counted(finding):
         return False
     return SEVERITY_RANK.get(finding.get("severity"), 99) <= SEVERITY_RANK.get(fail_on, -1)
 
@@ -44,19 +57,18 @@ def rule_anchor(code: str, name: str = "") -> str:
 
 
 def docs_url() -> str:
-    """Absolute URI of the rule documentation: $NPU_ANALYSE_DOCS_URL, else the docs/rules.md shipped
-    with this installation (a file: URI), else the path inside the repository."""
+    """The public address of the rule documentation ($NPU_ANALYSE_DOCS_URL when it is an http(s) URL), else ""
+    (no link: the report carries the rule's help text itself)."""
     env = os.environ.get(DOCS_ENV, "").strip()
-    if env:
-        return env
-    from ..paths import rules_doc
-
-    path = rules_doc()
-    return path.as_uri() if path is not None else DOCS_RELATIVE
+    if env.lower().startswith(("https://", "http://")):
+        return env.split("#", 1)[0]
+    return ""
 
 
 def rule_help_uri(code: str, name: str = "") -> str:
-    return f"{docs_url()}#{rule_anchor(code, name)}"
+    """The rule's section of the public docs/rules.md, or "" when no public address is known."""
+    base = docs_url()
+    return f"{base}#{rule_anchor(code, name)}" if base else ""
 
 
 def source_path(report: dict, rel: str) -> str:
@@ -91,6 +103,21 @@ def source_path(report: dict, rel: str) -> str:
 def _clean(path: str) -> str:
     norm = posixpath.normpath(path)
     return norm[2:] if norm.startswith("./") else norm
+
+
+def cell_text(finding: dict) -> str:
+    """"cell 3, line 2" for a finding in a notebook (``cell``), else ""."""
+    c = finding.get("cell")
+    if isinstance(c, dict) and c.get("cell"):
+        return f"cell {c['cell']}, line {c.get('line', '?')}"
+    return ""
+
+
+def place_text(finding: dict, path: Optional[str] = None) -> str:
+    """"train.py:12", or for a notebook "scaling.ipynb, cell 3, line 2"."""
+    path = str(finding.get("path", "?")) if path is None else path
+    cell = cell_text(finding)
+    return f"{path}, {cell}" if cell else f"{path}:{finding.get('line', '?')}"
 
 
 def column1(finding: dict) -> int:

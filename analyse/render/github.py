@@ -11,7 +11,7 @@ so a hostile file name cannot inject another command.
 from __future__ import annotations
 
 from ..termsafe import safe
-from .common import RenderOptions, column1, finding_text, gated, sorted_findings, source_path
+from .common import RenderOptions, column1, counted, finding_text, gated, sorted_findings, source_path
 
 
 def _data(text: str) -> str:
@@ -22,9 +22,13 @@ def _prop(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def level(finding: dict, fail_on: str) -> str:
-    if gated(finding, fail_on):
+def level(finding: dict, fail_on: str, scope: str = "counted") -> str:
+    """error: what the gate fails on; notice: advice, info and findings off the path (the verdict does not count
+    them); warning: the other changes."""
+    if gated(finding, fail_on, scope):
         return "error"
+    if not counted(finding):
+        return "notice"
     return "warning" if finding.get("severity") in ("blocker", "manual", "auto") else "notice"
 
 
@@ -36,7 +40,7 @@ def render_github(report: dict, options: RenderOptions) -> str:
         if f.get("end_line"):
             props.append(f"endLine={int(f['end_line'])}")
         props.append(f"title={_prop('npu-analyse ' + str(f.get('code', '')) + ' (' + str(f.get('severity', '')) + ')')}")
-        lines.append(f"::{level(f, options.fail_on)} {','.join(props)}::{_data(f.get('code', '') + ' ' + finding_text(f))}")
+        lines.append(f"::{level(f, options.fail_on, options.fail_on_scope)} {','.join(props)}::{_data(f.get('code', '') + ' ' + finding_text(f))}")
     for e in report.get("errors") or []:
         props = [f"file={_prop(source_path(report, e.get('path', '')))}"]
         if e.get("line"):

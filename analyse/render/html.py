@@ -51,6 +51,7 @@ _KNOWN_SUMMARY_KEYS = {
     "files_analysed", "files_failed", "lines_analysed", "duration_s",
     "by_category", "by_severity", "verdict", "unknown_apis",
     "complete", "entry_points", "off_path", "incomplete_files", "min_severity", "baselined",
+    "from_cache", "analysis_s",
 }
 
 _LABELS = {
@@ -133,12 +134,22 @@ def _standing(findings: List[dict], summary: dict) -> Any:
     if not any("counted" in f for f in findings) and not summary.get("baselined"):
         return None
     rows = []
-    for sev in SEVERITY_ORDER:
-        these = [f for f in findings if f.get("severity") == sev]
-        if these:
-            n_in = sum(1 for f in these if f.get("counted", True))
-            rows.append({"key": sev, "label": SEVERITY_LABELS.get(sev, label(sev)), "counted": n_in,
-                         "off": len(these) - n_in})
+    by_sev = summary.get("by_severity") if isinstance(summary.get("by_severity"), dict) else None
+    off = summary.get("off_path") if isinstance(summary.get("off_path"), dict) else None
+    if by_sev is not None and off is not None and isinstance(off.get("by_severity"), dict):
+        # the summary's numbers: the same as the terminal's and the JSON's, whatever --min-severity lists
+        for sev in SEVERITY_ORDER:
+            n, n_off = int(by_sev.get(sev) or 0), int(off["by_severity"].get(sev) or 0)
+            if n:
+                rows.append({"key": sev, "label": SEVERITY_LABELS.get(sev, label(sev)), "counted": n - n_off,
+                             "off": n_off})
+    else:
+        for sev in SEVERITY_ORDER:
+            these = [f for f in findings if f.get("severity") == sev]
+            if these:
+                n_in = sum(1 for f in these if f.get("counted", True))
+                rows.append({"key": sev, "label": SEVERITY_LABELS.get(sev, label(sev)), "counted": n_in,
+                             "off": len(these) - n_in})
     why = Counter(str((f.get("off_path") or {}).get("why") or "not counted") for f in findings
                   if f.get("counted") is False)
     ms = summary.get("min_severity")
@@ -152,6 +163,57 @@ def _standing(findings: List[dict], summary: dict) -> Any:
     }
 
 
+#: How many files the "findings by file" picture shows.
+TOP_FILES = 15
+#: How many entry points the "effort per entry point" picture shows.
+TOP_ENTRY_POINTS = 15
+
+
+def _charts(report: dict, findings: List[dict], entry_points: List[dict], by_category: Dict[str, int],
+            story: Dict[str, Any], functions: List[dict]) -> Dict[str, Any]:
+    """The pictures (inline SVG, :mod:`analyse.render.svg`), each from the numbers the page's tables show."""
+    from .svg import hbars, share_bar
+
+    charts: Dict[str, Any] = {}
+    eps = sorted(entry_points, key=lambda e: (-e["effort_rank"] if e["effort_rank"] < 9 else 0,
+                                              -(e["blockers"] + e["manual"] + e["auto"]), e["name"]))
+    rows = [(f"{e['name']} ({e['effort']})", [(int(e["blockers"] or 0), "sev-blocker", "blockers counted"),
+                                              (int(e["manual"] or 0), "sev-manual", "manual changes counted"),
+                                              (int(e["auto"] or 0), "sev-auto", "automatic changes counted")])
+            for e in eps[:TOP_ENTRY_POINTS]]
+    if any(sum(p[0] for p in parts) for _n, parts in rows):
+        more = len(eps) - TOP_ENTRY_POINTS
+        charts["entry_points"] = hbars(rows, "Effort per entry point: counted blockers, manual and automatic "
+                                       "changes", "chart-entry-points",
+                                       f"and {more:,} more entry points in the table" if more > 0 else None)
+    cats = sorted(((k, int(v or 0)) for k, v in by_category.items() if v), key=lambda kv: (-kv[1], kv[0]))
+    if cats:
+        charts["categories"] = hbars([(k, [(v, "cat-bar", "findings")]) for k, v in cats],
+                                     "Findings by category", "chart-categories")
+    per_file: Dict[str, List[int]] = {}
+    for f in findings:
+        for p in finding_paths(f):
+            slot = per_file.setdefault(p, [0, 0])
+            slot[0 if f.get("counted", True) is not False else 1] += 1
+    files = sorted(per_file.items(), key=lambda kv: (-(kv[1][0] + kv[1][1]), kv[0]))
+    if files:
+        more = len(files) - TOP_FILES
+        charts["files"] = hbars([(p, [(c, "counted-bar", "counted"), (o, "offpath-bar", "off the path")])
+                                 for p, (c, o) in files[:TOP_FILES]],
+                                f"Findings by file (top {TOP_FILES}): counted and off the path", "chart-files",
+                                f"and {more:,} more files" if more > 0 else None)
+    if story["listed"]:
+        charts["share"] = share_bar([(story["counted"], "counted-bar", "counted"),
+                                     (story["not_counted"], "offpath-bar", "off the path, not counted")],
+                                    "Counted against off the path", "chart-share")
+    if functions:
+        st = Counter(str(fn.get("status", "unknown")) for fn in functions)
+        charts["functions"] = hbars([(k, [(n, f"st-bar st-{k}", "functions")])
+                                     for k, n in _ordered_counts(st, STATUS_ORDER) if n],
+                                    "Library functions by status", "chart-functions")
+    return charts
+
+
 def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
     findings = list(report.get("findings") or [])
     errors = list(report.get("errors") or [])
@@ -162,7 +224,9 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
     by_severity = summary.get("by_severity") or Counter(f.get("severity", "info") for f in findings)
     by_category = summary.get("by_category") or Counter(f.get("category", "") for f in findings)
     has_counted = any("counted" in f for f in findings)
-    off_by_sev = Counter(f.get("severity") for f in findings if f.get("counted") is False)
+    off_sum = (summary.get("off_path") or {}).get("by_severity") if isinstance(summary.get("off_path"), dict) else None
+    off_by_sev = Counter(off_sum) if isinstance(off_sum, dict) else \
+        Counter(f.get("severity") for f in findings if f.get("counted") is False)
     severity_cards = [
         {"key": k, "count": n, "label": SEVERITY_LABELS.get(k, label(k)), "help": SEVERITY_HELP.get(k, ""),
          "off": off_by_sev.get(k, 0) if has_counted else None}
@@ -248,6 +312,12 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
 
     aliases = thirdparty.get("aliases") if isinstance(thirdparty, dict) else None
     standing = _standing(findings, summary)
+    from .story import counts, first_driver, library_headline, support_words, timing, timing_text
+
+    story = counts(report)
+    charts = _charts(report, findings, entry_points, dict(by_category), story, functions)
+    library_head = library_headline(report) if isinstance(thirdparty, dict) and \
+        isinstance(thirdparty.get("library"), dict) else None
     data = {
         "findings": findings,
         "functions": functions,
@@ -287,6 +357,13 @@ def build_context(report: dict, rules: List[dict]) -> Dict[str, Any]:
         "severity_labels": SEVERITY_LABELS,
         "migration": report.get("migration") if isinstance(report.get("migration"), dict) else None,  # script --with-migration
         "standing": standing,
+        "story": story,
+        "charts": charts,
+        "timing": timing(summary),
+        "timing_text": timing_text(summary),
+        "first_driver": first_driver(report),
+        "library_head": library_head,
+        "support_words": support_words(str(library_head["support"])) if library_head else "",
     }
 
 

@@ -45,7 +45,7 @@ def render_junit(report: dict, options: RenderOptions) -> str:
         data = files[rel]
         path = source_path(report, rel)
         case = ET.SubElement(suite, "testcase", classname=_x(path), name=_x(path), file=_x(path))
-        gate = [f for f in data["findings"] if gated(f, options.fail_on)]
+        gate = [f for f in data["findings"] if gated(f, options.fail_on, options.fail_on_scope)]
         if gate:
             failures += 1
             fail = ET.SubElement(case, "failure", type="npu-analyse",
@@ -56,7 +56,7 @@ def render_junit(report: dict, options: RenderOptions) -> str:
             err = ET.SubElement(case, "error", type=_x(data["errors"][0].get("kind", "error")),
                                 message=_x(data["errors"][0].get("message", "")))
             err.text = _x("\n".join(f"{e.get('kind')}: {e.get('message')}" for e in data["errors"]))
-        rest = [f for f in data["findings"] if not gated(f, options.fail_on)]
+        rest = [f for f in data["findings"] if not gated(f, options.fail_on, options.fail_on_scope)]
         if rest:
             ET.SubElement(case, "system-out").text = _x("\n".join(_line(report, f) for f in rest))
     if not files:

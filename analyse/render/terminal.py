@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from ..termsafe import safe
-from .common import finding_paths, other_places
+from .common import finding_paths, other_places, place_text
 
 SEVERITY_ORDER = ("blocker", "manual", "auto", "advice", "info")
 _SEV_RANK = {s: i for i, s in enumerate(SEVERITY_ORDER)}
@@ -43,27 +43,37 @@ PROSE_WIDTH = 120
 OFF_PATH_SHOWN = 5
 
 
+#: The width used when the terminal's own is 0 (a 0x0 pseudo-terminal: ``docker run -t``, ``script``) or unknown
+#: (not a terminal).
+DEFAULT_WIDTH = 80
+
+
 def terminal_width(stream=None) -> int:
-    """The width of the terminal *stream* writes to: ``COLUMNS`` when set, else the terminal's own width, else 100
-    (not a terminal). :func:`shutil.get_terminal_size` reads stdout only; the summary goes to stderr with ``-o -``."""
+    """The width of the terminal *stream* writes to: ``COLUMNS`` when set, else the terminal's own width, else
+    :data:`DEFAULT_WIDTH` (not a terminal, or a terminal that reports 0 columns).
+    :func:`shutil.get_terminal_size` reads stdout only; the summary goes to stderr with ``-o -``."""
     import os
 
     env = os.environ.get("COLUMNS", "")
     if env.isdigit() and int(env) > 0:
         return int(env)
     try:
-        return os.get_terminal_size(stream.fileno()).columns if stream is not None else \
-            shutil.get_terminal_size((100, 24)).columns
+        cols = os.get_terminal_size(stream.fileno()).columns if stream is not None else \
+            shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
     except (AttributeError, ValueError, OSError):
-        return 100
+        return DEFAULT_WIDTH
+    return cols if cols > 0 else DEFAULT_WIDTH
 
 
 def _width(width: Optional[int]) -> int:
-    """The terminal's width (``COLUMNS`` wins, as :func:`shutil.get_terminal_size` reads it; 100 when the output
-    is not a terminal)."""
+    """The width to render at: *width*, else the terminal's (``COLUMNS`` wins); 0 or unknown is
+    :data:`DEFAULT_WIDTH`, and never narrower than 40."""
     if width is None:
-        width = shutil.get_terminal_size((100, 24)).columns
-    return max(40, int(width))
+        width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    width = int(width or 0)
+    if width <= 0:
+        width = DEFAULT_WIDTH
+    return max(40, width)
 
 
 def _truncate(text: str, room: int) -> str:
@@ -106,22 +116,123 @@ def _entry_point_lines(summary: dict, width: int, c) -> List[str]:
     return out
 
 
-def _counted_line(findings: List[dict], summary: dict) -> str:
-    """"Counted: 12 · listed, off the path: 5 (unreached 3, guarded 2)": the two sides of the verdict."""
-    if not findings or not any("counted" in f for f in findings):
-        return ""
-    n_in = sum(1 for f in findings if f.get("counted"))
-    off = Counter(str((f.get("off_path") or {}).get("reason", "other")) for f in findings if not f.get("counted"))
-    text = f"Counted: {n_in:,} finding(s) · listed, off the path (not counted): {sum(off.values()):,}"
-    if off:
-        text += " (" + ", ".join(f"{k} {v}" for k, v in off.most_common()) + ")"
-    return text
+def _why_table(n: dict, width: int) -> List[str]:
+    """"Why not counted" as a table by reason (:func:`analyse.render.story.counts`): its rows add up to the
+    number not counted, the same numbers as the JSON's summary.off_path and the HTML's table."""
+    if not n["not_counted"]:
+        return []
+    out = [f"Why not counted: {n['not_counted']:,} of {n['listed']:,} listed finding(s)"]
+    num_w = max(len("findings"), len(f"{n['not_counted']:,}"))
+    label_w = max(10, min(width - num_w - 5, max(len(r["label"]) for r in n["reasons"])))
+    out.append(f"  {'reason':<{label_w}} {'findings':>{num_w}}")
+    for r in n["reasons"]:
+        out.append(f"  {_truncate(r['label'], label_w):<{label_w}} {r['count']:>{num_w},}")
+    out.append(f"  {'total':<{label_w}} {n['not_counted']:>{num_w},}")
+    return out
+
+
+def _blockers(verdict: dict) -> str:
+    n = int(verdict.get("blockers", 0) or 0)
+    return f"{n} blocker" + ("" if n == 1 else "s")
+
+
+def _verdict_lines(report: dict, n: dict, width: int, c, verbose: bool) -> List[str]:
+    """script mode: one headline, then what drives the grade, where, and what to do first."""
+    from .story import first_driver
+
+    summary = report.get("summary") or {}
+    verdict = summary.get("verdict") or {}
+    findings = report.get("findings") or []
+    effort = str(verdict.get("effort") or ("none" if not findings else "unknown"))
+    label = f"Verdict: {effort.upper()} effort" if effort not in ("none", "blocked") else (
+        "Verdict: NO migration effort" if effort == "none" else "Verdict: BLOCKED")
+    counts = f" — {_blockers(verdict)}, {verdict.get('manual_changes', 0)} manual, " \
+             f"{verdict.get('auto_migratable', 0)} automatic counted"
+    out = [c(_EFFORT_COLOR.get(effort, _BOLD), label) + counts]
+    pad = "  "
+    drivers = [d for d in verdict.get("drivers") or [] if isinstance(d, dict)]
+    if drivers and effort not in ("none", "unknown"):
+        d = drivers[0]
+        also = [str(x.get("api")) for x in drivers[1:3]]
+        more = len(drivers) - 1 - len(also)
+        text = f"{d.get('api')} ({d.get('severity')}, {d.get('count')} place(s))"
+        if also:
+            text += "; also " + ", ".join(also) + (f" and {more} more" if more > 0 else "")
+        out.append(_truncate_line(pad + "What drives it: " + safe(text), width))
+        f = first_driver(report)
+        if f is not None:
+            where = f"{f.get('path')}:{f.get('line')}"
+            eps = list((f.get("reach") or {}).get("entry_points") or ())
+            if eps and str(eps[0]).split(":")[0] != str(f.get("path")):
+                where += f" (run by {eps[0]})"
+            out.append(_truncate_line(pad + "Where: " + safe(where), width))
+            fix = "; ".join(x.strip() for x in str(f.get("replacement") or "").splitlines() if x.strip())
+            if fix:
+                out.append(_truncate_line(pad + "Do first: " + safe(fix), width))
+    eps = [e for e in summary.get("entry_points") or [] if isinstance(e, dict)]
+    if eps:
+        product = sum(1 for e in eps if e.get("role") == "product")
+        scope = f"{product:,} product entry point(s)" if product else f"{len(eps):,} entry point(s), none product code"
+    elif effort != "unknown":
+        scope = "the whole tree (no entry point found or given: --entry FILE[:FUNCTION])"
+    else:
+        scope = ""
+    if scope:
+        out.append(_truncate_line(pad + f"Counted: {n['counted']:,} of {n['listed']:,} listed finding(s), over "
+                                  + scope, width))
+    if effort == "unknown" or verbose or not drivers:   # no drivers (nothing counted, an older report): the prose
+        explanation = safe(str(verdict.get("explanation") or "").strip())
+        if explanation:
+            out.extend(textwrap.wrap(explanation, width=min(width, PROSE_WIDTH), initial_indent=pad,
+                                     subsequent_indent=pad))
+    elif summary.get("baselined"):
+        out.append(_truncate_line(pad + f"{summary['baselined']:,} finding(s) accepted by the baseline: not listed, "
+                                  "never gate, still counted", width))
+    return out
+
+
+def _library_lines(report: dict, n: dict, width: int, c, verbose: bool) -> List[str]:
+    """thirdparty mode: one headline, the library verdict (its own NPU support, the share of functions
+    affected, what blocks and where); the findings in its code come after, without a grade of their own."""
+    from .story import library_headline, rows_of_status, support_words
+
+    h = library_headline(report)
+    summary = report.get("summary") or {}
+    verdict = summary.get("verdict") or {}
+    name = safe(str(h["name"] or "the library"))
+    color = {"native": "\033[1;32m", "partial": "\033[1;33m"}.get(str(h["support"]), _BOLD)
+    out = [c(color, f"Library: {name} has {support_words(str(h['support']))}")]
+    sentence = safe(str(h["verdict"]))
+    if sentence:
+        out.extend(textwrap.wrap(sentence, width=min(width, PROSE_WIDTH), initial_indent="  ", subsequent_indent="  "))
+    pad = "  "
+    if h["evidence"]:
+        out.append(_truncate_line(pad + "NPU support evidence: " + safe(str(h["evidence"][0]))
+                                  + (f" (+{len(h['evidence']) - 1} more)" if len(h["evidence"]) > 1 else ""), width))
+    if h["functions_total"]:
+        st = ", ".join(f"{k} {v:,}" for k, v in rows_of_status(h["by_status"]))
+        out.append(_truncate_line(pad + f"Functions affected: {h['affected']:,} of {h['functions_total']:,} "
+                                  f"({h['share']:.0f}%)" + (f"; by status: {st}" if st else ""), width))
+    if h["blocking"]:
+        out.append(pad + f"What blocks ({h['blocking_total']:,} function(s) reach CUDA-only code):")
+        for b in h["blocking"]:
+            out.append(_truncate_line(pad + "  " + safe(f"{b['qualname']} ({b['where']})"
+                                                       + (f" — {b['why']}" if b["why"] else "")), width))
+    out.append(_truncate_line(pad + f"Findings in its code: {_blockers(verdict)}, "
+                              f"{verdict.get('manual_changes', 0)} manual, {verdict.get('auto_migratable', 0)} "
+                              f"automatic counted ({n['counted']:,} of {n['listed']:,} listed)", width))
+    if verbose:
+        explanation = safe(str(verdict.get("explanation") or "").strip())
+        if explanation:
+            out.extend(textwrap.wrap(explanation, width=min(width, PROSE_WIDTH), initial_indent=pad,
+                                     subsequent_indent=pad))
+    return out
 
 
 def _finding_line(f: dict, width: int, c, sev, badge: str = "") -> List[str]:
     """One finding: severity, place, code, API and message on one line (cut to *width*); under it the
     replacement and, for a finding off the path, why it does not count."""
-    loc = safe(f"{f.get('path', '?')}:{f.get('line', '?')}")
+    loc = safe(place_text(f))
     more = len(other_places(f))
     files = len(finding_paths(f))
     if more and files > 1:
@@ -188,8 +299,12 @@ def _top_lines(findings: List[dict], top: int, width: int, c, sev) -> List[str]:
 
 
 def render_terminal(report: dict, written: Dict[str, Path], color: bool = False, top: int = 10,
-                    width: Optional[int] = None) -> str:
-    """A few lines for the terminal: verdict, counts, top findings, errors, report paths."""
+                    width: Optional[int] = None, verbose: bool = False) -> str:
+    """A few lines for the terminal: one headline (the verdict; in thirdparty mode the library verdict) with a
+    short list under it, why findings are not counted (a table), counts, top findings, errors, report paths.
+    *verbose* (``-v``) adds the verdict's full explanation and thirdparty's own statistics."""
+    from .story import counts, timing_text
+
     width = _width(width)
 
     def c(code: str, text: str) -> str:
@@ -201,49 +316,49 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
     findings: List[dict] = list(report.get("findings") or [])
     errors = list(report.get("errors") or [])
     summary = report.get("summary") or {}
-    verdict = summary.get("verdict") or {}
-    effort = str(verdict.get("effort") or ("none" if not findings else "unknown"))
     by_sev = dict(summary.get("by_severity") or Counter(f.get("severity", "info") for f in findings))
     by_cat = dict(summary.get("by_category") or Counter(f.get("category", "") for f in findings))
+    n = counts(report)
 
     out: List[str] = []
     mode = report.get("mode", "script")
     tool = report.get("tool") or {}
     head = f"{tool.get('name', 'npu-analyse')} {tool.get('version', '')}".strip()
     stats = (f"{mode} mode · {summary.get('files_analysed', 0):,} files, {summary.get('lines_analysed', 0):,} lines"
-             f" in {float(summary.get('duration_s', 0) or 0):.1f}s")
+             f" · {timing_text(summary)}")
     target = report.get("target") or {}
     if target.get("torch_version"):
         stats += f" · torch {target['torch_version']}"
-    out.append(c(_BOLD, head) + c(_DIM, " — " + stats))
+    out.extend(textwrap.wrap(c(_BOLD, head) + c(_DIM, " — " + stats), width=width + (12 if color else 0),
+                             subsequent_indent="  "))
 
+    if isinstance(report.get("thirdparty"), dict) and isinstance(report["thirdparty"].get("library"), dict):
+        out.extend(_library_lines(report, n, width, c, verbose))
+    else:
+        out.extend(_verdict_lines(report, n, width, c, verbose))
     out.extend(_entry_point_lines(summary, width, c))
-    label = f"Verdict: {effort.upper()} effort" if effort not in ("none", "blocked") else (
-        "Verdict: NO migration effort" if effort == "none" else "Verdict: BLOCKED")
-    counts = (f" ({verdict.get('blockers', 0)} blockers, {verdict.get('manual_changes', 0)} manual,"
-              f" {verdict.get('auto_migratable', 0)} automatic)")
-    out.append(c(_EFFORT_COLOR.get(effort, _BOLD), label) + counts)
-    prose = min(width, PROSE_WIDTH)
-    counted_line = _counted_line(findings, summary)
-    if counted_line:
-        out.append("  " + counted_line)
-    explanation = safe(str(verdict.get("explanation") or "").strip())
-    if explanation:
-        out.extend(textwrap.wrap(explanation, width=prose, initial_indent="  ", subsequent_indent="  "))
     if summary.get("complete") is False:
         bad = list(summary.get("incomplete_files") or sorted({str(e.get("path", "?")) for e in errors}))
         shown = ", ".join(bad[:8]) + (f" ... and {len(bad) - 8} more" if len(bad) > 8 else "")
         out.extend(textwrap.wrap(c("\033[1;31m", "Analysis incomplete:") + f" {len(bad)} file(s) could not be analysed"
                                  f" ({shown}); the verdict may miss problems there.", width=width + (11 if color else 0),
                                  subsequent_indent="  "))
+    out.extend(_why_table(n, width))
 
-    ms = summary.get("min_severity") if isinstance(summary.get("min_severity"), dict) else {}
-    below = f" (listed at or above {ms.get('level')}; {int(ms.get('hidden') or 0):,} below it not listed)" \
-        if ms.get("hidden") else ""
-    out.append(f"Findings: {len(findings):,}" + (" — nothing to migrate" if not findings and not below else "") + below)
+    line = f"Findings: {n['listed']:,} listed"
+    if any("counted" in f for f in findings) or n["not_counted"]:
+        line += f" ({n['counted']:,} counted, {n['not_counted']:,} not counted)"
+    if not n["listed"]:
+        line += " — nothing to migrate"
+    out.append(_truncate_line(line, width))
+    if n["hidden"]:
+        out.append(_truncate_line(f"  shown below: {len(findings):,} at or above {n['hidden_level']}; "
+                                  f"{n['hidden']:,} below it not shown (--min-severity)", width))
     if findings or by_sev:
-        out.append("  by severity: " + _counts_line(by_sev, SEVERITY_ORDER, sev))
-        out.append("  by category: " + _counts_line(by_cat, (), lambda k, t: t))
+        out.append(_truncate_line("  by severity: " + _counts_line(by_sev, SEVERITY_ORDER, lambda k, t: t), width)
+                   if not color else "  by severity: " + _counts_line(by_sev, SEVERITY_ORDER, sev))
+        out.extend(textwrap.wrap("by category: " + _counts_line(by_cat, (), lambda k, t: t), width=width,
+                                 initial_indent="  ", subsequent_indent="    "))
     hidden = [f"{summary[k]:,} {k}" for k in ("suppressed", "baselined") if summary.get(k)]
     if hidden:
         out.append("  not shown: " + ", ".join(hidden) + (" (--show-suppressed lists them)"
@@ -258,7 +373,7 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
                                  width=width, subsequent_indent="  "))
 
     tp = report.get("thirdparty")
-    if isinstance(tp, dict):
+    if isinstance(tp, dict) and not isinstance(tp.get("library"), dict):   # a report without the library verdict
         fns = tp.get("functions") or []
         st = Counter(fn.get("status", "unknown") for fn in fns)
         line = f"Library functions not plainly supported: {len(fns):,}"
@@ -266,6 +381,7 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
             line += " (" + _counts_line(st, ("unsupported", "needs-migration", "unknown"),
                                         lambda k, t: c(_STATUS_COLOR.get(k, ""), t)) + ")"
         out.append(line)
+    if isinstance(tp, dict) and verbose:   # the analysis's own statistics (call graph, timings): -v only
         extra = tp.get("summary")
         if isinstance(extra, dict) and extra:
             parts = []
@@ -275,7 +391,7 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
                 elif isinstance(v, (list, tuple)):
                     v = len(v)
                 parts.append(f"{str(k).replace('_', ' ')} {v}")
-            out.extend(textwrap.wrap("; ".join(parts), width=width, initial_indent="  ", subsequent_indent="  "))
+            out.extend(textwrap.wrap("Statistics: " + "; ".join(parts), width=width, subsequent_indent="  "))
 
     unknown = summary.get("unknown_apis")
     if isinstance(unknown, list) and unknown:

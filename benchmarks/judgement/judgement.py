@@ -341,7 +341,8 @@ def _pct(m: int, n: int) -> str:
 
 
 def score(targets: List[Dict[str, Any]], dest: pathlib.Path, tool: str, reports: Optional[pathlib.Path],
-          workers: int, timeout: int, extra: List[str]) -> List[Dict[str, Any]]:
+          workers: int, timeout: int, extra: List[str],
+          from_reports: Optional[pathlib.Path] = None) -> List[Dict[str, Any]]:
     def one(t: Dict[str, Any]) -> Dict[str, Any]:
         if t["kind"] == "project":
             path = dest / t["folder"] / t.get("root", "")
@@ -349,7 +350,13 @@ def score(targets: List[Dict[str, Any]], dest: pathlib.Path, tool: str, reports:
         else:
             path = dest / t["folder"] / t["package"]
             mode = "thirdparty"
-        if not path.is_dir():
+        saved = from_reports / f"{t['kind']}-{t['folder']}.json" if from_reports else None
+        if saved is not None:
+            try:
+                rep, err, dt = json.loads(saved.read_text(encoding="utf-8")), "", 0.0
+            except (OSError, ValueError) as e:
+                rep, err, dt = None, f"no saved report {saved.name} ({type(e).__name__})", 0.0
+        elif not path.is_dir():
             rep, err, dt = None, f"missing {path}: run materialize", 0.0
         else:
             keep = reports / f"{t['kind']}-{t['folder']}.json" if reports else None
@@ -404,6 +411,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     s.add_argument("--kind", choices=("project", "library", "all"), default="all")
     s.add_argument("--json", type=pathlib.Path, help="also write the results as JSON")
     s.add_argument("--reports", type=pathlib.Path, help="keep each report.json in this folder")
+    s.add_argument("--from-reports", type=pathlib.Path,
+                   help="score the reports a --reports run kept instead of running the tool (after a correction)")
     s.add_argument("--workers", type=int, default=1, help="analyses at once (default 1)")
     s.add_argument("--timeout", type=int, default=1800)
     s.add_argument("extra", nargs="*", help="after --: more npu-analyse options (e.g. -- --no-cache -j 1)")
@@ -437,7 +446,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not sel:
         print("nothing selected", file=sys.stderr)
         return 2
-    results = score(sel, a.dir, a.tool, a.reports, a.workers, a.timeout, a.extra)
+    results = score(sel, a.dir, a.tool, a.reports, a.workers, a.timeout, a.extra, a.from_reports)
     print_results(results)
     if a.json:
         a.json.write_text(json.dumps({"results": results}, indent=1) + "\n", encoding="utf-8")

@@ -568,31 +568,37 @@ def _try_guard(trynode, in_orelse: bool, imports: bool) -> Optional[Guard]:
 
 
 def _rebinds_predefined(trynode) -> bool:
-    """The try only swaps in the optional library for names the scope already defined before it
-    (``class RMSNorm(nn.Module): ...`` then ``try: from apex.normalization import FusedRMSNorm; RMSNorm =
-    FusedRMSNorm / except ImportError: pass``): when the import fails, the earlier definitions stay -- the fallback.
-    Every name the try body assigns (besides what it imports) must have a definition before the try."""
+    """The try only swaps the optional library in for what already exists (``class RMSNorm(nn.Module): ...`` then
+    ``try: from apex.normalization import FusedRMSNorm; RMSNorm = FusedRMSNorm / except ImportError: pass``; a
+    monkey patch ``transformers.models.llama.modeling_llama.LlamaRMSNorm = partial(FusedRMSNorm, ...)``): when the
+    import fails, the earlier definitions and the patched library's own attributes stay -- the fallback.
+    Each name the try body assigns (besides what it imports) must have a definition before the try, or be a
+    temporary that nothing after the try reads; each attribute it assigns is a patch of something that exists."""
     scope = trynode.scope()
     start = trynode.lineno or 0
-    assigned = []
+    end = trynode.end_lineno or start
+    names = []
+    patches = 0
     for st in trynode.body:
-        if isinstance(st, (nodes.Import, nodes.ImportFrom)):
-            continue
-        if isinstance(st, nodes.Assign):
-            for t in st.targets:
-                if not isinstance(t, nodes.AssignName):
-                    return False
-                assigned.append(t.name)
-        elif isinstance(st, nodes.Expr):
-            continue   # a log line
-        else:
+        if isinstance(st, (nodes.Import, nodes.ImportFrom, nodes.Expr)):
+            continue   # the import, a log line
+        if not isinstance(st, nodes.Assign):
             return False
-    if not assigned:
+        for t in st.targets:
+            if isinstance(t, nodes.AssignName):
+                names.append(t.name)
+            elif isinstance(t, nodes.AssignAttr):
+                patches += 1
+            else:
+                return False
+    if not names and not patches:
         return False
-    for name in assigned:
+    for name in names:
         defs = scope.locals.get(name, ())
-        if not any((d.lineno or start) < start and not _inside(d, trynode) for d in defs):
-            return False
+        if any((d.lineno or start) < start and not _inside(d, trynode) for d in defs):
+            continue
+        if any(n.name == name and (n.lineno or 0) > end for n in scope.nodes_of_class(nodes.Name)):
+            return False   # read after the try, and nothing defined it before: undefined when the import fails
     return True
 
 

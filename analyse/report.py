@@ -46,7 +46,7 @@ LIB_HIGH_PLACES = 20
 # the findings that are uses of a GPU-only library with a documented replacement: a call of the library (NPU402), a
 # GPU attention kernel (NPU403), a library switched on through another's arguments (NPU46x) -- not its bare import,
 # nor a call into a function another library's report marks (NPU45x: that report carries its own grade)
-LIB_USE_CODES = ("NPU402", "NPU403", "NPU46")
+LIB_USE_CODES = ("NPU401", "NPU402", "NPU403", "NPU46")
 
 
 def _lib_uses(sub) -> List:

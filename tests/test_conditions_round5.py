@@ -133,3 +133,55 @@ def test_the_same_swap_with_no_definition_before_it_has_no_fallback(tmp_path, kb
     use = min((f for f in rep["findings"] if f["api"].startswith("apex") and f["code"] == "NPU402"),
               key=lambda f: f["line"])
     assert use["guard"]["fallback"] is False and use["counted"] is True
+
+
+MONKEY = """
+    import transformers
+
+
+    def replace_rmsnorm_with_fused_rmsnorm():
+        try:
+            from functools import partial
+
+            from apex.normalization import FusedRMSNorm
+            RMSNorm = partial(FusedRMSNorm, eps=1e-6)
+            transformers.models.llama.modeling_llama.LlamaRMSNorm = RMSNorm
+            print("using apex")
+        except ImportError:
+            pass
+
+
+    if __name__ == "__main__":
+        replace_rmsnorm_with_fused_rmsnorm()
+"""
+
+
+def test_a_monkey_patch_under_a_try_import_keeps_the_library_attribute_as_fallback(tmp_path, kb):
+    _write(tmp_path, {"patch.py": MONKEY})
+    rep = run_script([tmp_path], kb)
+    fs = [f for f in rep["findings"] if f["api"].startswith("apex")]
+    assert fs and all(f["counted"] is False for f in fs)
+    assert all((f.get("guard") or {}).get("fallback") is True for f in fs)
+
+
+FLAG = """
+    def pick():
+        try:
+            from apex.normalization import FusedRMSNorm
+            HAS_APEX = True
+        except ImportError:
+            pass
+        return HAS_APEX
+
+
+    if __name__ == "__main__":
+        print(pick())
+"""
+
+
+def test_a_flag_set_only_under_the_try_import_is_no_fallback(tmp_path, kb):
+    # INVALID for the rule: HAS_APEX is read after the try and nothing defined it before: undefined on an NPU host
+    _write(tmp_path, {"flag.py": FLAG})
+    rep = run_script([tmp_path], kb)
+    fs = [f for f in rep["findings"] if f["api"].startswith("apex")]
+    assert fs and all((f.get("guard") or {}).get("fallback") is False for f in fs)

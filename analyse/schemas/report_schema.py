@@ -160,7 +160,41 @@ SCHEMA = {'$schema': 'https://json-schema.org/draft/2020-12/schema',
                                                                                                                 'manual_changes': {'type': 'integer',
                                                                                                                                    'minimum': 0},
                                                                                                                 'auto_migratable': {'type': 'integer',
-                                                                                                                                    'minimum': 0}}}}}},
+                                                                                                                                    'minimum': 0}}},
+                                                                                     'library': {'type': 'boolean',
+                                                                                                 'description': 'True '
+                                                                                                                'when '
+                                                                                                                'the '
+                                                                                                                'file '
+                                                                                                                'is '
+                                                                                                                'also '
+                                                                                                                'a '
+                                                                                                                'library '
+                                                                                                                'module '
+                                                                                                                '(a '
+                                                                                                                'module '
+                                                                                                                'of '
+                                                                                                                'an '
+                                                                                                                'analysed '
+                                                                                                                'package, '
+                                                                                                                'one '
+                                                                                                                'the '
+                                                                                                                'project '
+                                                                                                                'imports, '
+                                                                                                                'or '
+                                                                                                                'a '
+                                                                                                                'torch.hub '
+                                                                                                                'hubconf.py): '
+                                                                                                                'migrate '
+                                                                                                                'adds '
+                                                                                                                'the '
+                                                                                                                'transfer_to_npu '
+                                                                                                                'shim '
+                                                                                                                'only '
+                                                                                                                'to '
+                                                                                                                'programs, '
+                                                                                                                'never '
+                                                                                                                'here.'}}}},
                                            'off_path': {'type': 'object',
                                                         'description': 'Findings in code that no entry point '
                                                                        'reaches, or in tests, docs, examples and '
@@ -169,7 +203,34 @@ SCHEMA = {'$schema': 'https://json-schema.org/draft/2020-12/schema',
                                                         'properties': {'by_severity': {'type': 'object',
                                                                                        'additionalProperties': {'type': 'integer'}},
                                                                        'by_role': {'type': 'object',
-                                                                                   'additionalProperties': {'type': 'integer'}}}}}},
+                                                                                   'additionalProperties': {'type': 'integer'}},
+                                                                       'count': {'type': 'integer',
+                                                                                 'minimum': 0,
+                                                                                 'description': 'Listed findings the '
+                                                                                                'verdict does not '
+                                                                                                'count (baselined '
+                                                                                                'findings are not '
+                                                                                                'listed and not in '
+                                                                                                'it).'},
+                                                                       'by_reason': {'type': 'object',
+                                                                                     'description': 'The same '
+                                                                                                    'findings by the '
+                                                                                                    'reason they are '
+                                                                                                    'not counted '
+                                                                                                    '(findings[].off_path.reason); '
+                                                                                                    'the values add '
+                                                                                                    'up to count.',
+                                                                                     'additionalProperties': {'type': 'integer'}}}},
+                                           'analysis_s': {'type': 'number',
+                                                          'minimum': 0,
+                                                          'description': 'How long the analysis took, in seconds; '
+                                                                         'with from_cache the time of the run that '
+                                                                         'made the cached report (duration_s is then '
+                                                                         "this run's time)."},
+                                           'from_cache': {'type': 'boolean',
+                                                          'description': 'True when the whole report was reused from '
+                                                                         'the results cache (absent when '
+                                                                         'analysed).'}}},
                 'findings': {'type': 'array', 'items': {'$ref': '#/$defs/finding'}},
                 'errors': {'type': 'array',
                            'description': 'Inputs that could not be analysed (fully or partly). A bad input is '
@@ -445,7 +506,20 @@ SCHEMA = {'$schema': 'https://json-schema.org/draft/2020-12/schema',
                                                                                            'path that runs on an NPU '
                                                                                            '(an else branch, an '
                                                                                            'except body, a '
-                                                                                           'default)'}}}}},
+                                                                                           'default)'}}},
+                                      'context': {'type': 'object',
+                                                  'description': 'The source about the finding: up to three lines '
+                                                                 'before and after its own lines, from line start.',
+                                                  'properties': {'start': {'type': 'integer', 'minimum': 1},
+                                                                 'lines': {'type': 'array',
+                                                                           'items': {'type': 'string'}}}},
+                                      'cell': {'type': 'object',
+                                               'description': 'A finding in a Jupyter notebook (.ipynb): its code '
+                                                              'cell and the line in that cell (both 1-based); line '
+                                                              "is the line of the notebook's code cells taken "
+                                                              'together.',
+                                               'properties': {'cell': {'type': 'integer', 'minimum': 1},
+                                                              'line': {'type': 'integer', 'minimum': 1}}}}},
            'role': {'enum': ['product', 'test', 'example', 'tool', 'build', 'docs'],
                     'description': 'What the file is in its project: product (the code users run or import), test, '
                                    'example, tool (scripts around the product: benchmarks, exporters, environment '

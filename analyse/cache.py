@@ -643,6 +643,10 @@ class Cache:
     FLUSH_ENTRIES = 64
     FLUSH_BYTES = 16 * 1024 * 1024
     TIMEOUT_S = 60.0
+    # SQLite waits for another connection's lock in C, where no signal handler runs: it waits at most this
+    # long at a time, and the rest of TIMEOUT_S is waited in Python (time.sleep), so Ctrl-C / SIGTERM end a
+    # run that waits for a busy cache within a fraction of a second
+    BUSY_SLICE_S = 0.25
     # A hit refreshes an entry's last-use time only when it is older than this: eviction needs no finer
     # order, and a run whose hits were all used recently (a whole-report hit run again) writes nothing.
     REFRESH_S = 3600.0
@@ -747,7 +751,7 @@ class Cache:
                         self.usable = False
                         _warn_untrusted(self.directory, reason)
                         return None
-                db = sqlite3.connect(str(self.path), timeout=self.TIMEOUT_S, isolation_level=None,
+                db = sqlite3.connect(str(self.path), timeout=self.BUSY_SLICE_S, isolation_level=None,
                                      check_same_thread=False)
                 self._arm()
                 self._harden(db)
@@ -838,7 +842,8 @@ class Cache:
 
             try:
                 self._arm()
-                row = db.execute("SELECT data, used FROM entries WHERE key = ?", (key,)).fetchone()
+                row = _waiting(lambda: db.execute("SELECT data, used FROM entries WHERE key = ?", (key,)).fetchone(),
+                               self.TIMEOUT_S)
             except sqlite3.Error as exc:
                 self._failed(exc)
                 return None
@@ -896,7 +901,7 @@ class Cache:
         now = time.time()
         try:
             self._arm()
-            with _transaction(db):
+            with _transaction(db, self.TIMEOUT_S):
                 if pending:
                     db.executemany("INSERT OR REPLACE INTO entries (key, data, size, used) VALUES (?, ?, ?, ?)",
                                    [(k, v, len(v), now) for k, v in pending.items()])
@@ -943,7 +948,7 @@ class Cache:
                     break
                 doomed.append((key,))
                 total -= size
-            with _transaction(db):
+            with _transaction(db, self.TIMEOUT_S):
                 db.executemany("DELETE FROM entries WHERE key = ?", doomed)
             db.execute("PRAGMA incremental_vacuum")   # give the freed pages back to the file system
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -981,20 +986,37 @@ def _warn_once(key: str, line: str) -> None:
         pass
 
 
+def _waiting(statement, timeout: float):
+    """Run *statement* (a callable), again after a short sleep while another connection holds the lock, up to
+    *timeout* seconds: the waiting is done in Python, where a signal's handler runs (see BUSY_SLICE_S)."""
+    import sqlite3
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return statement()
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.05)
+
+
 class _transaction:
     """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on an error): the write lock is taken at once, so two
-    writers wait for each other (busy timeout) instead of failing on a lock upgrade."""
+    writers wait for each other (:func:`_waiting`, up to *timeout* seconds) instead of failing on a lock
+    upgrade."""
 
-    def __init__(self, db):
+    def __init__(self, db, timeout: float = 60.0):
         self.db = db
+        self.timeout = timeout
 
     def __enter__(self):
-        self.db.execute("BEGIN IMMEDIATE")
+        _waiting(lambda: self.db.execute("BEGIN IMMEDIATE"), self.timeout)
         return self.db
 
     def __exit__(self, kind, exc, tb):
         if kind is None:
-            self.db.execute("COMMIT")
+            _waiting(lambda: self.db.execute("COMMIT"), self.timeout)
         else:
             try:
                 self.db.execute("ROLLBACK")

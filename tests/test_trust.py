@@ -860,3 +860,34 @@ def test_a_cached_prescan_of_the_wrong_shape_is_a_miss(tmp_path, kb):
     again = pipeline.run([root], kb, settings=settings)
     assert again.cache_hits == 4
     assert [f.to_dict() for f in again.findings] == [f.to_dict() for f in cold.findings]
+
+
+def test_sigterm_ends_a_run_waiting_for_a_cache_another_process_holds(tmp_path):
+    """SQLite waited for a lock in C (busy timeout 60 s), where no signal handler runs; the wait is now done
+    in Python between short C waits."""
+    c = cache_mod.Cache(tmp_path / "c")
+    c.put("k" * 40, {"a": 1})
+    c.close()
+    holder = sqlite3.connect(str(tmp_path / "c" / cache_mod.FORMAT / cache_mod.Cache.FILE), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")   # another run writing: the child's flush must wait for it
+    script = ("import sys\n"
+              "from analyse import lifecycle\n"
+              "from analyse.cache import Cache\n"
+              "lifecycle.install_signal_handlers()\n"
+              "c = Cache(sys.argv[1]); c.get('k' * 40); c.put('j' * 40, {'b': 2})\n"
+              "print('flushing', flush=True)\n"
+              "c.flush()\n"
+              "print('not ended', flush=True)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "c")], stdout=subprocess.PIPE,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)))
+    try:
+        assert proc.stdout.readline() == b"flushing\n"
+        proc.send_signal(15)
+        code = proc.wait(timeout=30)   # the lock is never released: only the signal can end the wait
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert code == 143 and b"not ended" not in proc.stdout.read()

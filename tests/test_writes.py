@@ -221,3 +221,12 @@ def test_in_place_in_a_clean_tree_with_an_untracked_file_it_does_not_edit(tmp_pa
     (root / "notes.txt").write_text("not python\n")
     code, _, _ = _migrate([root, "--in-place", "--strategy", "explicit"], capsys)
     assert code == 0 and ".npu()" in (root / "train.py").read_text()
+
+
+def test_apply_copies_a_tree_holding_a_fifo_without_waiting_on_it(tmp_path, capsys):
+    root = _project(tmp_path)
+    os.mkfifo(root / "queue")
+    code, _, _ = _migrate([root, "--apply", tmp_path / "copy", "--strategy", "explicit"], capsys)
+    assert code == 0
+    assert sorted(p.name for p in (tmp_path / "copy").iterdir()) == ["train.py"]
+    assert ".npu()" in (tmp_path / "copy" / "train.py").read_text()

@@ -7,6 +7,7 @@ import io
 import os
 import re
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -241,8 +242,19 @@ def write_copy(mig: Migration, inputs: List[Path], dest: Path) -> None:
     dest_real = os.path.realpath(dest)
 
     def ignore(folder: str, names: List[str]) -> set:
-        # .git, and DEST itself when it lies inside the tree (it would be copied into itself)
-        return {n for n in names if n == ".git" or os.path.realpath(os.path.join(folder, n)) == dest_real}
+        # .git; DEST itself when it lies inside the tree (it would be copied into itself); FIFOs, sockets and
+        # devices (copying a FIFO waits for a writer; the analysis read none of them)
+        skip = set()
+        for n in names:
+            full = os.path.join(folder, n)
+            try:
+                mode = os.lstat(full).st_mode
+            except OSError:
+                continue
+            special = not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
+            if n == ".git" or special or os.path.realpath(full) == dest_real:
+                skip.add(n)
+        return skip
 
     for inp in inputs:
         inp = Path(inp)

@@ -143,3 +143,32 @@ def test_script_and_migrate_say_the_same_about_every_place_migrate_leaves(detect
     dp = next(x for x in doc["left"] if x["code"] == "NPU103")
     assert dp["reason"].startswith("`torch.nn.DataParallel` is not supported on Ascend NPUs.")
     assert "runs on one NPU" not in json.dumps(doc)
+
+
+def test_migrate_writes_what_the_report_suggests(detect, tmp_path):
+    """Every edit migrate makes for a finding writes the finding's own suggestion (its first word: the NPU name,
+    device string or variable), in the edited line."""
+    import re
+
+    report_dir = tmp_path / "r"
+    run("script", detect, "-o", report_dir, "--format", "json", "-q", "--no-cache")
+    by_id = {f["id"]: f for f in json.loads((report_dir / "report.json").read_text())["findings"]}
+    applied = tmp_path / "applied"
+    ch = tmp_path / "ch.json"
+    assert run("migrate", detect, "--strategy", "explicit", "--apply", applied, "--changes", ch).exit_code == 0
+    checked = 0
+    for c in json.loads(ch.read_text())["changes"]:
+        f = by_id.get(c.get("finding"))
+        if f is None or not f.get("replacement"):
+            continue
+        word = f["replacement"].split()[0]
+        m = re.match(r"os\.environ\[['\"](\w+)['\"]\]", word)
+        word = m.group(1) if m else word.strip("'\"")
+        new = (applied / c["file"]).read_text().splitlines()
+        line = " ".join(new[c["line"] - 1:c["line"] + 2])   # the imports added at the top shift it down by up to 2
+        if word == ".npu()":
+            assert ".npu()" in line or '.to("npu")' in line, (c, line)
+        else:
+            assert word in line, (c, word, line)
+        checked += 1
+    assert checked >= 8

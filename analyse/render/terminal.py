@@ -161,7 +161,7 @@ def _verdict_lines(report: dict, n: dict, width: int, c, verbose: bool) -> List[
         out.append(_truncate_line(pad + "What drives it: " + safe(text), width))
         f = first_driver(report)
         if f is not None:
-            where = f"{f.get('path')}:{f.get('line')}"
+            where = place_text(f)
             eps = list((f.get("reach") or {}).get("entry_points") or ())
             if eps and str(eps[0]).split(":")[0] != str(f.get("path")):
                 where += f" (run by {eps[0]})"

@@ -180,6 +180,11 @@ def _verdict_lines(report: dict, n: dict, width: int, c, verbose: bool) -> List[
     if scope:
         out.append(_truncate_line(pad + f"Counted: {n['counted']:,} of {n['listed']:,} listed finding(s), over "
                                   + scope, width))
+    low = sum(1 for f in findings if f.get("counted", True) is not False and f.get("confidence") == "low"
+              and f.get("severity") in ("blocker", "manual"))
+    if low and not verbose:   # the explanation's caveat, kept in the short list
+        out.append(_truncate_line(pad + f"{low:,} low-confidence finding(s) cannot on their own raise the effort "
+                                  "above medium", width))
     if effort == "unknown" or verbose or not drivers:   # no drivers (nothing counted, an older report): the prose
         explanation = safe(str(verdict.get("explanation") or "").strip())
         if explanation:

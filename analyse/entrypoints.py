@@ -60,7 +60,7 @@ class EntryPoint:
     function: Optional[str] = None   # qualified name when the entry point is a function
     role: str = "product"
     name: str = ""                   # console-script name
-    # a module others import as a library (a package's module, one the project imports, a torch.hub hubconf.py):
+    # a module others import as a library (a module of a package, a torch.hub hubconf.py):
     # its main block is a way to run it, but importing it must not change the process (migrate puts the
     # transfer_to_npu shim only in programs)
     library: bool = False
@@ -412,12 +412,13 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
 
 
 def _importable(sf, by_mod: Mapping[str, object], imported) -> bool:
-    """Whether a file with a main block is also a library module: other project modules import it, it is a
-    module of an analysed package, or it is a torch.hub ``hubconf.py`` (``torch.hub.load`` imports it).
-    A package's ``__main__.py`` is a program."""
+    """Whether a file with a main block is also a library module: a module of an analysed package (whoever
+    imports the package imports it), or a torch.hub ``hubconf.py`` (``torch.hub.load`` imports it). A
+    package's ``__main__.py`` is a program, and so is a top-level script another script imports
+    (``import val`` in ``train.py``): it is run as a program and imported only by the project's programs."""
     if sf.relpath.endswith("__main__.py") or sf.is_package_init:
         return False
-    if sf.relpath.rsplit("/", 1)[-1] == "hubconf.py" or sf.modname in imported:
+    if sf.relpath.rsplit("/", 1)[-1] == "hubconf.py":
         return True
     parent = sf.modname.rpartition(".")[0]
     pkg = by_mod.get(parent) if parent else None

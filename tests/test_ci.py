@@ -841,7 +841,7 @@ def test_pre_commit_hook_definition():
 
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     (hook,) = [h for h in hooks if h["id"] == "npu-analyse"]
-    assert hook["language"] == "python" and hook["types"] == ["python"]
+    assert hook["language"] == "python" and hook["types_or"] == ["python", "jupyter"]   # notebooks too
     assert hook["entry"].startswith("npu-analyse script ")
     assert "--fail-on" not in hook["entry"]  # the project's configuration decides (args may add it)
 

@@ -11,11 +11,13 @@ from click.testing import CliRunner
 from analyse.cli import cli
 
 DETECT = {
-    "train.py": "import argparse\n\nimport torch\n\nfrom models.yolo import Model\nfrom utils.torch_utils import "
-                "select_device\n\n\ndef main(opt):\n    device = select_device(opt.device)\n    model = Model().to(device)\n"
+    "train.py": "import argparse\n\nimport torch\n\nimport val as validate\nfrom models.yolo import Model\n"
+                "from utils.torch_utils import select_device\n\n\ndef main(opt):\n    device = select_device(opt.device)\n    model = Model().to(device)\n"
                 "    model = torch.nn.DataParallel(model)\n    model(torch.zeros(1, 2).cuda()).sum().backward()\n\n\n"
                 "if __name__ == '__main__':\n    p = argparse.ArgumentParser()\n    p.add_argument('--device', "
                 "default='')\n    main(p.parse_args())\n",
+    "val.py": "import torch\n\n\ndef run():\n    torch.cuda.synchronize()\n\n\nif __name__ == '__main__':\n"
+              "    run()\n",
     "hubconf.py": "import torch\n\nfrom models.yolo import Model\n\n\ndef yolo(device=None):\n    m = Model()\n"
                   "    return m.to(device or ('cuda:0' if torch.cuda.is_available() else 'cpu'))\n\n\n"
                   "if __name__ == '__main__':\n    yolo()\n",
@@ -87,10 +89,12 @@ def test_the_shim_goes_only_into_programs(detect, tmp_path):
     assert run("script", detect, "-o", report_dir, "--format", "json", "-q", "--no-cache").exit_code == 0
     eps = {e["path"]: e.get("library", False) for e in json.loads((report_dir / "report.json").read_text())
            ["summary"]["entry_points"]}
-    assert eps == {"train.py": False, "hubconf.py": True, "models/yolo.py": True, "utils/loggers/comet/hpo.py": True}
+    # val.py is imported by train.py but is a program of its own (python val.py): not a library module
+    assert eps == {"train.py": False, "val.py": False, "hubconf.py": True, "models/yolo.py": True,
+                   "utils/loggers/comet/hpo.py": True}
     doc, patch = migrate(detect, tmp_path)
     shimmed = sorted(c["file"] for c in doc["changes"] if "transfer_to_npu" in (c.get("after") or ""))
-    assert shimmed == ["train.py"]
+    assert shimmed == ["train.py", "val.py"]
     assert "+from torch_npu.contrib import transfer_to_npu" in patch
     for lib in ("hubconf.py", "models/yolo.py", "utils/loggers/comet/hpo.py"):
         assert f"+++ b/{lib}" not in patch or "transfer_to_npu" not in patch.split(f"+++ b/{lib}", 1)[1].split(
@@ -139,3 +143,32 @@ def test_script_and_migrate_say_the_same_about_every_place_migrate_leaves(detect
     dp = next(x for x in doc["left"] if x["code"] == "NPU103")
     assert dp["reason"].startswith("`torch.nn.DataParallel` is not supported on Ascend NPUs.")
     assert "runs on one NPU" not in json.dumps(doc)
+
+
+def test_migrate_writes_what_the_report_suggests(detect, tmp_path):
+    """Every edit migrate makes for a finding writes the finding's own suggestion (its first word: the NPU name,
+    device string or variable), in the edited line."""
+    import re
+
+    report_dir = tmp_path / "r"
+    run("script", detect, "-o", report_dir, "--format", "json", "-q", "--no-cache")
+    by_id = {f["id"]: f for f in json.loads((report_dir / "report.json").read_text())["findings"]}
+    applied = tmp_path / "applied"
+    ch = tmp_path / "ch.json"
+    assert run("migrate", detect, "--strategy", "explicit", "--apply", applied, "--changes", ch).exit_code == 0
+    checked = 0
+    for c in json.loads(ch.read_text())["changes"]:
+        f = by_id.get(c.get("finding"))
+        if f is None or not f.get("replacement"):
+            continue
+        word = f["replacement"].split()[0]
+        m = re.match(r"os\.environ\[['\"](\w+)['\"]\]", word)
+        word = m.group(1) if m else word.strip("'\"")
+        new = (applied / c["file"]).read_text().splitlines()
+        line = " ".join(new[c["line"] - 1:c["line"] + 2])   # the imports added at the top shift it down by up to 2
+        if word == ".npu()":
+            assert ".npu()" in line or '.to("npu")' in line, (c, line)
+        else:
+            assert word in line, (c, word, line)
+        checked += 1
+    assert checked >= 8

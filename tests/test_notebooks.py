@@ -63,6 +63,7 @@ def test_notebook_findings_have_cells_in_every_view(nbdir, tmp_path):
                   (10, "NPU001", {"cell": 4, "line": 3}, True)]
     assert not report["errors"]
     assert "scaling_laws.ipynb, cell 4, line 2 NPU002" in r.output
+    assert "  Where: train.py:5" in r.output or "  Where: scaling_laws.ipynb, cell " in r.output
     text = (out / "report.txt").read_text()
     assert "(" + str(nbdir / "scaling_laws.ipynb") + ", cell 4, line 3)" in text
     sarif = json.loads((out / "report.sarif").read_text())

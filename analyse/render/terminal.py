@@ -161,7 +161,7 @@ def _verdict_lines(report: dict, n: dict, width: int, c, verbose: bool) -> List[
         out.append(_truncate_line(pad + "What drives it: " + safe(text), width))
         f = first_driver(report)
         if f is not None:
-            where = f"{f.get('path')}:{f.get('line')}"
+            where = place_text(f)
             eps = list((f.get("reach") or {}).get("entry_points") or ())
             if eps and str(eps[0]).split(":")[0] != str(f.get("path")):
                 where += f" (run by {eps[0]})"
@@ -180,6 +180,11 @@ def _verdict_lines(report: dict, n: dict, width: int, c, verbose: bool) -> List[
     if scope:
         out.append(_truncate_line(pad + f"Counted: {n['counted']:,} of {n['listed']:,} listed finding(s), over "
                                   + scope, width))
+    low = sum(1 for f in findings if f.get("counted", True) is not False and f.get("confidence") == "low"
+              and f.get("severity") in ("blocker", "manual"))
+    if low and not verbose:   # the explanation's caveat, kept in the short list
+        out.append(_truncate_line(pad + f"{low:,} low-confidence finding(s) cannot on their own raise the effort "
+                                  "above medium", width))
     if effort == "unknown" or verbose or not drivers:   # no drivers (nothing counted, an older report): the prose
         explanation = safe(str(verdict.get("explanation") or "").strip())
         if explanation:
@@ -324,13 +329,24 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
     mode = report.get("mode", "script")
     tool = report.get("tool") or {}
     head = f"{tool.get('name', 'npu-analyse')} {tool.get('version', '')}".strip()
-    stats = (f"{mode} mode · {summary.get('files_analysed', 0):,} files, {summary.get('lines_analysed', 0):,} lines"
-             f" · {timing_text(summary)}")
+    parts = [f"{mode} mode", f"{summary.get('files_analysed', 0):,} files, {summary.get('lines_analysed', 0):,} lines",
+             timing_text(summary)]
     target = report.get("target") or {}
     if target.get("torch_version"):
-        stats += f" · torch {target['torch_version']}"
-    out.extend(textwrap.wrap(c(_BOLD, head) + c(_DIM, " — " + stats), width=width + (12 if color else 0),
-                             subsequent_indent="  "))
+        parts.append(f"torch {target['torch_version']}")
+    # broken between the parts, never inside one ("torch 2.13.0" stays whole)
+    line, lines = head + " —", []
+    for part in parts:
+        sep = " " if line.endswith("—") else " · "
+        if len(line) + len(sep) + len(part) > width and line.strip():
+            lines.append(line)
+            line = "  " + part
+        else:
+            line += sep + part
+    lines.append(line)
+    first = lines[0][len(head):]
+    out.append(c(_BOLD, head) + c(_DIM, first))
+    out.extend(c(_DIM, ln) for ln in lines[1:])
 
     if isinstance(report.get("thirdparty"), dict) and isinstance(report["thirdparty"].get("library"), dict):
         out.extend(_library_lines(report, n, width, c, verbose))
@@ -358,7 +374,7 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
         out.append(_truncate_line("  by severity: " + _counts_line(by_sev, SEVERITY_ORDER, lambda k, t: t), width)
                    if not color else "  by severity: " + _counts_line(by_sev, SEVERITY_ORDER, sev))
         out.extend(textwrap.wrap("by category: " + _counts_line(by_cat, (), lambda k, t: t), width=width,
-                                 initial_indent="  ", subsequent_indent="    "))
+                                 initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False))
     hidden = [f"{summary[k]:,} {k}" for k in ("suppressed", "baselined") if summary.get(k)]
     if hidden:
         out.append("  not shown: " + ", ".join(hidden) + (" (--show-suppressed lists them)"

@@ -315,6 +315,9 @@ def _explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, 
             no = [p for p, ok in info.hardware.items() if not ok]
             if no:
                 note += (", " if note else "") + "not on " + ", ".join(no)
+        if info is not None and info.curation is not None:
+            note = ("documented No; curated" if info.curation["official"] == "unsupported" else "not listed; curated") + \
+                (", " + note if note else "")
         mark = "*" if k.torch_version == focus else ""
         rows.append([k.torch_version + mark, k.torch_npu_version, _STATUS_SHORT[status], note])
     lines += _table(rows, ["torch", "torch_npu", "status", "notes"])
@@ -335,6 +338,12 @@ def _explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, 
         if info.english and info.english not in ("official", "original"):
             lines.append(f"  English text: {info.english} (original text kept as evidence in the knowledge file)")
         lines.append(f"  source:       {info.source}")
+        if info.curation is not None:
+            lines.append(f"  curation:     {info.contradicted()} (data/curation.yaml, {info.curation['id']}; "
+                         f"resulting status: {info.status})")
+            for ev in info.curation["evidence"]:
+                lines += _indent(f"- {ev}", "      ")
+            lines.append(f"  advice:       {info.curation['advice']}")
 
     # transfer_to_npu
     if is_cuda:

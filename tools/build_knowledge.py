@@ -16,6 +16,12 @@ Reads the public facts collected in ``shared/upstream`` (default
   parameter values and constraints, element-type rules per chip, launch/tuning rules of the migration guide
 * ``data/knowledge_index.json``  versions, files and provenance
 
+``data/curation.yaml`` (written by hand, see ``analyse/knowledge/curation.py``) is applied over the official
+native-API tables: each override whose official row and conditions hold in a release sets the resulting status
+and keeps the official one in the entry's ``curation`` block. The build lists the tables' self-contradictions
+(class Yes / method No, siblings, later releases) and fails on one that the curation neither overrides nor lists
+as reviewed.
+
 The product never reads shared/upstream at run time; only this script does.
 Only the standard library and PyYAML are used.
 """
@@ -31,7 +37,9 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import limitations as lim  # noqa: E402  (tools/limitations.py)
+from analyse.knowledge import curation as cur_mod  # noqa: E402  (the curation file's validator and checks)
 
 GENERATOR = "tools/build_knowledge.py"
 KB_FORMAT = 1
@@ -1156,6 +1164,74 @@ def build_triton_ascend(upstream: Path, date: str) -> dict:
     }
 
 
+# --------------------------------------------------------------------------- curation
+
+
+def _aten_base(op: str) -> str:
+    return op.split("@", 1)[0].split(".", 1)[0]
+
+
+def apply_curation(api_tables: dict, aten: dict, transfer: dict, curation: dict) -> dict:
+    """Apply data/curation.yaml's overrides over the official tables (in place); {override id: [versions]}."""
+    applied: dict = {}
+    for o in curation["overrides"]:
+        applied[o["id"]] = []
+        for v in TORCH_VERSIONS:
+            if o.get("torch_versions") and v not in o["torch_versions"]:
+                continue
+            apis = api_tables[v]["apis"]
+            kernels = {_aten_base(x) for x in aten["by_torch_version"][v]} | {_aten_base(x) for x in aten.get("torch_npu_native", [])}
+            if any(op not in kernels for op in o.get("requires_aten") or ()):
+                continue
+            wrapped = set(transfer["branches"][TRANSFER_BRANCH[v]]["device_rewrite_functions"])
+            if any(a not in wrapped for a in o.get("requires_transfer") or ()):
+                continue
+            names = [n for n in apis if cur_mod.matches(o["apis"], n)] if o["official"] == "unsupported" else \
+                [n for n in o["apis"] if "*" not in n and n not in apis]
+            for name in names:
+                row = apis.get(name)
+                if o["official"] == "unsupported" and (row is None or row["status"] != "unsupported"):
+                    continue
+                parent = name.rsplit(".", 1)[0]
+                if o.get("requires_parent") and (apis.get(parent) or {}).get("status") not in ("supported", "limited"):
+                    continue
+                entry = dict(row or {})
+                entry.pop("hardware", None)  # the per-product answer of the official No row
+                entry["status"] = o["status"]
+                if o["status"] == "limited":
+                    entry["limitations"] = " ".join(o["limitations"].split())
+                    entry["english"] = "original"
+                entry["curation"] = {
+                    "id": o["id"],
+                    "official": o["official"],
+                    "contradicted_by": " ".join(o["contradicted_by"].split()).replace("the optimizer's class row", f"the class row {parent}"),
+                    "evidence": [f"{e['kind']}: {' '.join(e['fact'].split())} ({e['source']})" for e in o["evidence"]],
+                    "advice": " ".join(o["advice"].split()),
+                }
+                apis[name] = entry
+                if v not in applied[o["id"]]:
+                    applied[o["id"]].append(v)
+        if not applied[o["id"]]:
+            raise SystemExit(f"data/curation.yaml: override {o['id']} applies to no torch version (its official row or "
+                             "conditions never hold)")
+    for v in TORCH_VERSIONS:
+        counts = {"supported": 0, "limited": 0, "unsupported": 0}
+        for e in api_tables[v]["apis"].values():
+            counts[e["status"]] += 1
+        m = api_tables[v]["meta"]
+        m["counts"] = counts
+        m["curation"] = {"file": "data/curation.yaml",
+                         "overridden": sorted(n for n, e in api_tables[v]["apis"].items() if e.get("curation"))}
+    return applied
+
+
+def unreviewed_contradictions(api_tables: dict, curation: dict) -> tuple[list, list]:
+    """(every self-contradiction of the official tables, those no curation entry covers)."""
+    views = {v: cur_mod.official_view(api_tables[v]["apis"]) for v in TORCH_VERSIONS}
+    found = cur_mod.contradictions(views, TORCH_VERSIONS)
+    return found, [c for c in found if cur_mod.covering_entry(curation, c) is None]
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -1176,9 +1252,6 @@ def build(upstream: Path, out: Path) -> list[Path]:
         api_tables[v] = build_api_table(upstream, v, date, c, translator, stats)
         all_stats[v] = stats
         doc_commits[v] = c["docs"]
-        p = out / "op_support" / f"torch_{v}.json"
-        _dump_json(api_tables[v], p, compact=True)
-        written.append(p)
 
     aten = build_aten(upstream, date)
     p = out / "op_support" / "aten_kernels.json"
@@ -1189,6 +1262,20 @@ def build(upstream: Path, out: Path) -> list[Path]:
     p = out / "transfer_to_npu.json"
     _dump_json(transfer, p, compact=False)
     written.append(p)
+
+    repo = Path(__file__).resolve().parent.parent
+    curation = cur_mod.validate_curation(_read_yaml(repo / "data" / cur_mod.CURATION_FILE))
+    found, unreviewed = unreviewed_contradictions(api_tables, curation)
+    if unreviewed:
+        raise SystemExit("self-contradictions of the official tables nobody reviewed (add them to data/curation.yaml):\n"
+                         + "\n".join(f"  {c.version} {c.kind}: {c.api} No, but {c.other} is Yes" for c in unreviewed))
+    applied = apply_curation(api_tables, aten, transfer, curation)
+    build.curation = (found, applied)  # type: ignore[attr-defined]
+
+    for v in TORCH_VERSIONS:
+        p = out / "op_support" / f"torch_{v}.json"
+        _dump_json(api_tables[v], p, compact=True)
+        written.append(p)
 
     cuda_only = build_cuda_only(upstream, date, transfer, api_tables)
     p = out / "cuda_only.yaml"
@@ -1255,6 +1342,9 @@ def main(argv: list[str] | None = None) -> int:
     for p in written:
         print(f"{p.stat().st_size:>9}  {p}")
     print(f"{total:>9}  total")
+    found, applied = build.curation  # type: ignore[attr-defined]
+    print(f"curation: {len(found)} self-contradictions of the official tables, all reviewed; overrides applied: "
+          + ", ".join(f"{k} ({', '.join(v)})" for k, v in applied.items()))
     for v, st in build.stats.items():  # type: ignore[attr-defined]
         print(f"torch {v:<7} limitation texts {st['texts']:>5}: {st['with_checks']:>5} became checks "
               f"({st['all_checks']} entirely), English: " + ", ".join(f"{k} {st[k]}" for k in sorted(st) if k not in ("texts", "with_checks", "all_checks")))

@@ -1012,7 +1012,14 @@ _TA_YES = ("√", "✓")
 
 
 def _ta_cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
+    """The cells of a Markdown table row, by position: one boundary pipe is dropped at each end, so an empty
+    first cell (a header written `|| uint8 | int8 |`) stays a cell and the columns stay aligned with the rows."""
+    line = line.strip()
+    if line.startswith("|"):
+        line = line[1:]
+    if line.endswith("|"):
+        line = line[:-1]
+    return [c.strip() for c in line.split("|")]
 
 
 def _ta_mark(cell: str):
@@ -1021,7 +1028,7 @@ def _ta_mark(cell: str):
         return None
     if cell.startswith(_TA_YES):
         return True
-    if cell.startswith("×"):
+    if cell.startswith("×") or cell in ("x", "X"):
         return False
     return None
 
@@ -1056,6 +1063,8 @@ def _ta_page(path: Path) -> dict:
     lines = path.read_text(encoding="utf-8").splitlines()
     dtypes: dict = {}
     header = None
+    header_line = ""
+    table: list = []
     params: dict = {}
     unsupported_params: list = []
     for line in lines:
@@ -1065,13 +1074,15 @@ def _ta_page(path: Path) -> dict:
         cells = _ta_cells(line)
         cols = [_TA_COLUMN.get(c) for c in cells]
         if sum(1 for c in cols if c) >= 4:
-            header = cols
+            header, header_line = cols, line
             continue
         if header is not None and cells and cells[0].replace(" ", "").startswith("AscendA2/A3") and not dtypes:
             for col, cell in zip(header, cells):
                 m = _ta_mark(cell)
                 if col and m is not None:
                     dtypes[col] = m
+            if dtypes:
+                table = [" ".join(header_line.split()), " ".join(line.split())]
             continue
         name = re.match(r"`(\w+)`$", cells[0]) if cells else None
         if name and not name.group(1).startswith("_"):   # _semantic, _builder ...: reserved, never passed by users
@@ -1084,7 +1095,7 @@ def _ta_page(path: Path) -> dict:
                 }
             elif "不支持" in text:
                 unsupported_params.append(name.group(1))
-    return {"dtypes": dtypes, "params": params, "unsupported_params": unsupported_params}
+    return {"dtypes": dtypes, "params": params, "unsupported_params": unsupported_params, "table": table}
 
 
 def build_triton_ascend(upstream: Path, date: str) -> dict:
@@ -1110,6 +1121,8 @@ def build_triton_ascend(upstream: Path, date: str) -> dict:
                         else "docs/sources/python-api/outline.md")
         entry["dtype_source"] = ("op page" if info["dtypes"] else "overview") if a2a3 else "none"
         entry["a2a3"] = {"supported": [d for d in a2a3 if a2a3[d]], "unsupported": [d for d in a2a3 if not a2a3[d]]}
+        if info["dtypes"]:
+            entry["dtype_table"] = info["table"]   # the page's header and Atlas A2/A3 row, as evidence
         entry["ascend_extension"] = group == "Extension_Ops"
         if a2a3 and not any(a2a3.values()):
             entry["unsupported"] = True

@@ -143,3 +143,32 @@ def test_explain_says_documented_no_contradicted():
     assert "probe to confirm" in text and "op-plugin:" in text
     text, _ = explain_name("torch._scaled_mm", "2.8.0")
     assert "not in the support list (unverified), contradicted by Ascend/op-plugin's NPU kernel" in text
+
+
+PROFILED = """\
+import torch
+from torch.autograd.profiler import kineto_available
+
+model = torch.nn.Linear(4, 4)
+
+
+def step(x):
+    with torch.profiler.record_function("forward"):
+        y = model(x)
+    if kineto_available():
+        print("kineto")
+    torch.utils.swap_tensors(model.weight, torch.nn.Parameter(torch.zeros(4, 4)))
+    return y
+
+
+step(torch.randn(2, 4))
+"""
+
+
+def test_python_only_profiler_and_swap_helpers_are_not_unknown(tmp_path, kb):
+    findings = analyse_source(tmp_path, PROFILED, kb, name="prof.py").findings
+    unverified = {f.api for f in findings if f.code == "NPU301"}
+    assert not unverified & {"torch.profiler.record_function", "torch.autograd.profiler.kineto_available",
+                             "torch.utils.swap_tensors"}, unverified
+    notes = {f.api for f in findings if f.code == "NPU205"}
+    assert {"torch.profiler.record_function", "torch.utils.swap_tensors"} <= notes

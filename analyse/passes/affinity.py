@@ -391,6 +391,18 @@ class AffinityPass(Pass):
     rules = (R_RMS, R_ROPE, R_SWIGLU, R_ATTN, R_SDPA, R_DROP, R_ROI, R_NMS, R_SHUFFLE, R_OPTIM, R_LIST)
 
     VALID = (
+        # a loss that sorts IoUs inside its loop over layers is not NMS: the loop does not walk a sorted order (#31)
+        "import torch\n"
+        "def loss(preds, targets, sort_iou):\n"
+        "    total = 0.0\n"
+        "    for i, p in enumerate(preds):\n"
+        "        iou = (p - targets[i]).abs().clamp(0) / (p.abs() + 1)\n"
+        "        if sort_iou:\n"
+        "            j = iou.argsort()\n"
+        "            iou = iou[j]\n"
+        "        if iou.max() > 0.5:\n"
+        "            total = total + iou.mean()\n"
+        "    return total\n",
         # a function named rms_norm that computes a plain mean is not RMSNorm
         "import torch\ndef rms_norm(x, eps=1e-6):\n    return x / (x.mean(-1, keepdim=True) + eps)\n",
         # LayerNorm subtracts the mean
@@ -429,6 +441,17 @@ class AffinityPass(Pass):
         "    return x.div(keep_prob) * random_tensor\n",
         "import torchvision\nout = torchvision.ops.roi_align(feat, rois, (7, 7), 0.0625)  # expect: NPU707\n",
         "from torchvision.ops import nms\nkeep = nms(boxes, scores, 0.5)  # expect: NPU708\n",
+        "import torch\n"
+        "def nms(x1, x2, areas, scores, thr):  # expect: NPU708\n"
+        "    order = scores.argsort(descending=True)\n"
+        "    keep = []\n"
+        "    while order.numel() > 0:\n"
+        "        i = order[0]\n"
+        "        keep.append(i)\n"
+        "        inter = (torch.min(x2[i], x2[order[1:]]) - torch.max(x1[i], x1[order[1:]])).clamp(0)\n"
+        "        iou = inter / (areas[i] + areas[order[1:]] - inter)\n"
+        "        order = order[1:][iou <= thr]\n"
+        "    return keep\n",
         "def shuffle(x, groups):  # expect: NPU709\n"
         "    b, c, h, w = x.size()\n"
         "    x = x.view(b, groups, c // groups, h, w)\n"
@@ -735,10 +758,22 @@ class AffinityPass(Pass):
         return has_random and has_floor and keep and per_sample
 
     def _nms_loop(self, s: Scope) -> bool:
-        if not any(s.is_call(m, {".argsort", "torch.argsort", ".sort", "torch.sort", "numpy.argsort"}) for m in s.of(nodes.Call)):
+        """A loop over a score-sorted order (its header reads the sorted indices) that computes overlaps (max/min or
+        clamp, a division) and compares them: NMS. A loss that sorts IoUs inside a loop over layers is not (#31)."""
+        sorts = {".argsort", "torch.argsort", ".sort", "torch.sort", "numpy.argsort"}
+
+        def sorted_value(v) -> bool:
+            v = v.value if isinstance(v, nodes.Subscript) else v
+            return isinstance(v, nodes.Call) and s.is_call(v, sorts)
+
+        order = {name for name, vals in s.assigned.items() if any(sorted_value(v) for v in vals)}
+        if not order:
             return False
         loops = s.of(nodes.While, nodes.For)
         for loop in loops:
+            header = [loop.test] if isinstance(loop, nodes.While) else [loop.iter]
+            if not any(isinstance(m, nodes.Name) and m.name in order for h in header for m in walk(h)):
+                continue
             inner = list(walk(loop))
             has_clamp = any(isinstance(m, nodes.Call) and s.callee(m) in (".clamp", "torch.clamp", "torch.max", "torch.min",
                                                                          "numpy.maximum", "numpy.minimum", "torch.maximum",

@@ -132,3 +132,47 @@ def test_noise_file_is_validated():
     with pytest.raises(NoiseError, match="NPU's own namespace"):
         validate_noise({**base, "other_vendor_namespaces": {"prefixes": ["torch.npu"], "source": "s"}})
     assert load_noise().env_severity("NCCL_DEBUG", write=True) == "advice"
+
+
+REL_POS_ATTENTION = """\
+import torch
+import torch.nn as nn
+
+
+def add_rel_pos(attn, q, rel_h):
+    return attn + (q @ rel_h).unsqueeze(-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.rel_h = nn.Parameter(torch.zeros(dim, 4))
+
+    def forward(self, q, k, v):
+        attn = (q * 0.5) @ k.transpose(-2, -1)
+        attn = add_rel_pos(attn, q, self.rel_h)
+        attn = attn.softmax(dim=-1)
+        return attn @ v
+
+
+class Plain(nn.Module):
+    def forward(self, q, k, v):
+        attn = (q @ k.transpose(-2, -1)) * 0.1
+        return attn.softmax(dim=-1) @ v
+
+
+Attention(4)(torch.rand(4, 4), torch.rand(4, 4), torch.rand(4, 4))
+Plain()(torch.rand(2, 2), torch.rand(2, 2), torch.rand(2, 2))
+"""
+
+
+def test_attention_with_an_additive_bias_is_not_sent_to_the_training_kernel(tmp_path, kb):
+    from analyse.passes.affinity import AffinityPass
+
+    findings = analyse_source(tmp_path, REL_POS_ATTENTION, kb, name="attn.py", passes=[AffinityPass()]).findings
+    by_line = {f.line: f for f in findings if f.code == "NPU704"}
+    # INVALID: relative-position bias -> SDPA with a float mask, never npu_fusion_attention (training only)
+    assert by_line[9].replacement.startswith("F.scaled_dot_product_attention(q, k, v, attn_mask=bias)")
+    assert "training only" in by_line[9].message
+    # VALID: plain attention keeps the fused-kernel advice
+    assert by_line[21].replacement.startswith("torch_npu.npu_fusion_attention(")

@@ -29,6 +29,8 @@ module level. Facts: ``data/affinity.yaml``.
 
 from __future__ import annotations
 
+import dataclasses
+
 from itertools import compress
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
@@ -564,16 +566,16 @@ class AffinityPass(Pass):
                         extra = "Gate and up projections are separate here: fuse them into one Linear of twice the width first."
                     yield self._emit(ctx, s, n, R_SWIGLU, "swiglu", "computes SwiGLU (silu(a) * b)", facts, extra=extra)
                 elif n.op == "@" and self._attention(s, n.left):
-                    yield self._emit(ctx, s, n, R_ATTN, "attention", "computes attention as softmax(q @ k^T) @ v", facts)
+                    yield self._emit_attention(ctx, s, n, n.left, facts)
             elif isinstance(n, nodes.Call):
                 c = s.callee(n)
                 if c in (".matmul", ".bmm", "torch.matmul", "torch.bmm"):
                     left = n.func.expr if c.startswith(".") else (n.args[0] if n.args else None)
                     if left is not None and self._attention(s, left):
-                        yield self._emit(ctx, s, n, R_ATTN, "attention", "computes attention as softmax(q @ k^T) @ v", facts)
+                        yield self._emit_attention(ctx, s, n, left, facts)
                         continue
                 if c == "torch.einsum" and len(n.args) >= 3 and self._attention(s, n.args[1]):
-                    yield self._emit(ctx, s, n, R_ATTN, "attention", "computes attention as softmax(q @ k^T) @ v", facts)
+                    yield self._emit_attention(ctx, s, n, n.args[1], facts)
                     continue
                 yield from self._call(ctx, s, n, c, facts)
 
@@ -668,6 +670,34 @@ class AffinityPass(Pass):
                     if dims in ([-2, -1], [2, 3], [1, 2]) and (not direct or dims == [-2, -1]):
                         return True
                 if c in (".permute", "torch.permute") and not direct:
+                    return True
+        return False
+
+    def _emit_attention(self, ctx, s: Scope, n, left, facts):
+        """NPU704; when the scores get an additive bias before the softmax, the advice is SDPA with a float mask
+        (npu_fusion_attention is for training only: data/affinity.yaml attention.additive_bias)."""
+        f, span = self._emit(ctx, s, n, R_ATTN, "attention", "computes attention as softmax(q @ k^T) @ v", facts)
+        bias = facts["patterns"]["attention"].get("additive_bias")
+        if bias and self._additive_bias(s, left):
+            f = dataclasses.replace(f, message=f.message + " " + " ".join(bias["note"].split()),
+                                    replacement=" ".join(bias["call"].split()))
+        return f, span
+
+    def _additive_bias(self, s: Scope, left) -> bool:
+        """The softmax's argument adds a term to the scores (``attn + bias``) or hands them to a helper of the project
+        that does (``add_decomposed_rel_pos(attn, ...)``)."""
+        def is_mm(n):
+            return (isinstance(n, nodes.BinOp) and n.op == "@") or s.is_call(n, MATMUL)
+
+        for m in s.expand(left, 4, stop=is_mm):
+            if not s.is_call(m, SOFTMAX):
+                continue
+            arg = _receiver_or_arg(s, m)
+            for q in (s.expand(arg, 4, stop=is_mm) if arg is not None else ()):
+                if isinstance(q, nodes.BinOp) and q.op == "+":
+                    return True
+                if isinstance(q, nodes.Call) and isinstance(q.func, nodes.Name) and not s.callee(q).startswith("torch.") \
+                        and any(isinstance(a, nodes.Name) and any(is_mm(x) for x in s.expand(a, 2)) for a in q.args):
                     return True
         return False
 

@@ -590,7 +590,8 @@ STATIC_FACTS = [
     },
     {
         "id": "cuda-get-device-capability-none",
-        "apis": ["torch.cuda.get_device_capability", "torch.npu.get_device_capability", "torch_npu.npu.get_device_capability"],
+        "apis": ["torch.cuda.get_device_capability", "torch.npu.get_device_capability", "torch_npu.npu.get_device_capability",
+                 "TORCH_NPU_DEVICE_CAPABILITY", "env:TORCH_NPU_DEVICE_CAPABILITY"],
         "reason": "On NPU get_device_capability() returns None unless the environment variable TORCH_NPU_DEVICE_CAPABILITY='major.minor' is set; "
         "code such as `torch.cuda.get_device_capability()[0] >= 8` raises TypeError (None is not subscriptable). The value only exists for "
         "compatibility and does not describe the NPU hardware.",
@@ -598,6 +599,30 @@ STATIC_FACTS = [
         "# or export TORCH_NPU_DEVICE_CAPABILITY=8.0 before starting, or branch on the device type (torch.npu.is_available()) instead of SM versions",
         "severity": "manual",
         "source": f"{S_MIGR} device_capability_fact; {S_DOCS} torch.cuda.get_device_capability (restrictions and notes)",
+    },
+    {
+        "id": "cuda-ipc-tensor-sharing",
+        "apis": ["torch.multiprocessing.reductions.reduce_tensor", "torch.multiprocessing.reductions.rebuild_cuda_tensor",
+                 "torch.UntypedStorage._share_cuda_", "torch.UntypedStorage._new_shared_cuda", "torch.cuda.cudart"],
+        "reason": "CUDA IPC: reduce_tensor / _share_cuda_ pass a CUDA tensor to another process as a cudaIpc memory handle (the way "
+        "RL trainers hand weights to a vLLM engine on the same GPU); the Ascend support lists document IPC only for events "
+        "(torch.cuda.Event.ipc_handle -> torch_npu.npu.Event.ipc_handle), not for tensor storages.",
+        "replacement": "hand the weights over with a collective on an HCCL group that includes the inference engine's ranks "
+        "(torch.distributed.broadcast / vllm-ascend's HCCL communicator), or through host memory (tensor.cpu() in shared memory)",
+        "severity": "manual",
+        "source": f"{S_DOCS} torch-cuda.md (Event.ipc_handle / Event.from_ipc_handle are the only IPC rows); PyTorch "
+        "torch/multiprocessing/reductions.py (reduce_tensor uses the CUDA IPC handle of the storage)",
+    },
+    {
+        "id": "cuda-nvrtc-kernel",
+        "apis": ["torch.cuda._compile_kernel", "torch.cuda.nvrtc", "cuda.nvrtc", "cuda.bindings.nvrtc", "pycuda.compiler.SourceModule"],
+        "reason": "a CUDA C kernel compiled at run time with NVRTC (or inline PTX); there is no CUDA compiler or runtime on an Ascend "
+        "host, so this is a kernel to write for the NPU, not a call to rename.",
+        "replacement": "write the kernel for Ascend: a Triton-Ascend kernel, an Ascend C operator registered through op-plugin / a "
+        "torch_npu custom op, or express it with torch / torch_npu ops",
+        "severity": "blocker",
+        "source": "PyTorch torch/cuda/_utils.py (_compile_kernel compiles CUDA source with NVRTC); NVIDIA cuda-python nvrtc bindings; "
+        f"{S_MIGR} unsupported_scenarios (CUDA custom kernels need an Ascend C rewrite)",
     },
     {
         "id": "jit-script-disabled",

@@ -105,6 +105,12 @@ RULES = (
           "Liger kernels are Triton kernels compiled for NVIDIA/AMD GPUs.",
           "args = TrainingArguments(output_dir='out', use_liger_kernel=True)",
           "args = TrainingArguments(output_dir='out')"),
+    _rule("NPU470", "gpu-resource-request", "manual",
+          "A scheduler asks for GPUs (`@ray.remote(num_gpus=1)`, `.options(num_gpus=...)`): none exist on an Ascend host.",
+          "Ray counts CUDA GPUs for its GPU resource; on an Ascend host it schedules NPUs as the resource 'NPU', so a "
+          "task or actor that asks for GPUs waits forever (or gets no device).",
+          "@ray.remote(num_gpus=1)\nclass Worker: ...",
+          "@ray.remote(resources={'NPU': 1})\nclass Worker: ..."),
 )
 _CODES = {r.code for r in RULES}
 
@@ -364,6 +370,7 @@ class ImplicitGpuLibsPass(Pass):
     VALID = (
         "from transformers import AutoModelForCausalLM\n"
         "model = AutoModelForCausalLM.from_pretrained('m', load_in_8bit=False, attn_implementation='sdpa')\n",
+        "import ray\n@ray.remote(num_cpus=2, num_gpus=0)\ndef f():\n    pass\n",
         "from transformers import TrainingArguments\n"
         "args = TrainingArguments(output_dir='o', optim='adamw_torch')\n",
         "from accelerate import Accelerator\n"
@@ -394,6 +401,7 @@ class ImplicitGpuLibsPass(Pass):
         "    use_liger_kernel: bool = True  # expect: NPU467\n",
         "from accelerate import Accelerator\n"
         "acc = Accelerator(mixed_precision='fp8')  # expect: NPU466\n",
+        "import ray\n@ray.remote(num_gpus=1)  # expect: NPU470\nclass Worker:\n    pass\n",
         "from transformers import AutoModelForCausalLM\n"
         "def load(path, load_8bit=False):\n"
         "    kwargs = {'torch_dtype': 'auto'}\n"

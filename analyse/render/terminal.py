@@ -216,6 +216,8 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
     if target.get("torch_version"):
         stats += f" · torch {target['torch_version']}"
     out.append(c(_BOLD, head) + c(_DIM, " — " + stats))
+    if str(target.get("torch_version_choice") or "").startswith("auto:"):
+        out.append(c(_DIM, "  torch version " + safe(str(target["torch_version_choice"]))))
 
     out.extend(_entry_point_lines(summary, width, c))
     label = f"Verdict: {effort.upper()} effort" if effort not in ("none", "blocked") else (

@@ -103,3 +103,15 @@ def test_explain_knows_the_gpu_stacks(name, words):
 
     text, status = explain_name(name)
     assert status == 0 and words in text, text
+
+
+def test_placement_group_gpu_bundles(tmp_path, kb):
+    src = ("from ray.util.placement_group import placement_group\n"
+           "pg = placement_group([{'GPU': 1, 'CPU': 1}] * 4, strategy='PACK')\n"
+           "cpu = placement_group([{'CPU': 4}])\n"
+           "none = placement_group(bundles=[{'GPU': 0}])\n")
+    findings = analyse_source(tmp_path, src, kb, name="pg.py").findings
+    assert [(f.code, f.line) for f in findings if f.code == "NPU470"] == [("NPU470", 2)]
+    from analyse.explain import explain_name
+
+    assert explain_name('bundles={"GPU": ...}')[1] == 0

@@ -1030,8 +1030,9 @@ class FunctionLocator:
 
 
 # findings on an API that runs on an NPU, where only an argument needs the change: the function runs once it
-# is made (``torch.load`` without ``map_location`` fails only for a checkpoint saved on a GPU)
-_CHANGE_ONLY = {"NPU009"}
+# is made (``torch.load`` without ``map_location`` fails only for a checkpoint saved on a GPU); a CUDA environment
+# variable or tool name (NPU007, NPU904: CUDA_VISIBLE_DEVICES -> ASCEND_RT_VISIBLE_DEVICES) is renamed, not rewritten
+_CHANGE_ONLY = {"NPU009", "NPU007", "NPU904"}
 
 
 def classify(f) -> Optional[str]:
@@ -1039,7 +1040,7 @@ def classify(f) -> Optional[str]:
     if f.category == "unknown-api":
         return "unknown"
     if f.code in _CHANGE_ONLY:
-        return "needs-migration"
+        return None if f.severity in ("advice", "info") else "needs-migration"   # a log level: nothing to change
     if f.severity in ("blocker", "manual") and f.category in ("unsupported-api", "third-party", "cuda-extension", "cuda-api"):
         return "unsupported"
     if f.severity == "auto" or (f.severity == "manual" and f.category == "distributed"):

@@ -65,10 +65,25 @@ def use_color(flag: Optional[bool], stream=None) -> bool:
         return False
 
 
-def _load_kb(torch_version: Optional[str]):
-    from analyse.knowledge import DEFAULT_TORCH_VERSION, TORCH_VERSIONS, UnknownTorchVersion, load_knowledge
+def _torch_version(torch_version: Optional[str], inputs: Optional[Sequence[Path]] = None) -> tuple:
+    """(version, why): an explicit --torch-version / configuration value, or with ``auto`` (the default) the version
+    the project pins (analyse/torchpin.py), mapped to one the knowledge base has."""
+    from analyse.knowledge import DEFAULT_TORCH_VERSION, TORCH_VERSIONS
 
-    version = torch_version or DEFAULT_TORCH_VERSION
+    if torch_version and torch_version != "auto":
+        return torch_version, f"--torch-version {torch_version} (given)"
+    if not inputs:
+        return DEFAULT_TORCH_VERSION, f"the newest in the knowledge base ({DEFAULT_TORCH_VERSION})"
+    from analyse.torchpin import resolve
+
+    version, why = resolve(list(inputs), TORCH_VERSIONS, DEFAULT_TORCH_VERSION)
+    return version, f"auto: {why}"
+
+
+def _load_kb(torch_version: Optional[str], inputs: Optional[Sequence[Path]] = None):
+    from analyse.knowledge import TORCH_VERSIONS, UnknownTorchVersion, load_knowledge
+
+    version, _why = _torch_version(torch_version, inputs)
     try:
         return load_knowledge(version)
     except UnknownTorchVersion:
@@ -370,7 +385,7 @@ def _report_admit(output, policy):
 
 def _analyse(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opts: dict, policy, entries, roles,
              settings) -> dict:
-    kb = _load_kb(cfg["torch-version"])
+    kb = _load_kb(cfg["torch-version"], inputs)
     from analyse import modes
 
     try:
@@ -395,6 +410,7 @@ def _analyse(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opts: dic
         if os.environ.get("NPU_ANALYSE_DEBUG"):
             raise
         raise RunFailed(f"analysis failed: {type(exc).__name__}: {exc} (set NPU_ANALYSE_DEBUG=1 for a traceback)")
+    report.setdefault("target", {})["torch_version_choice"] = _torch_version(cfg["torch-version"], inputs)[1]
     return report
 
 
@@ -473,7 +489,8 @@ def _csv_option(*names, help, metavar="CODES"):
 def common_options(f):
     opts = [
         click.option("--torch-version", "torch_version", default=None, metavar="VERSION",
-                     help="PyTorch version the code targets (default: the newest in the knowledge base)."),
+                     help="PyTorch version the code targets (default: auto, the version the project pins in its "
+                          "requirements, pyproject, setup, environment files or Dockerfile base images; else the newest)."),
         click.option("-o", "--output", "output", default=None, metavar="DIR|-",
                      help="Folder for the report files; '-' writes the one selected --format to stdout (default: "
                           "./npu-analyse-report, or, when the current folder is inside an analysed folder, "
@@ -677,7 +694,8 @@ def _migrate_options(f):
         click.option("--all", "everything", is_flag=True,
                      help="Also edit guarded and off-path findings (tests, tools, branches with a fallback)."),
         click.option("--torch-version", "torch_version", default=None, metavar="VERSION",
-                     help="PyTorch version the code targets (default: the newest in the knowledge base)."),
+                     help="PyTorch version the code targets (default: auto, the version the project pins in its "
+                          "requirements, pyproject, setup, environment files or Dockerfile base images; else the newest)."),
         _csv_option("--select", help="Rule codes or prefixes (as for script)."),
         _csv_option("--extend-select", "extend_select", help="Rule codes or prefixes added to the selection."),
         _csv_option("--ignore", help="Rule codes or prefixes never used."),
@@ -727,7 +745,7 @@ def _migration(report: dict, inputs, policy, cfg, *, strategy: str = "shim", eve
                annotate: bool = False):
     from analyse.migrate import Options, plan
 
-    kb = _load_kb(cfg["torch-version"])
+    kb = _load_kb(cfg["torch-version"], inputs)
     return plan(report, inputs, kb, Options(strategy=strategy, everything=everything, annotate=annotate),
                 admit=policy.admit, roles=dict(cfg["roles"]) or None)
 

@@ -241,6 +241,40 @@ def _implicit_switch(name: str, kb) -> Optional[List[str]]:
     return lines
 
 
+def _typo_of(name: str, known: str) -> bool:
+    """``name`` looks like a typo of ``known``: the same parent, and the last parts differ by at most two edits
+    (a swap counts as one) that are not an in-place ``_`` or a longer real name (TransformerEncoderLayer)."""
+    (p1, _, a), (p2, _, b) = name.rpartition("."), known.rpartition(".")
+    if p1 != p2 or a.rstrip("_") == b.rstrip("_") or len(a) > len(b) or len(b) - len(a) > 2:
+        return False
+    d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1):
+        d[i][0] = i
+    for j in range(len(b) + 1):
+        d[0][j] = j
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)] <= 2
+
+
+def _close_names(name: str, kb, cutoff: float = 0.8) -> List[str]:
+    """Names the knowledge base has that are close to ``name`` (difflib): documented torch APIs, the torch.cuda names
+    transfer_to_npu maps, third-party modules, rule names and pattern ids."""
+    from analyse.passes import all_rules
+    from analyse.passes._libtable import lib_table
+
+    if name.startswith("torch"):
+        pool = set(kb.documented_names()) | {f"torch.cuda.{a}" for a in kb.torch_cuda_attrs_replaced}
+        pool |= set(kb.device_rewrite_functions)
+    else:
+        table = lib_table(kb)
+        pool = set(table.by_prefix) | {r.name for r in all_rules()} | set(_PATTERNS)
+    return difflib.get_close_matches(name, sorted(pool), n=3, cutoff=cutoff)
+
+
 def explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, int]:
     """(text, exit status): 0 when the knowledge base knows the name, 1 when it does not."""
     text, status = _explain_name(name, torch_version)
@@ -286,14 +320,25 @@ def _explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, 
         if any(k.is_documented("torch." + name) for k in kbs):
             name = "torch." + name
         else:
+            close = _close_names(name, kb)
             return (f"{name}: unknown to the npu-analyse knowledge base (neither a torch API documented by the Ascend "
                     f"support lists for torch {', '.join(TORCH_VERSIONS)}, a known GPU-only library, a rule code nor a "
-                    f"pattern the scan reports). Probe torch APIs on a device with `npu-analyse probe`."), 1
+                    f"pattern the scan reports). Probe torch APIs on a device with `npu-analyse probe`."
+                    + (f"\n  did you mean: {', '.join(close)}?" if close else "")), 1
 
     infos = [(k, k.api(name)) for k in kbs]
     fact = kb.cuda_only(name)
     is_cuda = name.startswith("torch.cuda")
-    known = any(i is not None for _k, i in infos) or fact is not None or is_cuda or name in kb.device_rewrite_functions
+    documented = any(i is not None for _k, i in infos)
+    if not documented and fact is None and name not in kb.device_rewrite_functions:
+        close = [c for c in _close_names(name, kb, cutoff=0.8) if _typo_of(name, c)]
+        cuda_known = is_cuda and (name == "torch.cuda" or kb.npu_equivalent(name) is not None)
+        if close and not cuda_known:
+            # a near miss of a name the knowledge base has: most likely a typo, not an undocumented API
+            return (f"{name}: unknown -- did you mean {' or '.join(close)}? (No Ascend support list, transfer_to_npu "
+                    "fact or CUDA-only fact names it; if it is a real torch API it is unverified on NPU: probe it with "
+                    "`npu-analyse probe`.)"), 1
+    known = documented or fact is not None or is_cuda or name in kb.device_rewrite_functions
     if not known:
         close = difflib.get_close_matches(name, sorted(kb.documented_names()), n=3, cutoff=0.8)
         msg = (f"{name}: unverified on NPU -- no Ascend support list for torch {', '.join(TORCH_VERSIONS)} documents "
@@ -315,6 +360,9 @@ def _explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, 
             no = [p for p, ok in info.hardware.items() if not ok]
             if no:
                 note += (", " if note else "") + "not on " + ", ".join(no)
+        if info is not None and info.curation is not None:
+            note = ("documented No; curated" if info.curation["official"] == "unsupported" else "not listed; curated") + \
+                (", " + note if note else "")
         mark = "*" if k.torch_version == focus else ""
         rows.append([k.torch_version + mark, k.torch_npu_version, _STATUS_SHORT[status], note])
     lines += _table(rows, ["torch", "torch_npu", "status", "notes"])
@@ -335,6 +383,12 @@ def _explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, 
         if info.english and info.english not in ("official", "original"):
             lines.append(f"  English text: {info.english} (original text kept as evidence in the knowledge file)")
         lines.append(f"  source:       {info.source}")
+        if info.curation is not None:
+            lines.append(f"  curation:     {info.contradicted()} (data/curation.yaml, {info.curation['id']}; "
+                         f"resulting status: {info.status})")
+            for ev in info.curation["evidence"]:
+                lines += _indent(f"- {ev}", "      ")
+            lines.append(f"  advice:       {info.curation['advice']}")
 
     # transfer_to_npu
     if is_cuda:

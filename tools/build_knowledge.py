@@ -16,6 +16,12 @@ Reads the public facts collected in ``shared/upstream`` (default
   parameter values and constraints, element-type rules per chip, launch/tuning rules of the migration guide
 * ``data/knowledge_index.json``  versions, files and provenance
 
+``data/curation.yaml`` (written by hand, see ``analyse/knowledge/curation.py``) is applied over the official
+native-API tables: each override whose official row and conditions hold in a release sets the resulting status
+and keeps the official one in the entry's ``curation`` block. The build lists the tables' self-contradictions
+(class Yes / method No, siblings, later releases) and fails on one that the curation neither overrides nor lists
+as reviewed.
+
 The product never reads shared/upstream at run time; only this script does.
 Only the standard library and PyYAML are used.
 """
@@ -31,7 +37,9 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import limitations as lim  # noqa: E402  (tools/limitations.py)
+from analyse.knowledge import curation as cur_mod  # noqa: E402  (the curation file's validator and checks)
 
 GENERATOR = "tools/build_knowledge.py"
 KB_FORMAT = 1
@@ -582,7 +590,8 @@ STATIC_FACTS = [
     },
     {
         "id": "cuda-get-device-capability-none",
-        "apis": ["torch.cuda.get_device_capability", "torch.npu.get_device_capability", "torch_npu.npu.get_device_capability"],
+        "apis": ["torch.cuda.get_device_capability", "torch.npu.get_device_capability", "torch_npu.npu.get_device_capability",
+                 "TORCH_NPU_DEVICE_CAPABILITY", "env:TORCH_NPU_DEVICE_CAPABILITY"],
         "reason": "On NPU get_device_capability() returns None unless the environment variable TORCH_NPU_DEVICE_CAPABILITY='major.minor' is set; "
         "code such as `torch.cuda.get_device_capability()[0] >= 8` raises TypeError (None is not subscriptable). The value only exists for "
         "compatibility and does not describe the NPU hardware.",
@@ -590,6 +599,30 @@ STATIC_FACTS = [
         "# or export TORCH_NPU_DEVICE_CAPABILITY=8.0 before starting, or branch on the device type (torch.npu.is_available()) instead of SM versions",
         "severity": "manual",
         "source": f"{S_MIGR} device_capability_fact; {S_DOCS} torch.cuda.get_device_capability (restrictions and notes)",
+    },
+    {
+        "id": "cuda-ipc-tensor-sharing",
+        "apis": ["torch.multiprocessing.reductions.reduce_tensor", "torch.multiprocessing.reductions.rebuild_cuda_tensor",
+                 "torch.UntypedStorage._share_cuda_", "torch.UntypedStorage._new_shared_cuda", "torch.cuda.cudart"],
+        "reason": "CUDA IPC: reduce_tensor / _share_cuda_ pass a CUDA tensor to another process as a cudaIpc memory handle (the way "
+        "RL trainers hand weights to a vLLM engine on the same GPU); the Ascend support lists document IPC only for events "
+        "(torch.cuda.Event.ipc_handle -> torch_npu.npu.Event.ipc_handle), not for tensor storages.",
+        "replacement": "hand the weights over with a collective on an HCCL group that includes the inference engine's ranks "
+        "(torch.distributed.broadcast / vllm-ascend's HCCL communicator), or through host memory (tensor.cpu() in shared memory)",
+        "severity": "manual",
+        "source": f"{S_DOCS} torch-cuda.md (Event.ipc_handle / Event.from_ipc_handle are the only IPC rows); PyTorch "
+        "torch/multiprocessing/reductions.py (reduce_tensor uses the CUDA IPC handle of the storage)",
+    },
+    {
+        "id": "cuda-nvrtc-kernel",
+        "apis": ["torch.cuda._compile_kernel", "torch.cuda.nvrtc", "cuda.nvrtc", "cuda.bindings.nvrtc", "pycuda.compiler.SourceModule"],
+        "reason": "a CUDA C kernel compiled at run time with NVRTC (or inline PTX); there is no CUDA compiler or runtime on an Ascend "
+        "host, so this is a kernel to write for the NPU, not a call to rename.",
+        "replacement": "write the kernel for Ascend: a Triton-Ascend kernel, an Ascend C operator registered through op-plugin / a "
+        "torch_npu custom op, or express it with torch / torch_npu ops",
+        "severity": "blocker",
+        "source": "PyTorch torch/cuda/_utils.py (_compile_kernel compiles CUDA source with NVRTC); NVIDIA cuda-python nvrtc bindings; "
+        f"{S_MIGR} unsupported_scenarios (CUDA custom kernels need an Ascend C rewrite)",
     },
     {
         "id": "jit-script-disabled",
@@ -1004,7 +1037,14 @@ _TA_YES = ("√", "✓")
 
 
 def _ta_cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
+    """The cells of a Markdown table row, by position: one boundary pipe is dropped at each end, so an empty
+    first cell (a header written `|| uint8 | int8 |`) stays a cell and the columns stay aligned with the rows."""
+    line = line.strip()
+    if line.startswith("|"):
+        line = line[1:]
+    if line.endswith("|"):
+        line = line[:-1]
+    return [c.strip() for c in line.split("|")]
 
 
 def _ta_mark(cell: str):
@@ -1013,7 +1053,7 @@ def _ta_mark(cell: str):
         return None
     if cell.startswith(_TA_YES):
         return True
-    if cell.startswith("×"):
+    if cell.startswith("×") or cell in ("x", "X"):
         return False
     return None
 
@@ -1048,6 +1088,8 @@ def _ta_page(path: Path) -> dict:
     lines = path.read_text(encoding="utf-8").splitlines()
     dtypes: dict = {}
     header = None
+    header_line = ""
+    table: list = []
     params: dict = {}
     unsupported_params: list = []
     for line in lines:
@@ -1057,13 +1099,15 @@ def _ta_page(path: Path) -> dict:
         cells = _ta_cells(line)
         cols = [_TA_COLUMN.get(c) for c in cells]
         if sum(1 for c in cols if c) >= 4:
-            header = cols
+            header, header_line = cols, line
             continue
         if header is not None and cells and cells[0].replace(" ", "").startswith("AscendA2/A3") and not dtypes:
             for col, cell in zip(header, cells):
                 m = _ta_mark(cell)
                 if col and m is not None:
                     dtypes[col] = m
+            if dtypes:
+                table = [" ".join(header_line.split()), " ".join(line.split())]
             continue
         name = re.match(r"`(\w+)`$", cells[0]) if cells else None
         if name and not name.group(1).startswith("_"):   # _semantic, _builder ...: reserved, never passed by users
@@ -1076,7 +1120,7 @@ def _ta_page(path: Path) -> dict:
                 }
             elif "不支持" in text:
                 unsupported_params.append(name.group(1))
-    return {"dtypes": dtypes, "params": params, "unsupported_params": unsupported_params}
+    return {"dtypes": dtypes, "params": params, "unsupported_params": unsupported_params, "table": table}
 
 
 def build_triton_ascend(upstream: Path, date: str) -> dict:
@@ -1102,6 +1146,8 @@ def build_triton_ascend(upstream: Path, date: str) -> dict:
                         else "docs/sources/python-api/outline.md")
         entry["dtype_source"] = ("op page" if info["dtypes"] else "overview") if a2a3 else "none"
         entry["a2a3"] = {"supported": [d for d in a2a3 if a2a3[d]], "unsupported": [d for d in a2a3 if not a2a3[d]]}
+        if info["dtypes"]:
+            entry["dtype_table"] = info["table"]   # the page's header and Atlas A2/A3 row, as evidence
         entry["ascend_extension"] = group == "Extension_Ops"
         if a2a3 and not any(a2a3.values()):
             entry["unsupported"] = True
@@ -1156,6 +1202,74 @@ def build_triton_ascend(upstream: Path, date: str) -> dict:
     }
 
 
+# --------------------------------------------------------------------------- curation
+
+
+def _aten_base(op: str) -> str:
+    return op.split("@", 1)[0].split(".", 1)[0]
+
+
+def apply_curation(api_tables: dict, aten: dict, transfer: dict, curation: dict) -> dict:
+    """Apply data/curation.yaml's overrides over the official tables (in place); {override id: [versions]}."""
+    applied: dict = {}
+    for o in curation["overrides"]:
+        applied[o["id"]] = []
+        for v in TORCH_VERSIONS:
+            if o.get("torch_versions") and v not in o["torch_versions"]:
+                continue
+            apis = api_tables[v]["apis"]
+            kernels = {_aten_base(x) for x in aten["by_torch_version"][v]} | {_aten_base(x) for x in aten.get("torch_npu_native", [])}
+            if any(op not in kernels for op in o.get("requires_aten") or ()):
+                continue
+            wrapped = set(transfer["branches"][TRANSFER_BRANCH[v]]["device_rewrite_functions"])
+            if any(a not in wrapped for a in o.get("requires_transfer") or ()):
+                continue
+            names = [n for n in apis if cur_mod.matches(o["apis"], n)] if o["official"] == "unsupported" else \
+                [n for n in o["apis"] if "*" not in n and n not in apis]
+            for name in names:
+                row = apis.get(name)
+                if o["official"] == "unsupported" and (row is None or row["status"] != "unsupported"):
+                    continue
+                parent = name.rsplit(".", 1)[0]
+                if o.get("requires_parent") and (apis.get(parent) or {}).get("status") not in ("supported", "limited"):
+                    continue
+                entry = dict(row or {})
+                entry.pop("hardware", None)  # the per-product answer of the official No row
+                entry["status"] = o["status"]
+                if o["status"] == "limited":
+                    entry["limitations"] = " ".join(o["limitations"].split())
+                    entry["english"] = "original"
+                entry["curation"] = {
+                    "id": o["id"],
+                    "official": o["official"],
+                    "contradicted_by": " ".join(o["contradicted_by"].split()).replace("the optimizer's class row", f"the class row {parent}"),
+                    "evidence": [f"{e['kind']}: {' '.join(e['fact'].split())} ({e['source']})" for e in o["evidence"]],
+                    "advice": " ".join(o["advice"].split()),
+                }
+                apis[name] = entry
+                if v not in applied[o["id"]]:
+                    applied[o["id"]].append(v)
+        if not applied[o["id"]]:
+            raise SystemExit(f"data/curation.yaml: override {o['id']} applies to no torch version (its official row or "
+                             "conditions never hold)")
+    for v in TORCH_VERSIONS:
+        counts = {"supported": 0, "limited": 0, "unsupported": 0}
+        for e in api_tables[v]["apis"].values():
+            counts[e["status"]] += 1
+        m = api_tables[v]["meta"]
+        m["counts"] = counts
+        m["curation"] = {"file": "data/curation.yaml",
+                         "overridden": sorted(n for n, e in api_tables[v]["apis"].items() if e.get("curation"))}
+    return applied
+
+
+def unreviewed_contradictions(api_tables: dict, curation: dict) -> tuple[list, list]:
+    """(every self-contradiction of the official tables, those no curation entry covers)."""
+    views = {v: cur_mod.official_view(api_tables[v]["apis"]) for v in TORCH_VERSIONS}
+    found = cur_mod.contradictions(views, TORCH_VERSIONS)
+    return found, [c for c in found if cur_mod.covering_entry(curation, c) is None]
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -1176,9 +1290,6 @@ def build(upstream: Path, out: Path) -> list[Path]:
         api_tables[v] = build_api_table(upstream, v, date, c, translator, stats)
         all_stats[v] = stats
         doc_commits[v] = c["docs"]
-        p = out / "op_support" / f"torch_{v}.json"
-        _dump_json(api_tables[v], p, compact=True)
-        written.append(p)
 
     aten = build_aten(upstream, date)
     p = out / "op_support" / "aten_kernels.json"
@@ -1189,6 +1300,20 @@ def build(upstream: Path, out: Path) -> list[Path]:
     p = out / "transfer_to_npu.json"
     _dump_json(transfer, p, compact=False)
     written.append(p)
+
+    repo = Path(__file__).resolve().parent.parent
+    curation = cur_mod.validate_curation(_read_yaml(repo / "data" / cur_mod.CURATION_FILE))
+    found, unreviewed = unreviewed_contradictions(api_tables, curation)
+    if unreviewed:
+        raise SystemExit("self-contradictions of the official tables nobody reviewed (add them to data/curation.yaml):\n"
+                         + "\n".join(f"  {c.version} {c.kind}: {c.api} No, but {c.other} is Yes" for c in unreviewed))
+    applied = apply_curation(api_tables, aten, transfer, curation)
+    build.curation = (found, applied)  # type: ignore[attr-defined]
+
+    for v in TORCH_VERSIONS:
+        p = out / "op_support" / f"torch_{v}.json"
+        _dump_json(api_tables[v], p, compact=True)
+        written.append(p)
 
     cuda_only = build_cuda_only(upstream, date, transfer, api_tables)
     p = out / "cuda_only.yaml"
@@ -1255,6 +1380,9 @@ def main(argv: list[str] | None = None) -> int:
     for p in written:
         print(f"{p.stat().st_size:>9}  {p}")
     print(f"{total:>9}  total")
+    found, applied = build.curation  # type: ignore[attr-defined]
+    print(f"curation: {len(found)} self-contradictions of the official tables, all reviewed; overrides applied: "
+          + ", ".join(f"{k} ({', '.join(v)})" for k, v in applied.items()))
     for v, st in build.stats.items():  # type: ignore[attr-defined]
         print(f"torch {v:<7} limitation texts {st['texts']:>5}: {st['with_checks']:>5} became checks "
               f"({st['all_checks']} entirely), English: " + ", ".join(f"{k} {st[k]}" for k in sorted(st) if k not in ("texts", "with_checks", "all_checks")))

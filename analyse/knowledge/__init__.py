@@ -90,6 +90,17 @@ class ApiInfo:
     evidence: str | None = None
     # how the English text was obtained: official | derived | partial | none | original
     english: str | None = None
+    # the curation layer's override of the official row (data/curation.yaml): id, official ("unsupported" |
+    # "absent"), contradicted_by, evidence (list of str), advice
+    curation: Mapping[str, Any] | None = None
+
+    def contradicted(self) -> str | None:
+        """'documented No, contradicted by ...; probe to confirm' for a row the curation overrides, else None."""
+        c = self.curation
+        if not c:
+            return None
+        said = "documented No" if c.get("official") == "unsupported" else "not in the support list (unverified)"
+        return f"{said}, contradicted by {c['contradicted_by']}; probe to confirm"
 
     def remainder_text(self) -> str:
         """The limitation lines that are not structured checks."""
@@ -260,6 +271,12 @@ def _validate_api_table(doc: Any, version: str, where: str) -> dict:
                 _bad_entry(where, name, "value checks need allowed or forbidden")
             if not (c.get("when") is None or (isinstance(c["when"], dict) and isinstance(c["when"].get("param"), str))):
                 _bad_entry(where, name, "check when must name a param")
+        cur = e.get("curation")
+        if not (cur is None or (isinstance(cur, dict) and cur.get("official") in ("unsupported", "absent")
+                                and all(isinstance(cur.get(k), str) and cur[k] for k in ("id", "contradicted_by", "advice"))
+                                and isinstance(cur.get("evidence"), list) and cur["evidence"]
+                                and all(isinstance(x, str) for x in cur["evidence"]))):
+            _bad_entry(where, name, "curation must name id, official, contradicted_by, evidence and advice")
         rem = e.get("remainder")
         if not (rem is None or (isinstance(rem, list) and all(isinstance(x, str) for x in rem))):
             _bad_entry(where, name, "remainder must be a list of strings")
@@ -493,6 +510,10 @@ class KnowledgeBase:
         source = f"{self._doc_source}/{where}" if e.get("file") else f"{self._doc_source}" + (f" [{where}]" if where else "")
         if e.get("from") == "msfmktransplt":
             source = f"{self._fill_source} (doc row without verdict: {source})"
+        if e.get("curation"):
+            cid = e["curation"]["id"]
+            source = (f"data/curation.yaml ({cid}) over {source}" if e["curation"]["official"] == "unsupported"
+                      else f"data/curation.yaml ({cid}); the support list does not document it")
         hw = e.get("hardware")
         info = ApiInfo(
             name=name if name in self._apis or ("torch." + name) not in self._apis else "torch." + name,
@@ -506,6 +527,7 @@ class KnowledgeBase:
             remainder=tuple(e["remainder"]) if e.get("remainder") is not None else None,
             evidence=e.get("evidence"),
             english=e.get("english"),
+            curation=MappingProxyType(e["curation"]) if e.get("curation") else None,
         )
         self._api_cache[name] = info
         return info

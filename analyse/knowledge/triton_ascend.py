@@ -140,6 +140,8 @@ def parse_triton_ascend(doc) -> TritonAscend:
             _req(isinstance(pv, dict) and _strs(pv.get("accepted")) and pv["accepted"], f"{w}.params.{p}",
                  "needs a non-empty accepted list")
         _req(e.get("constraints") is None or _strs(e["constraints"]), w, "constraints must be a list of strings")
+        _req(e.get("dtype_table") is None or (_strs(e["dtype_table"]) and len(e["dtype_table"]) == 2), w,
+             "dtype_table must be the page's header and Atlas A2/A3 row")
         _req(e.get("unsupported_params") is None or _strs(e["unsupported_params"]), w, "unsupported_params must be strings")
         ops[name] = TlOp(name=name, group=e["group"], doc=e["doc"], supported=tuple(a["supported"]),
                          unsupported=tuple(a["unsupported"]), params=params,

@@ -7,6 +7,7 @@ from typing import List
 
 from astroid import nodes
 
+from analyse.knowledge.noise import load_noise
 from analyse.passes import ModuleContext
 from analyse.syntax import merged, selection
 
@@ -60,6 +61,8 @@ def api_uses(ctx: ModuleContext, prefix: str = "torch.") -> List[ApiUse]:
                 documented = [c for c in cands if ctx.kb.api_status(c) != "unverified"]
                 if documented:
                     out.append(ApiUse(node, documented[0], "method", "high"))
+                elif r.type_of(func.expr) in load_noise().containers:
+                    continue   # self.transformer.wte(x) on an nn.ModuleDict: an entry the user named (data/noise.yaml)
                 elif r.method_candidates(func)[0].startswith(prefix):
                     out.append(ApiUse(node, cands[0], "method", "high"))
         elif isinstance(node, (nodes.Attribute, nodes.Name, nodes.AssignAttr)):

@@ -29,6 +29,8 @@ module level. Facts: ``data/affinity.yaml``.
 
 from __future__ import annotations
 
+import dataclasses
+
 from itertools import compress
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
@@ -391,6 +393,18 @@ class AffinityPass(Pass):
     rules = (R_RMS, R_ROPE, R_SWIGLU, R_ATTN, R_SDPA, R_DROP, R_ROI, R_NMS, R_SHUFFLE, R_OPTIM, R_LIST)
 
     VALID = (
+        # a loss that sorts IoUs inside its loop over layers is not NMS: the loop does not walk a sorted order (#31)
+        "import torch\n"
+        "def loss(preds, targets, sort_iou):\n"
+        "    total = 0.0\n"
+        "    for i, p in enumerate(preds):\n"
+        "        iou = (p - targets[i]).abs().clamp(0) / (p.abs() + 1)\n"
+        "        if sort_iou:\n"
+        "            j = iou.argsort()\n"
+        "            iou = iou[j]\n"
+        "        if iou.max() > 0.5:\n"
+        "            total = total + iou.mean()\n"
+        "    return total\n",
         # a function named rms_norm that computes a plain mean is not RMSNorm
         "import torch\ndef rms_norm(x, eps=1e-6):\n    return x / (x.mean(-1, keepdim=True) + eps)\n",
         # LayerNorm subtracts the mean
@@ -429,6 +443,17 @@ class AffinityPass(Pass):
         "    return x.div(keep_prob) * random_tensor\n",
         "import torchvision\nout = torchvision.ops.roi_align(feat, rois, (7, 7), 0.0625)  # expect: NPU707\n",
         "from torchvision.ops import nms\nkeep = nms(boxes, scores, 0.5)  # expect: NPU708\n",
+        "import torch\n"
+        "def nms(x1, x2, areas, scores, thr):  # expect: NPU708\n"
+        "    order = scores.argsort(descending=True)\n"
+        "    keep = []\n"
+        "    while order.numel() > 0:\n"
+        "        i = order[0]\n"
+        "        keep.append(i)\n"
+        "        inter = (torch.min(x2[i], x2[order[1:]]) - torch.max(x1[i], x1[order[1:]])).clamp(0)\n"
+        "        iou = inter / (areas[i] + areas[order[1:]] - inter)\n"
+        "        order = order[1:][iou <= thr]\n"
+        "    return keep\n",
         "def shuffle(x, groups):  # expect: NPU709\n"
         "    b, c, h, w = x.size()\n"
         "    x = x.view(b, groups, c // groups, h, w)\n"
@@ -541,16 +566,16 @@ class AffinityPass(Pass):
                         extra = "Gate and up projections are separate here: fuse them into one Linear of twice the width first."
                     yield self._emit(ctx, s, n, R_SWIGLU, "swiglu", "computes SwiGLU (silu(a) * b)", facts, extra=extra)
                 elif n.op == "@" and self._attention(s, n.left):
-                    yield self._emit(ctx, s, n, R_ATTN, "attention", "computes attention as softmax(q @ k^T) @ v", facts)
+                    yield self._emit_attention(ctx, s, n, n.left, facts)
             elif isinstance(n, nodes.Call):
                 c = s.callee(n)
                 if c in (".matmul", ".bmm", "torch.matmul", "torch.bmm"):
                     left = n.func.expr if c.startswith(".") else (n.args[0] if n.args else None)
                     if left is not None and self._attention(s, left):
-                        yield self._emit(ctx, s, n, R_ATTN, "attention", "computes attention as softmax(q @ k^T) @ v", facts)
+                        yield self._emit_attention(ctx, s, n, left, facts)
                         continue
                 if c == "torch.einsum" and len(n.args) >= 3 and self._attention(s, n.args[1]):
-                    yield self._emit(ctx, s, n, R_ATTN, "attention", "computes attention as softmax(q @ k^T) @ v", facts)
+                    yield self._emit_attention(ctx, s, n, n.args[1], facts)
                     continue
                 yield from self._call(ctx, s, n, c, facts)
 
@@ -648,6 +673,34 @@ class AffinityPass(Pass):
                     return True
         return False
 
+    def _emit_attention(self, ctx, s: Scope, n, left, facts):
+        """NPU704; when the scores get an additive bias before the softmax, the advice is SDPA with a float mask
+        (npu_fusion_attention is for training only: data/affinity.yaml attention.additive_bias)."""
+        f, span = self._emit(ctx, s, n, R_ATTN, "attention", "computes attention as softmax(q @ k^T) @ v", facts)
+        bias = facts["patterns"]["attention"].get("additive_bias")
+        if bias and self._additive_bias(s, left):
+            f = dataclasses.replace(f, message=f.message + " " + " ".join(bias["note"].split()),
+                                    replacement=" ".join(bias["call"].split()))
+        return f, span
+
+    def _additive_bias(self, s: Scope, left) -> bool:
+        """The softmax's argument adds a term to the scores (``attn + bias``) or hands them to a helper of the project
+        that does (``add_decomposed_rel_pos(attn, ...)``)."""
+        def is_mm(n):
+            return (isinstance(n, nodes.BinOp) and n.op == "@") or s.is_call(n, MATMUL)
+
+        for m in s.expand(left, 4, stop=is_mm):
+            if not s.is_call(m, SOFTMAX):
+                continue
+            arg = _receiver_or_arg(s, m)
+            for q in (s.expand(arg, 4, stop=is_mm) if arg is not None else ()):
+                if isinstance(q, nodes.BinOp) and q.op == "+":
+                    return True
+                if isinstance(q, nodes.Call) and isinstance(q.func, nodes.Name) and not s.callee(q).startswith("torch.") \
+                        and any(isinstance(a, nodes.Name) and any(is_mm(x) for x in s.expand(a, 2)) for a in q.args):
+                    return True
+        return False
+
     def _attention(self, s: Scope, left) -> bool:
         def is_mm(n):
             return (isinstance(n, nodes.BinOp) and n.op == "@") or s.is_call(n, MATMUL)
@@ -735,10 +788,22 @@ class AffinityPass(Pass):
         return has_random and has_floor and keep and per_sample
 
     def _nms_loop(self, s: Scope) -> bool:
-        if not any(s.is_call(m, {".argsort", "torch.argsort", ".sort", "torch.sort", "numpy.argsort"}) for m in s.of(nodes.Call)):
+        """A loop over a score-sorted order (its header reads the sorted indices) that computes overlaps (max/min or
+        clamp, a division) and compares them: NMS. A loss that sorts IoUs inside a loop over layers is not (#31)."""
+        sorts = {".argsort", "torch.argsort", ".sort", "torch.sort", "numpy.argsort"}
+
+        def sorted_value(v) -> bool:
+            v = v.value if isinstance(v, nodes.Subscript) else v
+            return isinstance(v, nodes.Call) and s.is_call(v, sorts)
+
+        order = {name for name, vals in s.assigned.items() if any(sorted_value(v) for v in vals)}
+        if not order:
             return False
         loops = s.of(nodes.While, nodes.For)
         for loop in loops:
+            header = [loop.test] if isinstance(loop, nodes.While) else [loop.iter]
+            if not any(isinstance(m, nodes.Name) and m.name in order for h in header for m in walk(h)):
+                continue
             inner = list(walk(loop))
             has_clamp = any(isinstance(m, nodes.Call) and s.callee(m) in (".clamp", "torch.clamp", "torch.max", "torch.min",
                                                                          "numpy.maximum", "numpy.minimum", "torch.maximum",

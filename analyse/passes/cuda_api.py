@@ -21,6 +21,7 @@ from typing import Iterator, List, Optional
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
+from analyse.knowledge.noise import env_is_written, load_noise
 from analyse.passes import ModuleContext, Pass, in_log_or_docstring, nodes_of, walk
 from analyse.syntax import merged, selection
 from analyse.resolve import is_cuda_device_string
@@ -87,14 +88,21 @@ R_ENV = Rule(
     fix="os.environ['ASCEND_RT_VISIBLE_DEVICES'] = '0,1'\nsubprocess.run(['npu-smi', 'info'])",
 )
 
-CUDA_ENV_VARS = {
-    "CUDA_VISIBLE_DEVICES": "ASCEND_RT_VISIBLE_DEVICES",
-    "CUDA_LAUNCH_BLOCKING": "ASCEND_LAUNCH_BLOCKING",
-    "CUDA_DEVICE_ORDER": None,
-    "PYTORCH_CUDA_ALLOC_CONF": "PYTORCH_NPU_ALLOC_CONF",
-    "CUDA_HOME": "ASCEND_TOOLKIT_HOME",
-    "CUDA_PATH": "ASCEND_TOOLKIT_HOME",
-}
+# CUDA environment variables -> their Ascend replacement (data/noise.yaml env_vars, which also says what each does
+# and what a write or a read costs on an NPU host: a device mask, a log switch or an allocator hint is advice)
+CUDA_ENV_VARS = {k: v.replacement for k, v in load_noise().env.items() if k.startswith(("CUDA_", "PYTORCH_CUDA_"))}
+
+
+def _env_finding_fields(var: str, write: bool) -> tuple:
+    """(severity, message) of a CUDA environment variable's access, judged by what the variable does."""
+    e = load_noise().env[var]
+    sev = load_noise().env_severity(var, write)
+    what = "sets" if write else "reads"
+    msg = f"`{var}` ({e.does}) is read by the CUDA runtime only; the Ascend runtime ignores it."
+    if sev == "advice":
+        msg += f" The code {what} it; nothing breaks on an NPU" + (f"; the Ascend equivalent is `{e.replacement}`."
+                                                                   if e.replacement else ".")
+    return sev, msg
 
 # device-argument keyword names (transfer_to_npu's device_kwargs_list plus common ones)
 DEVICE_KWARGS = {"device", "device_type", "map_location", "device_id", "device_ids", "output_device"}
@@ -103,7 +111,7 @@ DEVICE_CALLS = {"torch.device", "torch.cuda.device"}
 # CUDA-only facts about names outside torch.cuda / torch.backends that this pass reports
 # (the others belong to other passes: distributed, third-party, cuda-extension; float64 is a dtype
 # matter, not CUDA API use)
-GENERAL_FACTS = {"jit-script-disabled", "channels-last", "cuda-autocast-helpers"}
+GENERAL_FACTS = {"jit-script-disabled", "channels-last", "cuda-autocast-helpers", "cuda-ipc-tensor-sharing", "cuda-nvrtc-kernel"}
 # names reported by the distributed pass
 OTHER_PASSES = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.distributed")
 _COMPARE_METHODS = {"startswith", "endswith", "__eq__", "find", "index", "count"}
@@ -299,9 +307,9 @@ class CudaApiPass(Pass):
         for v in vals:
             if v in CUDA_ENV_VARS:
                 repl = CUDA_ENV_VARS[v]
-                yield ctx.finding(self.rule("NPU007"), node, v,
-                                  f"`{v}` is read by the CUDA runtime only; the Ascend runtime ignores it.",
-                                  replacement=repl or "no NPU equivalent: drop it")
+                sev, msg = _env_finding_fields(v, env_is_written(node, ctx.resolver.qualname(node.parent.func)))
+                yield ctx.finding(self.rule("NPU007"), node, v, msg, replacement=repl or "no NPU equivalent: drop it",
+                                  severity=sev)
                 return
 
     # --------------------------------------------------------------- compares
@@ -351,9 +359,10 @@ class CudaApiPass(Pass):
                 q = ctx.resolver.qualname(node.parent.value)
                 if q == "os.environ":
                     repl = CUDA_ENV_VARS[text]
-                    yield ctx.finding(self.rule("NPU007"), node, text,
-                                      f"`{text}` is read by the CUDA runtime only; the Ascend runtime ignores it.",
-                                      replacement=f"os.environ['{repl}']" if repl else "no NPU equivalent: drop it")
+                    sev, msg = _env_finding_fields(text, env_is_written(node))
+                    yield ctx.finding(self.rule("NPU007"), node, text, msg,
+                                      replacement=f"os.environ['{repl}']" if repl else "no NPU equivalent: drop it",
+                                      severity=sev)
                 return
             if text.startswith("torch.cuda.") and text[len("torch.cuda."):].isidentifier() and not in_log_or_docstring(node):
                 # torch.set_default_tensor_type('torch.cuda.FloatTensor'), x.type('torch.cuda.HalfTensor')

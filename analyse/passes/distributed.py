@@ -19,6 +19,7 @@ from typing import Iterator, Optional
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
+from analyse.knowledge.noise import env_is_written, load_noise
 from analyse.passes import ModuleContext, Pass, in_log_or_docstring, walk
 from analyse.syntax import merged, selection
 
@@ -71,22 +72,9 @@ R_NCCL_API = Rule(
     fix="if dist.is_hccl_available():\n    backend = 'hccl'",
 )
 
-NCCL_ENV = {
-    "NCCL_SOCKET_IFNAME": "HCCL_SOCKET_IFNAME",
-    "NCCL_DEBUG": "ASCEND_GLOBAL_LOG_LEVEL (HCCL logs) ",
-    "NCCL_BUFFSIZE": "HCCL_BUFFSIZE",
-    "NCCL_TIMEOUT": "HCCL_CONNECT_TIMEOUT / HCCL_EXEC_TIMEOUT",
-    "NCCL_BLOCKING_WAIT": "HCCL_BLOCKING_WAIT",
-    "NCCL_ASYNC_ERROR_HANDLING": "HCCL_ASYNC_ERROR_HANDLING",
-    "TORCH_NCCL_ASYNC_ERROR_HANDLING": "HCCL_ASYNC_ERROR_HANDLING",
-    "TORCH_NCCL_BLOCKING_WAIT": "HCCL_BLOCKING_WAIT",
-    "NCCL_IB_DISABLE": None,
-    "NCCL_P2P_DISABLE": None,
-    "NCCL_IB_HCA": None,
-    "NCCL_NET_GDR_LEVEL": None,
-    "NCCL_ALGO": None,
-    "NCCL_PROTO": None,
-}
+# NCCL environment variables -> their HCCL replacement (data/noise.yaml env_vars, which also says what each does and
+# what a write or a read costs on an NPU host: a log level or a transport switch is advice)
+NCCL_ENV = {k: v.replacement for k, v in load_noise().env.items() if "NCCL" in k}
 
 BACKEND_CALLS = {
     "torch.distributed.init_process_group", "torch.distributed.new_group",
@@ -169,21 +157,26 @@ class DistributedPass(Pass):
             vals = r.strings(call.args[0])
             for v in vals or ():
                 if v in NCCL_ENV:
-                    yield self._env(ctx, call.args[0], v)
+                    yield self._env(ctx, call.args[0], v, env_is_written(call.args[0], q))
                     break
 
-    def _env(self, ctx: ModuleContext, node, var: str) -> Finding:
+    def _env(self, ctx: ModuleContext, node, var: str, write: bool) -> Finding:
+        """Judged by what the variable does (data/noise.yaml): a log level or a transport switch is advice."""
         repl = NCCL_ENV[var]
-        return ctx.finding(self.rule("NPU105"), node, var,
-                           f"`{var}` configures NCCL; HCCL ignores it.",
-                           replacement=(repl.strip() if repl else "no HCCL equivalent: drop it"))
+        e = load_noise().env[var]
+        sev = load_noise().env_severity(var, write)
+        msg = f"`{var}` ({e.does}) configures NCCL; HCCL ignores it."
+        if sev == "advice":
+            msg += " Nothing breaks on an NPU."
+        return ctx.finding(self.rule("NPU105"), node, var, msg,
+                           replacement=(repl.strip() if repl else "no HCCL equivalent: drop it"), severity=sev)
 
     def _const(self, ctx: ModuleContext, node: nodes.Const) -> Iterator[Finding]:
         text = node.value
         parent = node.parent
         if text in NCCL_ENV and isinstance(parent, nodes.Subscript) and parent.slice is node:
             if ctx.resolver.qualname(parent.value) == "os.environ":
-                yield self._env(ctx, node, text)
+                yield self._env(ctx, node, text, env_is_written(node))
             return
         if not _is_nccl(text):
             return

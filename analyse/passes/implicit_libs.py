@@ -105,6 +105,12 @@ RULES = (
           "Liger kernels are Triton kernels compiled for NVIDIA/AMD GPUs.",
           "args = TrainingArguments(output_dir='out', use_liger_kernel=True)",
           "args = TrainingArguments(output_dir='out')"),
+    _rule("NPU470", "gpu-resource-request", "manual",
+          "A scheduler asks for GPUs (`@ray.remote(num_gpus=1)`, `.options(num_gpus=...)`): none exist on an Ascend host.",
+          "Ray counts CUDA GPUs for its GPU resource; on an Ascend host it schedules NPUs as the resource 'NPU', so a "
+          "task or actor that asks for GPUs waits forever (or gets no device).",
+          "@ray.remote(num_gpus=1)\nclass Worker: ...",
+          "@ray.remote(resources={'NPU': 1})\nclass Worker: ..."),
 )
 _CODES = {r.code for r in RULES}
 
@@ -140,6 +146,10 @@ class Switch:
     replacement: str
     source: str
     quant_type: Optional[QuantType] = None
+    # the keyword's argument may be passed by position (placement_group(bundles, ...))
+    position: Optional[int] = None
+    # the argument switches the library on when a dict literal in it has this key ({"GPU": 1} bundles)
+    dict_key: Optional[str] = None
 
     def switched_on(self, value) -> Optional[bool]:
         """True / False for a literal value, None for a value the pass cannot read."""
@@ -193,9 +203,16 @@ def parse_switches(doc) -> List[Switch]:
         _req(values is None or _strs(values), w, "values must be a non-empty list of strings")
         if kw is None:
             _req(on is None and values is None, w, "flag / values need a keyword")
-        else:
+        elif e.get("dict_key") is None:
             _req((on is None) != (values is None), w, "a keyword needs exactly one of flag / values")
         _req(e.get("excludes") is None or _strs(e["excludes"]), w, "excludes must be a list of strings")
+        pos, dkey = e.get("position"), e.get("dict_key")
+        _req(pos is None or (isinstance(pos, int) and not isinstance(pos, bool) and pos >= 0 and kw is not None), w,
+             "position must be a non-negative int (with a keyword)")
+        _req(dkey is None or (isinstance(dkey, str) and dkey and kw is not None and on is None and values is None), w,
+             "dict_key must be a string (with a keyword, instead of flag / values)")
+        if dkey is not None:
+            on = True   # a dict with the key switches it on
         _req(e.get("fields") is None or (_strs(e["fields"]) and kw is not None), w,
              "fields must be a list of class names (with a keyword)")
         qt = e.get("quant_type")
@@ -213,7 +230,7 @@ def parse_switches(doc) -> List[Switch]:
                           excludes=tuple(e.get("excludes") or ()), fields=tuple(e.get("fields") or ()),
                           severity=e["severity"], reason=" ".join(e["reason"].split()),
                           replacement=" ".join(e["replacement"].split()), source=" ".join(e["source"].split()),
-                          quant_type=quant))
+                          quant_type=quant, position=pos, dict_key=dkey))
     return out
 
 
@@ -237,7 +254,7 @@ def _triggers(table: List[Switch]) -> Tuple[str, ...]:
     t = _TRIGGERS.get(id(table))
     if t is None:
         words = {s.keyword for s in table if s.keyword}
-        words |= {g.rsplit(".", 1)[-1] for s in table if not s.keyword for g in s.calls}
+        words |= {g.rsplit(".", 1)[-1] for s in table if not s.keyword or s.position is not None for g in s.calls}
         t = _TRIGGERS[id(table)] = tuple(sorted(w for w in words if "*" not in w))
     return t
 
@@ -326,6 +343,17 @@ def _kw(call: nodes.Call, name: str):
     return None
 
 
+def _has_dict_key(node, key: str) -> bool:
+    """A dict literal inside ``node`` has ``key`` with a value that is not a literal 0 ({"GPU": 1}, {"GPU": n})."""
+    for n in [node, *node.nodes_of_class(nodes.Dict)]:
+        if not isinstance(n, nodes.Dict):
+            continue
+        for k, v in n.items:
+            if isinstance(k, nodes.Const) and k.value == key and not (isinstance(v, nodes.Const) and not v.value):
+                return True
+    return False
+
+
 def _spread_values(call: nodes.Call, keyword: str) -> List[Tuple[nodes.NodeNG, nodes.NodeNG]]:
     """(value, node that writes it) for *keyword* in a dictionary spread into the call with ``**name``:
     ``name = {"k": v}`` / ``name = dict(k=v)`` and ``name["k"] = v`` in the call's scope."""
@@ -364,6 +392,8 @@ class ImplicitGpuLibsPass(Pass):
     VALID = (
         "from transformers import AutoModelForCausalLM\n"
         "model = AutoModelForCausalLM.from_pretrained('m', load_in_8bit=False, attn_implementation='sdpa')\n",
+        "import ray\n@ray.remote(num_cpus=2, num_gpus=0)\ndef f():\n    pass\n",
+        "from ray.util.placement_group import placement_group\npg = placement_group([{'CPU': 4}], strategy='PACK')\n",
         "from transformers import TrainingArguments\n"
         "args = TrainingArguments(output_dir='o', optim='adamw_torch')\n",
         "from accelerate import Accelerator\n"
@@ -394,6 +424,9 @@ class ImplicitGpuLibsPass(Pass):
         "    use_liger_kernel: bool = True  # expect: NPU467\n",
         "from accelerate import Accelerator\n"
         "acc = Accelerator(mixed_precision='fp8')  # expect: NPU466\n",
+        "import ray\n@ray.remote(num_gpus=1)  # expect: NPU470\nclass Worker:\n    pass\n",
+        "from ray.util.placement_group import placement_group\n"
+        "pg = placement_group([{'GPU': 1, 'CPU': 1}] * 4)  # expect: NPU470\n",
         "from transformers import AutoModelForCausalLM\n"
         "def load(path, load_8bit=False):\n"
         "    kwargs = {'torch_dtype': 'auto'}\n"
@@ -440,6 +473,15 @@ class ImplicitGpuLibsPass(Pass):
                 and _kw(call, "quantization_config") is not None:
             return    # judged at the BitsAndBytesConfig(...) passed with it
         direct = _kw(call, sw.keyword)
+        if direct is None and sw.position is not None and len(call.args) > sw.position \
+                and not isinstance(call.args[sw.position], nodes.Starred):
+            direct = call.args[sw.position]
+        if sw.dict_key is not None:
+            if direct is not None and _has_dict_key(direct, sw.dict_key):
+                yield self._finding(ctx, sw, direct, f'{sw.keyword}={{"{sw.dict_key}": ...}}',
+                                    f"the argument `{sw.keyword}` asks {sw.via} for `{sw.dict_key}` ({sw.feature}): "
+                                    f"{sw.reason}.")
+            return
         sites = [(direct, call)] if direct is not None else _spread_values(call, sw.keyword)
         for value_node, where in sites:
             f = self._judge(ctx, sw, value_node, where, call)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
+from analyse.knowledge.noise import load_noise
 from analyse.findings import AnalysisError, Finding, Rule
 from analyse.knowledge import SEVERITIES, TORCH_VERSIONS
 from analyse.passes import Pass, ProjectContext
@@ -545,8 +546,10 @@ class _FileCtx:
             var = m.group(1)
             for e in self.md.env:
                 if any(_name_match(var, n) for n in e["names"]) and not any(_name_match(var, n) for n in e.get("excludes") or ()):
+                    # judged by what the variable does (data/noise.yaml): a log level or an allocator hint is advice
+                    sev = e.get("severity") or load_noise().launcher_severity(var)
                     self.add(e["code"], lineno, f"env:{var}", f"`{var}` is set here: {e['reason']}",
-                             f"{' '.join(e['replacement'].split())}", severity=e.get("severity"))
+                             f"{' '.join(e['replacement'].split())}", severity=sev)
                     break
         words = set(_WORD.findall(text))
         for t in self.md.tools:

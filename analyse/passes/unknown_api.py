@@ -19,6 +19,7 @@ from typing import Iterator
 from analyse.passes._apiuses import api_uses
 from analyse.findings import Finding, Rule
 from analyse.conditions.build import other_accelerator_probe
+from analyse.knowledge.noise import load_noise
 from analyse.passes import ModuleContext, Pass
 from analyse.passes.unsupported_api import probe_verdict
 from analyse.passes._oplib import registered_devices
@@ -69,6 +70,8 @@ class UnknownApiPass(Pass):
         "import torch\nw = torch.ops.npu.npu_convert_weight_to_int4pack(x)\n",
         "import torch\nmajor = torch.__version__.split('.')[0]\n",
         "import torch\nparts = torch.unbind(x, dim=0)\n",
+        # another accelerator's namespace is not a torch API to verify (data/noise.yaml)
+        "import torch\nif torch.xpu.is_available():\n    torch.xpu.synchronize()\ntorch.musa.empty_cache()\n",
     )
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
@@ -81,6 +84,8 @@ class UnknownApiPass(Pass):
                 continue
             if api.startswith("torch.ops.") and registered_devices(ctx.project, api) is not None:
                 continue  # the project's own torch.library op: the cuda-extension pass judges its kernels
+            if load_noise().other_vendor(api):
+                continue   # torch.mlu / torch.musa / torch.xpu ...: another accelerator's API, not one to verify (data/noise.yaml)
             if other_accelerator_probe(api):
                 continue   # `torch.xpu.is_available()`: a condition (false on an NPU host), not an API to port (#20)
             probed = probe_verdict(ctx, api)

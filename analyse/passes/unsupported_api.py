@@ -8,6 +8,11 @@ the documented limitations text (and the products that support the API, when
 the docs give a per-chip answer). CUDA namespaces and DataParallel are left
 to the cuda-api and distributed passes.
 
+A row the curation layer overrides (``data/curation.yaml``: ``torch.optim.Adam.step`` documented No while its
+class is Yes, ``torch.compiler.disable``, ``RowwiseParallel``, ...) is an ``info`` note once per file: "documented
+No, contradicted by ...; probe to confirm"; it never drives a verdict, and no advice of this pass tells anyone to
+run an optimizer step, a decorator or autocast on the CPU.
+
 With ``--probe-results``, a device run overrides the documentation: an API the
 probe saw pass on the device is no longer reported as unsupported.
 """
@@ -42,6 +47,15 @@ R_LIMITED = Rule(
     example="y = torch.nn.functional.interpolate(x, scale_factor=2, mode='bicubic')",
     fix="Check the call against the limitations text in the finding (dtype, mode, shape); cast or change "
         "arguments where needed.",
+)
+R_CONTRADICTED = Rule(
+    code="NPU205", name="contradicted-row", category="unsupported-api", severity="info",
+    summary="A torch API whose official support-list row is contradicted by other evidence (curated): listed, to probe.",
+    why="The support list marks it No (or does not list it) while its class row, a sibling, a later release, PyTorch's "
+        "own source, an op-plugin NPU kernel or transfer_to_npu says it runs; data/curation.yaml records the evidence "
+        "and the resulting status. Only a device run settles it.",
+    example="optimizer = torch.optim.Adam(model.parameters())\noptimizer.step()",
+    fix="Keep the call as written; confirm on a device with `npu-analyse probe --from-report report.json`.",
 )
 R_LIMIT_HIT = Rule(
     code="NPU203", name="limitation-hit", category="unsupported-api", severity="manual",
@@ -118,7 +132,7 @@ def probe_verdict(ctx: ModuleContext, api: str):
 
 class UnsupportedApiPass(Pass):
     name = "unsupported-api"
-    rules = (R_UNSUPPORTED, R_LIMITED, R_LIMIT_HIT)
+    rules = (R_UNSUPPORTED, R_LIMITED, R_LIMIT_HIT, R_CONTRADICTED)
 
     VALID = (
         "import torch\ntorch.manual_seed(0)\ny = torch.zeros(3)\n",
@@ -128,6 +142,7 @@ class UnsupportedApiPass(Pass):
         "import torch\nm, s = torch.std_mean(torch.randn(4))  # expect: NPU201\n",
         "import torch\nv, i = torch.topk(torch.randn(8), 3, sorted=False)  # expect: NPU203\n",
         "import torch\nx = torch.randn(8)\nv = x.unique_consecutive()  # expect: NPU201\n",
+        "import torch\nm = torch.nn.Linear(2, 2)\nopt = torch.optim.Adam(m.parameters())\nopt.step()  # expect: NPU205\n",
     )
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
@@ -138,6 +153,11 @@ class UnsupportedApiPass(Pass):
             if api in SKIP or api.startswith(SKIP_PREFIXES):
                 continue
             info = kb.api(api)
+            if info is not None and info.curation is not None:
+                if api not in noted:
+                    noted.add(api)
+                    yield self._contradicted(ctx, use, info)
+                continue
             if info is None or info.status == "supported":
                 continue
             probed = probe_verdict(ctx, api)
@@ -157,6 +177,16 @@ class UnsupportedApiPass(Pass):
                 yield from self._limited(ctx, use, info, noted)
         yield from self._type_checks(ctx)
         yield from self._unambiguous_methods(ctx)
+
+    def _contradicted(self, ctx: ModuleContext, use, info) -> Finding:
+        """A curated row: what the list says, what contradicts it, the resulting status (info, once per file)."""
+        msg = (f"`{use.api}`: {info.contradicted()} (data/curation.yaml, {info.curation['id']}; resulting status: "
+               f"{info.status}).")
+        if info.status == "limited" and info.limitations:
+            msg += f" Note: {one_line(info.limitations)}"
+        msg += " (Noted once per file.)"
+        return ctx.finding(self.rule("NPU205"), use.node, use.api, msg, replacement=info.curation["advice"],
+                           confidence=use.confidence, evidence="knowledge")
 
     def _type_checks(self, ctx: ModuleContext) -> Iterator[Finding]:
         """isinstance / issubclass against a class the support list marks unsupported: the code handles it."""
@@ -235,11 +265,16 @@ class UnsupportedApiPass(Pass):
         short = api.rsplit(".", 1)[-1]
         if short.startswith("to_sparse") or "sparse" in api:
             return "keep the tensor dense on the NPU, or do the sparse step on the CPU (x.cpu())"
-        if api.startswith(_NOT_TENSOR_OPS):
+        if api.startswith(_NOT_TENSOR_OPS) or _NO_CPU_ADVICE.match(api):
             # a build, runtime or tooling API: "run this step on the CPU" means nothing for it (#23)
             return "rewrite it with APIs the NPU supports; verify with `npu-analyse probe`"
         return "rewrite with supported APIs, or run this step on the CPU explicitly (tensor.cpu() ... .to(device)); verify with `npu-analyse probe`"
 
+
+# optimizer steps, AMP contexts and decorators: "run this step on the CPU" is harmful advice for them (#31)
+_NO_CPU_ADVICE = re.compile(r"^torch\.(?:optim\.|amp\.|autocast|cpu\.amp\.|nn\.utils\.clip_grad|autograd\.(?:grad_mode|"
+                            r"profiler|anomaly_mode)|no_grad|enable_grad|inference_mode|set_grad_enabled)"
+                            r"|(?:^|\.)(?:step|zero_grad|disable|wraps)$")
 
 # APIs that do not compute on tensors: moving "this step" to the CPU is no answer for them
 _NOT_TENSOR_OPS = ("torch.utils.", "torch.cuda.", "torch.backends.", "torch.distributed.", "torch.jit.", "torch.profiler.",

@@ -209,6 +209,10 @@ def skip_reason(api: str, category: Optional[str]) -> Optional[str]:
         return TRITON_SKIP
     if (":" in api and not api.startswith("aten::")) or not re.match(r"^[A-Za-z_][\w.:]*$", api):
         return "not an API name (a finding key of the static analysis)"
+    from analyse.knowledge.noise import load_noise
+
+    if load_noise().other_vendor(api):
+        return "another accelerator's namespace (torch.mlu, torch.musa, torch.hpu, torch.xpu ...): not an NPU API to probe"
     head = api.split(".", 1)[0]
     if head == "torch_npu":
         return "a torch_npu API: it exists only where torch_npu is installed (checked statically)"

@@ -347,6 +347,8 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
     first = lines[0][len(head):]
     out.append(c(_BOLD, head) + c(_DIM, first))
     out.extend(c(_DIM, ln) for ln in lines[1:])
+    if str(target.get("torch_version_choice") or "").startswith("auto:"):
+        out.append(c(_DIM, "  torch version " + safe(str(target["torch_version_choice"]))))
 
     if isinstance(report.get("thirdparty"), dict) and isinstance(report["thirdparty"].get("library"), dict):
         out.extend(_library_lines(report, n, width, c, verbose))

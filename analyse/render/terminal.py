@@ -347,8 +347,11 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
     first = lines[0][len(head):]
     out.append(c(_BOLD, head) + c(_DIM, first))
     out.extend(c(_DIM, ln) for ln in lines[1:])
-    if str(target.get("torch_version_choice") or "").startswith("auto:"):
-        out.append(c(_DIM, "  torch version " + safe(str(target["torch_version_choice"]))))
+    choice = str(target.get("torch_version_choice") or "")
+    # the version a project pin chose, and why (with no pin the header's newest version says it all; the JSON
+    # report keeps the reason either way)
+    if choice.startswith("auto:") and "no torch pin" not in choice:
+        out.append(c(_DIM, _truncate_line("  torch version " + safe(str(target["torch_version_choice"])), width)))
 
     if isinstance(report.get("thirdparty"), dict) and isinstance(report["thirdparty"].get("library"), dict):
         out.extend(_library_lines(report, n, width, c, verbose))

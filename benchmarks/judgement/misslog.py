@@ -105,10 +105,13 @@ def main() -> int:
                 print(f"| {r['name']} | {r['kind']} | {r['met']}/{r['total']}"
                       + (f" ({r['effort']})" if r["kind"] == "project" else "") + f" | {fs} |")
         return 0
-    hand = {}
+    hand, by_target = {}, {}
     if a.classes.exists():
         for row in yaml.safe_load(a.classes.read_text(encoding="utf-8")) or []:
-            hand[(row["label"], row["check"])] = row
+            if "target" in row:
+                by_target[row["target"]] = row     # every miss of one project or library, unless a label row says
+            else:
+                hand[(row["label"], row.get("check", "status"))] = row
     fin = {}
     for r in final:
         for c in r["checks"]:
@@ -119,6 +122,8 @@ def main() -> int:
             if c["met"]:
                 continue
             h = hand.get((c["label"], c["check"]))
+            if h is None and r["name"] in by_target and not r["heldout"]:
+                h = by_target[r["name"]]
             cls = h["class"] if h else auto_class(r["kind"], c)
             how = "by hand" if h else "by shape"
             now = fin.get(_key(r, c))

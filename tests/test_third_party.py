@@ -148,3 +148,16 @@ def test_imports_on_npu_must_be_a_bool(kb):
     doc["libraries"][0]["imports_on_npu"] = "yes"
     with pytest.raises(ThirdPartyDataError, match="imports_on_npu must be a bool"):
         parse_libs(doc)
+
+
+def test_cuda_only_compilers_and_kernel_libraries_are_known(tmp_path, kb):
+    # nvFuser, the cuDNN frontend, RAPIDS cuGraph ops and fbgemm_gpu: CUDA-only, each with a documented way out
+    src = ("import nvfuser\nimport cudnn\nfrom pylibcugraphops.pytorch import SampledCSC\nimport fbgemm_gpu\n"
+           "g = SampledCSC(a, b)\n")
+    fs = _run(tmp_path, kb, src)
+    got = [(f.line, f.code, f.severity) for f in fs]
+    assert got == [(1, "NPU401", "manual"), (2, "NPU401", "manual"), (3, "NPU401", "manual"), (4, "NPU401", "manual"),
+                   (5, "NPU402", "manual")]
+    assert "EmbeddingBag" in fs[3].replacement and "SAGEConv" in fs[4].replacement
+    # INVALID: a module of the project's own named like none of them is not a finding
+    assert not _run(tmp_path / "other", kb, "import cudnnlike\nimport fbgemm\n")

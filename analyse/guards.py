@@ -53,6 +53,7 @@ from analyse.conditions import build as build_condition
 from analyse.conditions.build import IMPORT_ERRORS, handler_catches_import  # noqa: F401 (re-exported)
 from analyse.conditions.build import dotted_name as _dotted, leaf_name as _leaf
 from analyse.conditions import classify as classify_condition
+from analyse.conditions.options import params_are_choices
 from analyse.syntax import own_bindings
 
 GUARD_KINDS = ("import-fallback", "availability-check", "device-branch", "option", "version-check",
@@ -510,7 +511,15 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
         return None
     kind, pol, cuda = got
     if pol == BODY and not in_body or pol == ORELSE and in_body:
-        return None  # the node is on the ordinary path of this test
+        # the node is on the ordinary path of this test, unless the test is decided on an NPU host: the `else` of
+        # `if self.flash:` with `self.flash = hasattr(F, "scaled_dot_product_attention")` never runs there
+        bc = _branch_cond(ifnode.test, in_body)
+        if bc is None or any(C.evaluate(bc, s) is not False for s in C.SCENARIOS):
+            return None
+        if params_are_choices() and any(a.kind == C.model.NPU for a in C.model.atoms(bc)):
+            return None   # a library's own NPU probe: its backend is judged as a whole (analyse.library, npu_support)
+        other = ifnode.body if not in_body else ifnode.orelse
+        return Guard(kind, ifnode.lineno or 1, _branch_fallback(other), _condition_text(ifnode.test, in_body))
     other = ifnode.orelse if in_body else ifnode.body
     if other:
         fallback = _branch_fallback(other)

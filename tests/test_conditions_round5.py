@@ -85,3 +85,190 @@ def test_the_same_build_without_the_device_guard_counts(tmp_path, kb):
     (f,) = _by(rep, "TORCH_CUDA_ARCH_LIST")
     assert f["counted"] is True
     assert rep["summary"]["verdict"]["effort"] == "blocked"
+
+
+# ---------------------------------------------------------------- device tests valued per scenario (#30, 1 and 4)
+
+DEVICE_SHAPES = {
+    "train.py": """
+        import torch
+
+        device = 'cuda'
+        device_type = 'cuda' if 'cuda' in device else 'cpu'
+
+
+        def step(x):
+            if x.device.type in ("cuda", "npu", "xpu"):
+                torch.cuda.synchronize()
+            if x.device.type in ("cuda", "xpu"):
+                torch.cuda.empty_cache()
+            return x
+
+
+        def report(x):
+            if x.device.type == "cuda":
+                print(torch.cuda.max_memory_allocated())
+
+
+        def strict(x):
+            if x.device.type != "cuda":
+                raise RuntimeError("needs a CUDA device")
+            return x
+
+
+        if __name__ == "__main__":
+            x = torch.ones(3).to(device)
+            step(x)
+            report(x)
+            strict(x)
+    """,
+}
+
+
+def _at(rep, line, code=None):
+    out = []
+    for f in rep["findings"]:
+        lines = [f["line"]] + [o.get("line") for o in f.get("occurrences") or ()]
+        if line in lines and (code is None or f["code"] == code):
+            out.append(f)
+    return out
+
+
+def test_membership_in_a_set_of_device_types_is_valued_per_scenario(tmp_path, kb):
+    # INVALID (old: conditional): `x.device.type in ("cuda", "npu", "xpu")` holds on an NPU host; VALID: without
+    # "npu" the set misses the NPU and its branch is off
+    _write(tmp_path, DEVICE_SHAPES)
+    rep = run_script([tmp_path], kb)
+    (sync,) = _by(rep, "torch.cuda.synchronize")
+    assert sync["guard"]["on_path"] == {"transfer_to_npu": "on", "no_transfer": "on"}
+    assert sync["counted"] is True
+    (empty,) = _by(rep, "torch.cuda.empty_cache")
+    assert empty["guard"]["on_path"] == {"transfer_to_npu": "off", "no_transfer": "off"}
+    assert empty["counted"] is False
+
+
+def test_harmless_device_checks_are_not_manual_work(tmp_path, kb):
+    # INVALID (old: manual, counted): `'cuda' in device` stays true under the shim (info); a test whose NPU side
+    # only skips a memory printout completes (advice); VALID: the check whose NPU side raises stays manual
+    _write(tmp_path, DEVICE_SHAPES)
+    rep = run_script([tmp_path], kb)
+    # advice and info of one rule are grouped (one finding, an occurrence per place): read each place's message
+    msg = {}
+    for f in rep["findings"]:
+        if f["code"] == "NPU004":
+            for o in f.get("occurrences") or [f]:
+                msg[o["line"]] = (f["severity"], o.get("message") or f["message"])
+    assert msg[5][0] in ("info", "advice") and "nothing changes" in msg[5][1]
+    assert "nothing changes" in msg[9][1]
+    assert "The program runs" in msg[11][1] and "train.py:12" in msg[11][1]
+    assert "The program runs" in msg[17][1] and "train.py:18" in msg[17][1]
+    assert msg[22][0] == "manual" and "train.py:23" in msg[22][1]
+    counted_manual = [f for f in rep["findings"] if f["code"] == "NPU004" and f["counted"] and f["severity"] == "manual"]
+    assert len(counted_manual) == 1
+
+
+SDPA_SHAPE = {
+    "model.py": """
+        import torch
+        import torch.nn as nn
+        from torch.nn import functional as F
+
+
+        class CausalSelfAttention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.flash = hasattr(torch.nn.functional, 'scaled_dot_product_attention')
+                if not self.flash:
+                    print("WARNING: using slow attention")
+                    self.register_buffer("bias", torch.ones(8, 8).cuda())
+
+            def forward(self, q, k, v):
+                if self.flash:
+                    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                else:
+                    y = (q @ k.transpose(-2, -1)).cuda()
+                return y
+    """,
+    "train.py": """
+        import torch
+        from model import CausalSelfAttention
+
+        if __name__ == "__main__":
+            x = torch.ones(2, 2)
+            CausalSelfAttention()(x, x, x)
+    """,
+}
+
+
+def test_hasattr_on_a_torch_module_is_valued_against_the_target_torch(tmp_path, kb):
+    # nanoGPT shape: `self.flash = hasattr(F, 'scaled_dot_product_attention')` is true on the target torch, so the
+    # SDPA branch is the live one (counted) and the manual-attention branch is dead (old: SDPA "guarded", the
+    # dead branch counted)
+    _write(tmp_path, SDPA_SHAPE)
+    rep = run_script([tmp_path], kb)
+    sdpa = [f for f in _by(rep, "torch.nn.functional.scaled_dot_product_attention")]
+    assert sdpa and all(f["counted"] for f in sdpa)
+    assert sdpa[0]["guard"]["on_path"]["transfer_to_npu"] == "on"
+    dead = [f for f in rep["findings"] if f["api"] == "torch.Tensor.cuda"]
+    assert {f["line"] for f in dead} == {13, 19} or {o["line"] for f in dead for o in f.get("occurrences") or ()} \
+        >= {13, 19}
+    assert all(f["counted"] is False and f["guard"]["on_path"]["transfer_to_npu"] == "off" for f in dead)
+
+
+def test_hasattr_of_a_name_outside_the_torch_api_stays_open(tmp_path, kb):
+    # VALID: an attribute the target torch does not list is not assumed present
+    files = dict(SDPA_SHAPE)
+    files["model.py"] = SDPA_SHAPE["model.py"].replace("'scaled_dot_product_attention'", "'no_such_kernel'")
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    dead = [f for f in rep["findings"] if f["api"] == "torch.Tensor.cuda"]
+    assert dead and all((f.get("guard") or {}).get("on_path", {}).get("transfer_to_npu") != "off" for f in dead)
+
+
+# ---------------------------------------------------------------- a fallback that needs GPU-only code (#30, 2)
+
+BOTH_BRANCHES = {
+    "attn.py": """
+        import torch
+        try:
+            from flash_attn import flash_attn_func as fa
+        except ImportError:
+            from flash_attn.flash_attn_interface import flash_attn_unpadded_func as fa
+
+
+        def attention(q, k, v):
+            return fa(q, k, v)
+    """,
+    "main.py": """
+        import torch
+        import attn
+
+        if __name__ == "__main__":
+            x = torch.ones(3)
+            attn.attention(x, x, x)
+    """,
+}
+
+
+def test_gpu_only_imports_in_both_branches_are_no_fallback(tmp_path, kb):
+    # INVALID (old: the try import was advice "the fallback in the except branch runs", the call advice)
+    _write(tmp_path, BOTH_BRANCHES)
+    rep = run_script([tmp_path], kb)
+    (imp,) = _at(rep, 4, "NPU404")
+    assert imp["severity"] == "manual" and imp["counted"] is True
+    assert "No working fallback" in imp["message"] and "attn.py:5" in imp["message"]
+    (use,) = _at(rep, 10)
+    assert use["severity"] == "manual" and use["counted"] is True
+    assert "No working fallback" in use["message"]
+
+
+def test_a_portable_except_branch_is_still_a_fallback(tmp_path, kb):
+    # VALID: the except branch binds a PyTorch implementation: the import is advice, the call not counted as manual
+    files = dict(BOTH_BRANCHES)
+    files["attn.py"] = BOTH_BRANCHES["attn.py"].replace(
+        "    from flash_attn.flash_attn_interface import flash_attn_unpadded_func as fa",
+        "    from torch.nn.functional import scaled_dot_product_attention as fa")
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    (imp,) = _at(rep, 4, "NPU404")
+    assert imp["severity"] == "advice"

@@ -57,7 +57,7 @@ def test_guarded_import_with_fallback(tmp_path, kb):
 def test_guarded_import_without_fallback(tmp_path, kb):
     fs = _run(tmp_path, kb, "try:\n    import cupy\nexcept ImportError:\n    pass\n")
     assert [(f.code, f.severity) for f in fs] == [("NPU404", "manual")]
-    assert "no fallback" in fs[0].message
+    assert "No working fallback" in fs[0].message
 
 
 def test_mmcv_ops_table(tmp_path, kb):

@@ -25,20 +25,29 @@ from typing import Dict, Iterable, Optional, Tuple
 
 from astroid import nodes
 
-_STATE = {"options": {}, "params_are_choices": False, "gpu_only": frozenset()}
+_STATE = {"options": {}, "params_are_choices": False, "gpu_only": frozenset(), "torch_api": frozenset()}
 MAX_OPTIONS = 20000
 
 
 def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
-              gpu_only: Optional[Iterable[str]] = None) -> None:
+              gpu_only: Optional[Iterable[str]] = None, torch_api: Optional[Iterable[str]] = None) -> None:
     """Set the project's option table and the mode for the conditions built in this process.
     In ``thirdparty`` mode a parameter of a library function is its caller's choice (conditional);
     in ``script`` mode it takes its default. *gpu_only*: modules with no NPU path (from the knowledge
-    base, handed in by the pipeline): a fallback that imports one is no fallback."""
+    base, handed in by the pipeline): a fallback that imports one is no fallback. *torch_api*: the qualified names
+    of the target torch version's API list (``hasattr(F, "scaled_dot_product_attention")`` is true there)."""
     _STATE["options"] = dict(options or {})
     _STATE["params_are_choices"] = mode == "thirdparty"
     if gpu_only is not None:
         _STATE["gpu_only"] = frozenset(gpu_only)
+    if torch_api is not None:
+        _STATE["torch_api"] = frozenset(torch_api)
+
+
+def torch_has(qualname: str) -> bool:
+    """True when *qualname* (``torch.nn.functional.scaled_dot_product_attention``) is in the target torch
+    version's API list."""
+    return qualname in _STATE["torch_api"]
 
 
 def gpu_only_module(name: str) -> bool:

@@ -151,12 +151,40 @@ def _rank(effort: str) -> int:
     return EFFORT_ORDER.index(effort) if effort in EFFORT_ORDER else -1
 
 
+# Grades, one meaning each (the report's legend, EFFORT_LEGEND):
+EFFORT_LEGEND = {
+    "none": "nothing needs changing for an Ascend NPU",
+    "low": "only changes transfer_to_npu makes at run time, or a handful of small manual edits",
+    "medium": "manual work with a documented way: a GPU-only library replaced by its documented NPU counterpart "
+              "on the default path, a fixable Triton call, a guard edit, or many manual edits",
+    "high": "manual work across the code base (many distinct APIs or places)",
+    "blocked": "a kernel must be written: a CUDA extension the project builds with no fallback, or an op with no "
+               "NPU kernel and no decomposition",
+}
+
+
+# the rules that report a GPU-only library itself (imported, used, or switched on through another library's
+# arguments); calls into an analysed library's functions (NPU45x) are not among them
+GPU_LIBRARY_CODES = frozenset({"NPU401", "NPU402", "NPU403", "NPU404", "NPU460", "NPU461", "NPU463", "NPU464",
+                               "NPU466", "NPU467"})
+
+
+def gpu_library_use(f: Finding) -> bool:
+    """A use of a GPU-only third-party library that has a documented NPU replacement (a manual finding of a
+    GPU-only library rule): on the default path it is a replacement to make, at least medium (practice rule)."""
+    return f.code in GPU_LIBRARY_CODES and f.severity == "manual"
+
+
 def grade_findings(fs: Sequence[Finding]) -> Tuple[str, int, int, int]:
-    """(effort, blockers, manual, auto). Low-confidence findings alone never grade above medium."""
+    """(effort, blockers, manual, auto). Low-confidence findings alone never grade above medium. A counted use
+    of a GPU-only library with a documented replacement makes the grade at least medium (EFFORT_LEGEND)."""
     def g(sub):
         sev = Counter(f.severity for f in sub)
         manual_apis = {f.api for f in sub if f.severity == "manual"}
-        return grade(sev.get("blocker", 0), len(manual_apis), sev.get("manual", 0), sev.get("auto", 0))
+        got = grade(sev.get("blocker", 0), len(manual_apis), sev.get("manual", 0), sev.get("auto", 0))
+        if _rank(got) < _rank("medium") and any(gpu_library_use(f) for f in sub):
+            got = "medium"
+        return got
 
     sure = g([f for f in fs if f.confidence != "low"])
     every = g(fs)
@@ -365,7 +393,15 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
     if not complete and effort != "unknown":
         parts.append(f"Analysis incomplete: {len(bad)} file(s) could not be analysed "
                      f"({', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''}); the verdict may miss problems there.")
-    v.update({"effort": effort, "explanation": " ".join(parts), "scope": scope, "drivers": drivers})
+    setter_fs = [findings[i] for i in setter_idx]
+    if effort == "medium" and any(gpu_library_use(f) for f in setter_fs) and \
+            grade(0, len({f.api for f in setter_fs if f.severity == "manual"}),
+                  sum(f.severity == "manual" for f in setter_fs), 0) == "low":
+        libs = sorted({f.api.split(".")[0] for f in setter_fs if gpu_library_use(f)})[:3]
+        parts.insert(1 if head else 0, f"Medium because a GPU-only library ({', '.join(libs)}) is used on the default "
+                                       "path: its documented NPU replacement has to be made by hand.")
+    v.update({"effort": effort, "explanation": " ".join(parts), "scope": scope, "drivers": drivers,
+              "legend": dict(EFFORT_LEGEND)})
     # off-path accounting
     counted_set = set(counted_idx)
     off_sev: Counter = Counter()

@@ -470,11 +470,22 @@ OFF_PATH_TEXT = {
 }
 
 
-def off_by_default_why(guard: Optional[dict]) -> str:
-    """One line on a place off the path with the defaults, from its guard (the report's and migrate's words)."""
+def guard_place(guard: Optional[dict], path: str = "") -> str:
+    """``path:line`` of a guard: the file of the test (a caller's guard carries its own ``path``), else *path*."""
+    g = guard or {}
+    if not g.get("line"):
+        return ""
+    where = g.get("path") or path
+    return f"{where}:{g['line']}" if where else f"line {g['line']}"
+
+
+def off_by_default_why(guard: Optional[dict], path: str = "") -> str:
+    """One line on a place off the path with the defaults, from its guard (the report's and migrate's words);
+    the test is cited as ``path:line`` (*path*: the finding's file, for a guard in the same file)."""
     g = guard or {}
     cond = g.get("condition")
-    where = f" (line {g['line']})" if g.get("line") else ""
+    place = guard_place(g, path)
+    where = f" ({place})" if place else ""
     dflt = f" ({g['default']})" if g.get("default") else ""
     return (f"runs only when `{cond}`{where}, which is false on an NPU host with the defaults{dflt}" if cond
             else OFF_PATH_TEXT["off-by-default"] + where)
@@ -485,17 +496,18 @@ def off_path_why(f: Finding, reason: str, product_eps: bool) -> str:
     if reason == "guarded":
         g = f.guard or {}
         cond = g.get("condition")
-        where = f" at line {g['line']}" if g.get("line") else ""
+        place = guard_place(g, f.path)
+        where = f" at {place}" if place else ""
         if g.get("npu_branch"):
             nb = g["npu_branch"]
-            return (f"the `{nb.get('condition')}` branch at line {nb.get('line')} runs on an NPU host; with "
+            return (f"the `{nb.get('condition')}` branch at {g.get('path') or f.path}:{nb.get('line')} runs on an NPU host; with "
                     "transfer_to_npu this CUDA branch runs as torch.npu: nothing needs to change (the rename is "
                     "optional)")
         if g.get("choice") and cond:
             return f"runs only when a user chooses `{cond}`{where}; the default is not visible to the analysis"
         return f"guarded by `{cond}`{where} with a working fallback" if cond else OFF_PATH_TEXT["guarded"] + where
     if reason == "off-by-default":
-        return off_by_default_why(f.guard)
+        return off_by_default_why(f.guard, f.path)
     if reason == "unreached":
         return OFF_PATH_TEXT["unreached"].format(scope="product entry point" if product_eps else "entry point")
     if reason == "unresolved-dispatch":

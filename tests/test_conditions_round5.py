@@ -272,3 +272,47 @@ def test_a_portable_except_branch_is_still_a_fallback(tmp_path, kb):
     rep = run_script([tmp_path], kb)
     (imp,) = _at(rep, 4, "NPU404")
     assert imp["severity"] == "advice"
+
+
+# ---------------------------------------------------------------- guard texts cite path:line (#30, 7)
+
+CALLER_GUARD = {
+    "lib.py": """
+        import torch
+
+
+        def fuse(x):
+            return torch.cuda.FloatTensor(x)
+    """,
+    "main.py": """
+        import argparse
+        import lib
+
+        if __name__ == "__main__":
+            p = argparse.ArgumentParser()
+            p.add_argument("--fuse", action="store_true")
+            args = p.parse_args()
+            if args.fuse:
+                lib.fuse(3)
+    """,
+}
+
+
+def test_an_off_path_reason_cites_the_file_of_the_callers_guard(tmp_path, kb):
+    # yolov5 shape: the place is in lib.py, the test that keeps it off in main.py (old: "(line 9)", which reads as
+    # lib.py:9)
+    _write(tmp_path, CALLER_GUARD)
+    rep = run_script([tmp_path], kb)
+    (f,) = _by(rep, "torch.cuda.FloatTensor")
+    assert f["path"] == "lib.py" and f["counted"] is False
+    assert "main.py:9" in f["off_path"]["why"], f["off_path"]
+
+
+def test_an_off_path_reason_in_the_same_file_cites_it_too(tmp_path, kb):
+    # VALID: a guard in the finding's own file is cited with that file
+    files = {"main.py": CALLER_GUARD["main.py"].replace("import lib\n", "import torch\n").replace(
+        "lib.fuse(3)", "torch.cuda.FloatTensor(3)")}
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    (f,) = _by(rep, "torch.cuda.FloatTensor")
+    assert f["counted"] is False and "main.py:9" in f["off_path"]["why"], f["off_path"]

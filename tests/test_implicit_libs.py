@@ -98,7 +98,7 @@ def test_option_value_is_judged_with_the_options_default(tmp_path, kb):
     """)
     off, on = sorted(_ours(rep), key=lambda f: f["line"])
     assert off["counted"] is False and off["off_path"]["reason"] == "off-by-default"
-    assert off["off_path"]["why"] == (f"runs only when `a.bits == 8` (line {off['line']}), which is false on an NPU host with the "
+    assert off["off_path"]["why"] == (f"runs only when `a.bits == 8` ({off['path']}:{off['line']}), which is false on an NPU host with the "
                                       "defaults (bits = 16 by default)")
     assert on["counted"] is True and on["severity"] == "manual" and not on.get("guard")
     assert on["message"].startswith("with bits = 16 by default: the argument `load_in_8bit=a.bits == 16`")

@@ -154,9 +154,10 @@ def _rank(effort: str) -> int:
 # Grades, one meaning each (the report's legend, EFFORT_LEGEND):
 EFFORT_LEGEND = {
     "none": "nothing needs changing for an Ascend NPU",
-    "low": "only changes transfer_to_npu makes at run time, or a handful of small manual edits",
+    "low": "only changes transfer_to_npu makes at run time, or a handful of small manual edits (a guard edit, a "
+           "device test, a fixable call)",
     "medium": "manual work with a documented way: a GPU-only library replaced by its documented NPU counterpart "
-              "on the default path, a fixable Triton call, a guard edit, or many manual edits",
+              "on the default path, fixable Triton kernels, or many manual edits",
     "high": "manual work across the code base (many distinct APIs or places)",
     "blocked": "a kernel must be written: a CUDA extension the project builds with no fallback, or an op with no "
                "NPU kernel and no decomposition",

@@ -316,3 +316,67 @@ def test_an_off_path_reason_in_the_same_file_cites_it_too(tmp_path, kb):
     rep = run_script([tmp_path], kb)
     (f,) = _by(rep, "torch.cuda.FloatTensor")
     assert f["counted"] is False and "main.py:9" in f["off_path"]["why"], f["off_path"]
+
+
+# ---------------------------------------------------------------- names bound under try/except (#30, 5)
+
+CAUGHT_EXT = {
+    "pkg/__init__.py": "",
+    "pkg/ops.py": """
+        import torch
+        try:
+            from . import _C
+        except:
+            print("no compiled ops")
+
+
+        def _ref(x):
+            return x * 2
+
+
+        def op(x):
+            if torch.cuda.is_available() and x.is_cuda:
+                return _C.op_forward(x)
+            else:
+                return _ref(x)
+    """,
+    "setup.py": """
+        from setuptools import setup
+        from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+        setup(name="pkg", ext_modules=[CUDAExtension("pkg._C", ["csrc/op.cu"])], cmdclass={"build_ext": BuildExtension})
+    """,
+    "csrc/op.cu": "__global__ void k() {}\n",
+    "train.py": """
+        import torch
+        from pkg.ops import op
+
+        if __name__ == "__main__":
+            print(op(torch.ones(3).cuda()))
+    """,
+}
+
+
+def test_an_extension_caught_at_import_under_a_cuda_guard_is_a_guard_edit(tmp_path, kb):
+    # INVALID (old: blocker, "a kernel must be written", the PyTorch branch never mentioned): with transfer_to_npu
+    # the guard holds and `_C` is undefined (NameError); without it the PyTorch branch runs: one guard edit
+    _write(tmp_path, CAUGHT_EXT)
+    rep = run_script([tmp_path], kb)
+    (use,) = _by(rep, "pkg._C.op_forward")
+    assert use["severity"] == "manual" and use["counted"] is True
+    assert "NameError" in use["message"] and "transfer_to_npu scenario" in use["message"]
+    assert "pkg/ops.py:14" in use["message"] and "no_transfer scenario the other branch" in use["message"]
+    (imp,) = _by(rep, "pkg._C")
+    assert imp["severity"] == "advice"
+    assert rep["summary"]["verdict"]["effort"] == "low"
+
+
+def test_an_extension_used_without_an_alternative_stays_blocked(tmp_path, kb):
+    # VALID: the same caught import, called with no guard: no scenario takes another branch, a kernel is needed
+    files = dict(CAUGHT_EXT)
+    files["pkg/ops.py"] = CAUGHT_EXT["pkg/ops.py"].replace(
+        "if torch.cuda.is_available() and x.is_cuda:", "if True:")
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    (use,) = _by(rep, "pkg._C.op_forward")
+    assert use["severity"] == "blocker" and use["counted"] is True
+    assert rep["summary"]["verdict"]["effort"] == "blocked"

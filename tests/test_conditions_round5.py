@@ -380,3 +380,70 @@ def test_an_extension_used_without_an_alternative_stays_blocked(tmp_path, kb):
     (use,) = _by(rep, "pkg._C.op_forward")
     assert use["severity"] == "blocker" and use["counted"] is True
     assert rep["summary"]["verdict"]["effort"] == "blocked"
+
+
+# ---------------------------------------------------------------- callers' arguments into callees (#30, 3)
+
+CALLERS = {
+    "blocks.py": """
+        import torch
+
+
+        class Block(torch.nn.Module):
+            def __init__(self, dim, fused_add_norm=False):
+                super().__init__()
+                self.fused_add_norm = fused_add_norm
+
+            def forward(self, x):
+                if self.fused_add_norm:
+                    return torch.cuda.FloatTensor(3)
+                return x
+
+
+        def step(x, use_fused=False):
+            if use_fused:
+                return torch.cuda.IntTensor(3)
+            return x
+
+
+        class Mixer(torch.nn.Module):
+            def __init__(self, fused_add_norm=True):
+                super().__init__()
+                self.block = Block(8, fused_add_norm=fused_add_norm)
+
+            def forward(self, x):
+                return self.block(x)
+    """,
+    "main.py": """
+        import torch
+        from blocks import Mixer, step
+
+        FUSED = True
+
+        if __name__ == "__main__":
+            x = torch.ones(3)
+            Mixer()(x)
+            step(x, use_fused=FUSED)
+    """,
+}
+
+
+def test_every_callers_argument_flows_into_the_callee(tmp_path, kb):
+    # INVALID (old: both off with the callee's default False): Block's only caller passes Mixer's parameter
+    # (default True), step's only caller a module constant True: both branches run
+    _write(tmp_path, CALLERS)
+    rep = run_script([tmp_path], kb)
+    for api in ("torch.cuda.FloatTensor", "torch.cuda.IntTensor"):
+        (f,) = _by(rep, api)
+        assert f["guard"]["on_path"]["transfer_to_npu"] == "on", (api, f["guard"])
+        assert f["counted"] is True, api
+
+
+def test_callers_that_disagree_leave_the_callees_default(tmp_path, kb):
+    # VALID: a second caller of step() leaves the default: no single value, the default (False) stands
+    files = dict(CALLERS)
+    files["main.py"] = CALLERS["main.py"] + "            step(x)\n"
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    (f,) = _by(rep, "torch.cuda.IntTensor")
+    assert f["guard"]["on_path"]["transfer_to_npu"] == "off" and f["counted"] is False

@@ -447,3 +447,48 @@ def test_callers_that_disagree_leave_the_callees_default(tmp_path, kb):
     rep = run_script([tmp_path], kb)
     (f,) = _by(rep, "torch.cuda.IntTensor")
     assert f["guard"]["on_path"]["transfer_to_npu"] == "off" and f["counted"] is False
+
+
+# ---------------------------------------------------------------- type checks are not use (#30, 6)
+
+def _lib(tmp_path, kb, files, name):
+    from analyse.library import analyse_library
+
+    root = tmp_path / name
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip("\n"))
+    return analyse_library([root], kb, input_names=[name])
+
+
+def _status(rep, qual):
+    got = next((f for f in rep["thirdparty"]["functions"] if f["qualname"] == qual), None)
+    return "supported" if got is None else got["status"]
+
+
+TYPE_CHECK_LIB = {
+    "__init__.py": "",
+    "norms.py": """
+        import torch
+
+
+        def count_sync_bn(model):
+            import apex
+            return sum(isinstance(m, apex.parallel.SyncBatchNorm) for m in model.modules())
+
+
+        def convert(model):
+            import apex
+            return apex.parallel.convert_syncbn_model(model)
+    """,
+}
+
+
+def test_an_isinstance_check_against_a_gpu_only_class_is_not_use(tmp_path, kb):
+    # INVALID (old: a use of apex.parallel.SyncBatchNorm on line 6 besides the import): a type comparison runs
+    # none of the class's code; VALID: calling the library's function is a use
+    rep = _lib(tmp_path, kb, TYPE_CHECK_LIB, "normlib")
+    assert not [f for f in rep["findings"] if f["line"] == 6]
+    assert [f for f in rep["findings"] if f["line"] == 11 and f["api"].startswith("apex.parallel")]
+    assert _status(rep, "normlib.norms.convert") == "unsupported"

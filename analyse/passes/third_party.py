@@ -520,9 +520,10 @@ class ThirdPartyPass(Pass):
             return None
         if is_probe(node):
             return None  # `if apex is not None:` tests whether the library is installed; it does not use it
-        entry0: Optional[LibEntry] = info["entry"]
-        if entry0 is not None and entry0.imports_on_npu and _type_probe(node):
-            return None  # isinstance(m, bnb.nn.Linear4bit) compares types; the library imports on an NPU host
+        if _type_probe(node):
+            # isinstance(m, bnb.nn.Linear4bit) / isinstance(m, SyncBatchNorm) compares types and runs none of the
+            # class's code: not a use (the import that binds the name is reported where it is made) (#30)
+            return None
         if q == "triton" or q.startswith("triton."):
             return None  # kernels, launches and Triton settings are graded by the triton pass; the import says how to install it
         # the import that binds the root name

@@ -492,3 +492,60 @@ def test_an_isinstance_check_against_a_gpu_only_class_is_not_use(tmp_path, kb):
     assert not [f for f in rep["findings"] if f["line"] == 6]
     assert [f for f in rep["findings"] if f["line"] == 11 and f["api"].startswith("apex.parallel")]
     assert _status(rep, "normlib.norms.convert") == "unsupported"
+
+
+# ---------------------------------------------------------------- Triton kernels specialised on constexpr (#30, 7)
+
+TRITON_SHAPE = {
+    "kern.py": """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _fwd(x_ptr, y_ptr, n, BLOCK: tl.constexpr, HAS_DROPOUT: tl.constexpr):
+            pid = tl.program_id(0)
+            offs = pid * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n)
+            if HAS_DROPOUT:
+                x = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1)
+            tl.store(y_ptr + offs, x, mask=offs < n)
+
+
+        def fwd(x):
+            y = torch.empty_like(x)
+            _fwd[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024, HAS_DROPOUT=False)
+            return y
+    """,
+    "main.py": """
+        import torch
+        from kern import fwd
+
+        if __name__ == "__main__":
+            print(fwd(torch.ones(8).cuda()))
+    """,
+}
+
+
+def test_a_constexpr_branch_no_launch_turns_on_does_not_block_the_kernel(tmp_path, kb):
+    # INVALID (old: blocked by the inline assembly under `if HAS_DROPOUT:`, which the only launch sets False)
+    _write(tmp_path, TRITON_SHAPE)
+    rep = run_script([tmp_path], kb)
+    kernel = [f for f in rep["findings"] if f["api"] == "triton-kernel:kern._fwd"]
+    assert kernel and all(f["severity"] == "manual" for f in kernel)
+    (asm,) = _by(rep, "triton.language.inline_asm_elementwise")
+    assert asm["severity"] == "advice" and "none of the 1 launch(es)" in asm["message"]
+    assert rep["summary"]["verdict"]["effort"] != "blocked"
+
+
+def test_a_launch_that_turns_the_branch_on_blocks_it(tmp_path, kb):
+    # VALID: a second launch with HAS_DROPOUT=True compiles the assembly
+    files = dict(TRITON_SHAPE)
+    files["kern.py"] = TRITON_SHAPE["kern.py"] + (
+        "\n\n        def fwd_dropout(x):\n            y = torch.empty_like(x)\n"
+        "            _fwd[(1,)](x, y, x.numel(), BLOCK=1024, HAS_DROPOUT=True)\n            return y\n")
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    kernel = [f for f in rep["findings"] if f["api"] == "triton-kernel:kern._fwd"]
+    assert kernel and all(f["severity"] == "blocker" for f in kernel)

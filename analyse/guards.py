@@ -563,13 +563,57 @@ def _try_lib(trynode) -> str:
     return lib or ""
 
 
+def keeps_prior_bindings(trynode) -> bool:
+    """The ``try`` only replaces names that already have a binding before it, and the names it imports are not
+    used after it: an ``except ImportError: pass`` then keeps the earlier definitions, a working fallback::
+
+        class RMSNorm(nn.Module): ...
+        try:
+            from apex.normalization import FusedRMSNorm
+            RMSNorm = partial(FusedRMSNorm, eps=1e-6)
+        except ImportError:
+            pass
+    """
+    got = trynode.__dict__.get("_npu_keeps_prior")
+    if got is not None:
+        return got
+    out = False
+    scope = trynode.scope()
+    first, last = trynode.fromlineno or 0, trynode.tolineno or 0
+    imported, assigned = set(), set()
+    for st in trynode.body:
+        for n in ([st] if isinstance(st, (nodes.Import, nodes.ImportFrom)) else
+                  list(st.nodes_of_class((nodes.Import, nodes.ImportFrom)))):
+            for name, alias in n.names:
+                imported.add(alias or name.split(".")[0])
+        for n in ([st] if isinstance(st, (nodes.Assign, nodes.ClassDef, nodes.FunctionDef)) else []):
+            if isinstance(n, nodes.Assign):
+                assigned.update(t.name for t in n.targets if isinstance(t, nodes.AssignName))
+            else:
+                assigned.add(n.name)
+    if assigned:
+        prior = set()
+        for name in assigned:
+            for d in scope.locals.get(name, ()):
+                if (getattr(d, "lineno", None) or 10 ** 9) < first:
+                    prior.add(name)
+        used_after = {n.name for n in scope.nodes_of_class(nodes.Name)
+                      if n.name in imported - prior and (n.lineno or 0) > last}
+        out = prior == assigned and not used_after
+    trynode.__dict__["_npu_keeps_prior"] = out
+    return out
+
+
 def _try_guard(trynode, in_orelse: bool, imports: bool) -> Optional[Guard]:
     """*in_orelse*: the statement is in the ``else`` block (else in the body); *imports*: ``_has_import(trynode.body)``."""
     handlers = [h for h in trynode.handlers if handler_catches_import(h)]
     if not handlers or not imports:
         return None
-    # a fallback that itself needs GPU-only code (`except ImportError: import xformers.ops`) is no fallback
-    fallback = any(not _only_raises(h.body) and not _needs_gpu_only(h.body) for h in handlers)
+    # a fallback that itself needs GPU-only code (`except ImportError: import xformers.ops`) is no fallback; one
+    # that passes while earlier definitions stay in place is one
+    fallback = any(not _only_raises(h.body) and not _needs_gpu_only(h.body) for h in handlers) or \
+        (all(not _needs_gpu_only(h.body) and not any(isinstance(x, nodes.Raise) for x in h.body) for h in handlers)
+         and keeps_prior_bindings(trynode))
     h = handlers[0]
     return Guard("import-fallback", h.lineno or trynode.lineno or 1, fallback, _text(h.type) if h.type else "except")
 

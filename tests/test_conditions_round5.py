@@ -549,3 +549,56 @@ def test_a_launch_that_turns_the_branch_on_blocks_it(tmp_path, kb):
     rep = run_script([tmp_path], kb)
     kernel = [f for f in rep["findings"] if f["api"] == "triton-kernel:kern._fwd"]
     assert kernel and all(f["severity"] == "blocker" for f in kernel)
+
+
+# ---------------------------------------------------------------- except: pass that keeps earlier definitions (#30, 2)
+
+KEEPS_PRIOR = {
+    "model.py": """
+        import torch
+
+
+        class RMSNorm(torch.nn.Module):
+            def forward(self, x):
+                return x
+
+
+        try:
+            from functools import partial
+
+            from apex.normalization import FusedRMSNorm
+            RMSNorm = partial(FusedRMSNorm, eps=1e-6)  # noqa
+        except ImportError:
+            pass
+
+
+        def build():
+            return RMSNorm()
+    """,
+    "main.py": """
+        from model import build
+
+        if __name__ == "__main__":
+            build()
+    """,
+}
+
+
+def test_except_pass_that_keeps_the_earlier_definition_is_a_fallback(tmp_path, kb):
+    # INVALID (old: "no fallback", the FusedRMSNorm use counted as manual): the class defined before the try stays
+    _write(tmp_path, KEEPS_PRIOR)
+    rep = run_script([tmp_path], kb)
+    fs = [f for f in rep["findings"] if f["api"].startswith("apex")]
+    assert fs and all(f["counted"] is False and f["guard"]["fallback"] is True for f in fs)
+    assert rep["summary"]["verdict"]["effort"] == "none"
+
+
+def test_except_pass_without_an_earlier_definition_is_no_fallback(tmp_path, kb):
+    # VALID: without the class before the try, RMSNorm is undefined when apex is missing
+    files = dict(KEEPS_PRIOR)
+    files["model.py"] = KEEPS_PRIOR["model.py"].replace(
+        "class RMSNorm(torch.nn.Module):\n            def forward(self, x):\n                return x\n", "")
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    uses = [f for f in rep["findings"] if f["api"].startswith("apex") and f["code"] == "NPU402"]
+    assert uses and uses[0]["counted"] is True and uses[0]["severity"] == "manual"

@@ -36,7 +36,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 from astroid import nodes
 
 from analyse.findings import Finding, Rule, SEVERITIES
-from analyse.guards import _needs_gpu_only, guard_of, handler_catches_import, is_probe, tree_memo
+from analyse.guards import _needs_gpu_only, guard_of, handler_catches_import, is_probe, keeps_prior_bindings, tree_memo
 from analyse.passes import ModuleContext, Pass, nodes_of, walk
 # the library table and the project scan live below the passes (no pass imports another pass)
 from analyse.passes._libtable import (  # noqa: F401  (re-exported for callers of the old names)
@@ -155,6 +155,8 @@ def import_guard(node) -> Optional[Guard]:
                 fallback = any(isinstance(s, (nodes.Assign, nodes.AnnAssign, nodes.AugAssign, nodes.Import, nodes.ImportFrom,
                                               nodes.FunctionDef, nodes.ClassDef, nodes.Return))
                                for s in walk(h) if s is not h)
+                if not fallback and not reraises and keeps_prior_bindings(parent):
+                    fallback = True   # `except ImportError: pass` keeps the definitions made before the try
                 if fallback and _needs_gpu_only(h.body):
                     # `except ImportError: from flash_attn.flash_attn_interface import g as f`: GPU-only in both
                     return Guard(fallback=False, line=h.lineno, condition=GPU_ONLY_HANDLER)

@@ -602,3 +602,23 @@ def test_except_pass_without_an_earlier_definition_is_no_fallback(tmp_path, kb):
     rep = run_script([tmp_path], kb)
     uses = [f for f in rep["findings"] if f["api"].startswith("apex") and f["code"] == "NPU402"]
     assert uses and uses[0]["counted"] is True and uses[0]["severity"] == "manual"
+
+
+def test_an_asserted_device_set_without_the_npu_stays_manual(tmp_path, kb):
+    # VALID: `assert device in ["cpu", "cuda"]` stops a caller that passes the NPU device (torchrec Topology shape)
+    files = {"main.py": """
+        import torch
+
+
+        def topology(compute_device="cuda"):
+            assert compute_device in ["cpu", "cuda", "mtia"], "unsupported compute device"
+            return compute_device
+
+
+        if __name__ == "__main__":
+            topology()
+    """}
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    (f,) = _at(rep, 6, "NPU004")
+    assert f["severity"] == "manual" and "rejects an NPU device" in f["message"]

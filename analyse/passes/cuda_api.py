@@ -656,6 +656,16 @@ def _fails(block) -> bool:
     return only_raises(block)
 
 
+def _names_npu(node: nodes.Compare) -> bool:
+    """One side of the comparison is (or lists) an NPU device string."""
+    for o in [node.left] + [o for _op, o in node.ops]:
+        elts = o.elts if isinstance(o, (nodes.List, nodes.Tuple, nodes.Set)) else [o]
+        if any(isinstance(e, nodes.Const) and isinstance(e.value, str) and e.value.split(":")[0].lower() == "npu"
+               for e in elts):
+            return True
+    return False
+
+
 def device_check_effect(node: nodes.Compare, path: str):
     """(severity, words) of a device-type comparison on an Ascend host, valued with the conditions model in the
     transfer_to_npu scenario: ``info`` when the test has the value it has on a CUDA host (``'cuda' in device``
@@ -673,6 +683,12 @@ def device_check_effect(node: nodes.Compare, path: str):
     v = evaluate_condition(cond, TRANSFER_SCENARIO)
     if v is None:
         return "manual", ""
+    top = node
+    while top.parent is not None and isinstance(top.parent, (nodes.BoolOp, nodes.UnaryOp)):
+        top = top.parent
+    if isinstance(top.parent, nodes.Assert) and top.parent.test is top and not _names_npu(node):
+        # `assert device in ["cpu", "cuda"]`: a caller that passes the NPU device stops here
+        return "manual", f"the assert ({path}:{top.parent.lineno}) rejects an NPU device"
     if v is on_cuda:
         return "info", f"`{node.as_string()[:80]}` holds on an Ascend host as on a CUDA one (with transfer_to_npu)" \
             if on_cuda else f"`{node.as_string()[:80]}` is false on an Ascend host as on a CUDA one"

@@ -564,8 +564,9 @@ def _try_lib(trynode) -> str:
 
 
 def keeps_prior_bindings(trynode) -> bool:
-    """The ``try`` only replaces names that already have a binding before it, and the names it imports are not
-    used after it: an ``except ImportError: pass`` then keeps the earlier definitions, a working fallback::
+    """Every name the ``try`` binds that the code reads after it already had a binding before it (attributes it
+    sets keep the library's own): an ``except ImportError: pass`` then keeps the earlier definitions, a working
+    fallback::
 
         class RMSNorm(nn.Module): ...
         try:
@@ -591,15 +592,20 @@ def keeps_prior_bindings(trynode) -> bool:
                 assigned.update(t.name for t in n.targets if isinstance(t, nodes.AssignName))
             else:
                 assigned.add(n.name)
-    if assigned:
+    replaces = bool(assigned) or any(isinstance(t, nodes.AssignAttr) for st in trynode.body
+                                     if isinstance(st, nodes.Assign) for t in st.targets)
+    bound = imported | assigned
+    if replaces:   # an import-only try keeps its old reading: its handler must provide the fallback
         prior = set()
-        for name in assigned:
+        for name in bound:
             for d in scope.locals.get(name, ()):
                 if (getattr(d, "lineno", None) or 10 ** 9) < first:
                     prior.add(name)
+        # a name the try binds and the code reads after it must have had a definition before it (attributes it
+        # sets, `transformers.models.llama.modeling_llama.LlamaRMSNorm = ...`, keep the library's own)
         used_after = {n.name for n in scope.nodes_of_class(nodes.Name)
-                      if n.name in imported - prior and (n.lineno or 0) > last}
-        out = prior == assigned and not used_after
+                      if n.name in bound - prior and (n.lineno or 0) > last}
+        out = not used_after
     trynode.__dict__["_npu_keeps_prior"] = out
     return out
 

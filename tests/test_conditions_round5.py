@@ -622,3 +622,32 @@ def test_an_asserted_device_set_without_the_npu_stays_manual(tmp_path, kb):
     rep = run_script([tmp_path], kb)
     (f,) = _at(rep, 6, "NPU004")
     assert f["severity"] == "manual" and "rejects an NPU device" in f["message"]
+
+
+def test_except_pass_after_patching_a_library_attribute_is_a_fallback(tmp_path, kb):
+    # INVALID (old: no fallback, manual): the try only patches transformers' class (the library keeps its own when
+    # apex is missing); the local name it binds is not read after the try
+    files = {
+        "patch.py": """
+            import transformers
+
+
+            def replace_rmsnorm():
+                try:
+                    from apex.normalization import FusedRMSNorm
+                    LlamaRMSNorm = FusedRMSNorm
+                    transformers.models.llama.modeling_llama.LlamaRMSNorm = LlamaRMSNorm
+                except ImportError:
+                    pass
+        """,
+        "main.py": """
+            from patch import replace_rmsnorm
+
+            if __name__ == "__main__":
+                replace_rmsnorm()
+        """,
+    }
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    fs = [f for f in rep["findings"] if f["api"].startswith("apex")]
+    assert fs and all(f["counted"] is False for f in fs)

@@ -59,7 +59,10 @@ R_DEVICE_CMP = Rule(
     code="NPU004", name="cuda-device-check", category="cuda-api", severity="manual",
     summary="Logic that tests whether a device is CUDA (`device.type == 'cuda'`, `'cuda' in str(device)`).",
     why="On an NPU the device type is 'npu', so the CUDA branch is silently skipped (or the CPU branch is "
-        "taken). transfer_to_npu does not rewrite comparisons.",
+        "taken). transfer_to_npu does not rewrite comparisons. The test is valued on an Ascend host: info when it "
+        "has its CUDA-host value there (`'cuda' in device` with `device = 'cuda'`, a set that lists 'npu'), advice "
+        "when the branch an NPU takes completes (a memory printout skipped), manual when that branch raises, "
+        "asserts or exits.",
     example="if x.device.type == 'cuda':\n    torch.cuda.synchronize()",
     fix="if x.device.type == 'npu':\n    torch.npu.synchronize()",
 )

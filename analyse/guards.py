@@ -518,6 +518,8 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
             return None
         if params_are_choices() and any(a.kind == C.model.NPU for a in C.model.atoms(bc)):
             return None   # a library's own NPU probe: its backend is judged as a whole (analyse.library, npu_support)
+        if any(a.kind == C.model.PARAM for a in C.model.atoms(bc)):
+            return None   # `if attention_mask is None:` decided by a parameter's default: callers pass data there
         other = ifnode.body if not in_body else ifnode.orelse
         return Guard(kind, ifnode.lineno or 1, _branch_fallback(other), _condition_text(ifnode.test, in_body))
     other = ifnode.orelse if in_body else ifnode.body

@@ -651,3 +651,27 @@ def test_except_pass_after_patching_a_library_attribute_is_a_fallback(tmp_path, 
     rep = run_script([tmp_path], kb)
     fs = [f for f in rep["findings"] if f["api"].startswith("apex")]
     assert fs and all(f["counted"] is False for f in fs)
+
+
+def test_the_else_of_a_data_parameters_none_test_stays_on_the_path(tmp_path, kb):
+    # VALID: `if attention_mask is None: ... else: <CUDA call>` -- callers pass data for a None-default parameter;
+    # its default does not make the else branch dead
+    files = {"main.py": """
+        import torch
+
+
+        def forward(x, attention_mask=None):
+            if attention_mask is None:
+                y = x
+            else:
+                y = torch.cuda.FloatTensor(3)
+            return y
+
+
+        if __name__ == "__main__":
+            forward(torch.ones(3))
+    """}
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    (f,) = _by(rep, "torch.cuda.FloatTensor")
+    assert (f.get("guard") or {}).get("on_path", {}).get("transfer_to_npu") != "off"

@@ -53,6 +53,7 @@ from analyse.conditions import build as build_condition
 from analyse.conditions.build import IMPORT_ERRORS, handler_catches_import  # noqa: F401 (re-exported)
 from analyse.conditions.build import dotted_name as _dotted, leaf_name as _leaf
 from analyse.conditions import classify as classify_condition
+from analyse.conditions.options import params_are_choices
 from analyse.syntax import own_bindings
 
 GUARD_KINDS = ("import-fallback", "availability-check", "device-branch", "option", "version-check",
@@ -510,7 +511,17 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
         return None
     kind, pol, cuda = got
     if pol == BODY and not in_body or pol == ORELSE and in_body:
-        return None  # the node is on the ordinary path of this test
+        # the node is on the ordinary path of this test, unless the test is decided on an NPU host: the `else` of
+        # `if self.flash:` with `self.flash = hasattr(F, "scaled_dot_product_attention")` never runs there
+        bc = _branch_cond(ifnode.test, in_body)
+        if bc is None or any(C.evaluate(bc, s) is not False for s in C.SCENARIOS):
+            return None
+        if params_are_choices() and any(a.kind == C.model.NPU for a in C.model.atoms(bc)):
+            return None   # a library's own NPU probe: its backend is judged as a whole (analyse.library, npu_support)
+        if any(a.kind == C.model.PARAM for a in C.model.atoms(bc)):
+            return None   # `if attention_mask is None:` decided by a parameter's default: callers pass data there
+        other = ifnode.body if not in_body else ifnode.orelse
+        return Guard(kind, ifnode.lineno or 1, _branch_fallback(other), _condition_text(ifnode.test, in_body))
     other = ifnode.orelse if in_body else ifnode.body
     if other:
         fallback = _branch_fallback(other)
@@ -554,15 +565,63 @@ def _try_lib(trynode) -> str:
     return lib or ""
 
 
+def keeps_prior_bindings(trynode) -> bool:
+    """Every name the ``try`` binds that the code reads after it already had a binding before it (attributes it
+    sets keep the library's own): an ``except ImportError: pass`` then keeps the earlier definitions, a working
+    fallback::
+
+        class RMSNorm(nn.Module): ...
+        try:
+            from apex.normalization import FusedRMSNorm
+            RMSNorm = partial(FusedRMSNorm, eps=1e-6)
+        except ImportError:
+            pass
+    """
+    got = trynode.__dict__.get("_npu_keeps_prior")
+    if got is not None:
+        return got
+    out = False
+    scope = trynode.scope()
+    first, last = trynode.fromlineno or 0, trynode.tolineno or 0
+    imported, assigned = set(), set()
+    for st in trynode.body:
+        for n in ([st] if isinstance(st, (nodes.Import, nodes.ImportFrom)) else
+                  list(st.nodes_of_class((nodes.Import, nodes.ImportFrom)))):
+            for name, alias in n.names:
+                imported.add(alias or name.split(".")[0])
+        for n in ([st] if isinstance(st, (nodes.Assign, nodes.ClassDef, nodes.FunctionDef)) else []):
+            if isinstance(n, nodes.Assign):
+                assigned.update(t.name for t in n.targets if isinstance(t, nodes.AssignName))
+            else:
+                assigned.add(n.name)
+    replaces = bool(assigned) or any(isinstance(t, nodes.AssignAttr) for st in trynode.body
+                                     if isinstance(st, nodes.Assign) for t in st.targets)
+    bound = imported | assigned
+    if replaces:   # an import-only try keeps its old reading: its handler must provide the fallback
+        prior = set()
+        for name in bound:
+            for d in scope.locals.get(name, ()):
+                if (getattr(d, "lineno", None) or 10 ** 9) < first:
+                    prior.add(name)
+        # a name the try binds and the code reads after it must have had a definition before it (attributes it
+        # sets, `transformers.models.llama.modeling_llama.LlamaRMSNorm = ...`, keep the library's own)
+        used_after = {n.name for n in scope.nodes_of_class(nodes.Name)
+                      if n.name in bound - prior and (n.lineno or 0) > last}
+        out = not used_after
+    trynode.__dict__["_npu_keeps_prior"] = out
+    return out
+
+
 def _try_guard(trynode, in_orelse: bool, imports: bool) -> Optional[Guard]:
     """*in_orelse*: the statement is in the ``else`` block (else in the body); *imports*: ``_has_import(trynode.body)``."""
     handlers = [h for h in trynode.handlers if handler_catches_import(h)]
     if not handlers or not imports:
         return None
-    # a fallback that itself needs GPU-only code (`except ImportError: import xformers.ops`) is no fallback
-    fallback = any(not _only_raises(h.body) and not _needs_gpu_only(h.body) for h in handlers)
-    if not fallback and all(not _needs_gpu_only(h.body) for h in handlers) and _rebinds_predefined(trynode):
-        fallback = True   # `except ImportError: pass` keeps the definitions made before the try
+    # a fallback that itself needs GPU-only code (`except ImportError: import xformers.ops`) is no fallback; one
+    # that passes while earlier definitions (or a patched library's own attributes) stay in place is one
+    fallback = any(not _only_raises(h.body) and not _needs_gpu_only(h.body) for h in handlers) or \
+        (all(not _needs_gpu_only(h.body) and not any(isinstance(x, nodes.Raise) for x in h.body) for h in handlers)
+         and (keeps_prior_bindings(trynode) or _rebinds_predefined(trynode)))
     h = handlers[0]
     return Guard("import-fallback", h.lineno or trynode.lineno or 1, fallback, _text(h.type) if h.type else "except")
 

@@ -270,7 +270,8 @@ class _Worker:
 
     def set_context(self, index: ProjectIndex, prescans: Sequence[Prescan]) -> None:
         self.project.index = index
-        configure_conditions(index.option_defaults, self.project.mode, gpu_only=_gpu_only_modules(self.kb))
+        configure_conditions(index.option_defaults, self.project.mode, gpu_only=_gpu_only_modules(self.kb),
+                             torch_api=self.kb.documented_names())
         _combine(self.project, self.passes, prescans)
 
     def analyse(self, task: _Task) -> ModuleResult:
@@ -317,18 +318,16 @@ class _Worker:
 
 
 def _gpu_only_modules(kb) -> Tuple[str, ...]:
-    """Modules of the GPU-only libraries for the conditions room: entries of data/third_party_libs.yaml that do not
-    run on an NPU as they are (blocker or manual, and not ``imports_on_npu``). The severity says how much work the
-    replacement is, not whether the library is GPU-only (#30: xformers is manual and still GPU-only)."""
+    """Modules of the GPU-only libraries (data/third_party_libs.yaml: blockers, and manual entries whose import
+    fails on an Ascend host) for the conditions room: a fallback that imports one is no fallback."""
     try:
         from analyse.passes.third_party import lib_table
 
         table = lib_table(kb)
     except Exception:   # no knowledge of libraries: no fallback is judged by what it imports
         return ()
-    return tuple(sorted({m for e in table.entries
-                         if e.severity in ("blocker", "manual") and not getattr(e, "imports_on_npu", False)
-                         for m in e.modules if "*" not in m}))
+    return tuple(sorted({m for e in table.entries if e.severity == "blocker"
+                         or (e.severity == "manual" and not e.imports_on_npu) for m in e.modules if "*" not in m}))
 
 
 def _config_options(prescans: Sequence[Prescan], tasks: Dict[str, "_Task"], inputs: Sequence[Path]) -> Dict[str, list]:

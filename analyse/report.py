@@ -43,14 +43,11 @@ def grade(blockers: int, manual_apis: int, manual: int, auto: int, lib_apis: int
 # a GPU-only library woven through the code: this many distinct APIs of such libraries, or places, grade high
 LIB_HIGH_APIS = 8
 LIB_HIGH_PLACES = 20
-# the findings that are uses of a GPU-only library with a documented replacement: a call of the library (NPU402), a
-# GPU attention kernel (NPU403), a library switched on through another's arguments (NPU46x) -- not its bare import,
-# nor a call into a function another library's report marks (NPU45x: that report carries its own grade)
-LIB_USE_CODES = ("NPU401", "NPU402", "NPU403", "NPU46")
 
 
 def _lib_uses(sub) -> List:
-    return [f for f in sub if f.severity == "manual" and f.code.startswith(LIB_USE_CODES)]
+    """The counted uses of GPU-only libraries with a documented replacement (:func:`gpu_library_use`)."""
+    return [f for f in sub if gpu_library_use(f)]
 
 
 def _top(counter: Counter, n: int = 3) -> str:
@@ -172,8 +169,35 @@ def _rank(effort: str) -> int:
     return EFFORT_ORDER.index(effort) if effort in EFFORT_ORDER else -1
 
 
+# Grades, one meaning each (the report's legend, EFFORT_LEGEND):
+EFFORT_LEGEND = {
+    "none": "nothing needs changing for an Ascend NPU",
+    "low": "only changes transfer_to_npu makes at run time, or a handful of small manual edits (a guard edit, a "
+           "device test, a fixable call)",
+    "medium": "manual work with a documented way: a GPU-only library replaced by its documented NPU counterpart "
+              "on the default path, fixable Triton kernels, or many manual edits",
+    "high": "manual work across the code base (many distinct APIs or places, or a GPU-only library woven through "
+            "the code)",
+    "blocked": "a kernel must be written: a CUDA extension the project builds with no fallback, or an op with no "
+               "NPU kernel and no decomposition",
+}
+
+
+# the rules that report a GPU-only library itself (imported, used, or switched on through another library's
+# arguments); calls into an analysed library's functions (NPU45x) are not among them
+GPU_LIBRARY_CODES = frozenset({"NPU401", "NPU402", "NPU403", "NPU404", "NPU460", "NPU461", "NPU463", "NPU464",
+                               "NPU466", "NPU467"})
+
+
+def gpu_library_use(f: Finding) -> bool:
+    """A use of a GPU-only third-party library that has a documented NPU replacement (a manual finding of a
+    GPU-only library rule): on the default path it is a replacement to make, at least medium (practice rule)."""
+    return f.code in GPU_LIBRARY_CODES and f.severity == "manual"
+
+
 def grade_findings(fs: Sequence[Finding]) -> Tuple[str, int, int, int]:
-    """(effort, blockers, manual, auto). Low-confidence findings alone never grade above medium."""
+    """(effort, blockers, manual, auto). Low-confidence findings alone never grade above medium. A counted use
+    of a GPU-only library with a documented replacement makes the grade at least medium (EFFORT_LEGEND)."""
     def g(sub):
         sev = Counter(f.severity for f in sub)
         manual_apis = {f.api for f in sub if f.severity == "manual"}
@@ -389,7 +413,15 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
     if not complete and effort != "unknown":
         parts.append(f"Analysis incomplete: {len(bad)} file(s) could not be analysed "
                      f"({', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''}); the verdict may miss problems there.")
-    v.update({"effort": effort, "explanation": " ".join(parts), "scope": scope, "drivers": drivers})
+    setter_fs = [findings[i] for i in setter_idx]
+    if effort == "medium" and any(gpu_library_use(f) for f in setter_fs) and \
+            grade(0, len({f.api for f in setter_fs if f.severity == "manual"}),
+                  sum(f.severity == "manual" for f in setter_fs), 0) == "low":
+        libs = sorted({f.api.split(".")[0] for f in setter_fs if gpu_library_use(f)})[:3]
+        parts.insert(1 if head else 0, f"Medium because a GPU-only library ({', '.join(libs)}) is used on the default "
+                                       "path: its documented NPU replacement has to be made by hand.")
+    v.update({"effort": effort, "explanation": " ".join(parts), "scope": scope, "drivers": drivers,
+              "legend": dict(EFFORT_LEGEND)})
     # off-path accounting
     counted_set = set(counted_idx)
     base_set = set(baselined)
@@ -459,11 +491,22 @@ OFF_PATH_TEXT = {
 }
 
 
-def off_by_default_why(guard: Optional[dict]) -> str:
-    """One line on a place off the path with the defaults, from its guard (the report's and migrate's words)."""
+def guard_place(guard: Optional[dict], path: str = "") -> str:
+    """``path:line`` of a guard: the file of the test (a caller's guard carries its own ``path``), else *path*."""
+    g = guard or {}
+    if not g.get("line"):
+        return ""
+    where = g.get("path") or path
+    return f"{where}:{g['line']}" if where else f"line {g['line']}"
+
+
+def off_by_default_why(guard: Optional[dict], path: str = "") -> str:
+    """One line on a place off the path with the defaults, from its guard (the report's and migrate's words);
+    the test is cited as ``path:line`` (*path*: the finding's file, for a guard in the same file)."""
     g = guard or {}
     cond = g.get("condition")
-    where = f" (line {g['line']})" if g.get("line") else ""
+    place = guard_place(g, path)
+    where = f" ({place})" if place else ""
     dflt = f" ({g['default']})" if g.get("default") else ""
     return (f"runs only when `{cond}`{where}, which is false on an NPU host with the defaults{dflt}" if cond
             else OFF_PATH_TEXT["off-by-default"] + where)
@@ -474,17 +517,18 @@ def off_path_why(f: Finding, reason: str, product_eps: bool) -> str:
     if reason == "guarded":
         g = f.guard or {}
         cond = g.get("condition")
-        where = f" at line {g['line']}" if g.get("line") else ""
+        place = guard_place(g, f.path)
+        where = f" at {place}" if place else ""
         if g.get("npu_branch"):
             nb = g["npu_branch"]
-            return (f"the `{nb.get('condition')}` branch at line {nb.get('line')} runs on an NPU host; with "
+            return (f"the `{nb.get('condition')}` branch at {g.get('path') or f.path}:{nb.get('line')} runs on an NPU host; with "
                     "transfer_to_npu this CUDA branch runs as torch.npu: nothing needs to change (the rename is "
                     "optional)")
         if g.get("choice") and cond:
             return f"runs only when a user chooses `{cond}`{where}; the default is not visible to the analysis"
         return f"guarded by `{cond}`{where} with a working fallback" if cond else OFF_PATH_TEXT["guarded"] + where
     if reason == "off-by-default":
-        return off_by_default_why(f.guard)
+        return off_by_default_why(f.guard, f.path)
     if reason == "unreached":
         return OFF_PATH_TEXT["unreached"].format(scope="product entry point" if product_eps else "entry point")
     if reason == "unresolved-dispatch":

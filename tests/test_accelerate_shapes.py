@@ -166,7 +166,8 @@ def test_cuda_calls_beside_an_npu_branch_are_listed_not_counted(report):
     for f in fs:
         assert f["counted"] is False and f["off_path"]["reason"] == "guarded"
         assert f["guard"]["npu_branch"] == {"line": 16, "condition": "is_npu_available()"}
-        assert f["off_path"]["why"].startswith("the `is_npu_available()` branch at line 16 runs on an NPU host")
+        assert f["off_path"]["why"].startswith("the `is_npu_available()` branch at by_feature/peak_memory.py:16 runs on an "
+                                               "NPU host")
     (ep,) = [e for e in report["summary"]["entry_points"] if e["path"] == "by_feature/peak_memory.py"]
     assert ep["verdict"]["effort"] == "none"
     # cv_example's CUDA seed has only an XPU branch beside it: it counts

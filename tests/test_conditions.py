@@ -593,7 +593,8 @@ def test_other_accelerator_probe_is_a_condition_not_an_unknown_api(tmp_path, kb)
     rep = run_script([root], kb)
     apis = {f["api"]: f for f in rep["findings"]}
     assert "torch.xpu.is_available" not in apis
-    assert apis["torch.xpu.synchronize"]["guard"]["on_path"] == {"transfer_to_npu": "off", "no_transfer": "off"}
+    # another accelerator's namespace is not a torch API to verify (data/noise.yaml, #31): no finding at all
+    assert "torch.xpu.synchronize" not in apis
 
 
 # --------------------------------------------------------------------------- a CUDA branch with an NPU branch beside it

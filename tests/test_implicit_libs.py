@@ -35,13 +35,16 @@ def _ours(report):
     return [f for f in report["findings"] if f["code"].startswith("NPU46")]
 
 
-def test_8bit_load_without_bitsandbytes_import_is_manual_work(tmp_path, kb):
-    # #30: a documented replacement exists (drop the argument, load in bf16): manual, at least medium, not blocked
+def test_8bit_load_without_bitsandbytes_import_is_a_manual_replacement(tmp_path, kb):
+    # #30: the documented fix is an argument edit (bf16 or NF4 load), no kernel to write: manual, and on the
+    # default path a GPU-only library's replacement grades medium (was: blocked)
     rep = _run(tmp_path, kb, """
         model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", load_in_8bit=True, device_map="auto")
     """)
     v = rep["summary"]["verdict"]
     assert v["effort"] == "medium"
+    assert "GPU-only library" in v["explanation"]
+    assert "kernel must be written" in v["legend"]["blocked"]
     (f,) = _ours(rep)
     assert (f["code"], f["severity"], f["line"], f["api"]) == ("NPU460", "manual", 8, "load_in_8bit=True")
     assert v["drivers"][0]["api"] == "load_in_8bit=True" and "bitsandbytes" in f["message"]
@@ -95,7 +98,7 @@ def test_option_value_is_judged_with_the_options_default(tmp_path, kb):
     """)
     off, on = sorted(_ours(rep), key=lambda f: f["line"])
     assert off["counted"] is False and off["off_path"]["reason"] == "off-by-default"
-    assert off["off_path"]["why"] == (f"runs only when `a.bits == 8` (line {off['line']}), which is false on an NPU host with the "
+    assert off["off_path"]["why"] == (f"runs only when `a.bits == 8` ({off['path']}:{off['line']}), which is false on an NPU host with the "
                                       "defaults (bits = 16 by default)")
     assert on["counted"] is True and on["severity"] == "manual" and not on.get("guard")
     assert on["message"].startswith("with bits = 16 by default: the argument `load_in_8bit=a.bits == 16`")

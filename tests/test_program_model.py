@@ -166,7 +166,11 @@ def test_code_reached_only_through_unresolved_dispatch_is_listed_not_counted(tmp
     assert fa["reach"]["status"] == "unknown"
     assert fa["counted"] is False and fa["off_path"]["reason"] == "unresolved-dispatch"
     assert rep["summary"]["off_path"]["by_reason"].get("unresolved-dispatch", 0) >= 1
-    assert rep["summary"]["verdict"]["effort"] in ("none", "low")
+    # the call is not counted; the unguarded module-level `from flash_attn import ...` still fails on an Ascend host
+    # when train.py imports the module: a GPU-only library on the default path, medium (#30)
+    assert rep["summary"]["verdict"]["effort"] == "medium"
+    assert not any(d["api"].endswith("flash_attn_func") and d.get("where", "").endswith(":7")
+                   for d in rep["summary"]["verdict"]["drivers"])
 
 
 def test_code_a_program_names_is_counted(tmp_path, kb):

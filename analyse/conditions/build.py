@@ -33,7 +33,8 @@ from typing import Optional, Tuple
 from astroid import nodes
 
 from analyse.conditions import model as m
-from analyse.conditions.options import literal, option_values, params_are_choices
+from analyse.conditions.options import (UNSEEN, call_signatures, literal, option_values, params_are_choices,
+                                        torch_has)
 from analyse.syntax import own_bindings
 
 _MISSING = object()
@@ -176,6 +177,54 @@ def _param_default(name: str, node):
     return False, (False, None)
 
 
+def _callers_value(node: nodes.Name):
+    """(value, words) when every call of the function holding parameter *node* in the project passes one value for
+    it (a literal, a module constant, or a caller's parameter with its own default or callers' value); None
+    otherwise (no call seen, the callers differ, or a value the analysis cannot read)."""
+    fn = node.scope()
+    if not isinstance(fn, (nodes.FunctionDef, nodes.AsyncFunctionDef)) or fn.args is None:
+        return None
+    cls = fn.parent.frame() if fn.name == "__init__" and isinstance(fn.parent, nodes.ClassDef) else None
+    name = cls.name if isinstance(cls, nodes.ClassDef) else fn.name
+    pos = [a.name for a in list(fn.args.posonlyargs or []) + list(fn.args.args or [])]
+    if pos and pos[0] in ("self", "cls") and (cls is not None or isinstance(fn.parent, nodes.ClassDef)):
+        pos = pos[1:]   # called as Class(...) or obj.method(...)
+    return _param_from_callers(name, pos, node.name, 0)
+
+
+def _param_from_callers(name: str, pos, param: str, depth: int):
+    sigs = call_signatures(name)
+    if sigs is None or depth > 3:
+        return None
+    seen = set()
+    for sig in sigs:
+        if not isinstance(sig, tuple) or len(sig) != 2 or sig[0] == UNSEEN:
+            return None
+        args, kws = sig
+        kw = dict(kws)
+        if param in kw:
+            v = kw[param]
+        elif param in pos and pos.index(param) < len(args):
+            v = args[pos.index(param)]
+        else:
+            return None   # a caller leaves the default
+        if v == UNSEEN:
+            return None
+        if isinstance(v, tuple) and len(v) == 4 and v[0] == "param":
+            up = _param_from_callers(v[1], (), v[2], depth + 1)
+            v = up[0] if up is not None else v[3]
+        try:
+            seen.add(v)
+        except TypeError:
+            return None
+        if len(seen) > 1:
+            return None
+    if len(seen) != 1:
+        return None
+    v = seen.pop()
+    return v, f"{len(sigs)} call signature(s) of {name}"
+
+
 def _command_function(node) -> bool:
     """The enclosing function is a click / typer command (decorated, or with ``typer.Option`` defaults)."""
     fn = node.scope()
@@ -266,6 +315,19 @@ def _self_attr_value(node: nodes.Attribute, depth: int) -> Optional[_Val]:
     return _Val(kind, inner.value, inner.known, inner.words)
 
 
+def _self_attr_expr(node: nodes.Attribute):
+    """The one expression the class assigns to ``self.<attr>`` (in ``__init__``, never again elsewhere), or None."""
+    cls = node.frame()
+    while cls is not None and not isinstance(cls, nodes.ClassDef):
+        cls = cls.parent.frame() if cls.parent is not None else None
+    if cls is None:
+        return None
+    found = _self_assignments(cls).get(node.attrname)
+    if not found or len(found) != 1 or found[0][1] is None or not found[0][0]:
+        return None
+    return found[0][1]
+
+
 def _self_assignments(cls: nodes.ClassDef) -> dict:
     """attribute -> [(assigned in __init__, value or None)] for every ``self.x = ...`` of the class's methods
     (one walk per class, kept on the node)."""
@@ -318,6 +380,9 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
         if is_param:
             # a setting: a parameter with a flag / string / None default (others are data)
             if found and (default is None or isinstance(default, (bool, str))):
+                passed = None if params_are_choices() else _callers_value(node)
+                if passed is not None and passed[0] != default:
+                    return _Val(m.PARAM, passed[0], True, f"{node.name}={passed[0]!r} from every caller ({passed[1]})")
                 return _Val(m.PARAM, default, True, f"{node.name}={default!r} by default")
             if _command_function(node):   # click / typer: the parameter is the declared option
                 return _option_name_value(node.name, "")
@@ -608,6 +673,10 @@ def _call_cond(call: nodes.Call, depth: int) -> Optional[m.Cond]:
             return device_atom(m.OTHER_DEVICE, text)
         if owner == "torch" and attr == "npu":
             return device_atom(m.NPU, text)
+        q = _imported_qualname(call.args[0])
+        if q and (q == "torch" or q.startswith("torch.")) and attr and torch_has(f"{q}.{attr}"):
+            # `hasattr(F, "scaled_dot_product_attention")`: in the target torch version's API list, so true
+            return m.Atom(m.VERSION, text, (True, True), f"not {text}")
         return m.Atom(m.VERSION, text)
     env = _env_value(call)
     if env is not None:
@@ -630,6 +699,34 @@ def _call_cond(call: nodes.Call, depth: int) -> Optional[m.Cond]:
     if d in ("platform.system", "platform.machine", "platform.platform"):
         return m.Atom(m.PLATFORM, text)
     return None
+
+
+def _imported_qualname(node, depth: int = 0) -> str:
+    """The module path a Name / Attribute chain names through the module's imports (``F`` after
+    ``from torch.nn import functional as F`` -> ``torch.nn.functional``); "" when it is not an import."""
+    if depth > 8:
+        return ""
+    if isinstance(node, nodes.Attribute):
+        base = _imported_qualname(node.expr, depth + 1)
+        return f"{base}.{node.attrname}" if base else ""
+    if not isinstance(node, nodes.Name):
+        return ""
+    try:
+        defs = own_bindings(node, node.name)
+    except Exception:
+        return ""
+    if len(defs) != 1:
+        return ""
+    d = defs[0]
+    if isinstance(d, nodes.Import):
+        for mod, alias in d.names:
+            if (alias or mod.split(".")[0]) == node.name:
+                return mod if alias else mod.split(".")[0]
+    if isinstance(d, nodes.ImportFrom) and d.modname and not d.level:
+        for name, alias in d.names:
+            if (alias or name) == node.name:
+                return f"{d.modname}.{name}"
+    return ""
 
 
 _PROBE_LEAVES = ("is_available", "device_count", "is_built", "is_initialized", "is_bf16_supported")
@@ -712,48 +809,61 @@ def _compare_cond(test: nodes.Compare, depth: int) -> Optional[m.Cond]:
     left = test.left
     text = _text(test)
     neg_text = f"{_text(left)} {_NEG_OP[op]} {_text(right)}" if op in _NEG_OP else ""
-    # device strings: x.device.type == "cuda", "cuda" in str(device), device != "cpu"
+    # device strings: x.device.type == "cuda", "cuda" in str(device), device != "cpu", and membership in a set of
+    # device types (`device.type in ("cuda", "npu", "xpu")`: true on an NPU host), valued per scenario
     for side, other in ((right, left), (left, right)):
         words = _device_strings(side)
         kinds = {_device_kind(w) for w in words}
-        if words and None not in kinds and len(kinds) == 1 and (op in ("==", "!=", "in", "not in", "is", "is not")):
-            if side is left and op in ("in", "not in") and isinstance(right, (nodes.Tuple, nodes.List, nodes.Set)):
-                continue
-            k = kinds.pop()
-            positive = op in ("==", "in", "is")
+        if not words or None in kinds or op not in ("==", "!=", "in", "not in", "is", "is not"):
+            continue
+        if side is left and op in ("in", "not in") and isinstance(right, (nodes.Tuple, nodes.List, nodes.Set)):
+            continue
+        if len(kinds) > 1 and not (side is right and op in ("in", "not in")
+                                   and isinstance(side, (nodes.Tuple, nodes.List, nodes.Set))):
+            break
+        positive = op in ("==", "in", "is")
+        pos_text, pos_neg = (text, neg_text) if positive else (neg_text, text)
+        setting = False   # the other side is a device setting (its default / the device the program picks)
+        if "cuda" in kinds:
+            how = _is_device_expr(other)
+            if how is None and not (side is left and op in ("in", "not in")):
+                how = "type" if isinstance(other, (nodes.Attribute, nodes.Name, nodes.Call)) else None
+            if how is None:
+                break
+            # x.device.type == "cuda" / "cuda" in str(x.device): a tensor's device reads "npu" on an NPU;
+            # a device setting (`device = "cuda"`, args.device) keeps the user's string: its default, or the
+            # CUDA device the program picks when one is available (transfer_to_npu: the NPU)
+            dd = _dotted(other) if isinstance(other, (nodes.Name, nodes.Attribute)) else ""
+            if isinstance(other, (nodes.Name, nodes.Attribute)) and not dd.endswith(".type") \
+                    and not dd.endswith("device_type") or dd == "device_type":
+                val = value_of(other, depth + 1)
+                if val is not None and val.known and isinstance(val.value, str):
+                    try:
+                        res = _compare(op, val.value, side_val(side)) if side is right else \
+                            _compare(op, side_val(side), val.value)
+                    except TypeError:
+                        res = None
+                    if res is not None:
+                        kind = val.kind if val.kind in m.CHOICE_KINDS else m.OPTION
+                        return _choice_atom(kind, text, res, True, neg_text, val.words)
+                setting = not dd.endswith(".type")
+        if len(kinds) == 1:
+            k = next(iter(kinds))
             if k == "cuda":
-                how = _is_device_expr(other)
-                if how is None and not (side is left and op in ("in", "not in")):
-                    how = "type" if isinstance(other, (nodes.Attribute, nodes.Name, nodes.Call)) else None
-                if how is None:
-                    break
-                # x.device.type == "cuda" / "cuda" in str(x.device): a tensor's device reads "npu" on an NPU;
-                # a device setting (`device = "cuda"`, args.device) keeps the user's string: its default, or the
-                # CUDA device the program picks when one is available (transfer_to_npu: the NPU)
-                dd = _dotted(other) if isinstance(other, (nodes.Name, nodes.Attribute)) else ""
-                if isinstance(other, (nodes.Name, nodes.Attribute)) and not dd.endswith(".type") \
-                        and not dd.endswith("device_type") or dd == "device_type":
-                    val = value_of(other, depth + 1)
-                    if val is not None and val.known and isinstance(val.value, str):
-                        try:
-                            res = _compare(op, val.value, side_val(side)) if side is right else \
-                                _compare(op, side_val(side), val.value)
-                        except TypeError:
-                            res = None
-                        if res is not None:
-                            kind = val.kind if val.kind in m.CHOICE_KINDS else m.OPTION
-                            return _choice_atom(kind, text, res, True, neg_text, val.words)
-                    if not dd.endswith(".type"):
-                        atom = device_atom(m.CUDA, text if positive else neg_text, neg_text if positive else text)
-                        return atom if positive else m.neg(atom)
-                atom = device_atom(m.CUDA_TYPE, text if positive else neg_text, neg_text if positive else text)
-            elif k == m.NPU:
-                atom = device_atom(m.NPU, text if positive else neg_text, neg_text if positive else text)
-            elif k == m.OTHER_DEVICE:
-                atom = device_atom(m.OTHER_DEVICE, text if positive else neg_text, neg_text if positive else text)
+                atom = device_atom(m.CUDA if setting else m.CUDA_TYPE, pos_text, pos_neg)
+            elif k in (m.NPU, m.OTHER_DEVICE):
+                atom = device_atom(k, pos_text, pos_neg)
             else:   # cpu: not an accelerator; with transfer_to_npu the program picked the (CUDA ->) NPU device
-                atom = m.Atom(m.CUDA, text if positive else neg_text, (False, True), neg_text if positive else text)
+                atom = m.Atom(m.CUDA, pos_text, (False, True), pos_neg)
             return atom if positive else m.neg(atom)
+        # membership in a set of device types: true when any member is the device the NPU host has
+        per = {"cuda": (True, False) if setting else (False, False), m.NPU: (True, True),
+               m.OTHER_DEVICE: (False, False), "cpu": (False, True)}
+        vals = tuple(any(per[k][i] for k in kinds) for i in (0, 1))
+        kind = m.NPU if m.NPU in kinds else (m.CUDA if vals != (False, False) else m.CUDA_TYPE) if "cuda" in kinds \
+            else m.CUDA if "cpu" in kinds else m.OTHER_DEVICE
+        atom = m.Atom(kind, pos_text, vals, pos_neg)
+        return atom if positive else m.neg(atom)
     # device_count() > 0
     if isinstance(left, nodes.Call) and _leaf(left.func) == "device_count":
         base = _call_cond(left, depth)
@@ -935,6 +1045,13 @@ def _build(test, depth: int) -> Optional[m.Cond]:
         val = value_of(test, depth)
         if val is not None and val.kind != "literal":
             return _truth_atom(val, test)
+        if isinstance(test.expr, nodes.Name) and test.expr.name == "self" and depth < MAX_DEPTH:
+            # `self.flash = hasattr(F, "scaled_dot_product_attention")`, `self.use_cuda = torch.cuda.is_available()`
+            expr = _self_attr_expr(test)
+            if expr is not None:
+                inner = build(expr, depth + 1)
+                if inner is not None and m.known(inner):
+                    return _renamed(inner, text)
         return _unknown(test)
     if isinstance(test, nodes.Name):
         if test.name in ("__name__", "TYPE_CHECKING"):

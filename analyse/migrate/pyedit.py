@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from analyse.migrate.source import Edit, Left, SourceText, apply_edits, describe
-from analyse.report import off_by_default_why
+from analyse.report import guard_place, off_by_default_why
 
 # apex fused class -> (replacement, the parameters it takes): same meaning, same names
 _OPT = ("params", "lr", "betas", "eps", "weight_decay", "amsgrad")
@@ -92,11 +92,11 @@ def scope_reason(f: dict, opts: Options, *, rename: bool = False) -> Optional[st
     g = f.get("guard")
     if g and (g.get("on_path") or {}).get("transfer_to_npu") == "off" and not rename:
         # the report's words for the same place: off the path, not "a fallback"
-        return off_by_default_why(g) + ": not edited without --all"
+        return off_by_default_why(g, f.get("path") or "") + ": not edited without --all"
     if g and g.get("fallback"):
         if rename:
             return None   # a CUDA name -> its NPU twin keeps the branch's meaning, and every branch must agree
-        return (f"guarded by `{g.get('condition', g.get('kind'))}` (line {g.get('line')}) with a fallback: "
+        return (f"guarded by `{g.get('condition', g.get('kind'))}` ({guard_place(g, f.get('path') or '')}) with a fallback: "
                 "not edited without --all")
     return None
 

@@ -20,8 +20,10 @@ from typing import Iterator, List, Optional
 
 from astroid import nodes
 
+from analyse.conditions import TRANSFER as TRANSFER_SCENARIO, build as build_condition, evaluate as evaluate_condition
 from analyse.findings import Finding, Rule
 from analyse.knowledge.noise import env_is_written, load_noise
+from analyse.guards import _only_raises as only_raises
 from analyse.passes import ModuleContext, Pass, in_log_or_docstring, nodes_of, walk
 from analyse.syntax import merged, selection
 from analyse.resolve import is_cuda_device_string
@@ -58,7 +60,10 @@ R_DEVICE_CMP = Rule(
     code="NPU004", name="cuda-device-check", category="cuda-api", severity="manual",
     summary="Logic that tests whether a device is CUDA (`device.type == 'cuda'`, `'cuda' in str(device)`).",
     why="On an NPU the device type is 'npu', so the CUDA branch is silently skipped (or the CPU branch is "
-        "taken). transfer_to_npu does not rewrite comparisons.",
+        "taken). transfer_to_npu does not rewrite comparisons. The test is valued on an Ascend host: info when it "
+        "has its CUDA-host value there (`'cuda' in device` with `device = 'cuda'`, a set that lists 'npu'), advice "
+        "when the branch an NPU takes completes (a memory printout skipped), manual when that branch raises, "
+        "asserts or exits.",
     example="if x.device.type == 'cuda':\n    torch.cuda.synchronize()",
     fix="if x.device.type == 'npu':\n    torch.npu.synchronize()",
 )
@@ -342,10 +347,21 @@ class CudaApiPass(Pass):
                                f"the non-CUDA branch runs. Keep it: the CUDA branch uses {branch}, which has no NPU "
                                "implementation, and the other branch is the portable one.",
                                replacement=None, severity="info")
+        repl = _swap_in_line(ctx.snippet(node.lineno).splitlines()[0], node)
+        sev, effect = device_check_effect(node, ctx.path)
+        if sev == "info":
+            return ctx.finding(self.rule("NPU004"), node, "device-type-check",
+                               f"This comparison names a CUDA device, but {effect}: nothing changes on an Ascend NPU.",
+                               replacement=None, severity="info")
+        if sev == "advice":
+            return ctx.finding(self.rule("NPU004"), node, "device-type-check",
+                               f"This comparison tests for a CUDA device; on an Ascend NPU {effect}. The program runs; "
+                               "test for the NPU too where the skipped branch matters (transfer_to_npu does not "
+                               "rewrite the comparison).", replacement=repl, severity="advice")
         return ctx.finding(self.rule("NPU004"), node, "device-type-check",
                            "This comparison tests for a CUDA device; on an Ascend NPU the device type is 'npu', "
-                           "so the check silently takes the non-CUDA branch (transfer_to_npu does not rewrite it).",
-                           replacement=_swap_in_line(ctx.snippet(node.lineno).splitlines()[0], node))
+                           "so the check silently takes the non-CUDA branch (transfer_to_npu does not rewrite it)"
+                           + (f"; {effect}." if effect else "."), replacement=repl)
 
     # --------------------------------------------------------------- strings
     def _string(self, ctx: ModuleContext, node) -> Iterator[Finding]:
@@ -641,6 +657,80 @@ def _is_impl_default(node: nodes.Const) -> bool:
 
 
 _JIT_BUILDS = {"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"}
+
+
+def _fails(block) -> bool:
+    """The block stops the program: it raises, asserts false or exits (a non-empty block that only does that)."""
+    if not block:
+        return False
+    if any(isinstance(st, nodes.Assert) and isinstance(st.test, nodes.Const) and not st.test.value for st in block):
+        return True
+    return only_raises(block)
+
+
+def _names_npu(node: nodes.Compare) -> bool:
+    """One side of the comparison is (or lists) an NPU device string."""
+    for o in [node.left] + [o for _op, o in node.ops]:
+        elts = o.elts if isinstance(o, (nodes.List, nodes.Tuple, nodes.Set)) else [o]
+        if any(isinstance(e, nodes.Const) and isinstance(e.value, str) and e.value.split(":")[0].lower() == "npu"
+               for e in elts):
+            return True
+    return False
+
+
+def device_check_effect(node: nodes.Compare, path: str):
+    """(severity, words) of a device-type comparison on an Ascend host, valued with the conditions model in the
+    transfer_to_npu scenario: ``info`` when the test has the value it has on a CUDA host (``'cuda' in device``
+    with ``device = 'cuda'``, ``device.type in ('cuda', 'npu')``); ``advice`` when the other branch of its
+    ``if`` runs and completes (a memory printout or a FLOPs table skipped); ``manual`` when that branch raises,
+    asserts or exits, when the comparison is asserted, or when its effect cannot be valued."""
+    try:
+        cond = build_condition(node)
+    except (RecursionError, ValueError, TypeError, AttributeError):
+        cond = None
+    if cond is None:
+        return "manual", ""
+    op = node.ops[0][0] if node.ops else "=="
+    on_cuda = op in ("==", "in", "is")
+    v = evaluate_condition(cond, TRANSFER_SCENARIO)
+    if v is None:
+        return "manual", ""
+    top = node
+    while top.parent is not None and isinstance(top.parent, (nodes.BoolOp, nodes.UnaryOp)):
+        top = top.parent
+    if isinstance(top.parent, nodes.Assert) and top.parent.test is top and not _names_npu(node):
+        # `assert device in ["cpu", "cuda"]`: a caller that passes the NPU device stops here
+        return "manual", f"the assert ({path}:{top.parent.lineno}) rejects an NPU device"
+    if v is on_cuda:
+        return "info", f"`{node.as_string()[:80]}` holds on an Ascend host as on a CUDA one (with transfer_to_npu)" \
+            if on_cuda else f"`{node.as_string()[:80]}` is false on an Ascend host as on a CUDA one"
+    test = node
+    while test.parent is not None and isinstance(test.parent, (nodes.BoolOp, nodes.UnaryOp)):
+        test = test.parent
+    holder = test.parent
+    if isinstance(holder, nodes.IfExp) and holder.test is test:
+        return "advice", f"the other alternative of the expression at {path}:{holder.lineno} is taken"
+    if not isinstance(holder, nodes.If) or holder.test is not test:
+        return "manual", ""
+    whole = v if test is node else None
+    if whole is None:
+        try:
+            whole = evaluate_condition(build_condition(test), TRANSFER_SCENARIO)
+        except (RecursionError, ValueError, TypeError, AttributeError):
+            whole = None
+    if whole is None:
+        return "manual", ""
+    runs, skipped = (holder.body, holder.orelse) if whole else (holder.orelse, holder.body)
+    if _fails(runs):
+        line = runs[-1].lineno if runs else holder.lineno
+        return "manual", f"the branch that runs on an NPU stops the program ({path}:{line})"
+    if runs:
+        where = f"the branch at {path}:{runs[0].lineno} runs instead"
+    else:
+        where = "the branch is skipped"
+    what = f" and the CUDA branch at {path}:{skipped[0].lineno} is skipped" if skipped and runs else \
+        (f" (the CUDA branch at {path}:{skipped[0].lineno})" if skipped else "")
+    return "advice", where + what
 
 
 def _cuda_only_branch(node: nodes.Compare, resolver) -> Optional[str]:

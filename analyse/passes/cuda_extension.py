@@ -38,6 +38,9 @@ from analyse.passes._project_scan import (  # noqa: F401  (EXTRA_KEY, prescan_bu
     _BUILD_EXT, _CUDA_HOME, _LOAD_CALLS, _LOAD_EXT_FUNCS, EXTRA_KEY, STORE_KEY, ProjectScan, _ext_name, _has_cuda_sources,
     _prescan_data, _scan_file, ext_kind, prescan_build_file, project_scan, scan_leaves)
 from analyse.syntax import own_bindings
+from analyse.conditions import OFF, ON, SCENARIOS, render as render_condition
+from analyse.conditions.build import handler_catches_import, leaf_name
+from analyse.guards import guard_of, tree_memo
 FIX_OP = ("implement the operator for Ascend (Ascend C kernel registered through op-plugin / a torch_npu custom op), "
           "or rewrite it with torch / torch_npu ops")
 
@@ -95,6 +98,58 @@ NON_PROJECT_TOPS = {"torch", "torch_npu", "torchvision", "torchaudio", "torchtex
                     "jax", "tensorflow"}
 _EXT_SUFFIXES = ("_cuda", "_cuda_ext", "_kernel", "_kernels", "_cuda_kernel", "_cuda_kernels", "_ext_cuda")
 _CONVENTION_NAMES = {"_C", "_ext", "_cuda", "_cuda_ext"}
+
+FIX_GUARD = ("edit the guard so that an NPU takes the PyTorch branch: test the extension too (`_C is not None and ...`) "
+             "or test the device type (`x.device.type == 'cuda'`)")
+
+
+def caught_import(node):
+    """The ``try`` whose handler catches a failed import of *node* and goes on (a bare ``except:``, ``except
+    ImportError:`` that logs or passes, never re-raising or exiting), or None."""
+    cur, parent = node, node.parent
+    while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef,
+                                                         nodes.Module)):
+        if isinstance(parent, nodes.Try) and cur in parent.body:
+            hs = [h for h in parent.handlers if handler_catches_import(h)]
+            if hs and all(not _stops(h.body) for h in hs):
+                return parent
+            return None
+        cur, parent = parent, parent.parent
+    return None
+
+
+def _stops(body) -> bool:
+    for st in body:
+        if isinstance(st, nodes.Raise):
+            return True
+        if isinstance(st, nodes.Expr) and isinstance(st.value, nodes.Call) and \
+                leaf_name(st.value.func) in ("exit", "_exit", "abort"):
+            return True
+    return False
+
+
+def _guard_edit(ctx, target, name: str, defs) -> Optional[str]:
+    """The words for a use of a compiled extension whose import is caught (*name* is undefined on an Ascend host)
+    under a guard that one NPU scenario meets and the other does not: a NameError in the first, the other
+    branch in the second. None when no scenario takes another branch (then the use is a blocker)."""
+    tries = [caught_import(d) for d in defs if isinstance(d, (nodes.Import, nodes.ImportFrom))]
+    if not tries or any(t is None for t in tries):
+        return None
+    g = guard_of(target, tree_memo(target.root()))
+    if g is None or g.path is None:
+        return None
+    op = g.on_path
+    on = [sc for sc in SCENARIOS if op[sc] == ON]
+    off = [sc for sc in SCENARIOS if op[sc] == OFF]
+    if not on or not off:
+        return None
+    cond = render_condition(g.path)
+    where = f"{ctx.path}:{g.line}"
+    return (f"Its import ({ctx.path}:{tries[0].lineno}) fails on an Ascend host and is caught, so `{name}` is "
+            f"undefined there. In the {' and '.join(on)} scenario the guard `{cond}` ({where}) holds and this line "
+            f"raises NameError; in the {' and '.join(off)} scenario the other branch of that test runs. A guard edit, "
+            "not a kernel: make the test false on an NPU so the PyTorch branch runs.")
+
 class CudaExtensionPass(Pass):
     name = "cuda-extension"
     rules = (R_BUILD, R_JIT, R_TOOLCHAIN, R_EXT_USE, R_TORCH_OPS, R_CU_FILE)
@@ -260,6 +315,14 @@ class CudaExtensionPass(Pass):
             hit = self._ext_module(mod, scan, tops)
             if hit:
                 ext_imports[id(node)] = hit[0]
+                caught = caught_import(node)
+                if caught is not None:
+                    # the failure is caught: the import itself does not stop the program; the uses decide
+                    return ctx.finding(R_EXT_USE, node, hit[0], f"Import of the compiled extension `{hit[0]}` ({hit[1]}) "
+                                       f"in try/except ({ctx.path}:{caught.lineno}): on an Ascend host the import fails "
+                                       "and is caught, leaving its names undefined; each use is reported where it is "
+                                       "made.", replacement=FIX_OP, severity="advice",
+                                       confidence="high" if "built" in hit[1] else "medium")
                 return ctx.finding(R_EXT_USE, node, hit[0], f"Import of the compiled extension `{hit[0]}` ({hit[1]}): it "
                                    "contains CUDA kernels, so the import fails (or the kernels fail) on an Ascend host.",
                                    replacement=FIX_OP, confidence="high" if "built" in hit[1] else "medium")
@@ -346,6 +409,12 @@ class CudaExtensionPass(Pass):
                         rdefs = ()
                     if not any(isinstance(d, (nodes.Import, nodes.ImportFrom)) for d in rdefs):
                         break  # only names bound by an import can be an extension module
+                    edit = _guard_edit(ctx, target, root.name, rdefs)
+                    if edit is not None:
+                        yield ctx.finding(R_EXT_USE, target, q, f"`{q}` calls into the compiled extension `{hit[0]}` "
+                                          f"({hit[1]}). {edit}", replacement=FIX_GUARD, severity="manual",
+                                          confidence="high" if "built" in hit[1] else "medium")
+                        break
                     yield ctx.finding(R_EXT_USE, target, q, f"`{q}` calls into the compiled extension `{hit[0]}` ({hit[1]}): "
                                       "a CUDA kernel with no NPU implementation.", replacement=FIX_OP,
                                       confidence="high" if "built" in hit[1] else "medium")

@@ -36,7 +36,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 from astroid import nodes
 
 from analyse.findings import Finding, Rule, SEVERITIES
-from analyse.guards import guard_of, handler_catches_import, is_probe, tree_memo
+from analyse.guards import _needs_gpu_only, guard_of, handler_catches_import, is_probe, keeps_prior_bindings, tree_memo
 from analyse.passes import ModuleContext, Pass, nodes_of, walk
 # the library table and the project scan live below the passes (no pass imports another pass)
 from analyse.passes._libtable import (  # noqa: F401  (re-exported for callers of the old names)
@@ -99,6 +99,7 @@ _DOWNGRADE = {"blocker": "manual", "manual": "advice", "advice": "info", "info":
 class Guard:
     fallback: bool
     line: int
+    condition: str = ""   # GPU_ONLY_HANDLER: the except branch imports GPU-only code too
 
 
 def _placeholder_fallback(defs, name: str) -> bool:
@@ -136,6 +137,9 @@ def _in_other_method(node, defs) -> bool:
     return False
 
 
+GPU_ONLY_HANDLER = "gpu-only-handler"   # Guard.condition of a try-import whose except branch imports GPU-only code
+
+
 def import_guard(node) -> Optional[Guard]:
     """How *node* (an import) is guarded: None when not inside ``try`` with an ImportError handler."""
     cur, parent = node, node.parent
@@ -151,8 +155,11 @@ def import_guard(node) -> Optional[Guard]:
                 fallback = any(isinstance(s, (nodes.Assign, nodes.AnnAssign, nodes.AugAssign, nodes.Import, nodes.ImportFrom,
                                               nodes.FunctionDef, nodes.ClassDef, nodes.Return))
                                for s in walk(h) if s is not h)
-                if not fallback and parent.orelse:
-                    fallback = False
+                if not fallback and not reraises and keeps_prior_bindings(parent):
+                    fallback = True   # `except ImportError: pass` keeps the definitions made before the try
+                if fallback and _needs_gpu_only(h.body):
+                    # `except ImportError: from flash_attn.flash_attn_interface import g as f`: GPU-only in both
+                    return Guard(fallback=False, line=h.lineno, condition=GPU_ONLY_HANDLER)
                 return Guard(fallback=fallback, line=h.lineno)
         cur, parent = parent, parent.parent
     return None
@@ -464,10 +471,17 @@ class ThirdPartyPass(Pass):
                 msg = (f"Guarded import of {names} ({', '.join(libs)}): {info['reason']} On an Ascend host the import "
                        f"fails and the fallback in the except branch (line {guard.line}) runs instead - make that the "
                        f"deliberate NPU path.")
+            elif guard.condition == GPU_ONLY_HANDLER:
+                # both branches need a GPU-only library: the import fails on an Ascend host whichever runs
+                sev = info["severity"]
+                msg = (f"Import of {names} ({', '.join(libs)}) in try/except: {info['reason']} No working fallback: "
+                       f"the except branch ({ctx.path}:{guard.line}) imports a GPU-only library too, so the import "
+                       "fails on an Ascend host either way.")
             else:
                 sev = _DOWNGRADE[info["severity"]]
-                msg = (f"Guarded import of {names} ({', '.join(libs)}): {info['reason']} The except branch (line "
-                       f"{guard.line}) provides no fallback, so later uses of the name fail on an Ascend host.")
+                msg = (f"Guarded import of {names} ({', '.join(libs)}): {info['reason']} No working fallback: the "
+                       f"except branch ({ctx.path}:{guard.line}) does not provide one, so later uses of the name fail "
+                       "on an Ascend host.")
             return ctx.finding(R_GUARDED, node, q, msg, replacement=repl, severity=sev, confidence="medium",
                                evidence="knowledge")
         msg = f"Import of {names} ({', '.join(libs)}): {info['reason']}"
@@ -508,9 +522,10 @@ class ThirdPartyPass(Pass):
             return None
         if is_probe(node):
             return None  # `if apex is not None:` tests whether the library is installed; it does not use it
-        entry0: Optional[LibEntry] = info["entry"]
-        if entry0 is not None and entry0.imports_on_npu and _type_probe(node):
-            return None  # isinstance(m, bnb.nn.Linear4bit) compares types; the library imports on an NPU host
+        if _type_probe(node):
+            # isinstance(m, bnb.nn.Linear4bit) / isinstance(m, SyncBatchNorm) compares types and runs none of the
+            # class's code: not a use (the import that binds the name is reported where it is made) (#30)
+            return None
         if q == "triton" or q.startswith("triton."):
             return None  # kernels, launches and Triton settings are graded by the triton pass; the import says how to install it
         # the import that binds the root name
@@ -544,9 +559,15 @@ class ThirdPartyPass(Pass):
         if guard is not None:
             sev = _DOWNGRADE[sev] if guard.fallback else sev
             conf = "medium"
-            suffix = (f" The import is guarded (except branch at line {guard.line}"
-                      + (", with a fallback): on an Ascend host this line is only reached if the guard is bypassed."
-                         if guard.fallback else ", without a fallback): this line fails on an Ascend host."))
+            if guard.fallback:
+                suffix = (f" The import is guarded, with a fallback in the except branch at {ctx.path}:{guard.line}: on an "
+                          "Ascend host this line is only reached if the guard is bypassed.")
+            elif guard.condition == GPU_ONLY_HANDLER:
+                suffix = (f" No working fallback: the except branch at {ctx.path}:{guard.line} imports a GPU-only "
+                          "library too, so this line fails on an Ascend host.")
+            else:
+                suffix = (f" No working fallback: the except branch at {ctx.path}:{guard.line} leaves no usable "
+                          "alternative, so this line fails on an Ascend host.")
         if call is not None and entry is not None and entry.attention:
             repl, notes = attention_replacement(call, entry.attention, q)
             msg = (f"`{q}` ({info['library']}) is a CUDA attention kernel; use torch_npu.npu_fusion_attention. "

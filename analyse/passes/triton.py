@@ -331,8 +331,11 @@ def _chip_text(rule) -> str:
 
 
 def analyse_kernel(fn: nodes.FunctionDef, r, ta: TritonAscend, mod_ints: Dict[str, int],
-                   envs: List[Dict[str, int]], kernels: Set[str]) -> KernelInfo:
-    """Every finding inside one kernel body (not yet Finding objects: the caller owns the context)."""
+                   envs: List[Dict[str, int]], kernels: Set[str],
+                   launches: Optional[List[Dict[str, object]]] = None) -> KernelInfo:
+    """Every finding inside one kernel body (not yet Finding objects: the caller owns the context). *launches*: the
+    constexpr values of every launch of the kernel seen (None: not known); a hard violation in a constexpr branch
+    that no launch turns on is not compiled, so it does not block the kernel (advice)."""
     info = KernelInfo(fn, fn.qname())
     args = fn.args
     defaults: Dict[str, int] = {}
@@ -370,6 +373,11 @@ def analyse_kernel(fn: nodes.FunctionDef, r, ta: TritonAscend, mod_ints: Dict[st
                 col, rule = hit
                 how = _dtype_use(node)
                 branch = _constexpr_branch(node, fn, info.constexpr)
+                dead = _not_compiled(node, fn, info.constexpr, launches)
+                if dead:
+                    info.findings.append((R_DTYPE, node, q, f"Triton kernel `{fn.name}` uses `tl.{leaf}`{how}: {col} is "
+                                          f"{_chip_text(rule)}. {rule['why']}. {dead}", rule["fix"], "advice"))
+                    continue
                 info.hard.append(f"tl.{leaf} ({col}) at line {node.lineno}" + (f" under `if {branch}`" if branch else ""))
                 info.findings.append((R_DTYPE, node, q, f"Triton kernel `{fn.name}` uses `tl.{leaf}`{how}: {col} is "
                                       f"{_chip_text(rule)}. {rule['why']}.{_branch_text(branch)}", rule["fix"], None))
@@ -391,9 +399,14 @@ def analyse_kernel(fn: nodes.FunctionDef, r, ta: TritonAscend, mod_ints: Dict[st
         if bad is not None:
             short = q.replace("triton.language.", "tl.")
             branch = _constexpr_branch(call, fn, info.constexpr)
-            info.hard.append(f"{short} at line {call.lineno}" + (f" under `if {branch}`" if branch else ""))
             fix = ("rewrite the element-wise function with triton.language ops" if "inline_asm" in q else
                    f"tl.{q.rsplit('.', 1)[-1]} (the triton.language op of the same name), if it exists; else compose it")
+            dead = _not_compiled(call, fn, info.constexpr, launches)
+            if dead:
+                info.findings.append((R_ASM, call, q, f"Triton kernel `{fn.name}` calls `{short}`: "
+                                      f"{ta.invalid_calls[bad]}. {dead}", fix, "advice"))
+                continue
+            info.hard.append(f"{short} at line {call.lineno}" + (f" under `if {branch}`" if branch else ""))
             info.findings.append((R_ASM, call, q, f"Triton kernel `{fn.name}` calls `{short}`: "
                                   f"{ta.invalid_calls[bad]}; it does not compile with Triton-Ascend.{_branch_text(branch)}",
                                   fix, None))
@@ -409,6 +422,12 @@ def analyse_kernel(fn: nodes.FunctionDef, r, ta: TritonAscend, mod_ints: Dict[st
         if op is None:
             continue
         if op.no_dtype:
+            dead = _not_compiled(call, fn, info.constexpr, launches)
+            if dead:
+                info.findings.append((R_OP, call, q, f"Triton kernel `{fn.name}` calls `tl.{rest}`: Triton-Ascend supports "
+                                      f"it for no dtype on Atlas A2/A3 ({op.doc}). {dead}",
+                                      "express it with supported triton.language ops", "advice"))
+                continue
             info.hard.append(f"tl.{rest} at line {call.lineno}")
             info.findings.append((R_OP, call, q, f"Triton kernel `{fn.name}` calls `tl.{rest}`: Triton-Ascend supports it "
                                   f"for no dtype on Atlas A2/A3 ({op.doc}).", "express it with supported triton.language ops",
@@ -474,6 +493,72 @@ def _constexpr_branch(node, fn, constexpr: List[str]) -> Optional[str]:
                 return test if cur in parent.body else f"not ({test})"
         cur, parent = parent, parent.parent
     return None
+
+
+def _flag_value(node, env: Dict[str, object]):
+    """The value of a constexpr test under one launch's values (names, literals, not / and / or, comparisons with
+    literals); None when it cannot be told."""
+    if isinstance(node, nodes.Const):
+        return node.value
+    if isinstance(node, nodes.Name):
+        return env.get(node.name, _UNTOLD)
+    if isinstance(node, nodes.UnaryOp) and node.op == "not":
+        v = _flag_value(node.operand, env)
+        return _UNTOLD if v is _UNTOLD else not v
+    if isinstance(node, nodes.BoolOp):
+        vals = [_flag_value(v, env) for v in node.values]
+        if node.op == "and":
+            if any(v is not _UNTOLD and not v for v in vals):
+                return False
+            return _UNTOLD if any(v is _UNTOLD for v in vals) else True
+        if any(v is not _UNTOLD and v for v in vals):
+            return True
+        return _UNTOLD if any(v is _UNTOLD for v in vals) else False
+    if isinstance(node, nodes.Compare) and len(node.ops) == 1:
+        a, (op, rb) = _flag_value(node.left, env), node.ops[0]
+        b = _flag_value(rb, env)
+        if a is _UNTOLD or b is _UNTOLD:
+            return _UNTOLD
+        try:
+            return {"==": a == b, "!=": a != b, "is": a is b, "is not": a is not b, "<": a < b, "<=": a <= b,
+                    ">": a > b, ">=": a >= b}.get(op, _UNTOLD)
+        except TypeError:
+            return _UNTOLD
+    return _UNTOLD
+
+
+_UNTOLD = object()
+
+
+def _not_compiled(node, fn, constexpr: List[str], launches) -> str:
+    """Words when every launch of the kernel seen leaves *node*'s constexpr branches off (it is not compiled for
+    any of them); "" otherwise (no launch known, or one that may compile it)."""
+    if not launches or not constexpr:
+        return ""
+    cur, parent = node, node.parent
+    tests = []
+    while parent is not None and parent is not fn:
+        names = {parent.test.name} if isinstance(parent, nodes.If) and isinstance(parent.test, nodes.Name) else \
+            {n.name for n in nodes_of(parent.test, nodes.Name)} if isinstance(parent, nodes.If) else set()
+        if isinstance(parent, nodes.If) and cur is not parent.test and names & set(constexpr):
+            tests.append((parent.test, cur in parent.body))
+        cur, parent = parent, parent.parent
+    if not tests:
+        return ""
+    for env in launches:
+        taken = True
+        for test, in_body in tests:
+            v = _flag_value(test, env)
+            if v is _UNTOLD:
+                return ""
+            if bool(v) != in_body:
+                taken = False
+                break
+        if taken:
+            return ""
+    shown = " and ".join(f"`{'' if b else 'not '}{t.as_string()}`" for t, b in tests[:2])
+    return (f"It sits where {shown} holds, which none of the {len(launches)} launch(es) of the kernel seen turns on "
+            "(constexpr values): it is not compiled for them, so it does not block the port.")
 
 
 def _branch_text(branch: Optional[str]) -> str:
@@ -588,10 +673,44 @@ class TritonPass(Pass):
             mod_ints = _module_ints(ctx.tree)
             names = {fn.qname() for fn in fns}   # helpers of other modules: callees, resolved in combine
             launch_envs = self._launch_envs(ctx, fns)
+            flags = self._launch_flags(ctx, fns)
             for fn in fns:
                 envs = [e for _c, e in _configs(fn, r)] + launch_envs.get(fn.qname(), [])
-                out.append(analyse_kernel(fn, r, ta, mod_ints, envs, names))
+                out.append(analyse_kernel(fn, r, ta, mod_ints, envs, names, flags.get(fn.qname())))
         ctx.cache["triton-kernels"] = out
+        return out
+
+    def _launch_flags(self, ctx, fns) -> Dict[str, List[Dict[str, object]]]:
+        """kernel -> the constexpr values (literals, by keyword or position; else the parameter's literal default)
+        of each of its launches in this module. A kernel launched with a value the module cannot read has none."""
+        r = ctx.resolver
+        by_q = {fn.qname(): fn for fn in fns}
+        out: Dict[str, List[Dict[str, object]]] = {}
+        bad: Set[str] = set()
+        for call in nodes_of(ctx.tree, nodes.Call):
+            if not isinstance(call.func, nodes.Subscript):
+                continue
+            kq = _kernel_name(call.func.value, r, ctx.source.modname)
+            fn = by_q.get(kq)
+            if fn is None:
+                continue
+            params = [a.name for a in fn.args.args or []]
+            defaults = fn.args.defaults or []
+            env: Dict[str, object] = {}
+            for a, d in zip(params[len(params) - len(defaults):], defaults):
+                if isinstance(d, nodes.Const):
+                    env[a] = d.value
+            if any(isinstance(a, nodes.Starred) for a in call.args) or any(k.arg is None for k in call.keywords or ()):
+                bad.add(kq)
+                continue
+            for name, val in list(zip(params, call.args)) + [(k.arg, k.value) for k in call.keywords or ()]:
+                if isinstance(val, nodes.Const):
+                    env[name] = val.value
+                else:
+                    env.pop(name, None)
+            out.setdefault(kq, []).append(env)
+        for kq in bad:
+            out.pop(kq, None)
         return out
 
     def _launch_envs(self, ctx, fns) -> Dict[str, List[Dict[str, int]]]:

@@ -1035,11 +1035,18 @@ class FunctionLocator:
 _CHANGE_ONLY = {"NPU009", "NPU007", "NPU904"}
 
 
+def _is_env_name(api: str) -> bool:
+    """``CUDA_VISIBLE_DEVICES`` / ``env:NCCL_DEBUG``: the name of an environment variable."""
+    name = api[len("env:"):] if api.startswith("env:") else api
+    return bool(name) and name.replace("_", "").isalnum() and name.isupper()
+
+
 def classify(f) -> Optional[str]:
     """The status a finding gives the function it sits in (None: no effect)."""
     if f.category == "unknown-api":
         return "unknown"
-    if f.code in _CHANGE_ONLY:
+    if f.code in _CHANGE_ONLY and (f.code == "NPU009" or _is_env_name(f.api)):
+        # an environment variable is renamed; a tool (nvidia-smi) that does not exist on the host is not
         return None if f.severity in ("advice", "info") else "needs-migration"   # a log level: nothing to change
     if f.severity in ("blocker", "manual") and f.category in ("unsupported-api", "third-party", "cuda-extension", "cuda-api"):
         return "unsupported"

@@ -176,3 +176,16 @@ def test_attention_with_an_additive_bias_is_not_sent_to_the_training_kernel(tmp_
     assert "training only" in by_line[9].message
     # VALID: plain attention keeps the fused-kernel advice
     assert by_line[21].replacement.startswith("torch_npu.npu_fusion_attention(")
+
+
+def test_nvidia_smi_lookup_stays_unsupported_in_a_library(tmp_path, kb):
+    from analyse.callgraph import classify
+
+    src = ("import os\nimport shutil\nimport subprocess\n\n\ndef gpu_stats(index):\n"
+           "    smi = shutil.which('nvidia-smi')\n    if smi is None:\n        raise FileNotFoundError('nvidia-smi')\n"
+           "    gpu = os.environ['CUDA_VISIBLE_DEVICES'].split(',')[index]\n"
+           "    return subprocess.run([smi, f'--id={gpu}'], capture_output=True).stdout\n")
+    findings = analyse_source(tmp_path, src, kb, name="stats.py").findings
+    by = {(f.api, f.line): f for f in findings}
+    assert classify(by[("nvidia-smi", 7)]) == "unsupported"            # the tool does not exist on the host
+    assert classify(by[("CUDA_VISIBLE_DEVICES", 10)]) == "needs-migration"   # a variable to rename

@@ -23,7 +23,7 @@ and keeps the official one in the entry's ``curation`` block. The build lists th
 as reviewed.
 
 The product never reads shared/upstream at run time; only this script does.
-Only the standard library and PyYAML are used.
+Only the standard library, PyYAML and the curation module of the package (analyse/knowledge/curation.py, standard library only) are used.
 """
 
 from __future__ import annotations

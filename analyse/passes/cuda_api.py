@@ -161,6 +161,7 @@ class CudaApiPass(Pass):
         "    if impl == 'cuda' and x.device.type == 'cuda':  # expect: NPU004\n        return x * 2\n    return x + x\n",
         "import torch\ntorch.backends.cudnn.benchmark = True  # expect: NPU005\n",
         "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'  # expect: NPU007\n",
+        "import shutil\nsmi = shutil.which('nvidia-smi')  # expect: NPU007\n",
         "import torch\nwith torch.cuda.nvtx.range('x'):  # expect: NPU001\n    pass\n",
         "from torch.cuda import amp  # expect: NPU001\nscaler = amp.GradScaler()  # expect: NPU001\n",
         "import torch\ntorch.set_default_tensor_type('torch.cuda.FloatTensor')  # expect: NPU001\n",
@@ -294,6 +295,11 @@ class CudaApiPass(Pass):
             return
         # nvidia-smi via subprocess / os.system
         q = r.qualname(func)
+        if q == "shutil.which" and call.args and _mentions(call.args[0], "nvidia-smi"):
+            # the path of the NVIDIA tool, to run it: None on an Ascend host (the code raises or skips its stats)
+            yield ctx.finding(self.rule("NPU007"), call, "nvidia-smi",
+                              "`shutil.which('nvidia-smi')` looks up the NVIDIA tool, which does not exist on an Ascend "
+                              "host.", replacement="npu-smi info")
         if q in ("os.system", "os.popen", "subprocess.run", "subprocess.call", "subprocess.check_output",
                  "subprocess.check_call", "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput"):
             for a in call.args:

@@ -25,6 +25,11 @@ SKIP_DIRS = {
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", "site-packages", "venv", ".venv",
     "env", ".env", "virtualenv",
 }
+# names that usually hold what a build made (``build/``, ``dist/`` of wheels and sdists) or an environment
+# (``env/``): skipped for what they hold, so one that is a package (``__init__.py``: a ``dist`` sub-package of
+# torch.distributed helpers the code imports) is walked like any other
+_OUTPUT_NAMES = {"build", "dist", "env", "venv", "virtualenv"}
+
 MAX_FILE_BYTES = 5 * 1024 * 1024
 
 # The files this tool writes into an output folder (``-o``: analyse.render.FILENAMES; ``probe -o``). A folder
@@ -149,9 +154,16 @@ def iter_files(root: Path, suffixes: Tuple[str, ...] = (".py",), names: Tuple[st
 
 
 def _skip_dir(name: str, path: str) -> bool:
-    if name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info"):
+    if name.startswith(".") or name.endswith(".egg-info"):
+        return True
+    if name in SKIP_DIRS and not (name in _OUTPUT_NAMES and is_package_dir(path)):
         return True
     return is_virtualenv(Path(path))
+
+
+def is_package_dir(path: str) -> bool:
+    """A folder Python imports as a package (it holds ``__init__.py``), whatever its name."""
+    return os.path.isfile(os.path.join(path, "__init__.py"))
 
 
 def _too_long(exc: OSError) -> str:
@@ -252,7 +264,7 @@ def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError]
                         err(rel, f"symlink leaves the tree (points to {real}); not followed")
                     continue
                 if stat.S_ISDIR(est.st_mode):
-                    if not (name in SKIP_DIRS or name.endswith(".egg-info") or is_virtualenv(Path(real))):
+                    if not _skip_dir(name, real):
                         pending_links.append((rel, real, folder))
                     continue
             else:

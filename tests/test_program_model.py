@@ -177,3 +177,38 @@ def test_code_a_program_names_is_counted(tmp_path, kb):
     (fa,) = [f for f in rep["findings"] if f["api"].startswith("flash_attn") and f["line"] == 7]
     assert fa["reach"]["status"] == "reachable" and fa["counted"] is True
     assert any(d["api"].startswith("flash_attn") for d in rep["summary"]["verdict"]["drivers"])
+
+
+# ---------------------------------------------------------------------------------------------- discovery
+
+def test_a_package_named_like_a_build_folder_is_analysed_a_build_folder_is_not(tmp_path, kb):
+    from analyse.modes import run_thirdparty
+
+    _write(tmp_path / "mylib", {
+        "__init__.py": "",
+        # VALID: a `dist` sub-package the library imports (torch.distributed helpers): analysed
+        "dist/__init__.py": "",
+        "dist/comm.py": """
+            import torch
+
+            def barrier():
+                torch.cuda.synchronize()
+        """,
+        "train.py": """
+            from mylib.dist.comm import barrier
+
+            def step():
+                barrier()
+        """,
+        # INVALID: a build output (no __init__.py, a copy of the sources) is skipped
+        "build/lib/mylib/ops.py": """
+            import torch
+
+            def f():
+                torch.cuda.synchronize()
+        """,
+    })
+    report = run_thirdparty([tmp_path / "mylib"], kb)
+    paths = {f["path"] for f in report["findings"]}
+    assert "dist/comm.py" in paths
+    assert not any(p.startswith("build/") for p in paths)

@@ -72,6 +72,7 @@ class ClassSummary:
     bases: Tuple[str, ...]
     methods: Set[str] = field(default_factory=set)
     stubs: Set[str] = field(default_factory=set)     # methods with no body of their own (abstract, pass, raise)
+    constructors: Set[str] = field(default_factory=set)   # classmethods that build ``cls(...)``
 
 
 @dataclass
@@ -636,6 +637,12 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
                if isinstance(d, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef))]
         if len(top) == 1 and func.scope() is not func.root() and func.name not in func.scope().locals:
             q = top[0].qname()
+    if q is None and isinstance(func, nodes.Name) and cls and clsname and func.name == clsname:
+        # `cls(...)` in a classmethod builds the class it is called on (`Model.from_pretrained(...)`)
+        q = cls
+        info = s.classes.get(cls)
+        if info is not None and caller.startswith(cls + "."):
+            info.constructors.add(caller[len(cls) + 1:].partition(".")[0])
     if q is not None:
         add((caller, line, K_NAME, q, ""))
     elif isinstance(func, nodes.Attribute):

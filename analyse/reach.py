@@ -356,6 +356,8 @@ class Reach:
                     k, q = lk.canonical(a)
                     if k == "class":
                         cls = q
+                    elif k == "def" and kind == K_NAME:
+                        cls = self._constructed(a, q)
                 elif kind == K_SELF and "|" in b:
                     k, q = lk.canonical(b.partition("|")[2])
                     if k == "class":
@@ -379,6 +381,16 @@ class Reach:
             parent = fq.rpartition(".")[0]
             if parent in lk.functions and not fq.endswith(MODULE_FN):
                 self.edges.setdefault(parent, {}).setdefault(fq, (fa, None))
+
+    def _constructed(self, called: str, found: str) -> Optional[str]:
+        """``Sub.from_pretrained(...)`` where the classmethod (here or inherited) builds ``cls(...)``: the class
+        it is called on (``Sub``), whose instance the call returns."""
+        owner, _, meth = found.rpartition(".")
+        info = self.linker.classes.get(owner)
+        if info is None or meth not in getattr(info, "constructors", ()):
+            return None
+        k, q = self.linker.canonical(called.rpartition(".")[0])
+        return q if k == "class" else None
 
     # ------------------------------------------------------------------ walks
     def roots_of(self, ep) -> List[str]:

@@ -212,3 +212,70 @@ def test_a_package_named_like_a_build_folder_is_analysed_a_build_folder_is_not(t
     paths = {f["path"] for f in report["findings"]}
     assert "dist/comm.py" in paths
     assert not any(p.startswith("build/") for p in paths)
+
+
+# ---------------------------------------------------------------------------------------------- dispatch
+
+CLASSMETHOD_SHAPE = {
+    "models/__init__.py": "",
+    "models/base.py": """
+        import torch
+
+        class Base(torch.nn.Module):
+            @classmethod
+            def from_pretrained(cls, path):
+                model = cls()
+                model.load_state_dict(torch.load(path, map_location="cpu"))
+                return model
+
+            @classmethod
+            def default_config(cls):
+                return {"dim": 8}
+    """,
+    "models/net.py": """
+        from flash_attn import flash_attn_func
+        from models.base import Base
+
+        class Net(Base):
+            def forward(self, q, k, v):
+                return flash_attn_func(q, k, v)
+    """,
+    "train.py": """
+        import torch
+        from models.net import Net
+
+        def main():
+            q = torch.ones(1, 2, 4, 8)
+            {CALL}
+            return q
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def _fa(rep, line=7):
+    (fa,) = [f for f in rep["findings"] if f["api"].startswith("flash_attn") and f["line"] == line]
+    return fa
+
+
+def test_a_classmethod_that_builds_cls_makes_the_class_it_is_called_on_live(tmp_path, kb):
+    # VALID: Net.from_pretrained (inherited) returns cls(...): a Net is built, its forward runs
+    files = dict(CLASSMETHOD_SHAPE, **{"train.py": CLASSMETHOD_SHAPE["train.py"].replace(
+        "{CALL}", 'model = Net.from_pretrained("w.pt")\n            model(q, q, q)')})
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    fa = _fa(rep)
+    assert fa["reach"]["status"] == "reachable" and fa["counted"] is True
+    assert "models.net.Net" in fa["reach"]["path"]
+
+
+def test_a_classmethod_that_builds_nothing_does_not(tmp_path, kb):
+    # INVALID: Net.default_config() returns a dict: no Net is built, its forward is not reached
+    files = dict(CLASSMETHOD_SHAPE, **{"train.py": CLASSMETHOD_SHAPE["train.py"].replace(
+        "{CALL}", "cfg = Net.default_config()")})
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    fa = _fa(rep)
+    assert fa["reach"]["status"] != "reachable" and fa["counted"] is False

@@ -42,7 +42,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from astroid import nodes
 
-from analyse.callgraph import (K_INST, K_METHOD, K_NAME, K_REF, K_SELF, MAIN_FN, MODULE_FN, PSEUDO_FNS, FunctionLocator, ModuleSummary,
+from analyse.callgraph import (K_INST, K_LOOKUP, K_METHOD, K_NAME, K_REF, K_SELF, MAIN_FN, MODULE_FN, PSEUDO_FNS, FunctionLocator, ModuleSummary,
                                build_graph)
 from analyse.guards import guard_of, tree_memo
 from analyse.syntax import is_main_guard, nodes_of
@@ -239,6 +239,8 @@ class Reach:
         self._guard_cache: Dict[Tuple[str, int], Optional[dict]] = {}
         self.edges: Dict[str, Dict[str, Tuple[int, Optional[dict]]]] = {}
         self.dyn: Dict[str, List[str]] = {}
+        # caller -> [(callable, reason)]: entries of a container the caller indexes by a key that cannot be told
+        self.maybe: Dict[str, List[Tuple[str, str]]] = {}
         self.decorated: Dict[str, List[str]] = {}
         self.classes_of: Dict[str, List[str]] = {}
         self.aliases: Dict[str, Dict[str, str]] = {}   # module -> {imported name: project module}
@@ -339,6 +341,9 @@ class Reach:
             for caller, line, kind, a, b in s.calls:
                 if aliases and kind in (K_NAME, K_REF, K_METHOD, K_INST):
                     a = _unalias(a, aliases)
+                if kind == K_LOOKUP:
+                    self._lookup_edges(caller, line, a, b, s.relpath)
+                    continue
                 try:
                     callees, unknown, _ext = lk.resolve_call(kind, a, b)
                 except RecursionError:
@@ -381,6 +386,25 @@ class Reach:
             parent = fq.rpartition(".")[0]
             if parent in lk.functions and not fq.endswith(MODULE_FN):
                 self.edges.setdefault(parent, {}).setdefault(fq, (fa, None))
+
+    def _lookup_edges(self, caller: str, line: int, container: str, keys: str, relpath: str) -> None:
+        """A call through a container of callables: an edge to each entry the keys select (a class entry is
+        built: the class is live), or, when the key cannot be told, each entry may run (reach unknown)."""
+        lk = self.linker
+        targets, exact = lk.lookup(container, keys)
+        for t in targets:
+            try:
+                k, q = lk.canonical(t)
+            except RecursionError:
+                continue
+            if k not in ("def", "class"):
+                continue
+            if exact:
+                self._edge(caller, q, line, relpath)
+            else:
+                self.maybe.setdefault(caller, []).append(
+                    (q, f"{relpath}:{line} calls an entry of {container.rpartition('#')[2]} chosen at run time "
+                        f"(the key cannot be told statically); {q} is one of them"))
 
     def _constructed(self, called: str, found: str) -> Optional[str]:
         """``Sub.from_pretrained(...)`` where the classmethod (here or inherited) builds ``cls(...)``: the class
@@ -467,6 +491,7 @@ class Reach:
                         if fq not in parent:
                             seeds.append((fq, f"{mod} is imported relative to the script's folder; its calls "
                                               "are only partly linked"))
+            seeds.extend(self.maybe.get(n, ()))
             for target in self.dyn.get(n, ()):
                 if target in lk.modules:
                     s = lk.modules[target]

@@ -279,3 +279,208 @@ def test_a_classmethod_that_builds_nothing_does_not(tmp_path, kb):
     rep = run_script([tmp_path], kb)
     fa = _fa(rep)
     assert fa["reach"]["status"] != "reachable" and fa["counted"] is False
+
+
+# the commands of a CLI: one uses flash-attn (finetune), one does not (download)
+COMMANDS_SHAPE = {
+    "tool/__init__.py": "",
+    "tool/finetune.py": """
+        import torch
+        from flash_attn import flash_attn_func
+
+        def setup(steps=10):
+            q = torch.ones(1, 2, 4, 8)
+            return flash_attn_func(q, q, q)
+    """,
+    "tool/download.py": """
+        import torch
+
+        def download(repo="x"):
+            return torch.hub.load_state_dict_from_url(repo, map_location="cpu")
+
+        def mirror(repo="x"):
+            import apex
+            return apex.amp.initialize(repo)
+    """,
+    "tool/__main__.py": """
+        import argparse
+        from tool.finetune import setup as finetune_fn
+        from tool.download import download as download_fn, mirror as mirror_fn
+
+        COMMANDS = {"finetune": finetune_fn, "download": download_fn, "mirror": mirror_fn}
+
+        def main():
+            {BODY}
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def _cli(tmp_path, kb, body):
+    files = dict(COMMANDS_SHAPE, **{"tool/__main__.py": COMMANDS_SHAPE["tool/__main__.py"].replace("{BODY}", body)})
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    # the calls inside the commands (not the module-level imports, which importing runs)
+    by_api = {f["api"].split(".")[0]: f for f in rep["findings"]
+              if (f["path"], f["line"]) in (("tool/finetune.py", 7), ("tool/download.py", 9), ("tool/download.py", 10))}
+    assert set(by_api) == {"flash_attn", "apex"}
+    return rep, by_api
+
+
+def test_a_command_dict_handed_to_a_cli_reaches_every_command(tmp_path, kb):
+    # VALID: CLI(COMMANDS) -- the CLI runs the command the user names: each one is a path of the program
+    rep, f = _cli(tmp_path, kb, "from jsonargparse import CLI\n            CLI(COMMANDS)")
+    assert f["flash_attn"]["reach"]["status"] == "reachable" and f["flash_attn"]["counted"] is True
+    assert "tool/__main__.py" in f["flash_attn"]["reach"]["entry_points"]
+
+
+def test_a_command_dict_indexed_by_a_literal_reaches_that_command_only(tmp_path, kb):
+    # VALID: COMMANDS["finetune"]() runs setup; INVALID: the apex mirror command is not run
+    rep, f = _cli(tmp_path, kb, 'COMMANDS["finetune"]()')
+    assert f["flash_attn"]["reach"]["status"] == "reachable" and f["flash_attn"]["counted"] is True
+    assert "tool.finetune.setup" in f["flash_attn"]["reach"]["path"]
+    assert f["apex"]["reach"]["status"] == "unreached" and f["apex"]["counted"] is False
+
+
+def test_a_command_dict_indexed_by_an_options_default(tmp_path, kb):
+    # VALID: --cmd defaults to "finetune"; INVALID: mirror (another key) is not reached
+    rep, f = _cli(tmp_path, kb, 'p = argparse.ArgumentParser()\n            p.add_argument("--cmd", default="finetune")\n'
+                                '            args = p.parse_args()\n            COMMANDS[args.cmd]()')
+    assert f["flash_attn"]["reach"]["status"] == "reachable" and f["flash_attn"]["counted"] is True
+    assert f["apex"]["reach"]["status"] == "unreached"
+
+
+def test_a_command_dict_indexed_by_an_unknown_key_is_listed_not_counted(tmp_path, kb):
+    # INVALID: the key comes from the command line with no default: each command may run, none is sure
+    rep, f = _cli(tmp_path, kb, 'import sys\n            COMMANDS[sys.argv[1]]()')
+    for api in ("flash_attn", "apex"):
+        assert f[api]["reach"]["status"] == "unknown", api
+        assert f[api]["counted"] is False and f[api]["off_path"]["reason"] == "unresolved-dispatch"
+    assert "COMMANDS" in f["apex"]["reach"]["reason"]
+
+
+REGISTRY_DECORATOR_SHAPE = {
+    "lib/__init__.py": "",
+    "lib/registry.py": """
+        MODELS = {}
+
+        def register(name):
+            def deco(cls):
+                MODELS[name] = cls
+                return cls
+            return deco
+    """,
+    "lib/models.py": """
+        import torch
+        from lib.registry import register
+
+        @register("plain")
+        class Plain(torch.nn.Module):
+            def forward(self, x):
+                return x.cuda()
+
+        @register("fused")
+        class Fused(torch.nn.Module):
+            def forward(self, x):
+                import apex
+                return apex.normalization.FusedLayerNorm(8)(x)
+    """,
+    "train.py": """
+        import argparse
+        import lib.models
+        from lib.registry import MODELS
+
+        def main():
+            p = argparse.ArgumentParser()
+            p.add_argument("--model", default="{DEFAULT}")
+            args = p.parse_args()
+            model = MODELS[args.model]()
+            return model
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def _apex(rep):
+    (f,) = [f for f in rep["findings"] if f["api"].startswith("apex") and "FusedLayerNorm" in f["api"]]
+    return f
+
+
+def test_a_decorator_registry_looked_up_by_the_default_key_reaches_that_entry_only(tmp_path, kb):
+    # INVALID: --model defaults to "plain": the opt-in apex model is not run
+    files = dict(REGISTRY_DECORATOR_SHAPE,
+                 **{"train.py": REGISTRY_DECORATOR_SHAPE["train.py"].replace("{DEFAULT}", "plain")})
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    f = _apex(rep)
+    assert f["reach"]["status"] != "reachable" and f["counted"] is False
+    (cuda,) = [x for x in rep["findings"] if x["path"] == "lib/models.py" and x["line"] == 8]
+    assert cuda["reach"]["status"] == "reachable" and "lib.models.Plain" in cuda["reach"]["path"]
+
+
+def test_a_decorator_registry_looked_up_by_a_key_that_names_the_entry(tmp_path, kb):
+    # VALID: --model defaults to "fused": the apex model is built and counted
+    files = dict(REGISTRY_DECORATOR_SHAPE,
+                 **{"train.py": REGISTRY_DECORATOR_SHAPE["train.py"].replace("{DEFAULT}", "fused")})
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    f = _apex(rep)
+    assert f["reach"]["status"] == "reachable" and f["counted"] is True
+    assert "lib.models.Fused" in f["reach"]["path"]
+
+
+BUILD_SHAPE = {
+    "lib/__init__.py": "",
+    "lib/builder.py": """
+        from mmengine.registry import Registry
+
+        MODELS = Registry("models")
+    """,
+    "lib/heads.py": """
+        import torch
+        from lib.builder import MODELS
+
+        @MODELS.register_module()
+        class LinearHead(torch.nn.Module):
+            def forward(self, x):
+                return x.cuda()
+
+        @MODELS.register_module(name="FusedHead")
+        class FusedHeadImpl(torch.nn.Module):
+            def forward(self, x):
+                import apex
+                return apex.normalization.FusedLayerNorm(8)(x)
+    """,
+    "train.py": """
+        import lib.heads
+        from lib.builder import MODELS
+
+        def main():
+            head = MODELS.build(dict(type="{TYPE}", in_channels=8))
+            return head
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_a_registry_build_with_a_literal_type_builds_that_class(tmp_path, kb):
+    # VALID: type="FusedHead" (the registered name) builds the apex head
+    _write(tmp_path, dict(BUILD_SHAPE, **{"train.py": BUILD_SHAPE["train.py"].replace("{TYPE}", "FusedHead")}))
+    f = _apex(run_script([tmp_path], kb))
+    assert f["reach"]["status"] == "reachable" and f["counted"] is True
+
+
+def test_a_registry_build_with_another_type_does_not(tmp_path, kb):
+    # INVALID: type="LinearHead" (registered under its class name) builds the plain head only
+    _write(tmp_path, dict(BUILD_SHAPE, **{"train.py": BUILD_SHAPE["train.py"].replace("{TYPE}", "LinearHead")}))
+    rep = run_script([tmp_path], kb)
+    f = _apex(rep)
+    assert f["reach"]["status"] != "reachable" and f["counted"] is False
+    (cuda,) = [x for x in rep["findings"] if x["path"] == "lib/heads.py" and x["line"] == 8]
+    assert cuda["reach"]["status"] == "reachable"

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set,
 from astroid import nodes
 
 from analyse.guards import block_position, block_tables, guard_of, tree_memo
-from analyse.resolve import Resolver
+from analyse.resolve import Resolver, dynamic_import
 from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, mentions_npu, nodes_of, own_bindings, walk
 
 if TYPE_CHECKING:  # networkx is imported where a graph is built: the per-file summaries (worker processes) need none
@@ -457,6 +457,8 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                     t = r.qualname(value)
                 elif _is_partial_call(value, r):
                     t = r.qualname(value.args[0])
+                elif dynamic_import(value, r) is not None:
+                    t = dynamic_import(value, r)
                 else:
                     ext = _ext_load(value, r, modname)
                     if ext is not None:

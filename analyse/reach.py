@@ -45,6 +45,7 @@ from astroid import nodes
 from analyse.callgraph import (K_INST, K_LOOKUP, K_METHOD, K_NAME, K_REF, K_SELF, MAIN_FN, MODULE_FN, PSEUDO_FNS, FunctionLocator, ModuleSummary,
                                build_graph)
 from analyse.guards import guard_of, tree_memo
+from analyse.resolve import dynamic_import
 from analyse.syntax import is_main_guard, nodes_of
 
 ENTRY, REACHABLE, UNREACHED, UNKNOWN = "entry-point", "reachable", "unreached", "unknown"
@@ -102,6 +103,16 @@ def _unalias(q: str, aliases: Dict[str, str]) -> str:
             return real + q[len(head):]
         head = head.rpartition(".")[0]
     return q
+
+
+class _RelativeTo:
+    """Enough of a resolver for :func:`analyse.resolve.dynamic_import` to make a relative name absolute."""
+
+    def __init__(self, modname: str, is_package: bool):
+        self.modname, self.is_package = modname, is_package
+
+    def absolute_import(self, target: str, level: int) -> str:
+        return _absolute(self.modname, self.is_package, target, level)
 
 
 def _func_leaf(func) -> str:
@@ -165,6 +176,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
                                      trains_models)
 
     memo = tree_memo(tree)
+    here = _RelativeTo(modname, is_package)
     imports = []
     decorated = []
     dyn = []
@@ -183,6 +195,10 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
             targets = (base,) + tuple(f"{base}.{m}" for m, _as in n.names if m != "*")
             imports.append((_scope_fn(n, modname), n.lineno or 1, targets, not n.level, gd(n)))
         elif isinstance(n, nodes.Call):
+            target = dynamic_import(n, here)
+            if target:
+                # importlib.import_module("pkg.mod") over a known name: an import
+                imports.append((_scope_fn(n, modname), n.lineno or 1, (target,), True, gd(n)))
             if lines is None or n.lineno in lines:
                 calls.setdefault(n.lineno or 1, []).append((_func_leaf(n.func), gd(n)))
             if (isinstance(n.func, nodes.Name) and n.func.name == "getattr" and len(n.args) >= 2

@@ -484,3 +484,45 @@ def test_a_registry_build_with_another_type_does_not(tmp_path, kb):
     assert f["reach"]["status"] != "reachable" and f["counted"] is False
     (cuda,) = [x for x in rep["findings"] if x["path"] == "lib/heads.py" and x["line"] == 8]
     assert cuda["reach"]["status"] == "reachable"
+
+
+IMPORTLIB_SHAPE = {
+    "plugins/__init__.py": "",
+    "plugins/fast.py": """
+        import torch
+
+        def run(x):
+            import apex
+            return apex.normalization.FusedLayerNorm(8)(x)
+    """,
+    "plugins/slow.py": """
+        import torch
+
+        def run(x):
+            import apex
+            return apex.normalization.FusedLayerNorm(8)(x)
+    """,
+    "main.py": """
+        import importlib
+
+        PLUGIN = "plugins.fast"
+
+        def main():
+            mod = importlib.import_module(PLUGIN)
+            return mod.run(1)
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_import_module_over_a_known_name_imports_and_calls_it(tmp_path, kb):
+    _write(tmp_path, IMPORTLIB_SHAPE)
+    rep = run_script([tmp_path], kb)
+    by_path = {f["path"]: f for f in rep["findings"] if "FusedLayerNorm" in f["api"]}
+    # VALID: import_module("plugins.fast") then mod.run(...): reached through the call
+    assert by_path["plugins/fast.py"]["reach"]["status"] == "reachable"
+    assert "plugins.fast.run" in by_path["plugins/fast.py"]["reach"]["path"]
+    # INVALID: plugins.slow is never imported
+    assert by_path["plugins/slow.py"]["reach"]["status"] == "unreached"

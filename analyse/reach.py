@@ -36,6 +36,7 @@ unguarded findings inherit that guard (with the call site's ``path`` and
 
 from __future__ import annotations
 
+import posixpath
 from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
@@ -46,7 +47,7 @@ from analyse.callgraph import (K_INST, K_LOOKUP, K_METHOD, K_NAME, K_REF, K_SELF
                                build_graph)
 from analyse.guards import guard_of, tree_memo
 from analyse.resolve import dynamic_import
-from analyse.syntax import is_main_guard, nodes_of
+from analyse.syntax import is_main_guard, nodes_of, own_bindings
 
 ENTRY, REACHABLE, UNREACHED, UNKNOWN = "entry-point", "reachable", "unreached", "unknown"
 STATUS_RANK = {ENTRY: 0, REACHABLE: 1, UNKNOWN: 2, UNREACHED: 3}
@@ -103,6 +104,91 @@ def _unalias(q: str, aliases: Dict[str, str]) -> str:
             return real + q[len(head):]
         head = head.rpartition(".")[0]
     return q
+
+
+_PATH_SAME = ("abspath", "realpath", "normpath", "str", "Path", "PurePath", "resolve", "absolute", "expanduser", "fspath")
+
+
+def sys_path_edit(call: nodes.Call, relpath: str) -> Optional[str]:
+    """The folder (relative to the analysed root, "" for the root) that ``sys.path.append(X)`` /
+    ``sys.path.insert(i, X)`` puts on the import path, with *X* evaluated for the file at *relpath* run from
+    the root (``os.getcwd()`` and relative literals are the root; ``__file__`` is the file). None when the
+    call is not such an edit or *X* cannot be told (or leaves the tree)."""
+    func = call.func
+    if not (isinstance(func, nodes.Attribute) and func.attrname in ("append", "insert")
+            and isinstance(func.expr, nodes.Attribute) and func.expr.attrname == "path"
+            and isinstance(func.expr.expr, nodes.Name) and func.expr.expr.name == "sys"):
+        return None
+    args = call.args
+    arg = args[0] if func.attrname == "append" and args else args[1] if len(args) > 1 else None
+    value = _path_value(arg, relpath, 0)
+    if value is None:
+        return None
+    value = posixpath.normpath(value) if value else ""
+    if value in (".", ""):
+        return ""
+    if value.startswith("../") or value == ".." or value.startswith("/"):
+        return None
+    return value
+
+
+def _path_value(node, relpath: str, depth: int) -> Optional[str]:
+    if node is None or depth > 8:
+        return None
+    if isinstance(node, nodes.Const) and isinstance(node.value, str):
+        return None if node.value.startswith("/") else node.value
+    if isinstance(node, nodes.Name):
+        if node.name == "__file__":
+            return relpath
+        try:
+            defs = own_bindings(node, node.name)
+        except Exception:
+            return None
+        if len(defs) == 1 and isinstance(defs[0], nodes.AssignName):
+            parent = defs[0].parent
+            if isinstance(parent, nodes.Assign) and defs[0] in parent.targets:
+                return _path_value(parent.value, relpath, depth + 1)
+        return None
+    if isinstance(node, nodes.Attribute) and node.attrname == "parent":
+        inner = _path_value(node.expr, relpath, depth + 1)
+        return None if inner is None else posixpath.dirname(posixpath.normpath(inner) if inner else "")
+    if isinstance(node, nodes.Subscript) and isinstance(node.value, nodes.Attribute) \
+            and node.value.attrname == "parents" and isinstance(node.slice, nodes.Const) \
+            and isinstance(node.slice.value, int):
+        inner = _path_value(node.value.expr, relpath, depth + 1)
+        if inner is None:
+            return None
+        for _ in range(node.slice.value + 1):
+            inner = posixpath.dirname(posixpath.normpath(inner) if inner else "")
+        return inner
+    if isinstance(node, nodes.BinOp) and node.op in ("/", "+"):
+        left = _path_value(node.left, relpath, depth + 1)
+        right = _path_value(node.right, relpath, depth + 1)
+        if left is None or right is None:
+            return None
+        if node.op == "+":
+            joined = left + right
+            return joined[1:] if joined.startswith("/") and not left else joined
+        return posixpath.join(left, right)
+    if isinstance(node, nodes.Call):
+        func = node.func
+        leaf = func.attrname if isinstance(func, nodes.Attribute) else func.name if isinstance(func, nodes.Name) else ""
+        if leaf in ("getcwd", "cwd") and not node.args:
+            return ""
+        if leaf == "dirname" and len(node.args) == 1:
+            inner = _path_value(node.args[0], relpath, depth + 1)
+            return None if inner is None else posixpath.dirname(posixpath.normpath(inner) if inner else "")
+        if leaf == "join" and node.args:
+            parts = [_path_value(a, relpath, depth + 1) for a in node.args]
+            if any(p is None for p in parts):
+                return None
+            return posixpath.join(*parts)
+        if leaf in _PATH_SAME:
+            if node.args:
+                return _path_value(node.args[0], relpath, depth + 1)
+            if isinstance(func, nodes.Attribute):   # Path(__file__).resolve()
+                return _path_value(func.expr, relpath, depth + 1)
+    return None
 
 
 class _RelativeTo:
@@ -177,6 +263,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
 
     memo = tree_memo(tree)
     here = _RelativeTo(modname, is_package)
+    sys_path: List[str] = []
     imports = []
     decorated = []
     dyn = []
@@ -195,6 +282,9 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
             targets = (base,) + tuple(f"{base}.{m}" for m, _as in n.names if m != "*")
             imports.append((_scope_fn(n, modname), n.lineno or 1, targets, not n.level, gd(n)))
         elif isinstance(n, nodes.Call):
+            added = sys_path_edit(n, relpath)
+            if added is not None and added not in sys_path:
+                sys_path.append(added)
             target = dynamic_import(n, here)
             if target:
                 # importlib.import_module("pkg.mod") over a known name: an import
@@ -214,6 +304,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         "trains": trains_models(tree),
         "cli": parses_command_line(tree),
         "console_scripts": setup_py_scripts(tree) if name == "setup.py" else [],
+        "sys_path": sys_path,
         "imports": imports,
         "decorated": decorated,
         "getattr": dyn,
@@ -308,10 +399,11 @@ class Reach:
         if old is None or g is None:
             out[callee] = (line, g)
 
-    def _script_relative(self, modname: str, is_pkg: bool, target: str) -> Optional[str]:
+    def _script_relative(self, modname: str, is_pkg: bool, target: str, path_dirs: Sequence[str] = ()) -> Optional[str]:
         """A module imported by a plain name that is not a project module (``import model`` in
         ``word_language_model/main.py``): Python finds it next to the running script, so try the
-        importing file's folder and its parents."""
+        importing file's folder and its parents; then the folders the program puts on ``sys.path``
+        (*path_dirs*: this module's own edits first, then every module's)."""
         lk = self.linker
         if not target or target in lk.modules:
             return None
@@ -322,11 +414,31 @@ class Reach:
             if cand in lk.modules:
                 return cand
             parts.pop()
+        for d in path_dirs:
+            prefix = self._dir_prefix.get(d)
+            if prefix is None:
+                continue
+            cand = f"{prefix}.{target}" if prefix else target
+            if cand in lk.modules:
+                return cand
         return None
 
     def _build(self) -> None:
         lk = self.linker
         g = self.sg.cg.graph
+        # folder (relative to the root) -> the dotted prefix of the modules in it, for sys.path edits
+        self._dir_prefix: Dict[str, str] = {}
+        for summ in self.sg.summaries:
+            folder = posixpath.dirname(summ.relpath)
+            if summ.is_package:
+                self._dir_prefix.setdefault(folder, summ.modname)
+            else:
+                self._dir_prefix.setdefault(folder, summ.modname.rpartition(".")[0])
+        every_dir: List[str] = []
+        for summ in self.sg.summaries:
+            for d in (self.facts_by_path.get(summ.relpath) or {}).get("sys_path") or ():
+                if d not in every_dir:
+                    every_dir.append(d)
         # imports: importing a module runs its top level (and its parent packages')
         for summ in self.sg.summaries:
             facts = self.facts_by_path.get(summ.relpath) or {}
@@ -340,7 +452,9 @@ class Reach:
             for caller, line, targets, absolute, guard in facts.get("imports") or ():
                 for t in targets:
                     if absolute and t not in lk.modules:
-                        real = self._script_relative(summ.modname, summ.is_package, t)
+                        own = list(facts.get("sys_path") or ())
+                        real = self._script_relative(summ.modname, summ.is_package, t,
+                                                     own + [d for d in every_dir if d not in own])
                         if real is not None:
                             aliases[t] = real
                             self.loose.add(real)

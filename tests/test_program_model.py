@@ -526,3 +526,62 @@ def test_import_module_over_a_known_name_imports_and_calls_it(tmp_path, kb):
     assert "plugins.fast.run" in by_path["plugins/fast.py"]["reach"]["path"]
     # INVALID: plugins.slow is never imported
     assert by_path["plugins/slow.py"]["reach"]["status"] == "unreached"
+
+
+SYS_PATH_SHAPE = {
+    "models/yolo.py": """
+        import torch
+        from flash_attn import flash_attn_func
+
+        class Model(torch.nn.Module):
+            def forward(self, q):
+                return flash_attn_func(q, q, q)
+    """,
+    "data/yolo.py": """
+        import torch
+
+        class Model(torch.nn.Module):
+            def forward(self, q):
+                return q
+    """,
+    "tools/train.py": """
+        import os
+        import sys
+        from pathlib import Path
+        {EDIT}
+        import yolo
+
+        def main():
+            model = yolo.Model()
+            return model(1)
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def _sys_path(tmp_path, kb, edit):
+    _write(tmp_path, dict(SYS_PATH_SHAPE, **{"tools/train.py": SYS_PATH_SHAPE["tools/train.py"].replace("{EDIT}", edit)}))
+    rep = run_script([tmp_path], kb)
+    (fa,) = [f for f in rep["findings"] if f["api"].startswith("flash_attn") and f["line"] == 7]
+    return fa
+
+
+def test_a_sys_path_edit_from_the_working_folder_finds_the_imported_module(tmp_path, kb):
+    # VALID: sys.path gets <root>/models (run from the root): `import yolo` is models/yolo.py
+    fa = _sys_path(tmp_path, kb, 'sys.path.append(os.path.join(os.getcwd(), "models"))')
+    assert fa["reach"]["status"] == "reachable" and fa["counted"] is True
+    assert "models.yolo.Model" in fa["reach"]["path"]
+
+
+def test_a_sys_path_edit_from_the_files_folder_finds_the_imported_module(tmp_path, kb):
+    # VALID: tools/../models, from __file__
+    fa = _sys_path(tmp_path, kb, 'sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))')
+    assert fa["reach"]["status"] == "reachable" and fa["counted"] is True
+
+
+def test_a_sys_path_edit_to_another_folder_does_not(tmp_path, kb):
+    # INVALID: sys.path gets data/: `import yolo` is data/yolo.py, the flash-attn model is not run
+    fa = _sys_path(tmp_path, kb, 'sys.path.append(os.path.join(os.path.dirname(__file__), "..", "data"))')
+    assert fa["reach"]["status"] != "reachable" and fa["counted"] is False

@@ -348,6 +348,9 @@ class Reach:
         self.dyn: Dict[str, List[str]] = {}
         # caller -> [(callable, reason)]: entries of a container the caller indexes by a key that cannot be told
         self.maybe: Dict[str, List[Tuple[str, str]]] = {}
+        # caller -> [(path, line, expression)]: calls the analysis cannot follow (unresolved edges)
+        self.unresolved_at: Dict[str, List[Tuple[str, int, str]]] = {}
+        self._followed: Set[Tuple[str, int]] = set()    # (path, line) of dispatch calls resolved exactly
         self.decorated: Dict[str, List[str]] = {}
         self.classes_of: Dict[str, List[str]] = {}
         self.aliases: Dict[str, Dict[str, str]] = {}   # module -> {imported name: project module}
@@ -501,6 +504,11 @@ class Reach:
                     self._edge(caller, cls, line, s.relpath, leaf)
                 if unknown and unknown.startswith("dynamic getattr on "):
                     self.dyn.setdefault(caller, []).append(unknown[len("dynamic getattr on "):])
+                elif unknown:
+                    self.unresolved_at.setdefault(caller, []).append((s.relpath, line, a))
+            for caller, line, expr in s.dynamic:
+                if (s.relpath, line) not in self._followed:
+                    self.unresolved_at.setdefault(caller, []).append((s.relpath, line, expr))
         # live classes: every method and project base class
         for q, info in lk.classes.items():
             out = self.edges.setdefault(q, {})
@@ -522,6 +530,10 @@ class Reach:
         built: the class is live), or, when the key cannot be told, each entry may run (reach unknown)."""
         lk = self.linker
         targets, exact = lk.lookup(container, keys)
+        if exact:
+            self._followed.add((relpath, line))
+        elif not targets:
+            return
         for t in targets:
             try:
                 k, q = lk.canonical(t)
@@ -642,6 +654,22 @@ class Reach:
                     unknown[c] = unknown[n]
                     q.append(c)
         return st
+
+    def unresolved(self, ep_id: str, first: int = 10) -> Tuple[int, List[dict]]:
+        """(how many calls of the code the entry point reaches cannot be followed -- a computed ``getattr``,
+        ``eval``, a container indexed by a key that cannot be told, a name that does not resolve --, the
+        first *first* of them, nearest the entry point first, as ``{path, line, expression}``)."""
+        st = self.per_ep[ep_id]
+        seen: Set[Tuple[str, int]] = set()
+        out: List[dict] = []
+        for n in st.parent:   # in walk order: nearest first
+            for path, line, expr in self.unresolved_at.get(n, ()):
+                if (path, line) in seen:
+                    continue
+                seen.add((path, line))
+                if len(out) < first:
+                    out.append({"path": path, "line": line, "expression": expr})
+        return len(seen), out
 
     def path_to(self, ep_id: str, node: str) -> List[str]:
         st = self.per_ep[ep_id]

@@ -585,3 +585,18 @@ def test_a_sys_path_edit_to_another_folder_does_not(tmp_path, kb):
     # INVALID: sys.path gets data/: `import yolo` is data/yolo.py, the flash-attn model is not run
     fa = _sys_path(tmp_path, kb, 'sys.path.append(os.path.join(os.path.dirname(__file__), "..", "data"))')
     assert fa["reach"]["status"] != "reachable" and fa["counted"] is False
+
+
+def test_each_entry_point_says_how_many_calls_it_could_not_follow(tmp_path, kb):
+    # the unknown key: one call the analysis cannot follow, with its expression
+    rep, _f = _cli(tmp_path, kb, 'import sys\n            COMMANDS[sys.argv[1]]()')
+    (row,) = [e for e in rep["summary"]["entry_points"] if e["path"] == "tool/__main__.py"]
+    assert row["unresolved_calls"] == 1
+    assert row["unresolved"] == [{"path": "tool/__main__.py", "line": 10, "expression": "COMMANDS[sys.argv[1]]"}]
+
+
+def test_a_followed_dispatch_is_not_counted_as_unresolved(tmp_path, kb):
+    rep, _f = _cli(tmp_path, kb, 'p = argparse.ArgumentParser()\n            p.add_argument("--cmd", default="finetune")\n'
+                                 '            args = p.parse_args()\n            COMMANDS[args.cmd]()')
+    (row,) = [e for e in rep["summary"]["entry_points"] if e["path"] == "tool/__main__.py"]
+    assert row["unresolved_calls"] == 0 and row["unresolved"] == []

@@ -600,3 +600,71 @@ def test_a_followed_dispatch_is_not_counted_as_unresolved(tmp_path, kb):
                                  '            args = p.parse_args()\n            COMMANDS[args.cmd]()')
     (row,) = [e for e in rep["summary"]["entry_points"] if e["path"] == "tool/__main__.py"]
     assert row["unresolved_calls"] == 0 and row["unresolved"] == []
+
+
+# ---------------------------------------------------------------------------------------------- single file
+
+SINGLE_FILE_SHAPE = {
+    "proj/model.py": """
+        import torch
+        from flash_attn import flash_attn_func
+        from layers import Block
+
+        class GPT(torch.nn.Module):
+            def forward(self, q):
+                return flash_attn_func(q, q, q)
+    """,
+    "proj/layers.py": """
+        import torch
+
+        class Block(torch.nn.Module):
+            def forward(self, x):
+                return x.cuda()
+    """,
+    "proj/unused.py": """
+        import apex
+    """,
+    "proj/train.py": """
+        import torch
+        from model import GPT
+
+        def main():
+            model = GPT()
+            return model(torch.ones(2))
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_a_single_file_input_analyses_the_local_modules_it_imports(tmp_path, kb):
+    _write(tmp_path, SINGLE_FILE_SHAPE)
+    rep = run_script([tmp_path / "proj" / "train.py"], kb)
+    paths = {f["path"] for f in rep["findings"]}
+    # VALID: model.py (imported by train.py) and layers.py (imported by model.py) are analysed and reached
+    assert {"model.py", "layers.py"} <= paths
+    (fa,) = [f for f in rep["findings"] if f["api"].startswith("flash_attn") and f["line"] == 8]
+    assert fa["path"] == "model.py" and fa["reach"]["status"] == "reachable" and fa["counted"] is True
+    # INVALID: a module of the folder nobody imports is not part of the program
+    assert "unused.py" not in paths
+    assert rep["summary"]["complete"] is True
+
+
+def test_a_single_file_input_whose_project_import_is_outside_its_folder_is_incomplete(tmp_path, kb):
+    _write(tmp_path, {
+        "setup.py": "",
+        "models/__init__.py": "",
+        "models/yolo.py": "import torch\n",
+        "tools/train.py": """
+            import torch
+            from models.yolo import Model
+
+            if __name__ == "__main__":
+                Model()
+        """,
+    })
+    rep = run_script([tmp_path / "tools" / "train.py"], kb)
+    assert rep["summary"]["complete"] is False
+    (err,) = [e for e in rep["errors"] if "models.yolo" in e["message"]]
+    assert err["path"] == "train.py" and err["line"] == 3

@@ -79,6 +79,7 @@ class ClassSummary:
     methods: Set[str] = field(default_factory=set)
     stubs: Set[str] = field(default_factory=set)     # methods with no body of their own (abstract, pass, raise)
     constructors: Set[str] = field(default_factory=set)   # classmethods that build ``cls(...)``
+    statics: Set[str] = field(default_factory=set)        # static and class methods (not run through an instance)
 
 
 @dataclass
@@ -572,6 +573,8 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                     cs.methods.add(c.name)
                     if _is_stub(c):
                         cs.stubs.add(c.name)
+                    if _decorator_names(c) & {"staticmethod", "classmethod"}:
+                        cs.statics.add(c.name)
                 elif isinstance(c, nodes.Assign):
                     # method aliases in the class body: __call__ = forward
                     for tg in c.targets:

@@ -509,10 +509,14 @@ class Reach:
             for caller, line, expr in s.dynamic:
                 if (s.relpath, line) not in self._followed:
                     self.unresolved_at.setdefault(caller, []).append((s.relpath, line, expr))
-        # live classes: every method and project base class
+        # live classes: every instance method and project base class (a static or class method runs only where
+        # code names it: building an instance does not call it)
         for q, info in lk.classes.items():
             out = self.edges.setdefault(q, {})
+            statics = getattr(info, "statics", None) or ()
             for m in sorted(info.methods):
+                if m in statics:
+                    continue
                 fq = f"{q}.{m}"
                 if fq in lk.functions:
                     out.setdefault(fq, (info.line, None))

@@ -668,3 +668,54 @@ def test_a_single_file_input_whose_project_import_is_outside_its_folder_is_incom
     assert rep["summary"]["complete"] is False
     (err,) = [e for e in rep["errors"] if "models.yolo" in e["message"]]
     assert err["path"] == "train.py" and err["line"] == 3
+
+
+# ---------------------------------------------------------------------------------------------- drivers
+
+STATIC_SHAPE = {
+    "net.py": """
+        import torch
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x.cuda()
+
+            @staticmethod
+            def count_flops(model):
+                import apex
+                return apex.amp.initialize(model)
+    """,
+    "train.py": """
+        import torch
+        from net import Net
+
+        def main():
+            model = Net()
+            {MORE}
+            return model(torch.ones(2))
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def _static(tmp_path, kb, more):
+    _write(tmp_path, dict(STATIC_SHAPE, **{"train.py": STATIC_SHAPE["train.py"].replace("{MORE}", more)}))
+    rep = run_script([tmp_path], kb)
+    (ap,) = [f for f in rep["findings"] if f["api"].startswith("apex") and f["line"] == 10]
+    return rep, ap
+
+
+def test_building_an_instance_does_not_call_the_classs_static_methods(tmp_path, kb):
+    # INVALID: Net() runs __init__ and (through the framework) forward, never count_flops
+    rep, ap = _static(tmp_path, kb, "pass")
+    assert ap["reach"]["status"] != "reachable" and ap["counted"] is False
+    (row,) = [e for e in rep["summary"]["entry_points"] if e["path"] == "train.py"]
+    assert not any(d["api"].startswith("apex") for d in row["verdict"]["drivers"])
+
+
+def test_a_static_method_the_program_calls_is_reached(tmp_path, kb):
+    # VALID: Net.count_flops(model) names it
+    rep, ap = _static(tmp_path, kb, "Net.count_flops(model)")
+    assert ap["reach"]["status"] == "reachable" and ap["counted"] is True

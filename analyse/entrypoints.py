@@ -36,7 +36,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from astroid import nodes
 
-from analyse.roles import program_role, role_of
+from analyse.roles import program_role, program_role_evidence, role_of
 from analyse.syntax import is_main_guard, nodes_of
 
 REASONS = ("main-guard", "top-level-code", "console-script", "given")
@@ -60,6 +60,7 @@ class EntryPoint:
     function: Optional[str] = None   # qualified name when the entry point is a function
     role: str = "product"
     name: str = ""                   # console-script name
+    role_evidence: str = ""          # why the program has its role (an invocation, what it does, its path)
 
     @property
     def id(self) -> str:
@@ -74,7 +75,94 @@ class EntryPoint:
         d = {"path": self.path, "function": self.function, "reason": self.reason, "role": self.role}
         if self.name:
             d["name"] = self.name
+        if self.role_evidence:
+            d["role_evidence"] = self.role_evidence
         return d
+
+
+# --------------------------------------------------------------------------- invocations
+
+# the files where a project says how its programs are run: READMEs and docs, launch scripts, Makefiles,
+# Dockerfiles, CI workflows
+_DOC_FILE = re.compile(r"^(readme.*|.*\.(md|rst|txt|sh|bash|yml|yaml|cfg|toml)|makefile|dockerfile.*|.*\.dockerfile|"
+                       r"justfile|procfile)$", re.I)
+_LAUNCH = re.compile(r"\b(python[\d.]*|torchrun|accelerate|deepspeed|srun|mpirun|colossalai|"
+                     r"torch\.distributed\.(?:launch|run)|CMD|ENTRYPOINT|run)\b")
+_PY_TOKEN = re.compile(r"(?<![\w/.-])((?:\.{0,2}/)?[\w./-]*[\w-]\.py)\b")
+_MODULE_TOKEN = re.compile(r"python[\d.]*\s+(?:-\w+\s+)*-m\s+([\w.]+)")
+_SKIP_SCAN = {".git", "node_modules", "__pycache__", ".tox", ".venv", "venv", "site-packages", "build", "dist"}
+MAX_DOC_FILES = 400
+MAX_DOC_BYTES = 1_000_000
+
+
+def invocations(inputs: Sequence[Path], sources: Mapping[str, object]) -> Dict[str, str]:
+    """Report path -> where the project runs it (``README.md:12: python scripts/train.py ...``): a ``.py`` path or
+    a ``python -m module`` on a line that launches something (python, torchrun, accelerate launch, deepspeed,
+    a Dockerfile's CMD) in a README, the docs, a shell script, a Makefile, a Dockerfile or a CI workflow of an
+    input folder. A mentioned path names a program when it is the program's path from the root, or ends with
+    it and names no other program."""
+    by_rel = {rel: sf for rel, sf in sources.items() if rel.endswith(".py")}
+    by_mod = {getattr(sf, "modname", ""): rel for rel, sf in by_rel.items()}
+    by_name: Dict[str, List[str]] = {}
+    for rel in by_rel:
+        by_name.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+    out: Dict[str, str] = {}
+    for inp in inputs:
+        root = Path(inp)
+        if not root.is_dir():
+            continue
+        for doc in _doc_files(root):
+            try:
+                with open(doc, "rb") as fh:
+                    text = fh.read(MAX_DOC_BYTES).decode("utf-8", "replace")
+            except OSError:
+                continue
+            shown = doc.relative_to(root).as_posix()
+            for n, line in enumerate(text.splitlines(), 1):
+                if ".py" not in line and "-m " not in line:
+                    continue
+                if not _LAUNCH.search(line):
+                    continue
+                hits = []
+                for tok in _PY_TOKEN.findall(line):
+                    hits.append(_program_of(tok, by_rel, by_name))
+                for mod in _MODULE_TOKEN.findall(line):
+                    hits.append(by_mod.get(mod) or by_mod.get(mod + ".__main__"))
+                for rel in hits:
+                    if rel and rel not in out:
+                        out[rel] = f"{shown}:{n}: {line.strip()[:120]}"
+    return out
+
+
+def _program_of(tok: str, by_rel: Mapping[str, object], by_name: Mapping[str, List[str]]) -> Optional[str]:
+    t = tok
+    while t.startswith(("./", "../")):
+        t = t[t.index("/") + 1:]
+    if t in by_rel:
+        return t
+    cands = [r for r in by_name.get(t.rsplit("/", 1)[-1], ()) if r.endswith("/" + t) or r == t]
+    return cands[0] if len(cands) == 1 else None
+
+
+def _doc_files(root: Path) -> List[Path]:
+    import os
+
+    out: List[Path] = []
+    for folder, dirs, files in os.walk(root):
+        depth = len(Path(folder).relative_to(root).parts)
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_SCAN and (not d.startswith(".") or d in (".github", ".circleci"))
+                         and depth < 4)
+        for f in sorted(files):
+            if _DOC_FILE.match(f) and not f.endswith(".py"):
+                p = Path(folder) / f
+                try:
+                    if p.is_file() and p.stat().st_size <= MAX_DOC_BYTES * 4:
+                        out.append(p)
+                except OSError:
+                    continue
+                if len(out) >= MAX_DOC_FILES:
+                    return out
+    return out
 
 
 # --------------------------------------------------------------------------- module classification
@@ -375,6 +463,7 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
         if key not in out:
             out[key] = EntryPoint(sf.relpath, "console-script", sf.modname, func, role_of(sf.relpath, roles), name)
     script_files = {ep.path for ep in out.values() if ep.reason == "console-script"}   # a program of the package
+    invoked = invocations(inputs, sources)
     for rel, sf in sorted(sources.items()):
         if (rel, None) in out:
             continue
@@ -391,16 +480,19 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
             trains, cli = known.get("trains"), known.get("cli")
             if (trains is None or cli is None) and getattr(sf, "tree", None) is not None:
                 trains, cli = trains_models(sf.tree), parses_command_line(sf.tree)
-        role = program_role(rel, roles, trains=bool(trains),
-                            self_test=bool(main) and not trains and not cli and rel not in script_files
-                            and _library_module(sf, by_mod, imported))
+        tests = bool(known.get("test_functions")) if known is not None and "test_functions" in known else None
+        role, evidence = program_role_evidence(
+            rel, roles, trains=bool(trains),
+            self_test=bool(main) and not trains and not cli and rel not in script_files
+            and _library_module(sf, by_mod, imported),
+            invoked=invoked.get(rel), collected=tests if tests is not None else True, program=bool(main and cli))
         if main:
-            out[(rel, None)] = EntryPoint(rel, "main-guard", sf.modname, None, role)
+            out[(rel, None)] = EntryPoint(rel, "main-guard", sf.modname, None, role, role_evidence=evidence)
         elif not sf.is_package_init and role not in ("build", "docs") and sf.modname not in imported:
             if top is None:
                 top = has_top_level_code(sf.tree)
             if top:
-                out[(rel, None)] = EntryPoint(rel, "top-level-code", sf.modname, None, role)
+                out[(rel, None)] = EntryPoint(rel, "top-level-code", sf.modname, None, role, role_evidence=evidence)
     return sorted(out.values(), key=lambda e: (e.path, e.function or ""))
 
 

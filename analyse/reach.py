@@ -191,6 +191,17 @@ def _path_value(node, relpath: str, depth: int) -> Optional[str]:
     return None
 
 
+def _defines_tests(tree: nodes.Module) -> bool:
+    """What a test runner collects: a module-level ``test*`` function or a class ``Test*`` / ``*TestCase``."""
+    for st in tree.body:
+        if isinstance(st, (nodes.FunctionDef, nodes.AsyncFunctionDef)) and st.name.startswith("test"):
+            return True
+        if isinstance(st, nodes.ClassDef) and (st.name.startswith("Test") or any(
+                b.as_string().endswith("TestCase") for b in st.bases)):
+            return True
+    return False
+
+
 class _RelativeTo:
     """Enough of a resolver for :func:`analyse.resolve.dynamic_import` to make a relative name absolute."""
 
@@ -304,6 +315,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         "trains": trains_models(tree),
         "cli": parses_command_line(tree),
         "console_scripts": setup_py_scripts(tree) if name == "setup.py" else [],
+        "test_functions": _defines_tests(tree),
         "sys_path": sys_path,
         "imports": imports,
         "decorated": decorated,

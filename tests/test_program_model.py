@@ -719,3 +719,68 @@ def test_a_static_method_the_program_calls_is_reached(tmp_path, kb):
     # VALID: Net.count_flops(model) names it
     rep, ap = _static(tmp_path, kb, "Net.count_flops(model)")
     assert ap["reach"]["status"] == "reachable" and ap["counted"] is True
+
+
+# ---------------------------------------------------------------------------------------------- roles
+
+ROLES_SHAPE = {
+    "README.md": """
+        # Fine-tuning
+
+        Run:
+
+            torchrun --nproc_per_node 8 scripts/finetune.py --lr 1e-4
+            python -m demo.app
+    """,
+    "scripts/finetune.py": """
+        import argparse
+
+        if __name__ == "__main__":
+            argparse.ArgumentParser().parse_args()
+    """,
+    "scripts/plot_curves.py": """
+        import argparse
+
+        if __name__ == "__main__":
+            argparse.ArgumentParser().parse_args()
+    """,
+    "demo/__init__.py": "",
+    "demo/app.py": """
+        import argparse
+
+        if __name__ == "__main__":
+            argparse.ArgumentParser().parse_args()
+    """,
+    "test_accuracy.py": """
+        import argparse
+
+        def evaluate(path):
+            return path
+
+        if __name__ == "__main__":
+            evaluate(argparse.ArgumentParser().parse_args())
+    """,
+    "test_units.py": """
+        def test_one():
+            assert 1
+
+        if __name__ == "__main__":
+            test_one()
+    """,
+}
+
+
+def test_programs_get_roles_by_evidence(tmp_path, kb):
+    _write(tmp_path, ROLES_SHAPE)
+    rep = run_script([tmp_path], kb)
+    rows = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    # VALID: the README launches them: product, with the line as evidence
+    assert rows["scripts/finetune.py"]["role"] == "product"
+    assert rows["scripts/finetune.py"]["role_evidence"].startswith("invoked by README.md:6: torchrun")
+    assert rows["demo/app.py"]["role"] == "product" and "README.md:7" in rows["demo/app.py"]["role_evidence"]
+    # an evaluation program named test_*.py (a command line, nothing a test runner collects)
+    assert rows["test_accuracy.py"]["role"] == "product"
+    # INVALID: nothing invokes the plotting script; a real test module stays a test
+    assert rows["scripts/plot_curves.py"]["role"] == "tool"
+    assert rows["scripts/plot_curves.py"]["role_evidence"] == "by its path (tool)"
+    assert rows["test_units.py"]["role"] == "test"

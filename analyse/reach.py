@@ -37,6 +37,7 @@ unguarded findings inherit that guard (with the call site's ``path`` and
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
@@ -191,6 +192,91 @@ def _path_value(node, relpath: str, depth: int) -> Optional[str]:
     return None
 
 
+_CONFIG_SUFFIXES = (".yaml", ".yml")
+_TARGET_KEYS = ("_target_", "target")
+MAX_CONFIG_BYTES = 1_000_000
+MAX_CONFIG_FILES = 64
+
+
+def _hydra_config(fn) -> Optional[str]:
+    """``@hydra.main(config_path="conf", config_name="train")``: the default config file it loads
+    (``conf/train.yaml``), relative to the file."""
+    for d in fn.decorators.nodes if fn.decorators else ():
+        if not isinstance(d, nodes.Call) or _func_leaf(d.func) != "main":
+            continue
+        if not (isinstance(d.func, nodes.Attribute) and _func_leaf(d.func.expr) == "hydra"):
+            continue
+        kw = {k.arg: k.value.value for k in d.keywords or ()
+              if isinstance(k.value, nodes.Const) and isinstance(k.value.value, str)}
+        path, name = kw.get("config_path", ""), kw.get("config_name")
+        if name:
+            name = name if name.endswith(_CONFIG_SUFFIXES) else name + ".yaml"
+            return posixpath.join(path, name) if path else name
+    return None
+
+
+def config_targets(folder: str, rel: str, root: str) -> List[Tuple[str, str]]:
+    """(dotted target, config file) of the ``_target_`` (Hydra) and ``target`` (``instantiate_from_config``)
+    entries of the YAML config file *rel* a program loads -- found next to the file (*folder*) or from the root
+    (the working folder) -- and of the files its Hydra ``defaults`` list composes. Read with ``yaml.safe_load``,
+    bounded in size; a file that cannot be read or parsed gives nothing."""
+    import os
+
+    import yaml
+
+    out: List[Tuple[str, str]] = []
+    first = None
+    for base in (folder, root):
+        cand = os.path.normpath(os.path.join(base, rel))
+        if os.path.isfile(cand):
+            first = cand
+            break
+    if first is None:
+        return out
+    todo, seen = [first], set()
+    while todo and len(seen) < MAX_CONFIG_FILES:
+        path = todo.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            if os.path.getsize(path) > MAX_CONFIG_BYTES:
+                continue
+            with open(path, "r", encoding="utf-8", errors="replace") as fh:
+                data = yaml.safe_load(fh)
+        except (OSError, yaml.YAMLError, RecursionError, ValueError):
+            continue
+        shown = os.path.relpath(path, root).replace(os.sep, "/")
+        stack = [data]
+        while stack:
+            cur = stack.pop()
+            if isinstance(cur, dict):
+                for k, v in cur.items():
+                    if k in _TARGET_KEYS and isinstance(v, str) and re.fullmatch(r"[A-Za-z_][\w.]*\.[A-Za-z_]\w*", v):
+                        out.append((v, shown))
+                    elif isinstance(v, (dict, list)):
+                        stack.append(v)
+            elif isinstance(cur, list):
+                stack.extend(x for x in cur if isinstance(x, (dict, list)))
+        defaults = data.get("defaults") if isinstance(data, dict) else None
+        here = os.path.dirname(path)
+        for item in defaults if isinstance(defaults, list) else ():
+            group = option = None
+            if isinstance(item, str) and item != "_self_":
+                group, option = "", item
+            elif isinstance(item, dict) and len(item) == 1:
+                (group, option), = item.items()
+                group = str(group).replace("override ", "").strip().lstrip("/")
+                group = group.split("@", 1)[0]
+            if not isinstance(option, str) or option in ("_self_", "???", "null"):
+                continue
+            name = option if option.endswith(_CONFIG_SUFFIXES) else option + ".yaml"
+            cand = os.path.normpath(os.path.join(here, group, name))
+            if os.path.isfile(cand):
+                todo.append(cand)
+    return out
+
+
 def _defines_tests(tree: nodes.Module) -> bool:
     """What a test runner collects: a module-level ``test*`` function or a class ``Test*`` / ``*TestCase``."""
     for st in tree.body:
@@ -275,6 +361,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     memo = tree_memo(tree)
     here = _RelativeTo(modname, is_package)
     sys_path: List[str] = []
+    configs: List[Tuple[str, int, str]] = []
     imports = []
     decorated = []
     dyn = []
@@ -293,6 +380,10 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
             targets = (base,) + tuple(f"{base}.{m}" for m, _as in n.names if m != "*")
             imports.append((_scope_fn(n, modname), n.lineno or 1, targets, not n.level, gd(n)))
         elif isinstance(n, nodes.Call):
+            for a in list(n.args) + [k.value for k in n.keywords or ()]:
+                if isinstance(a, nodes.Const) and isinstance(a.value, str) and a.value.endswith(_CONFIG_SUFFIXES) \
+                        and len(a.value) < 300:
+                    configs.append((_scope_fn(n, modname), n.lineno or 1, a.value))
             added = sys_path_edit(n, relpath)
             if added is not None and added not in sys_path:
                 sys_path.append(added)
@@ -308,6 +399,9 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         elif isinstance(n, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and n.decorators:
             if isinstance(n.parent, nodes.Module):
                 decorated.append(n.qname())
+            hydra = _hydra_config(n)
+            if hydra:
+                configs.append((n.qname(), n.lineno or 1, hydra))
     name = relpath.rsplit("/", 1)[-1]
     return {
         "main_guard": has_main_guard(tree),
@@ -317,6 +411,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         "console_scripts": setup_py_scripts(tree) if name == "setup.py" else [],
         "test_functions": _defines_tests(tree),
         "sys_path": sys_path,
+        "configs": configs,
         "imports": imports,
         "decorated": decorated,
         "getattr": dyn,
@@ -449,6 +544,7 @@ class Reach:
                 self._dir_prefix.setdefault(folder, summ.modname)
             else:
                 self._dir_prefix.setdefault(folder, summ.modname.rpartition(".")[0])
+        self._config_edges()
         every_dir: List[str] = []
         for summ in self.sg.summaries:
             for d in (self.facts_by_path.get(summ.relpath) or {}).get("sys_path") or ():
@@ -540,6 +636,39 @@ class Reach:
             parent = fq.rpartition(".")[0]
             if parent in lk.functions and not fq.endswith(MODULE_FN):
                 self.edges.setdefault(parent, {}).setdefault(fq, (fa, None))
+
+    def _config_edges(self) -> None:
+        """A program that loads a YAML config by a literal name (``OmegaConf.load("configs/model.yaml")``, an
+        option's default, ``@hydra.main(config_path=..., config_name=...)``) builds what its ``_target_`` /
+        ``target`` entries name (``instantiate`` / ``instantiate_from_config``): an edge from the function that
+        names the file to each target in the project (a class is built: live; a function is called)."""
+        import os
+
+        lk = self.linker
+        for summ in self.sg.summaries:
+            facts = self.facts_by_path.get(summ.relpath) or {}
+            configs = facts.get("configs") or ()
+            if not configs:
+                continue
+            sf = self.sources.get(summ.relpath)
+            path = str(getattr(sf, "path", "") or "")
+            if not path:
+                continue
+            folder = os.path.dirname(path)
+            depth = summ.relpath.count("/")
+            root = folder
+            for _ in range(depth):
+                root = os.path.dirname(root)
+            for caller, line, rel in configs:
+                for target, _shown in config_targets(folder, rel, root):
+                    try:
+                        k, q = lk.canonical(target)
+                    except RecursionError:
+                        continue
+                    if k in ("def", "class"):
+                        out = self.edges.setdefault(caller, {})
+                        if q not in out or out[q][1] is not None:
+                            out[q] = (line, None)
 
     def _lookup_edges(self, caller: str, line: int, container: str, keys: str, relpath: str) -> None:
         """A call through a container of callables: an edge to each entry the keys select (a class entry is

@@ -784,3 +784,109 @@ def test_programs_get_roles_by_evidence(tmp_path, kb):
     assert rows["scripts/plot_curves.py"]["role"] == "tool"
     assert rows["scripts/plot_curves.py"]["role_evidence"] == "by its path (tool)"
     assert rows["test_units.py"]["role"] == "test"
+
+
+HYDRA_SHAPE = {
+    "conf/train.yaml": """
+        defaults:
+          - model: {MODEL}
+          - _self_
+        trainer:
+          _target_: lib.trainer.Trainer
+          max_steps: 10
+    """,
+    "conf/model/plain.yaml": """
+        _target_: lib.models.Plain
+        dim: 8
+    """,
+    "conf/model/fused.yaml": """
+        _target_: lib.models.Fused
+        dim: 8
+    """,
+    "lib/__init__.py": "",
+    "lib/trainer.py": """
+        import torch
+
+        class Trainer:
+            def fit(self, model):
+                return model(torch.ones(2).cuda())
+    """,
+    "lib/models.py": """
+        import torch
+
+        class Plain(torch.nn.Module):
+            def forward(self, x):
+                return x
+
+        class Fused(torch.nn.Module):
+            def forward(self, x):
+                import apex
+                return apex.normalization.FusedLayerNorm(8)(x)
+    """,
+    "train.py": """
+        import hydra
+        from hydra.utils import instantiate
+
+        @hydra.main(config_path="conf", config_name="train", version_base=None)
+        def main(cfg):
+            model = instantiate(cfg.model)
+            trainer = instantiate(cfg.trainer)
+            trainer.fit(model)
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def _hydra(tmp_path, kb, model):
+    _write(tmp_path, dict(HYDRA_SHAPE, **{"conf/train.yaml": HYDRA_SHAPE["conf/train.yaml"].replace("{MODEL}", model)}))
+    rep = run_script([tmp_path], kb)
+    (ap,) = [f for f in rep["findings"] if f["api"].startswith("apex") and "FusedLayerNorm" in f["api"]]
+    (cuda,) = [f for f in rep["findings"] if f["path"] == "lib/trainer.py" and f["line"] == 6]
+    return ap, cuda
+
+
+def test_hydra_targets_of_the_default_config_are_built(tmp_path, kb):
+    # VALID: the default config composes model/fused.yaml: its _target_ is built, and the trainer's fit runs
+    ap, cuda = _hydra(tmp_path, kb, "fused")
+    assert ap["reach"]["status"] == "reachable" and ap["counted"] is True
+    assert cuda["reach"]["status"] == "reachable" and "lib.trainer.Trainer" in cuda["reach"]["path"]
+
+
+def test_hydra_targets_of_another_config_are_not(tmp_path, kb):
+    # INVALID: the default is model/plain.yaml; fused.yaml is an opt-in override
+    ap, _cuda = _hydra(tmp_path, kb, "plain")
+    assert ap["reach"]["status"] != "reachable" and ap["counted"] is False
+
+
+def test_a_config_loaded_by_name_builds_its_target(tmp_path, kb):
+    # VALID: OmegaConf.load of a literal path, then instantiate_from_config(config.model): `target:` is built
+    _write(tmp_path, {
+        "configs/ldm.yaml": """
+            model:
+              target: lib.models.Fused
+              params:
+                dim: 8
+        """,
+        "lib/__init__.py": "",
+        "lib/models.py": HYDRA_SHAPE["lib/models.py"],
+        "sample.py": """
+            import importlib
+            from omegaconf import OmegaConf
+
+            def instantiate_from_config(config):
+                module, cls = config["target"].rsplit(".", 1)
+                return getattr(importlib.import_module(module), cls)(**config.get("params", {}))
+
+            def main():
+                config = OmegaConf.load("configs/ldm.yaml")
+                return instantiate_from_config(config.model)
+
+            if __name__ == "__main__":
+                main()
+        """,
+    })
+    rep = run_script([tmp_path], kb)
+    (ap,) = [f for f in rep["findings"] if f["api"].startswith("apex") and "FusedLayerNorm" in f["api"]]
+    assert ap["reach"]["status"] == "reachable" and "lib.models.Fused" in ap["reach"]["path"]

@@ -193,6 +193,7 @@ def _path_value(node, relpath: str, depth: int) -> Optional[str]:
 
 
 _CONFIG_SUFFIXES = (".yaml", ".yml")
+_DOTTED = re.compile(r"[A-Za-z_][\w.]*\.[A-Za-z_]\w*")
 _TARGET_KEYS = ("_target_", "target")
 MAX_CONFIG_BYTES = 1_000_000
 MAX_CONFIG_FILES = 64
@@ -252,7 +253,7 @@ def config_targets(folder: str, rel: str, root: str) -> List[Tuple[str, str]]:
             cur = stack.pop()
             if isinstance(cur, dict):
                 for k, v in cur.items():
-                    if k in _TARGET_KEYS and isinstance(v, str) and re.fullmatch(r"[A-Za-z_][\w.]*\.[A-Za-z_]\w*", v):
+                    if k in _TARGET_KEYS and isinstance(v, str) and _DOTTED.fullmatch(v):
                         out.append((v, shown))
                     elif isinstance(v, (dict, list)):
                         stack.append(v)
@@ -362,6 +363,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     here = _RelativeTo(modname, is_package)
     sys_path: List[str] = []
     configs: List[Tuple[str, int, str]] = []
+    literal_targets: List[Tuple[str, int, str]] = []
     imports = []
     decorated = []
     dyn = []
@@ -372,8 +374,13 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         return g.to_dict() if g is not None else None
 
     for n in nodes_of(tree, nodes.Import, nodes.ImportFrom, nodes.Call, nodes.FunctionDef, nodes.AsyncFunctionDef,
-                      nodes.ClassDef):
-        if isinstance(n, nodes.Import):
+                      nodes.ClassDef, nodes.Dict):
+        if isinstance(n, nodes.Dict):
+            for k, v in n.items:
+                if isinstance(k, nodes.Const) and k.value in _TARGET_KEYS and isinstance(v, nodes.Const) \
+                        and isinstance(v.value, str) and _DOTTED.fullmatch(v.value):
+                    literal_targets.append((_scope_fn(n, modname), n.lineno or 1, v.value))
+        elif isinstance(n, nodes.Import):
             imports.append((_scope_fn(n, modname), n.lineno or 1, tuple(m for m, _as in n.names), True, gd(n)))
         elif isinstance(n, nodes.ImportFrom):
             base = _absolute(modname, is_package, n.modname, n.level)
@@ -412,6 +419,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         "test_functions": _defines_tests(tree),
         "sys_path": sys_path,
         "configs": configs,
+        "targets": literal_targets,
         "imports": imports,
         "decorated": decorated,
         "getattr": dyn,
@@ -647,6 +655,9 @@ class Reach:
         lk = self.linker
         for summ in self.sg.summaries:
             facts = self.facts_by_path.get(summ.relpath) or {}
+            # a config written as a Python literal: {"target": "pkg.mod.Class", "params": {...}}
+            for caller, line, target in facts.get("targets") or ():
+                self._target_edge(caller, line, target)
             configs = facts.get("configs") or ()
             if not configs:
                 continue
@@ -661,14 +672,17 @@ class Reach:
                 root = os.path.dirname(root)
             for caller, line, rel in configs:
                 for target, _shown in config_targets(folder, rel, root):
-                    try:
-                        k, q = lk.canonical(target)
-                    except RecursionError:
-                        continue
-                    if k in ("def", "class"):
-                        out = self.edges.setdefault(caller, {})
-                        if q not in out or out[q][1] is not None:
-                            out[q] = (line, None)
+                    self._target_edge(caller, line, target)
+
+    def _target_edge(self, caller: str, line: int, target: str) -> None:
+        try:
+            k, q = self.linker.canonical(target)
+        except RecursionError:
+            return
+        if k in ("def", "class"):
+            out = self.edges.setdefault(caller, {})
+            if q not in out or out[q][1] is not None:
+                out[q] = (line, None)
 
     def _lookup_edges(self, caller: str, line: int, container: str, keys: str, relpath: str) -> None:
         """A call through a container of callables: an edge to each entry the keys select (a class entry is

@@ -890,3 +890,37 @@ def test_a_config_loaded_by_name_builds_its_target(tmp_path, kb):
     rep = run_script([tmp_path], kb)
     (ap,) = [f for f in rep["findings"] if f["api"].startswith("apex") and "FusedLayerNorm" in f["api"]]
     assert ap["reach"]["status"] == "reachable" and "lib.models.Fused" in ap["reach"]["path"]
+
+
+def test_a_config_written_as_a_python_literal_builds_its_target(tmp_path, kb):
+    # VALID: {"target": "train.MemoryCallback"} handed to instantiate_from_config: the callback is built
+    _write(tmp_path, {
+        "train.py": """
+            import importlib
+            import torch
+
+            def instantiate_from_config(config):
+                module, cls = config["target"].rsplit(".", 1)
+                return getattr(importlib.import_module(module), cls)()
+
+            class MemoryCallback:
+                def on_epoch_end(self):
+                    torch.cuda.synchronize()
+
+            class UnusedCallback:
+                def on_epoch_end(self):
+                    torch.cuda.synchronize()
+
+            def main():
+                callbacks = {"memory": {"target": "train.MemoryCallback"}}
+                return [instantiate_from_config(c) for c in callbacks.values()]
+
+            if __name__ == "__main__":
+                main()
+        """,
+    })
+    rep = run_script([tmp_path], kb)
+    by_line = {f["line"]: f for f in rep["findings"] if f["api"] == "torch.cuda.synchronize"}
+    assert by_line[11]["reach"]["status"] == "reachable" and by_line[11]["counted"] is True
+    # INVALID: a class no config names stays off the path
+    assert by_line[15]["counted"] is False

@@ -399,15 +399,50 @@ def _target(spec: str, by_mod: Mapping[str, object]) -> Optional[Tuple[object, O
     return sf, (f"{mod}.{func}" if func else None)
 
 
+_COG_ENTRY = re.compile(r"^\s*(predict|train)\s*:\s*[\"']?([\w./-]+\.py):(\w+)[\"']?\s*$", re.M)
+
+
+def declared_programs(root: Path, sources: Mapping[str, object]) -> List[Tuple[str, str]]:
+    """(name, ``module:function``) of the programs a project declares outside its packaging: a Cog predictor
+    or trainer (``cog.yaml``: ``predict: "predict.py:Predictor"``), and each public function of a torch.hub
+    ``hubconf.py`` (``torch.hub.load(repo, "name")`` calls ``hubconf.name``)."""
+    import ast
+
+    out: List[Tuple[str, str]] = []
+    by_rel = {rel: sf for rel, sf in sources.items()}
+    cog = root / "cog.yaml"
+    try:
+        if cog.is_file() and cog.stat().st_size < 1_000_000:
+            for kind, path, obj in _COG_ENTRY.findall(cog.read_text(encoding="utf-8", errors="replace")):
+                sf = by_rel.get(path.lstrip("./"))
+                if sf is not None:
+                    out.append((f"cog {kind}", f"{sf.modname}:{obj}"))
+    except OSError:
+        pass
+    hub = by_rel.get("hubconf.py")
+    text = getattr(hub, "text", None) if hub is not None else None
+    if text:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            tree = None
+        for st in tree.body if tree is not None else ():
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and not st.name.startswith("_"):
+                out.append((f"torch.hub {st.name}", f"{hub.modname}:{st.name}"))
+    return out
+
+
 def console_scripts(inputs: Sequence[Path], sources: Mapping[str, object],
                     facts: Optional[Mapping[str, dict]] = None) -> List[Tuple[str, str]]:
-    """(script name, ``module:function``) declared by the packaging files of the inputs."""
+    """(script name, ``module:function``) declared by the packaging files of the inputs (and the programs
+    :func:`declared_programs` finds: Cog predictors, torch.hub functions)."""
     out: List[Tuple[str, str]] = []
     by_path = {getattr(sf, "path", None): sf for sf in sources.values()}
     for inp in inputs:
         root = Path(inp)
         if not root.is_dir():
             continue
+        out.extend(declared_programs(root, sources))
         for fname, reader in (("pyproject.toml", _toml_scripts), ("setup.cfg", _cfg_scripts)):
             p = root / fname
             try:

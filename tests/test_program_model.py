@@ -924,3 +924,39 @@ def test_a_config_written_as_a_python_literal_builds_its_target(tmp_path, kb):
     assert by_line[11]["reach"]["status"] == "reachable" and by_line[11]["counted"] is True
     # INVALID: a class no config names stays off the path
     assert by_line[15]["counted"] is False
+
+
+def test_cog_predictors_and_torch_hub_functions_are_programs(tmp_path, kb):
+    _write(tmp_path, {
+        "cog.yaml": """
+            build:
+              gpu: true
+            predict: "predict.py:Predictor"
+        """,
+        "predict.py": """
+            import torch
+
+            class Predictor:
+                def setup(self):
+                    self.model = torch.nn.Linear(2, 2).cuda()
+
+                def predict(self, x):
+                    return self.model(x)
+        """,
+        "hubconf.py": """
+            import torch
+
+            def tiny(pretrained=True):
+                return torch.nn.Linear(2, 2).cuda()
+
+            def _helper():
+                return None
+        """,
+    })
+    rep = run_script([tmp_path], kb)
+    rows = {(e["path"], e["function"]): e for e in rep["summary"]["entry_points"]}
+    # VALID: cog.yaml declares predict.py:Predictor; torch.hub calls hubconf's public functions
+    assert rows[("predict.py", "predict.Predictor")]["verdict"]["effort"] == "low"
+    assert rows[("hubconf.py", "hubconf.tiny")]["verdict"]["effort"] == "low"
+    # INVALID: a private helper of hubconf is not a hub entry
+    assert ("hubconf.py", "hubconf._helper") not in rows

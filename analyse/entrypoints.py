@@ -14,8 +14,14 @@ Found statically (nothing is imported or run, ``setup.py`` is read as a tree):
   ``pyproject.toml``, ``entry_points={"console_scripts": [...]}`` in
   ``setup.py``, ``[options.entry_points] console_scripts`` in ``setup.cfg``;
   the ``module:function`` target must be an analysed file;
+  also (same reason, named ``cog predict`` / ``torch.hub NAME``) a Cog predictor or trainer declared in
+  ``cog.yaml`` and each public function of a torch.hub ``hubconf.py``;
 * ``given``: a PATH given as a single file, or ``--entry FILE[:FUNCTION]``
   (which replaces discovery altogether).
+
+Each program's role comes with its evidence (``role_evidence``): a line of the README, the docs, a launch
+script, a Makefile, a Dockerfile or a CI workflow that runs it (:func:`invocations`), what it does (trains,
+a self-test, an evaluation program named like a test), or its path.
 
 The role of a discovered program comes from what it does (:func:`analyse.roles.program_role`):
 one that trains models (``trainer.train()``, ``loss.backward()``, ``optimizer.step()``) is

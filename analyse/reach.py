@@ -12,7 +12,21 @@ From each entry point the walk follows, on the static call graph of
   since any of them may be called on its instances (``model(x)`` ->
   ``forward``, hooks, callbacks);
 * an entry point's roots are the top level of its module and, for console
-  scripts and ``--entry FILE:FUNCTION``, the named function.
+  scripts and ``--entry FILE:FUNCTION``, the named function;
+* dispatch the call graph resolves (:mod:`analyse.callgraph`): containers of
+  callables indexed by a known key or handed whole to a CLI, decorator
+  registries, ``Registry.build(dict(type=...))``, ``cls(...)`` in classmethods;
+  ``importlib.import_module`` over known names and ``sys.path`` edits (evaluated
+  for the file, from the root) are imports; the ``_target_`` / ``target``
+  entries of the YAML config a program loads by a literal name (and of Hydra's
+  default config and its ``defaults`` list, and of Python-literal configs) are
+  built by the function that names them;
+* a live class's instance methods run; its static and class methods only where
+  code names them.
+
+Each entry point also says how many calls of the code it reaches cannot be
+followed (:meth:`Reach.unresolved`: computed ``getattr``, ``eval``, a container
+indexed by a key that cannot be told, a name that does not resolve).
 
 Each finding gets ``reach``:
 

@@ -983,8 +983,8 @@ def _container_args(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str
             for _k, q in _literal_entries(a, r):
                 s.calls.append((caller, line, K_REF, q, ""))
         elif isinstance(a, nodes.Name):
-            try:
-                defs = own_bindings(a, a.name)
+            try:   # the scope's or the module's own binding (dict lookups: this runs for every argument)
+                defs = a.scope().locals.get(a.name) or a.root().locals.get(a.name) or ()
             except Exception:
                 continue
             if len(defs) == 1 and isinstance(defs[0], nodes.AssignName) \

@@ -67,6 +67,7 @@ class EntryPoint:
     role: str = "product"
     name: str = ""                   # console-script name
     role_evidence: str = ""          # why the program has its role (an invocation, what it does, its path)
+    copies: Tuple[str, ...] = ()     # near-identical copies of this program grouped into it (archived runs)
 
     @property
     def id(self) -> str:
@@ -83,7 +84,54 @@ class EntryPoint:
             d["name"] = self.name
         if self.role_evidence:
             d["role_evidence"] = self.role_evidence
+        if self.copies:
+            d["copies"] = list(self.copies)
         return d
+
+
+MIN_COPIES = 3          # an archive: this many programs of one name
+COPY_SIMILARITY = 0.8   # share of their distinct code lines two copies have in common (Jaccard)
+
+
+def _code_lines(text: str) -> frozenset:
+    out = set()
+    for line in text.splitlines():
+        t = line.strip()
+        if t and not t.startswith("#"):
+            out.add(t)
+    return frozenset(out)
+
+
+def group_copies(eps: List["EntryPoint"], sources: Mapping[str, object]) -> List["EntryPoint"]:
+    """Near-identical copies of one program (``records/<run>/train.py`` archived once per run) grouped into one
+    entry: programs of one file name, at least :data:`MIN_COPIES` of them, whose code lines (comments and blank
+    lines aside) overlap by :data:`COPY_SIMILARITY` or more with the group's first. The first path (sorted) stands
+    for the group and lists the others in ``copies``; programs named on purpose (console scripts, given files)
+    are never grouped."""
+    from dataclasses import replace as _replace
+
+    by_name: Dict[str, List[EntryPoint]] = {}
+    for ep in eps:
+        if ep.reason in ("main-guard", "top-level-code") and not ep.function:
+            by_name.setdefault(ep.path.rsplit("/", 1)[-1], []).append(ep)
+    drop: Dict[str, List[str]] = {}
+    for name, group in by_name.items():
+        if len(group) < MIN_COPIES:
+            continue
+        lines = {ep.path: _code_lines(getattr(sources.get(ep.path), "text", "") or "") for ep in group}
+        left = sorted(group, key=lambda e: e.path)
+        while len(left) >= MIN_COPIES:
+            head, rest = left[0], left[1:]
+            a = lines[head.path]
+            same = [ep for ep in rest if a and len(a & lines[ep.path]) >= COPY_SIMILARITY * len(a | lines[ep.path])]
+            if len(same) + 1 >= MIN_COPIES:
+                drop[head.path] = [ep.path for ep in same]
+            taken = {ep.path for ep in same}
+            left = [ep for ep in rest if ep.path not in taken]
+    if not drop:
+        return eps
+    gone = {p for ps in drop.values() for p in ps}
+    return [_replace(ep, copies=tuple(drop[ep.path])) if ep.path in drop else ep for ep in eps if ep.path not in gone]
 
 
 # --------------------------------------------------------------------------- invocations
@@ -534,7 +582,7 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
                 top = has_top_level_code(sf.tree)
             if top:
                 out[(rel, None)] = EntryPoint(rel, "top-level-code", sf.modname, None, role, role_evidence=evidence)
-    return sorted(out.values(), key=lambda e: (e.path, e.function or ""))
+    return group_copies(sorted(out.values(), key=lambda e: (e.path, e.function or "")), sources)
 
 
 def _library_module(sf, by_mod: Mapping[str, object], imported) -> bool:

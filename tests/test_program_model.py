@@ -960,3 +960,39 @@ def test_cog_predictors_and_torch_hub_functions_are_programs(tmp_path, kb):
     assert rows[("hubconf.py", "hubconf.tiny")]["verdict"]["effort"] == "low"
     # INVALID: a private helper of hubconf is not a hub entry
     assert ("hubconf.py", "hubconf._helper") not in rows
+
+
+def test_near_identical_archived_copies_are_one_entry(tmp_path, kb):
+    body = """
+        import torch
+
+        def train(steps={N}):
+            model = torch.nn.Linear(2, 2).cuda()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for _ in range(steps):
+                loss = model(torch.ones(2).cuda()).sum()
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+            torch.save(model.state_dict(), "model.pt")
+            return model
+
+        if __name__ == "__main__":
+            train()
+    """
+    files = {f"records/run{i}/train_gpt.py": body.replace("{N}", str(10 * i)) for i in range(1, 5)}
+    # VALID: a different program of the same name stays its own entry
+    files["other/train_gpt.py"] = """
+        import argparse
+
+        if __name__ == "__main__":
+            argparse.ArgumentParser().parse_args()
+    """
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    rows = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    # INVALID: four archived copies of one training script are one program, not four
+    assert "records/run1/train_gpt.py" in rows
+    assert rows["records/run1/train_gpt.py"]["copies"] == [f"records/run{i}/train_gpt.py" for i in (2, 3, 4)]
+    assert not any(p.startswith(("records/run2", "records/run3", "records/run4")) for p in rows)
+    assert "other/train_gpt.py" in rows and "copies" not in rows["other/train_gpt.py"]

@@ -1211,7 +1211,9 @@ class Linker:
             if not targets:
                 return [], None, None
             if not exact:
-                return [], f"calls an entry of {a} chosen at run time", None
+                # one entry runs, which one is chosen at run time: no edge (script-mode reach lists each entry as
+                # unknown, analyse.reach); a library function's status is not made unknown by it
+                return [], None, None
             out = []
             for t in targets:
                 k, q = self.canonical(t)

@@ -996,3 +996,31 @@ def test_near_identical_archived_copies_are_one_entry(tmp_path, kb):
     assert rows["records/run1/train_gpt.py"]["copies"] == [f"records/run{i}/train_gpt.py" for i in (2, 3, 4)]
     assert not any(p.startswith(("records/run2", "records/run3", "records/run4")) for p in rows)
     assert "other/train_gpt.py" in rows and "copies" not in rows["other/train_gpt.py"]
+
+
+def test_library_mode_a_lookup_by_a_runtime_key_does_not_make_the_caller_unknown(tmp_path, kb):
+    from analyse.modes import run_thirdparty
+
+    _write(tmp_path / "qlib", {
+        "__init__.py": "",
+        "ops.py": """
+            import torch
+
+            def dequant_a(x):
+                return x * 2
+
+            def dequant_b(x):
+                return x + 1
+
+            DEQUANT = {"a": dequant_a, "b": dequant_b}
+
+            def dequantize(x, kind):
+                return DEQUANT[kind](x)
+        """,
+    })
+    report = run_thirdparty([tmp_path / "qlib"], kb)
+    funcs = report["thirdparty"]["functions"]
+    rows = funcs if isinstance(funcs, list) else list(funcs.values())
+    unknown = [r for r in rows if isinstance(r, dict) and r.get("status") == "unknown"]
+    assert not any("chosen at run time" in " ".join(map(str, r.get("reasons") or ())) for r in unknown)
+    assert not any(str(r.get("qualname", r.get("name", ""))).endswith("dequantize") for r in unknown)

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set,
 from astroid import nodes
 
 from analyse.guards import block_position, block_tables, guard_of, tree_memo
-from analyse.resolve import Resolver
+from analyse.resolve import Resolver, dynamic_import
 from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, mentions_npu, nodes_of, own_bindings, walk
 
 if TYPE_CHECKING:  # networkx is imported where a graph is built: the per-file summaries (worker processes) need none
@@ -63,6 +63,12 @@ EXT_LOADERS_SUFFIX = ("load_ext", "cpp_extension.load", "cpp_extension.load_inli
 
 # call kinds
 K_NAME, K_SELF, K_SUPER, K_METHOD, K_INST, K_EXT, K_DYN, K_REF = "name", "self", "super", "method", "inst", "ext", "dyn", "ref"
+# a call through a container of callables (``COMMANDS[args.cmd](...)``, ``MODELS.build(dict(type="X"))``,
+# ``REGISTRY.get(name)(...)``): a = the container's qualified name, b = the keys it is indexed by (joined by
+# KEY_SEP; "" when they cannot be told, ALL_KEYS when the whole container is handed to a call that dispatches)
+K_LOOKUP = "lookup"
+KEY_SEP = "\x1f"
+ALL_KEYS = "*"
 
 
 @dataclass
@@ -72,6 +78,8 @@ class ClassSummary:
     bases: Tuple[str, ...]
     methods: Set[str] = field(default_factory=set)
     stubs: Set[str] = field(default_factory=set)     # methods with no body of their own (abstract, pass, raise)
+    constructors: Set[str] = field(default_factory=set)   # classmethods that build ``cls(...)``
+    statics: Set[str] = field(default_factory=set)        # static and class methods (not run through an instance)
 
 
 @dataclass
@@ -95,6 +103,11 @@ class ModuleSummary:
     dynamic: List[Tuple[str, int, str]] = field(default_factory=list)    # (caller, line, expression)
     untyped_calls: int = 0                                               # method calls on receivers of unknown type
     npu_evidence: Dict[str, List[str]] = field(default_factory=dict)    # kind -> ["path:line: what"]
+    # (container, key, target): the callables a module puts in a container -- a dict / list literal, ``C[k] = f``,
+    # a decorator that registers its target (container "@" + the decorator's qualname when the decorator is a
+    # function that stores its argument: the linker finds its container)
+    registrations: List[Tuple[str, str, str]] = field(default_factory=list)
+    storers: Dict[str, str] = field(default_factory=dict)               # function -> module container it fills
     # per-module facts for entry points and reach (analyse.reach.module_facts), made with the summary
     reach: Dict[str, object] = field(default_factory=dict)
 
@@ -188,6 +201,237 @@ def _str_list(value) -> Optional[List[str]]:
     return None
 
 
+# --------------------------------------------------------------------------- containers of callables
+
+_CONTAINER_LITERALS = (nodes.Dict, nodes.List, nodes.Tuple, nodes.Set)
+
+
+def _is_dict_call(value) -> bool:
+    return isinstance(value, nodes.Call) and isinstance(value.func, nodes.Name) and value.func.name == "dict"
+
+
+def _is_container_literal(value) -> bool:
+    return isinstance(value, _CONTAINER_LITERALS) or _is_dict_call(value)
+
+
+def _literal_entries(value, r: Resolver, key: str = "", depth: int = 0) -> List[Tuple[str, str]]:
+    """(key, qualified name) of the callables a dict / list / tuple literal holds. A nested container's
+    entries keep the outer key (``{"finetune": {"lora": fn}}``: ``fn`` under ``finetune``); a list's key is
+    the index."""
+    out: List[Tuple[str, str]] = []
+    if depth > 4:
+        return out
+    if isinstance(value, nodes.Dict):
+        for k, v in value.items:
+            kk = key
+            if not kk and isinstance(k, nodes.Const) and isinstance(k.value, (str, int)) \
+                    and not isinstance(k.value, bool):
+                kk = str(k.value)
+            out.extend(_literal_entries(v, r, kk, depth + 1))
+    elif isinstance(value, (nodes.List, nodes.Tuple, nodes.Set)):
+        for i, e in enumerate(value.elts):
+            out.extend(_literal_entries(e, r, key or str(i), depth + 1))
+    elif _is_dict_call(value) and not value.args:
+        for kw in value.keywords or ():
+            if kw.arg:
+                out.extend(_literal_entries(kw.value, r, key or kw.arg, depth + 1))
+    elif isinstance(value, (nodes.Name, nodes.Attribute)):
+        q = r.qualname(value)
+        if q:
+            out.append((key, q))
+    elif _is_partial_call(value, r):
+        q = r.qualname(value.args[0])
+        if q:
+            out.append((key, q))
+    return out
+
+
+def _container_of(node, r: Resolver, s: "ModuleSummary", caller: str) -> Optional[str]:
+    """The qualified name of the container a name stands for: a module-level name of this module, an imported
+    one, or a local name bound once to a literal (registered here as ``caller#name`` with its entries)."""
+    if isinstance(node, nodes.Attribute):
+        return r.qualname(node)
+    if not isinstance(node, nodes.Name):
+        return None
+    try:
+        defs = own_bindings(node, node.name)
+    except Exception:
+        defs = ()
+    if not defs:
+        return None
+    if all(isinstance(d, (nodes.Import, nodes.ImportFrom)) for d in defs):
+        return r.qualname(node)
+    if not all(isinstance(d, nodes.AssignName) for d in defs):
+        return None
+    if all(d.scope() is d.root() for d in defs):
+        return f"{s.modname}.{node.name}"
+    if len(defs) == 1:
+        value = r.assigned_value(defs[0])
+        if value is not None and _is_container_literal(value):
+            name = f"{caller}#{node.name}"
+            if not any(c == name for c, _k, _t in s.registrations):
+                s.registrations.extend((name, k, q) for k, q in _literal_entries(value, r))
+            return name
+    return None
+
+
+def _keys(node, r: Resolver) -> Optional[Set[str]]:
+    """The keys an index expression can have: a literal, or a name / option whose values are known
+    (``args.cmd`` with ``add_argument("--cmd", default="train")``)."""
+    if node is None:
+        return None
+    if isinstance(node, nodes.Const) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return {str(node.value)}
+    try:
+        vals = r.strings(node)
+    except Exception:
+        return None
+    if not vals or any("{}" in v for v in vals):
+        return None
+    return set(vals)
+
+
+def _cfg_type(node, r: Resolver, depth: int = 0) -> Optional[Set[str]]:
+    """``type`` of a config literal handed to a registry's ``build``: ``dict(type="ResNet", ...)`` /
+    ``{"type": "ResNet"}``, or a name bound to one."""
+    if node is None or depth > 3:
+        return None
+    if isinstance(node, nodes.Dict):
+        for k, v in node.items:
+            if isinstance(k, nodes.Const) and k.value == "type":
+                return _keys(v, r)
+        return None
+    if _is_dict_call(node):
+        for kw in node.keywords or ():
+            if kw.arg == "type":
+                return _keys(kw.value, r)
+        return None
+    if isinstance(node, nodes.Name):
+        try:
+            defs = own_bindings(node, node.name)
+        except Exception:
+            return None
+        if len(defs) == 1 and isinstance(defs[0], nodes.AssignName):
+            return _cfg_type(r.assigned_value(defs[0]), r, depth + 1)
+    return None
+
+
+def _lookup_expr(expr, r: Resolver, s: "ModuleSummary", caller: str, depth: int = 0):
+    """(container, keys) of a callee taken from a container: ``C[key]``, ``C.get(key)``, or a local name bound
+    once to one of them (``cls = MODELS[name]; cls(...)``). None when *expr* is none of these."""
+    if isinstance(expr, nodes.Subscript):
+        cont = _container_of(expr.value, r, s, caller)
+        return (cont, _keys(expr.slice, r)) if cont else None
+    if isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Attribute) and expr.func.attrname == "get" \
+            and expr.args:
+        cont = _container_of(expr.func.expr, r, s, caller)
+        return (cont, _keys(expr.args[0], r)) if cont else None
+    if isinstance(expr, nodes.Name) and depth == 0:
+        try:
+            defs = own_bindings(expr, expr.name)
+        except Exception:
+            return None
+        if len(defs) == 1 and isinstance(defs[0], nodes.AssignName) and defs[0].scope() is not defs[0].root():
+            value = r.assigned_value(defs[0])
+            if isinstance(value, (nodes.Subscript, nodes.Call)):
+                return _lookup_expr(value, r, s, caller, depth + 1)
+    return None
+
+
+def _record_lookup(s: "ModuleSummary", r: Resolver, call: nodes.Call, caller: str) -> bool:
+    """A call through a container of callables (:data:`K_LOOKUP`); True when recorded."""
+    func = call.func
+    got = None
+    if isinstance(func, nodes.Attribute) and func.attrname in ("build", "build_from_cfg") and call.args:
+        cont = _container_of(func.expr, r, s, caller)
+        if cont:
+            got = (cont, _cfg_type(call.args[0], r))
+    elif isinstance(func, nodes.Name) and func.name == "build_from_cfg" and len(call.args) > 1:
+        cont = _container_of(call.args[1], r, s, caller)
+        if cont:
+            got = (cont, _cfg_type(call.args[0], r))
+    else:
+        got = _lookup_expr(func, r, s, caller)
+    if got is None:
+        return False
+    cont, keys = got
+    s.calls.append((caller, call.lineno or 1, K_LOOKUP, cont, KEY_SEP.join(sorted(keys)) if keys else ""))
+    return True
+
+
+def _registrations(tree: nodes.Module, r: Resolver, s: "ModuleSummary") -> None:
+    """The module's own registrations: module-level container literals and ``C[key] = f``; functions and
+    classes registered by a decorator (``@register("name")``, ``@MODELS.register_module()``); and the
+    functions that store their argument in a module-level container (the decorator registries)."""
+    mod = s.modname
+    for st in tree.body:
+        stmts = [st]
+        if isinstance(st, (nodes.If, nodes.Try)):
+            stmts = list(st.body) + list(getattr(st, "orelse", []) or [])
+        for node in stmts:
+            if isinstance(node, (nodes.Assign, nodes.AnnAssign)):
+                tgts = node.targets if isinstance(node, nodes.Assign) else [node.target]
+                for tg in tgts:
+                    if isinstance(tg, nodes.AssignName) and node.value is not None \
+                            and _is_container_literal(node.value):
+                        s.registrations.extend((f"{mod}.{tg.name}", k, q)
+                                               for k, q in _literal_entries(node.value, r))
+                    elif isinstance(tg, nodes.Subscript) and isinstance(tg.value, nodes.Name):
+                        keys = _keys(tg.slice, r) or {""}
+                        for k, q in _literal_entries(node.value, r):
+                            s.registrations.extend((f"{mod}.{tg.value.name}", key, q) for key in keys)
+            elif isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and node.decorators:
+                for d in node.decorators.nodes:
+                    _decorator_registration(d, node, r, s)
+    # functions that put a parameter into a module-level container: decorator registries
+    for node in nodes_of(tree, nodes.Assign, nodes.Call):
+        target = value = None
+        if isinstance(node, nodes.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], nodes.Subscript):
+            target, value = node.targets[0].value, node.value
+        elif isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute) \
+                and node.func.attrname in ("append", "add") and len(node.args) == 1:
+            target, value = node.func.expr, node.args[0]
+        if not isinstance(target, nodes.Name) or not isinstance(value, nodes.Name):
+            continue
+        fn = node.scope()
+        if not isinstance(fn, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+            continue
+        try:
+            cdefs = own_bindings(target, target.name)
+            vdefs = own_bindings(value, value.name)
+        except Exception:
+            continue
+        if not cdefs or not all(isinstance(d, nodes.AssignName) and d.scope() is tree for d in cdefs):
+            continue
+        if not vdefs or not all(isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Arguments)
+                                for d in vdefs):
+            continue
+        while isinstance(fn, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+            s.storers[fn.qname()] = f"{mod}.{target.name}"
+            fn = fn.parent.scope() if fn.parent is not None else None
+
+
+def _decorator_registration(d, target, r: Resolver, s: "ModuleSummary") -> None:
+    call = d if isinstance(d, nodes.Call) else None
+    func = d.func if call is not None else d
+    key = target.name
+    if call is not None:
+        named = [kw.value for kw in call.keywords or () if kw.arg in ("name", "key")]
+        for cand in named + list(call.args[:1]):
+            if isinstance(cand, nodes.Const) and isinstance(cand.value, str):
+                key = cand.value
+                break
+    if isinstance(func, nodes.Attribute) and func.attrname.startswith("register"):
+        # a registry object's method (``@MODELS.register_module()``): the object is the container
+        cont = _container_of(func.expr, r, s, f"{s.modname}.{MODULE_FN}")
+        if cont:
+            s.registrations.append((cont, key, target.qname()))
+        return
+    q = r.qualname(func) if isinstance(func, (nodes.Name, nodes.Attribute)) else None
+    if q and not q.startswith(("builtins.", "torch.", "functools.", "typing.", "abc.", "dataclasses.")):
+        s.registrations.append(("@" + q, key, target.qname()))
+
+
 def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: Resolver,
                      is_package: bool = False, n_lines: int = 0) -> ModuleSummary:
     """Reduce one parsed module to what the call graph needs."""
@@ -214,6 +458,8 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                     t = r.qualname(value)
                 elif _is_partial_call(value, r):
                     t = r.qualname(value.args[0])
+                elif dynamic_import(value, r) is not None:
+                    t = dynamic_import(value, r)
                 else:
                     ext = _ext_load(value, r, modname)
                     if ext is not None:
@@ -327,6 +573,8 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                     cs.methods.add(c.name)
                     if _is_stub(c):
                         cs.stubs.add(c.name)
+                    if _decorator_names(c) & {"staticmethod", "classmethod"}:
+                        cs.statics.add(c.name)
                 elif isinstance(c, nodes.Assign):
                     # method aliases in the class body: __call__ = forward
                     for tg in c.targets:
@@ -361,6 +609,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             continue
         it = node.get_children()
         push((it, here))
+    _registrations(tree, r, s)
     return s
 
 
@@ -590,6 +839,9 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
     line = call.lineno or 1
     func = call.func
     add = s.calls.append
+    if _may_look_up(func) and _record_lookup(s, r, call, caller):
+        _arg_refs(s, r, call, caller, cls, selfname, clsname)
+        return
     # ext_module.op(...)
     if isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) and func.expr.name in s.ext_aliases:
         ext, _ops = s.ext_aliases[func.expr.name]
@@ -636,6 +888,12 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
                if isinstance(d, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef))]
         if len(top) == 1 and func.scope() is not func.root() and func.name not in func.scope().locals:
             q = top[0].qname()
+    if q is None and isinstance(func, nodes.Name) and cls and clsname and func.name == clsname:
+        # `cls(...)` in a classmethod builds the class it is called on (`Model.from_pretrained(...)`)
+        q = cls
+        info = s.classes.get(cls)
+        if info is not None and caller.startswith(cls + "."):
+            info.constructors.add(caller[len(cls) + 1:].partition(".")[0])
     if q is not None:
         add((caller, line, K_NAME, q, ""))
     elif isinstance(func, nodes.Attribute):
@@ -669,9 +927,43 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
             add((caller, line, K_INST, t, ""))
     # function references passed as arguments (callbacks, checkpoint(fn, ...), map(fn, xs)); a
     # registration (register_compile_pass(name, fn), register_forward_hook(fn)) stores the function, it does not run it
+    _arg_refs(s, r, call, caller, cls, selfname, clsname)
+
+
+def _may_look_up(func) -> bool:
+    """Cheap test before :func:`_record_lookup`: ``C[k](...)``, ``C.get(k)(...)``, ``C.build(...)``,
+    ``build_from_cfg(...)``, or a local name bound once to ``C[k]`` / ``C.get(k)``."""
+    if isinstance(func, nodes.Subscript):
+        return True
+    if isinstance(func, nodes.Call):
+        return isinstance(func.func, nodes.Attribute) and func.func.attrname == "get"
+    if isinstance(func, nodes.Attribute):
+        return func.attrname in ("build", "build_from_cfg")
+    if isinstance(func, nodes.Name):
+        if func.name == "build_from_cfg":
+            return True
+        try:
+            scope = func.scope()
+            defs = scope.locals.get(func.name, ()) if scope is not func.root() else ()
+        except Exception:
+            return False
+        if len(defs) != 1 or not isinstance(defs[0], nodes.AssignName):
+            return False
+        value = Resolver.assigned_value(defs[0])
+        return isinstance(value, nodes.Subscript) or (
+            isinstance(value, nodes.Call) and isinstance(value.func, nodes.Attribute) and value.func.attrname == "get")
+    return False
+
+
+def _arg_refs(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, cls: Optional[str],
+              selfname: Optional[str], clsname: Optional[str]) -> None:
+    add = s.calls.append
+    line = call.lineno or 1
+    func = call.func
     leaf = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", "") or ""
     if leaf.startswith(("register", "_register")) or leaf.endswith(("_hook", "_hooks")):
         return
+    _container_args(s, r, call, caller)
     for a in list(call.args) + [k.value for k in (call.keywords or ())]:
         if isinstance(a, (nodes.Name, nodes.Attribute)):
             if isinstance(a, nodes.Attribute) and isinstance(a.expr, nodes.Name) and cls and a.expr.name in (selfname, clsname):
@@ -680,6 +972,26 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
             aq = r.qualname(a)
             if aq:
                 add((caller, line, K_REF, aq, ""))
+
+
+def _container_args(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str) -> None:
+    """A container of callables handed whole to a call (``CLI(COMMANDS)``, ``fire.Fire({"train": train})``):
+    the callee picks an entry at run time (a subcommand), so each entry is a callable of the program."""
+    line = call.lineno or 1
+    for a in list(call.args) + [k.value for k in (call.keywords or ())]:
+        if _is_container_literal(a):
+            for _k, q in _literal_entries(a, r):
+                s.calls.append((caller, line, K_REF, q, ""))
+        elif isinstance(a, nodes.Name):
+            try:   # the scope's or the module's own binding (dict lookups: this runs for every argument)
+                defs = a.scope().locals.get(a.name) or a.root().locals.get(a.name) or ()
+            except Exception:
+                continue
+            if len(defs) == 1 and isinstance(defs[0], nodes.AssignName) \
+                    and _is_container_literal(r.assigned_value(defs[0])):
+                cont = _container_of(a, r, s, caller)
+                if cont:
+                    s.calls.append((caller, line, K_LOOKUP, cont, ALL_KEYS))
 
 
 # --------------------------------------------------------------------------- linking
@@ -711,6 +1023,7 @@ class Linker:
         self._canon: Dict[str, Tuple[str, str]] = {}
         self._mro: Dict[str, List[str]] = {}
         self._subclasses: Optional[Dict[str, List[str]]] = None
+        self._registry: Optional[Dict[str, List[Tuple[str, str]]]] = None
 
     # ---- names
     def module_prefix(self, q: str) -> Optional[str]:
@@ -842,11 +1155,75 @@ class Linker:
             self._subclasses = sub
         return self._subclasses.get(cls, [])
 
+    # ---- containers of callables
+    def _container_name(self, c: str) -> str:
+        if "#" in c:
+            return c   # a function's local literal
+        try:
+            return self.canonical(c)[1]
+        except RecursionError:
+            return c
+
+    def registry(self) -> Dict[str, List[Tuple[str, str]]]:
+        """Container -> [(key, callable)]: literals, ``C[k] = f`` and decorator registrations of every module
+        (a registration through a decorator function lands in the container that function fills)."""
+        if self._registry is None:
+            storers: Dict[str, str] = {}
+            for s in self.modules.values():
+                storers.update(getattr(s, "storers", None) or {})
+            reg: Dict[str, List[Tuple[str, str]]] = {}
+            for s in self.modules.values():
+                for c, key, t in getattr(s, "registrations", None) or ():
+                    if c.startswith("@"):
+                        try:
+                            k, q = self.canonical(c[1:])
+                        except RecursionError:
+                            continue
+                        c = storers.get(q) if k == "def" else None
+                        if c is None:
+                            continue
+                    reg.setdefault(self._container_name(c), []).append((key, t))
+            self._registry = reg
+        return self._registry
+
+    def lookup(self, container: str, keys: str) -> Tuple[List[str], bool]:
+        """(callables, exact) a call through *container* indexed by *keys* may run: exact when the keys are
+        known and registered (or the whole container is handed over), else every entry, none of them sure."""
+        entries = self.registry().get(self._container_name(container))
+        if not entries:
+            return [], False
+        if keys == ALL_KEYS:
+            return list(dict.fromkeys(t for _k, t in entries)), True
+        if keys:
+            wanted = set(keys.split(KEY_SEP))
+            hits = [t for k, t in entries if k in wanted]
+            if hits:
+                return list(dict.fromkeys(hits)), True
+        return list(dict.fromkeys(t for _k, t in entries)), False
+
     # ---- calls
     def resolve_call(self, kind: str, a: str, b: str) -> Tuple[List[str], Optional[str], Optional[str]]:
         """(callee nodes, unknown reason, ext target) for one recorded call."""
         if kind == K_EXT:
             return [], None, f"{a}.{b}"
+        if kind == K_LOOKUP:
+            targets, exact = self.lookup(a, b)
+            if not targets:
+                return [], None, None
+            if not exact:
+                # one entry runs, which one is chosen at run time: no edge (script-mode reach lists each entry as
+                # unknown, analyse.reach); a library function's status is not made unknown by it
+                return [], None, None
+            out = []
+            for t in targets:
+                k, q = self.canonical(t)
+                if k == "def":
+                    out.append(q)
+                elif k == "class":
+                    init = self.lookup_method(q, "__init__")
+                    if init:
+                        out.append(init)
+            return out, None, None
         if kind == K_DYN:
             k, q = self.canonical(a)
             if k in ("module", "class", "def") and self.in_library(q):

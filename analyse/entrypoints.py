@@ -14,8 +14,14 @@ Found statically (nothing is imported or run, ``setup.py`` is read as a tree):
   ``pyproject.toml``, ``entry_points={"console_scripts": [...]}`` in
   ``setup.py``, ``[options.entry_points] console_scripts`` in ``setup.cfg``;
   the ``module:function`` target must be an analysed file;
+  also (same reason, named ``cog predict`` / ``torch.hub NAME``) a Cog predictor or trainer declared in
+  ``cog.yaml`` and each public function of a torch.hub ``hubconf.py``;
 * ``given``: a PATH given as a single file, or ``--entry FILE[:FUNCTION]``
   (which replaces discovery altogether).
+
+Each program's role comes with its evidence (``role_evidence``): a line of the README, the docs, a launch
+script, a Makefile, a Dockerfile or a CI workflow that runs it (:func:`invocations`), what it does (trains,
+a self-test, an evaluation program named like a test), or its path.
 
 The role of a discovered program comes from what it does (:func:`analyse.roles.program_role`):
 one that trains models (``trainer.train()``, ``loss.backward()``, ``optimizer.step()``) is
@@ -36,7 +42,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from astroid import nodes
 
-from analyse.roles import program_role, role_of
+from analyse.roles import program_role, program_role_evidence, role_of
 from analyse.syntax import is_main_guard, nodes_of
 
 REASONS = ("main-guard", "top-level-code", "console-script", "given")
@@ -64,6 +70,8 @@ class EntryPoint:
     # its main block is a way to run it, but importing it must not change the process (migrate puts the
     # transfer_to_npu shim only in programs)
     library: bool = False
+    role_evidence: str = ""          # why the program has its role (an invocation, what it does, its path)
+    copies: Tuple[str, ...] = ()     # near-identical copies of this program grouped into it (archived runs)
 
     @property
     def id(self) -> str:
@@ -80,7 +88,141 @@ class EntryPoint:
             d["name"] = self.name
         if self.library:
             d["library"] = True
+        if self.role_evidence:
+            d["role_evidence"] = self.role_evidence
+        if self.copies:
+            d["copies"] = list(self.copies)
         return d
+
+
+MIN_COPIES = 3          # an archive: this many programs of one name
+COPY_SIMILARITY = 0.8   # share of their distinct code lines two copies have in common (Jaccard)
+
+
+def _code_lines(text: str) -> frozenset:
+    out = set()
+    for line in text.splitlines():
+        t = line.strip()
+        if t and not t.startswith("#"):
+            out.add(t)
+    return frozenset(out)
+
+
+def group_copies(eps: List["EntryPoint"], sources: Mapping[str, object]) -> List["EntryPoint"]:
+    """Near-identical copies of one program (``records/<run>/train.py`` archived once per run) grouped into one
+    entry: programs of one file name, at least :data:`MIN_COPIES` of them, whose code lines (comments and blank
+    lines aside) overlap by :data:`COPY_SIMILARITY` or more with the group's first. The first path (sorted) stands
+    for the group and lists the others in ``copies``; programs named on purpose (console scripts, given files)
+    are never grouped."""
+    from dataclasses import replace as _replace
+
+    by_name: Dict[str, List[EntryPoint]] = {}
+    for ep in eps:
+        if ep.reason in ("main-guard", "top-level-code") and not ep.function:
+            by_name.setdefault(ep.path.rsplit("/", 1)[-1], []).append(ep)
+    drop: Dict[str, List[str]] = {}
+    for name, group in by_name.items():
+        if len(group) < MIN_COPIES:
+            continue
+        lines = {ep.path: _code_lines(getattr(sources.get(ep.path), "text", "") or "") for ep in group}
+        left = sorted(group, key=lambda e: e.path)
+        while len(left) >= MIN_COPIES:
+            head, rest = left[0], left[1:]
+            a = lines[head.path]
+            same = [ep for ep in rest if a and len(a & lines[ep.path]) >= COPY_SIMILARITY * len(a | lines[ep.path])]
+            if len(same) + 1 >= MIN_COPIES:
+                drop[head.path] = [ep.path for ep in same]
+            taken = {ep.path for ep in same}
+            left = [ep for ep in rest if ep.path not in taken]
+    if not drop:
+        return eps
+    gone = {p for ps in drop.values() for p in ps}
+    return [_replace(ep, copies=tuple(drop[ep.path])) if ep.path in drop else ep for ep in eps if ep.path not in gone]
+
+
+# --------------------------------------------------------------------------- invocations
+
+# the files where a project says how its programs are run: READMEs and docs, launch scripts, Makefiles,
+# Dockerfiles, CI workflows
+_DOC_FILE = re.compile(r"^(readme.*|.*\.(md|rst|txt|sh|bash|yml|yaml|cfg|toml)|makefile|dockerfile.*|.*\.dockerfile|"
+                       r"justfile|procfile)$", re.I)
+_LAUNCH = re.compile(r"\b(python[\d.]*|torchrun|accelerate|deepspeed|srun|mpirun|colossalai|"
+                     r"torch\.distributed\.(?:launch|run)|CMD|ENTRYPOINT|run)\b")
+_PY_TOKEN = re.compile(r"(?<![\w/.-])((?:\.{0,2}/)?[\w./-]*[\w-]\.py)\b")
+_MODULE_TOKEN = re.compile(r"python[\d.]*\s+(?:-\w+\s+)*-m\s+([\w.]+)")
+_SKIP_SCAN = {".git", "node_modules", "__pycache__", ".tox", ".venv", "venv", "site-packages", "build", "dist"}
+MAX_DOC_FILES = 400
+MAX_DOC_BYTES = 1_000_000
+
+
+def invocations(inputs: Sequence[Path], sources: Mapping[str, object]) -> Dict[str, str]:
+    """Report path -> where the project runs it (``README.md:12: python scripts/train.py ...``): a ``.py`` path or
+    a ``python -m module`` on a line that launches something (python, torchrun, accelerate launch, deepspeed,
+    a Dockerfile's CMD) in a README, the docs, a shell script, a Makefile, a Dockerfile or a CI workflow of an
+    input folder. A mentioned path names a program when it is the program's path from the root, or ends with
+    it and names no other program."""
+    by_rel = {rel: sf for rel, sf in sources.items() if rel.endswith(".py")}
+    by_mod = {getattr(sf, "modname", ""): rel for rel, sf in by_rel.items()}
+    by_name: Dict[str, List[str]] = {}
+    for rel in by_rel:
+        by_name.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+    out: Dict[str, str] = {}
+    for inp in inputs:
+        root = Path(inp)
+        if not root.is_dir():
+            continue
+        for doc in _doc_files(root):
+            try:
+                with open(doc, "rb") as fh:
+                    text = fh.read(MAX_DOC_BYTES).decode("utf-8", "replace")
+            except OSError:
+                continue
+            shown = doc.relative_to(root).as_posix()
+            for n, line in enumerate(text.splitlines(), 1):
+                if ".py" not in line and "-m " not in line:
+                    continue
+                if not _LAUNCH.search(line):
+                    continue
+                hits = []
+                for tok in _PY_TOKEN.findall(line):
+                    hits.append(_program_of(tok, by_rel, by_name))
+                for mod in _MODULE_TOKEN.findall(line):
+                    hits.append(by_mod.get(mod) or by_mod.get(mod + ".__main__"))
+                for rel in hits:
+                    if rel and rel not in out:
+                        out[rel] = f"{shown}:{n}: {line.strip()[:120]}"
+    return out
+
+
+def _program_of(tok: str, by_rel: Mapping[str, object], by_name: Mapping[str, List[str]]) -> Optional[str]:
+    t = tok
+    while t.startswith(("./", "../")):
+        t = t[t.index("/") + 1:]
+    if t in by_rel:
+        return t
+    cands = [r for r in by_name.get(t.rsplit("/", 1)[-1], ()) if r.endswith("/" + t) or r == t]
+    return cands[0] if len(cands) == 1 else None
+
+
+def _doc_files(root: Path) -> List[Path]:
+    import os
+
+    out: List[Path] = []
+    for folder, dirs, files in os.walk(root):
+        depth = len(Path(folder).relative_to(root).parts)
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_SCAN and (not d.startswith(".") or d in (".github", ".circleci"))
+                         and depth < 4)
+        for f in sorted(files):
+            if _DOC_FILE.match(f) and not f.endswith(".py"):
+                p = Path(folder) / f
+                try:
+                    if p.is_file() and p.stat().st_size <= MAX_DOC_BYTES * 4:
+                        out.append(p)
+                except OSError:
+                    continue
+                if len(out) >= MAX_DOC_FILES:
+                    return out
+    return out
 
 
 # --------------------------------------------------------------------------- module classification
@@ -317,15 +459,50 @@ def _target(spec: str, by_mod: Mapping[str, object]) -> Optional[Tuple[object, O
     return sf, (f"{mod}.{func}" if func else None)
 
 
+_COG_ENTRY = re.compile(r"^\s*(predict|train)\s*:\s*[\"']?([\w./-]+\.py):(\w+)[\"']?\s*$", re.M)
+
+
+def declared_programs(root: Path, sources: Mapping[str, object]) -> List[Tuple[str, str]]:
+    """(name, ``module:function``) of the programs a project declares outside its packaging: a Cog predictor
+    or trainer (``cog.yaml``: ``predict: "predict.py:Predictor"``), and each public function of a torch.hub
+    ``hubconf.py`` (``torch.hub.load(repo, "name")`` calls ``hubconf.name``)."""
+    import ast
+
+    out: List[Tuple[str, str]] = []
+    by_rel = {rel: sf for rel, sf in sources.items()}
+    cog = root / "cog.yaml"
+    try:
+        if cog.is_file() and cog.stat().st_size < 1_000_000:
+            for kind, path, obj in _COG_ENTRY.findall(cog.read_text(encoding="utf-8", errors="replace")):
+                sf = by_rel.get(path.lstrip("./"))
+                if sf is not None:
+                    out.append((f"cog {kind}", f"{sf.modname}:{obj}"))
+    except OSError:
+        pass
+    hub = by_rel.get("hubconf.py")
+    text = getattr(hub, "text", None) if hub is not None else None
+    if text:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            tree = None
+        for st in tree.body if tree is not None else ():
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and not st.name.startswith("_"):
+                out.append((f"torch.hub {st.name}", f"{hub.modname}:{st.name}"))
+    return out
+
+
 def console_scripts(inputs: Sequence[Path], sources: Mapping[str, object],
                     facts: Optional[Mapping[str, dict]] = None) -> List[Tuple[str, str]]:
-    """(script name, ``module:function``) declared by the packaging files of the inputs."""
+    """(script name, ``module:function``) declared by the packaging files of the inputs (and the programs
+    :func:`declared_programs` finds: Cog predictors, torch.hub functions)."""
     out: List[Tuple[str, str]] = []
     by_path = {getattr(sf, "path", None): sf for sf in sources.values()}
     for inp in inputs:
         root = Path(inp)
         if not root.is_dir():
             continue
+        out.extend(declared_programs(root, sources))
         for fname, reader in (("pyproject.toml", _toml_scripts), ("setup.cfg", _cfg_scripts)):
             p = root / fname
             try:
@@ -381,6 +558,7 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
         if key not in out:
             out[key] = EntryPoint(sf.relpath, "console-script", sf.modname, func, role_of(sf.relpath, roles), name)
     script_files = {ep.path for ep in out.values() if ep.reason == "console-script"}   # a program of the package
+    invoked = invocations(inputs, sources)
     for rel, sf in sorted(sources.items()):
         if (rel, None) in out:
             continue
@@ -397,18 +575,21 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
             trains, cli = known.get("trains"), known.get("cli")
             if (trains is None or cli is None) and getattr(sf, "tree", None) is not None:
                 trains, cli = trains_models(sf.tree), parses_command_line(sf.tree)
-        role = program_role(rel, roles, trains=bool(trains),
-                            self_test=bool(main) and not trains and not cli and rel not in script_files
-                            and _library_module(sf, by_mod, imported))
+        tests = bool(known.get("test_functions")) if known is not None and "test_functions" in known else None
+        role, evidence = program_role_evidence(
+            rel, roles, trains=bool(trains),
+            self_test=bool(main) and not trains and not cli and rel not in script_files
+            and _library_module(sf, by_mod, imported),
+            invoked=invoked.get(rel), collected=tests if tests is not None else True, program=bool(main and cli))
         if main:
-            out[(rel, None)] = EntryPoint(rel, "main-guard", sf.modname, None, role,
+            out[(rel, None)] = EntryPoint(rel, "main-guard", sf.modname, None, role, role_evidence=evidence,
                                           library=_importable(sf, by_mod, imported))
         elif not sf.is_package_init and role not in ("build", "docs") and sf.modname not in imported:
             if top is None:
                 top = has_top_level_code(sf.tree)
             if top:
-                out[(rel, None)] = EntryPoint(rel, "top-level-code", sf.modname, None, role)
-    return sorted(out.values(), key=lambda e: (e.path, e.function or ""))
+                out[(rel, None)] = EntryPoint(rel, "top-level-code", sf.modname, None, role, role_evidence=evidence)
+    return group_copies(sorted(out.values(), key=lambda e: (e.path, e.function or "")), sources)
 
 
 def _importable(sf, by_mod: Mapping[str, object], imported) -> bool:

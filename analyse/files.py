@@ -26,6 +26,11 @@ SKIP_DIRS = {
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", "site-packages", "venv", ".venv",
     "env", ".env", "virtualenv",
 }
+# names that usually hold what a build made (``build/``, ``dist/`` of wheels and sdists) or an environment
+# (``env/``): skipped for what they hold, so one that is a package (``__init__.py``: a ``dist`` sub-package of
+# torch.distributed helpers the code imports) is walked like any other
+_OUTPUT_NAMES = {"build", "dist", "env", "venv", "virtualenv"}
+
 MAX_FILE_BYTES = 5 * 1024 * 1024
 
 # The files this tool writes into an output folder (``-o``: analyse.render.FILENAMES; ``probe -o``). A folder
@@ -82,6 +87,107 @@ def module_name_for(path: Path, root: Path) -> str:
     if (root / "__init__.py").is_file():
         parts = [root.name] + parts
     return ".".join(parts) if parts else root.name
+
+
+def _dotted(rel: str) -> str:
+    parts = list(Path(rel).with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+_PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+
+
+def local_imports(program: Path, limit: int = 2000) -> Tuple[List[Path], List[Tuple[str, int, str]]]:
+    """For a program given as one file: the files of the modules it imports that Python finds in its folder
+    (the script's folder is ``sys.path[0]``) -- plain and relative imports, then the imports of those,
+    transitively -- and ``(module, line, where)`` for each import of a module of the project that lies outside
+    that folder (in a folder above it, up to the project's root: a ``.git``, ``pyproject.toml``, ``setup.py``),
+    which such a run cannot analyse. Read with the standard library's ``ast`` (nothing is imported or run);
+    a file that does not parse contributes nothing here (the pipeline reports it)."""
+    import ast
+
+    base = program.parent
+    above: List[Path] = []
+    cur = base
+    for _ in range(4):
+        if any(os.path.exists(os.path.join(cur, m)) for m in _PROJECT_MARKERS) or cur.parent == cur:
+            break
+        cur = cur.parent
+        above.append(cur)
+    found: List[Path] = []
+    missing: List[Tuple[str, int, str]] = []
+    seen_missing: Set[str] = set()
+    todo = [program]
+    done = {os.path.realpath(program)}
+
+    def module_files(start: Path, parts: List[str]) -> List[Path]:
+        out: List[Path] = []
+        cur = start
+        for i, part in enumerate(parts):
+            if not part:
+                return out
+            f = cur / f"{part}.py"
+            if os.path.isfile(f):
+                out.append(f)
+                return out
+            d = cur / part
+            if not os.path.isdir(d) or _skip_dir(part, str(d)):
+                return out
+            init = d / "__init__.py"
+            if os.path.isfile(init):
+                out.append(init)
+            elif i == len(parts) - 1 and not any(n.endswith(".py") for n in os.listdir(d)):
+                return out
+            cur = d
+        return out
+
+    def elsewhere(top: str) -> Optional[Path]:
+        for anc in above:
+            if os.path.isfile(anc / f"{top}.py") or os.path.isfile(anc / top / "__init__.py"):
+                return anc
+        return None
+
+    while todo and len(found) < limit:
+        f = todo.pop(0)
+        try:
+            tree = ast.parse(decode_source(read_regular_file(f)))
+        except (OSError, SyntaxError, ValueError, NotRegularFile, FileTooLarge, RecursionError):
+            continue
+        here = f.parent
+        for node in ast.walk(tree):
+            targets: List[Tuple[Path, List[str], int]] = []
+            if isinstance(node, ast.Import):
+                targets = [(base, a.name.split("."), node.lineno) for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    start = here
+                    for _ in range(node.level - 1):
+                        start = start.parent
+                    if not _inside(os.path.realpath(start), os.path.realpath(base)):
+                        continue
+                else:
+                    start = base
+                mod = (node.module or "").split(".") if node.module else []
+                targets = [(start, mod + [a.name], node.lineno) for a in node.names if a.name != "*"]
+                if not targets or any(a.name == "*" for a in node.names):
+                    targets.append((start, mod, node.lineno))
+            for start, parts, line in targets:
+                files = module_files(start, parts)
+                if not files and start == base and parts and parts[0]:
+                    anc = elsewhere(parts[0])
+                    name = ".".join(p for p in parts if p)
+                    if anc is not None and parts[0] not in seen_missing:
+                        seen_missing.add(parts[0])
+                        missing.append((name, line, os.path.relpath(anc / parts[0], base).replace(os.sep, "/")))
+                for mf in files:
+                    k = os.path.realpath(mf)
+                    if k not in done and _inside(k, os.path.realpath(base)):
+                        done.add(k)
+                        found.append(mf)
+                        todo.append(mf)
+    return sorted(found), missing
 
 
 def decode_source(data: bytes) -> str:
@@ -241,9 +347,16 @@ def iter_files(root: Path, suffixes: Tuple[str, ...] = (".py",), names: Tuple[st
 
 
 def _skip_dir(name: str, path: str) -> bool:
-    if name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info"):
+    if name.startswith(".") or name.endswith(".egg-info"):
+        return True
+    if name in SKIP_DIRS and not (name in _OUTPUT_NAMES and is_package_dir(path)):
         return True
     return is_virtualenv(Path(path))
+
+
+def is_package_dir(path: str) -> bool:
+    """A folder Python imports as a package (it holds ``__init__.py``), whatever its name."""
+    return os.path.isfile(os.path.join(path, "__init__.py"))
 
 
 def _too_long(exc: OSError) -> str:
@@ -344,7 +457,7 @@ def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError]
                         err(rel, f"symlink leaves the tree (points to {real}); not followed")
                     continue
                 if stat.S_ISDIR(est.st_mode):
-                    if not (name in SKIP_DIRS or name.endswith(".egg-info") or is_virtualenv(Path(real))):
+                    if not _skip_dir(name, real):
                         pending_links.append((rel, real, folder))
                     continue
             else:
@@ -439,6 +552,21 @@ def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
                 continue
             seen.add(key)
             out.append((path, path, rel, _modname(path, path, rel)))
+            if len(inputs) == 1 and path.suffix == ".py":
+                # one program given alone: the local modules it imports run with it (its folder is sys.path[0])
+                folder = path.parent
+                found, missing = local_imports(path)
+                for extra in found:
+                    ekey = os.path.realpath(extra)
+                    erel = extra.relative_to(folder).as_posix()
+                    if ekey in seen or (admit is not None and not admit(extra, erel)):
+                        continue
+                    seen.add(ekey)
+                    out.append((extra, folder, erel, _dotted(erel)))
+                for name, line, where in missing:
+                    errors.append(AnalysisError(
+                        rel, "io", f"imports {name}, a module of the project outside {rel}'s folder ({where}): not "
+                                   "analysed; give the project's folder for the whole program", line))
         else:
             errors.append(AnalysisError(label, "io", f"not read: {file_kind(st.st_mode)} is not a regular file"))
     return out

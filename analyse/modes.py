@@ -105,6 +105,7 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         entry_points=eps,
         ep_members=members,
         ep_paths=ep_paths,
+        ep_unresolved={ep.id: reach.unresolved(ep.id) for ep in eps} if reach is not None else None,
         roles=roles,
         policy=policy,
     )

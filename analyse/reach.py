@@ -12,7 +12,21 @@ From each entry point the walk follows, on the static call graph of
   since any of them may be called on its instances (``model(x)`` ->
   ``forward``, hooks, callbacks);
 * an entry point's roots are the top level of its module and, for console
-  scripts and ``--entry FILE:FUNCTION``, the named function.
+  scripts and ``--entry FILE:FUNCTION``, the named function;
+* dispatch the call graph resolves (:mod:`analyse.callgraph`): containers of
+  callables indexed by a known key or handed whole to a CLI, decorator
+  registries, ``Registry.build(dict(type=...))``, ``cls(...)`` in classmethods;
+  ``importlib.import_module`` over known names and ``sys.path`` edits (evaluated
+  for the file, from the root) are imports; the ``_target_`` / ``target``
+  entries of the YAML config a program loads by a literal name (and of Hydra's
+  default config and its ``defaults`` list, and of Python-literal configs) are
+  built by the function that names them;
+* a live class's instance methods run; its static and class methods only where
+  code names them.
+
+Each entry point also says how many calls of the code it reaches cannot be
+followed (:meth:`Reach.unresolved`: computed ``getattr``, ``eval``, a container
+indexed by a key that cannot be told, a name that does not resolve).
 
 Each finding gets ``reach``:
 
@@ -36,16 +50,19 @@ unguarded findings inherit that guard (with the call site's ``path`` and
 
 from __future__ import annotations
 
+import posixpath
+import re
 from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from astroid import nodes
 
-from analyse.callgraph import (K_INST, K_METHOD, K_NAME, K_REF, K_SELF, MAIN_FN, MODULE_FN, PSEUDO_FNS, FunctionLocator, ModuleSummary,
+from analyse.callgraph import (K_INST, K_LOOKUP, K_METHOD, K_NAME, K_REF, K_SELF, MAIN_FN, MODULE_FN, PSEUDO_FNS, FunctionLocator, ModuleSummary,
                                build_graph)
 from analyse.guards import guard_of, tree_memo
-from analyse.syntax import is_main_guard, nodes_of
+from analyse.resolve import dynamic_import
+from analyse.syntax import is_main_guard, nodes_of, own_bindings
 
 ENTRY, REACHABLE, UNREACHED, UNKNOWN = "entry-point", "reachable", "unreached", "unknown"
 STATUS_RANK = {ENTRY: 0, REACHABLE: 1, UNKNOWN: 2, UNREACHED: 3}
@@ -102,6 +119,198 @@ def _unalias(q: str, aliases: Dict[str, str]) -> str:
             return real + q[len(head):]
         head = head.rpartition(".")[0]
     return q
+
+
+_PATH_SAME = ("abspath", "realpath", "normpath", "str", "Path", "PurePath", "resolve", "absolute", "expanduser", "fspath")
+
+
+def sys_path_edit(call: nodes.Call, relpath: str) -> Optional[str]:
+    """The folder (relative to the analysed root, "" for the root) that ``sys.path.append(X)`` /
+    ``sys.path.insert(i, X)`` puts on the import path, with *X* evaluated for the file at *relpath* run from
+    the root (``os.getcwd()`` and relative literals are the root; ``__file__`` is the file). None when the
+    call is not such an edit or *X* cannot be told (or leaves the tree)."""
+    func = call.func
+    if not (isinstance(func, nodes.Attribute) and func.attrname in ("append", "insert")
+            and isinstance(func.expr, nodes.Attribute) and func.expr.attrname == "path"
+            and isinstance(func.expr.expr, nodes.Name) and func.expr.expr.name == "sys"):
+        return None
+    args = call.args
+    arg = args[0] if func.attrname == "append" and args else args[1] if len(args) > 1 else None
+    value = _path_value(arg, relpath, 0)
+    if value is None:
+        return None
+    value = posixpath.normpath(value) if value else ""
+    if value in (".", ""):
+        return ""
+    if value.startswith("../") or value == ".." or value.startswith("/"):
+        return None
+    return value
+
+
+def _path_value(node, relpath: str, depth: int) -> Optional[str]:
+    if node is None or depth > 8:
+        return None
+    if isinstance(node, nodes.Const) and isinstance(node.value, str):
+        return None if node.value.startswith("/") else node.value
+    if isinstance(node, nodes.Name):
+        if node.name == "__file__":
+            return relpath
+        try:
+            defs = own_bindings(node, node.name)
+        except Exception:
+            return None
+        if len(defs) == 1 and isinstance(defs[0], nodes.AssignName):
+            parent = defs[0].parent
+            if isinstance(parent, nodes.Assign) and defs[0] in parent.targets:
+                return _path_value(parent.value, relpath, depth + 1)
+        return None
+    if isinstance(node, nodes.Attribute) and node.attrname == "parent":
+        inner = _path_value(node.expr, relpath, depth + 1)
+        return None if inner is None else posixpath.dirname(posixpath.normpath(inner) if inner else "")
+    if isinstance(node, nodes.Subscript) and isinstance(node.value, nodes.Attribute) \
+            and node.value.attrname == "parents" and isinstance(node.slice, nodes.Const) \
+            and isinstance(node.slice.value, int):
+        inner = _path_value(node.value.expr, relpath, depth + 1)
+        if inner is None:
+            return None
+        for _ in range(node.slice.value + 1):
+            inner = posixpath.dirname(posixpath.normpath(inner) if inner else "")
+        return inner
+    if isinstance(node, nodes.BinOp) and node.op in ("/", "+"):
+        left = _path_value(node.left, relpath, depth + 1)
+        right = _path_value(node.right, relpath, depth + 1)
+        if left is None or right is None:
+            return None
+        if node.op == "+":
+            joined = left + right
+            return joined[1:] if joined.startswith("/") and not left else joined
+        return posixpath.join(left, right)
+    if isinstance(node, nodes.Call):
+        func = node.func
+        leaf = func.attrname if isinstance(func, nodes.Attribute) else func.name if isinstance(func, nodes.Name) else ""
+        if leaf in ("getcwd", "cwd") and not node.args:
+            return ""
+        if leaf == "dirname" and len(node.args) == 1:
+            inner = _path_value(node.args[0], relpath, depth + 1)
+            return None if inner is None else posixpath.dirname(posixpath.normpath(inner) if inner else "")
+        if leaf == "join" and node.args:
+            parts = [_path_value(a, relpath, depth + 1) for a in node.args]
+            if any(p is None for p in parts):
+                return None
+            return posixpath.join(*parts)
+        if leaf in _PATH_SAME:
+            if node.args:
+                return _path_value(node.args[0], relpath, depth + 1)
+            if isinstance(func, nodes.Attribute):   # Path(__file__).resolve()
+                return _path_value(func.expr, relpath, depth + 1)
+    return None
+
+
+_CONFIG_SUFFIXES = (".yaml", ".yml")
+_DOTTED = re.compile(r"[A-Za-z_][\w.]*\.[A-Za-z_]\w*")
+_TARGET_KEYS = ("_target_", "target")
+MAX_CONFIG_BYTES = 1_000_000
+MAX_CONFIG_FILES = 64
+
+
+def _hydra_config(fn) -> Optional[str]:
+    """``@hydra.main(config_path="conf", config_name="train")``: the default config file it loads
+    (``conf/train.yaml``), relative to the file."""
+    for d in fn.decorators.nodes if fn.decorators else ():
+        if not isinstance(d, nodes.Call) or _func_leaf(d.func) != "main":
+            continue
+        if not (isinstance(d.func, nodes.Attribute) and _func_leaf(d.func.expr) == "hydra"):
+            continue
+        kw = {k.arg: k.value.value for k in d.keywords or ()
+              if isinstance(k.value, nodes.Const) and isinstance(k.value.value, str)}
+        path, name = kw.get("config_path", ""), kw.get("config_name")
+        if name:
+            name = name if name.endswith(_CONFIG_SUFFIXES) else name + ".yaml"
+            return posixpath.join(path, name) if path else name
+    return None
+
+
+def config_targets(folder: str, rel: str, root: str) -> List[Tuple[str, str]]:
+    """(dotted target, config file) of the ``_target_`` (Hydra) and ``target`` (``instantiate_from_config``)
+    entries of the YAML config file *rel* a program loads -- found next to the file (*folder*) or from the root
+    (the working folder) -- and of the files its Hydra ``defaults`` list composes. Read with ``yaml.safe_load``,
+    bounded in size; a file that cannot be read or parsed gives nothing."""
+    import os
+
+    import yaml
+
+    out: List[Tuple[str, str]] = []
+    first = None
+    for base in (folder, root):
+        cand = os.path.normpath(os.path.join(base, rel))
+        if os.path.isfile(cand):
+            first = cand
+            break
+    if first is None:
+        return out
+    todo, seen = [first], set()
+    while todo and len(seen) < MAX_CONFIG_FILES:
+        path = todo.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            if os.path.getsize(path) > MAX_CONFIG_BYTES:
+                continue
+            with open(path, "r", encoding="utf-8", errors="replace") as fh:
+                data = yaml.safe_load(fh)
+        except (OSError, yaml.YAMLError, RecursionError, ValueError):
+            continue
+        shown = os.path.relpath(path, root).replace(os.sep, "/")
+        stack = [data]
+        while stack:
+            cur = stack.pop()
+            if isinstance(cur, dict):
+                for k, v in cur.items():
+                    if k in _TARGET_KEYS and isinstance(v, str) and _DOTTED.fullmatch(v):
+                        out.append((v, shown))
+                    elif isinstance(v, (dict, list)):
+                        stack.append(v)
+            elif isinstance(cur, list):
+                stack.extend(x for x in cur if isinstance(x, (dict, list)))
+        defaults = data.get("defaults") if isinstance(data, dict) else None
+        here = os.path.dirname(path)
+        for item in defaults if isinstance(defaults, list) else ():
+            group = option = None
+            if isinstance(item, str) and item != "_self_":
+                group, option = "", item
+            elif isinstance(item, dict) and len(item) == 1:
+                (group, option), = item.items()
+                group = str(group).replace("override ", "").strip().lstrip("/")
+                group = group.split("@", 1)[0]
+            if not isinstance(option, str) or option in ("_self_", "???", "null"):
+                continue
+            name = option if option.endswith(_CONFIG_SUFFIXES) else option + ".yaml"
+            cand = os.path.normpath(os.path.join(here, group, name))
+            if os.path.isfile(cand):
+                todo.append(cand)
+    return out
+
+
+def _defines_tests(tree: nodes.Module) -> bool:
+    """What a test runner collects: a module-level ``test*`` function or a class ``Test*`` / ``*TestCase``."""
+    for st in tree.body:
+        if isinstance(st, (nodes.FunctionDef, nodes.AsyncFunctionDef)) and st.name.startswith("test"):
+            return True
+        if isinstance(st, nodes.ClassDef) and (st.name.startswith("Test") or any(
+                b.as_string().endswith("TestCase") for b in st.bases)):
+            return True
+    return False
+
+
+class _RelativeTo:
+    """Enough of a resolver for :func:`analyse.resolve.dynamic_import` to make a relative name absolute."""
+
+    def __init__(self, modname: str, is_package: bool):
+        self.modname, self.is_package = modname, is_package
+
+    def absolute_import(self, target: str, level: int) -> str:
+        return _absolute(self.modname, self.is_package, target, level)
 
 
 def _func_leaf(func) -> str:
@@ -165,6 +374,10 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
                                      trains_models)
 
     memo = tree_memo(tree)
+    here = _RelativeTo(modname, is_package)
+    sys_path: List[str] = []
+    configs: List[Tuple[str, int, str]] = []
+    literal_targets: List[Tuple[str, int, str]] = []
     imports = []
     decorated = []
     dyn = []
@@ -175,14 +388,30 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         return g.to_dict() if g is not None else None
 
     for n in nodes_of(tree, nodes.Import, nodes.ImportFrom, nodes.Call, nodes.FunctionDef, nodes.AsyncFunctionDef,
-                      nodes.ClassDef):
-        if isinstance(n, nodes.Import):
+                      nodes.ClassDef, nodes.Dict):
+        if isinstance(n, nodes.Dict):
+            for k, v in n.items:
+                if isinstance(k, nodes.Const) and k.value in _TARGET_KEYS and isinstance(v, nodes.Const) \
+                        and isinstance(v.value, str) and _DOTTED.fullmatch(v.value):
+                    literal_targets.append((_scope_fn(n, modname), n.lineno or 1, v.value))
+        elif isinstance(n, nodes.Import):
             imports.append((_scope_fn(n, modname), n.lineno or 1, tuple(m for m, _as in n.names), True, gd(n)))
         elif isinstance(n, nodes.ImportFrom):
             base = _absolute(modname, is_package, n.modname, n.level)
             targets = (base,) + tuple(f"{base}.{m}" for m, _as in n.names if m != "*")
             imports.append((_scope_fn(n, modname), n.lineno or 1, targets, not n.level, gd(n)))
         elif isinstance(n, nodes.Call):
+            for a in list(n.args) + [k.value for k in n.keywords or ()]:
+                if isinstance(a, nodes.Const) and isinstance(a.value, str) and a.value.endswith(_CONFIG_SUFFIXES) \
+                        and len(a.value) < 300:
+                    configs.append((_scope_fn(n, modname), n.lineno or 1, a.value))
+            added = sys_path_edit(n, relpath)
+            if added is not None and added not in sys_path:
+                sys_path.append(added)
+            target = dynamic_import(n, here)
+            if target:
+                # importlib.import_module("pkg.mod") over a known name: an import
+                imports.append((_scope_fn(n, modname), n.lineno or 1, (target,), True, gd(n)))
             if lines is None or n.lineno in lines:
                 calls.setdefault(n.lineno or 1, []).append((_func_leaf(n.func), gd(n)))
             if (isinstance(n.func, nodes.Name) and n.func.name == "getattr" and len(n.args) >= 2
@@ -191,6 +420,9 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         elif isinstance(n, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and n.decorators:
             if isinstance(n.parent, nodes.Module):
                 decorated.append(n.qname())
+            hydra = _hydra_config(n)
+            if hydra:
+                configs.append((n.qname(), n.lineno or 1, hydra))
     name = relpath.rsplit("/", 1)[-1]
     return {
         "main_guard": has_main_guard(tree),
@@ -198,6 +430,10 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         "trains": trains_models(tree),
         "cli": parses_command_line(tree),
         "console_scripts": setup_py_scripts(tree) if name == "setup.py" else [],
+        "test_functions": _defines_tests(tree),
+        "sys_path": sys_path,
+        "configs": configs,
+        "targets": literal_targets,
         "imports": imports,
         "decorated": decorated,
         "getattr": dyn,
@@ -239,6 +475,11 @@ class Reach:
         self._guard_cache: Dict[Tuple[str, int], Optional[dict]] = {}
         self.edges: Dict[str, Dict[str, Tuple[int, Optional[dict]]]] = {}
         self.dyn: Dict[str, List[str]] = {}
+        # caller -> [(callable, reason)]: entries of a container the caller indexes by a key that cannot be told
+        self.maybe: Dict[str, List[Tuple[str, str]]] = {}
+        # caller -> [(path, line, expression)]: calls the analysis cannot follow (unresolved edges)
+        self.unresolved_at: Dict[str, List[Tuple[str, int, str]]] = {}
+        self._followed: Set[Tuple[str, int]] = set()    # (path, line) of dispatch calls resolved exactly
         self.decorated: Dict[str, List[str]] = {}
         self.classes_of: Dict[str, List[str]] = {}
         self.aliases: Dict[str, Dict[str, str]] = {}   # module -> {imported name: project module}
@@ -290,10 +531,11 @@ class Reach:
         if old is None or g is None:
             out[callee] = (line, g)
 
-    def _script_relative(self, modname: str, is_pkg: bool, target: str) -> Optional[str]:
+    def _script_relative(self, modname: str, is_pkg: bool, target: str, path_dirs: Sequence[str] = ()) -> Optional[str]:
         """A module imported by a plain name that is not a project module (``import model`` in
         ``word_language_model/main.py``): Python finds it next to the running script, so try the
-        importing file's folder and its parents."""
+        importing file's folder and its parents; then the folders the program puts on ``sys.path``
+        (*path_dirs*: this module's own edits first, then every module's)."""
         lk = self.linker
         if not target or target in lk.modules:
             return None
@@ -304,11 +546,32 @@ class Reach:
             if cand in lk.modules:
                 return cand
             parts.pop()
+        for d in path_dirs:
+            prefix = self._dir_prefix.get(d)
+            if prefix is None:
+                continue
+            cand = f"{prefix}.{target}" if prefix else target
+            if cand in lk.modules:
+                return cand
         return None
 
     def _build(self) -> None:
         lk = self.linker
         g = self.sg.cg.graph
+        # folder (relative to the root) -> the dotted prefix of the modules in it, for sys.path edits
+        self._dir_prefix: Dict[str, str] = {}
+        for summ in self.sg.summaries:
+            folder = posixpath.dirname(summ.relpath)
+            if summ.is_package:
+                self._dir_prefix.setdefault(folder, summ.modname)
+            else:
+                self._dir_prefix.setdefault(folder, summ.modname.rpartition(".")[0])
+        self._config_edges()
+        every_dir: List[str] = []
+        for summ in self.sg.summaries:
+            for d in (self.facts_by_path.get(summ.relpath) or {}).get("sys_path") or ():
+                if d not in every_dir:
+                    every_dir.append(d)
         # imports: importing a module runs its top level (and its parent packages')
         for summ in self.sg.summaries:
             facts = self.facts_by_path.get(summ.relpath) or {}
@@ -322,7 +585,9 @@ class Reach:
             for caller, line, targets, absolute, guard in facts.get("imports") or ():
                 for t in targets:
                     if absolute and t not in lk.modules:
-                        real = self._script_relative(summ.modname, summ.is_package, t)
+                        own = list(facts.get("sys_path") or ())
+                        real = self._script_relative(summ.modname, summ.is_package, t,
+                                                     own + [d for d in every_dir if d not in own])
                         if real is not None:
                             aliases[t] = real
                             self.loose.add(real)
@@ -339,6 +604,9 @@ class Reach:
             for caller, line, kind, a, b in s.calls:
                 if aliases and kind in (K_NAME, K_REF, K_METHOD, K_INST):
                     a = _unalias(a, aliases)
+                if kind == K_LOOKUP:
+                    self._lookup_edges(caller, line, a, b, s.relpath)
+                    continue
                 try:
                     callees, unknown, _ext = lk.resolve_call(kind, a, b)
                 except RecursionError:
@@ -356,6 +624,8 @@ class Reach:
                     k, q = lk.canonical(a)
                     if k == "class":
                         cls = q
+                    elif k == "def" and kind == K_NAME:
+                        cls = self._constructed(a, q)
                 elif kind == K_SELF and "|" in b:
                     k, q = lk.canonical(b.partition("|")[2])
                     if k == "class":
@@ -364,10 +634,19 @@ class Reach:
                     self._edge(caller, cls, line, s.relpath, leaf)
                 if unknown and unknown.startswith("dynamic getattr on "):
                     self.dyn.setdefault(caller, []).append(unknown[len("dynamic getattr on "):])
-        # live classes: every method and project base class
+                elif unknown:
+                    self.unresolved_at.setdefault(caller, []).append((s.relpath, line, a))
+            for caller, line, expr in s.dynamic:
+                if (s.relpath, line) not in self._followed:
+                    self.unresolved_at.setdefault(caller, []).append((s.relpath, line, expr))
+        # live classes: every instance method and project base class (a static or class method runs only where
+        # code names it: building an instance does not call it)
         for q, info in lk.classes.items():
             out = self.edges.setdefault(q, {})
+            statics = getattr(info, "statics", None) or ()
             for m in sorted(info.methods):
+                if m in statics:
+                    continue
                 fq = f"{q}.{m}"
                 if fq in lk.functions:
                     out.setdefault(fq, (info.line, None))
@@ -379,6 +658,78 @@ class Reach:
             parent = fq.rpartition(".")[0]
             if parent in lk.functions and not fq.endswith(MODULE_FN):
                 self.edges.setdefault(parent, {}).setdefault(fq, (fa, None))
+
+    def _config_edges(self) -> None:
+        """A program that loads a YAML config by a literal name (``OmegaConf.load("configs/model.yaml")``, an
+        option's default, ``@hydra.main(config_path=..., config_name=...)``) builds what its ``_target_`` /
+        ``target`` entries name (``instantiate`` / ``instantiate_from_config``): an edge from the function that
+        names the file to each target in the project (a class is built: live; a function is called)."""
+        import os
+
+        lk = self.linker
+        for summ in self.sg.summaries:
+            facts = self.facts_by_path.get(summ.relpath) or {}
+            # a config written as a Python literal: {"target": "pkg.mod.Class", "params": {...}}
+            for caller, line, target in facts.get("targets") or ():
+                self._target_edge(caller, line, target)
+            configs = facts.get("configs") or ()
+            if not configs:
+                continue
+            sf = self.sources.get(summ.relpath)
+            path = str(getattr(sf, "path", "") or "")
+            if not path:
+                continue
+            folder = os.path.dirname(path)
+            depth = summ.relpath.count("/")
+            root = folder
+            for _ in range(depth):
+                root = os.path.dirname(root)
+            for caller, line, rel in configs:
+                for target, _shown in config_targets(folder, rel, root):
+                    self._target_edge(caller, line, target)
+
+    def _target_edge(self, caller: str, line: int, target: str) -> None:
+        try:
+            k, q = self.linker.canonical(target)
+        except RecursionError:
+            return
+        if k in ("def", "class"):
+            out = self.edges.setdefault(caller, {})
+            if q not in out or out[q][1] is not None:
+                out[q] = (line, None)
+
+    def _lookup_edges(self, caller: str, line: int, container: str, keys: str, relpath: str) -> None:
+        """A call through a container of callables: an edge to each entry the keys select (a class entry is
+        built: the class is live), or, when the key cannot be told, each entry may run (reach unknown)."""
+        lk = self.linker
+        targets, exact = lk.lookup(container, keys)
+        if exact:
+            self._followed.add((relpath, line))
+        elif not targets:
+            return
+        for t in targets:
+            try:
+                k, q = lk.canonical(t)
+            except RecursionError:
+                continue
+            if k not in ("def", "class"):
+                continue
+            if exact:
+                self._edge(caller, q, line, relpath)
+            else:
+                self.maybe.setdefault(caller, []).append(
+                    (q, f"{relpath}:{line} calls an entry of {container.rpartition('#')[2]} chosen at run time "
+                        f"(the key cannot be told statically); {q} is one of them"))
+
+    def _constructed(self, called: str, found: str) -> Optional[str]:
+        """``Sub.from_pretrained(...)`` where the classmethod (here or inherited) builds ``cls(...)``: the class
+        it is called on (``Sub``), whose instance the call returns."""
+        owner, _, meth = found.rpartition(".")
+        info = self.linker.classes.get(owner)
+        if info is None or meth not in getattr(info, "constructors", ()):
+            return None
+        k, q = self.linker.canonical(called.rpartition(".")[0])
+        return q if k == "class" else None
 
     # ------------------------------------------------------------------ walks
     def roots_of(self, ep) -> List[str]:
@@ -455,6 +806,7 @@ class Reach:
                         if fq not in parent:
                             seeds.append((fq, f"{mod} is imported relative to the script's folder; its calls "
                                               "are only partly linked"))
+            seeds.extend(self.maybe.get(n, ()))
             for target in self.dyn.get(n, ()):
                 if target in lk.modules:
                     s = lk.modules[target]
@@ -475,6 +827,22 @@ class Reach:
                     unknown[c] = unknown[n]
                     q.append(c)
         return st
+
+    def unresolved(self, ep_id: str, first: int = 10) -> Tuple[int, List[dict]]:
+        """(how many calls of the code the entry point reaches cannot be followed -- a computed ``getattr``,
+        ``eval``, a container indexed by a key that cannot be told, a name that does not resolve --, the
+        first *first* of them, nearest the entry point first, as ``{path, line, expression}``)."""
+        st = self.per_ep[ep_id]
+        seen: Set[Tuple[str, int]] = set()
+        out: List[dict] = []
+        for n in st.parent:   # in walk order: nearest first
+            for path, line, expr in self.unresolved_at.get(n, ()):
+                if (path, line) in seen:
+                    continue
+                seen.add((path, line))
+                if len(out) < first:
+                    out.append({"path": path, "line": line, "expression": expr})
+        return len(seen), out
 
     def path_to(self, ep_id: str, node: str) -> List[str]:
         st = self.per_ep[ep_id]

@@ -308,8 +308,10 @@ def _driver_sentence(effort: str, drivers: List[dict], findings: Sequence[Findin
 def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError], files_analysed: int,
                    entry_points: Sequence, ep_members: Dict[str, List[int]], roles=None,
                    lines_analysed: int = 1, baselined: Sequence[int] = (),
-                   ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None) -> dict:
-    """The verdict over *findings* (see above). *baselined* indexes are findings a baseline accepted: they count
+                   ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None,
+                   ep_unresolved: Optional[Dict[str, Tuple[int, List[dict]]]] = None) -> dict:
+    """The verdict over *findings* (see above). Each entry point row gets ``unresolved_calls`` (and the first
+    of them, ``unresolved``) from *ep_unresolved* when given. *baselined* indexes are findings a baseline accepted: they count
     like any other (a baseline changes what gates, never the verdict) and the explanation says how many.
     *ep_paths* holds each entry point's own call paths to its findings (the evidence the explanation names).
     Also returns ``counted`` (the indexes that count) and ``off_reason`` (index -> reason code, for the others)."""
@@ -329,6 +331,10 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
              "drivers": _ep_drivers(fs, (ep_paths or {}).get(ep.id) or {})}
         row = ep.to_dict()
         row["verdict"] = v
+        if ep_unresolved is not None:
+            n, first = ep_unresolved.get(ep.id, (0, []))
+            row["unresolved_calls"] = n
+            row["unresolved"] = first
         ep_rows.append(row)
     product_eps = [ep for ep in eps if ep.role == "product"]
     counted_eps = product_eps or eps
@@ -687,8 +693,10 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
                  thirdparty: Optional[dict] = None, extra_summary: Optional[dict] = None,
                  entry_points: Optional[Sequence] = None, ep_members: Optional[Dict[str, List[int]]] = None,
                  roles: Optional[Dict[str, str]] = None, policy=None,
-                 ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None) -> dict:
-    """The report object. *entry_points* (:class:`analyse.entrypoints.EntryPoint`) and *ep_members*
+                 ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None,
+                 ep_unresolved: Optional[Dict[str, Tuple[int, List[dict]]]] = None) -> dict:
+    """The report object. *ep_unresolved*: entry point id -> (how many calls of the code it reaches the
+    analysis could not follow, the first of them as ``{path, line, expression}``). *entry_points* (:class:`analyse.entrypoints.EntryPoint`) and *ep_members*
     (entry point id -> indexes into *findings* it reaches) scope the verdict; without them it covers
     the whole tree. *policy* (:class:`analyse.policy.Policy`) drops deselected, suppressed and
     baselined findings first, so that every count and the verdict see only what is reported."""
@@ -727,7 +735,8 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
         ep_members = {k: sorted(pos[i] for i in v) for k, v in ep_members.items()}
     findings, baselined, ep_members, extras = group_findings(findings, baselined, ep_members)
     scoped = scoped_verdict(findings, errors, files_analysed, entry_points or (), ep_members or {}, roles,
-                            lines_analysed, baselined=[i for i, b in enumerate(baselined) if b], ep_paths=ep_paths)
+                            lines_analysed, baselined=[i for i, b in enumerate(baselined) if b], ep_paths=ep_paths,
+                            ep_unresolved=ep_unresolved)
     listed = [i for i, b in enumerate(baselined) if not b]
     rows = []
     for i in listed:

@@ -141,6 +141,38 @@ class ProjectIndex:
         return qual in self.classes
 
 
+_IMPORT_FUNCS = ("import_module", "__import__")
+
+
+def dynamic_import(value, r: Optional["Resolver"] = None) -> Optional[str]:
+    """The module ``importlib.import_module("pkg.mod")`` / ``__import__("pkg.mod")`` imports when its name is a
+    known string (a literal or a name bound once to one); a relative name (``import_module(".mod",
+    __package__)``) is made absolute against the importing module (*r*). None otherwise."""
+    if not isinstance(value, nodes.Call) or not value.args:
+        return None
+    func = value.func
+    leaf = func.attrname if isinstance(func, nodes.Attribute) else func.name if isinstance(func, nodes.Name) else ""
+    if leaf not in _IMPORT_FUNCS:
+        return None
+    arg = value.args[0]
+    name = _const_str(arg)
+    if name is None and isinstance(arg, nodes.Name):
+        try:
+            defs = own_bindings(arg, arg.name)
+        except Exception:
+            defs = ()
+        if len(defs) == 1 and isinstance(defs[0], nodes.AssignName):
+            name = _const_str(Resolver.assigned_value(defs[0]))
+    if not name or "{" in name or name.endswith("."):
+        return None
+    if name.startswith("."):
+        if r is None:
+            return None
+        level = len(name) - len(name.lstrip("."))
+        return r.absolute_import(name[level:], level) or None
+    return name
+
+
 def _const_str(node) -> Optional[str]:
     if isinstance(node, nodes.Const) and isinstance(node.value, str):
         return node.value
@@ -286,7 +318,8 @@ class Resolver:
         if isinstance(binding, (nodes.Import, nodes.ImportFrom, nodes.FunctionDef, nodes.ClassDef)):
             return True
         if isinstance(binding, nodes.AssignName):
-            return isinstance(self.assigned_value(binding), (nodes.Name, nodes.Attribute))
+            value = self.assigned_value(binding)
+            return isinstance(value, (nodes.Name, nodes.Attribute)) or dynamic_import(value, self) is not None
         return False
 
     def _lookup_name(self, node, name: str, depth: int) -> Optional[str]:
@@ -362,7 +395,7 @@ class Resolver:
             value = self.assigned_value(d)
             if value is not None and isinstance(value, (nodes.Name, nodes.Attribute)):
                 return self.qualname(value, depth + 1)
-            return None
+            return dynamic_import(value, self)
         return None
 
     @staticmethod

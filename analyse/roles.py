@@ -146,3 +146,35 @@ def program_role(relpath: str, overrides: Optional[Mapping[str, str]] = None, *,
     if role == "product" and self_test:
         return "test"
     return role
+
+
+def program_role_evidence(relpath: str, overrides: Optional[Mapping[str, str]] = None, *, trains: bool = False,
+                          self_test: bool = False, invoked: Optional[str] = None, collected: bool = True,
+                          program: bool = False) -> Tuple[str, str]:
+    """(role, evidence) of a program: :func:`program_role`, then the evidence of how the project runs it.
+
+    * a program the project's README, docs, launch scripts, Makefile, Dockerfile or CI invoke (*invoked*: where)
+      is ``product`` under ``scripts/``, ``tools/``, ``demo/`` or ``examples/`` too, and when its name alone made it a
+      test (``test_*.py``);
+    * a program named like a test (``test_*.py``) that defines a command line (*program*) and that no test runner
+      would collect (*collected* False: no ``test*`` function or ``TestCase``) is an evaluation program: ``product``.
+    A test folder, a build or docs path and a configuration override keep their role."""
+    if overrides:
+        role = _override(relpath, overrides)
+        if role is not None:
+            return role, "configured (roles override)"
+    role = program_role(relpath, None, trains=trains, self_test=self_test)
+    name = relpath.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    dirs = [d.lower() for d in relpath.replace("\\", "/").split("/")[:-1]]
+    name_test = role == "test" and bool(_TEST_FILE.match(name)) and not any(d in _TEST_DIRS for d in dirs)
+    if invoked and ((role in ("tool", "example") and not _TOOL_FILE.match(name)) or name_test):
+        return "product", f"invoked by {invoked}"
+    if name_test and program and not collected:
+        return "product", "named like a test, but a program with a command line that no test runner collects"
+    if role == "product" and trains and _default_role(relpath) == "tool":
+        return role, "trains a model"
+    if role == "test" and self_test and _default_role(relpath) == "product":
+        return role, "a module of the project's package whose __main__ block only exercises it (a self-test)"
+    if invoked:
+        return role, f"invoked by {invoked}"
+    return role, f"by its path ({role})"

@@ -181,3 +181,850 @@ def test_code_a_program_names_is_counted(tmp_path, kb):
     (fa,) = [f for f in rep["findings"] if f["api"].startswith("flash_attn") and f["line"] == 7]
     assert fa["reach"]["status"] == "reachable" and fa["counted"] is True
     assert any(d["api"].startswith("flash_attn") for d in rep["summary"]["verdict"]["drivers"])
+
+
+# ---------------------------------------------------------------------------------------------- discovery
+
+def test_a_package_named_like_a_build_folder_is_analysed_a_build_folder_is_not(tmp_path, kb):
+    from analyse.modes import run_thirdparty
+
+    _write(tmp_path / "mylib", {
+        "__init__.py": "",
+        # VALID: a `dist` sub-package the library imports (torch.distributed helpers): analysed
+        "dist/__init__.py": "",
+        "dist/comm.py": """
+            import torch
+
+            def barrier():
+                torch.cuda.synchronize()
+        """,
+        "train.py": """
+            from mylib.dist.comm import barrier
+
+            def step():
+                barrier()
+        """,
+        # INVALID: a build output (no __init__.py, a copy of the sources) is skipped
+        "build/lib/mylib/ops.py": """
+            import torch
+
+            def f():
+                torch.cuda.synchronize()
+        """,
+    })
+    report = run_thirdparty([tmp_path / "mylib"], kb)
+    paths = {f["path"] for f in report["findings"]}
+    assert "dist/comm.py" in paths
+    assert not any(p.startswith("build/") for p in paths)
+
+
+# ---------------------------------------------------------------------------------------------- dispatch
+
+CLASSMETHOD_SHAPE = {
+    "models/__init__.py": "",
+    "models/base.py": """
+        import torch
+
+        class Base(torch.nn.Module):
+            @classmethod
+            def from_pretrained(cls, path):
+                model = cls()
+                model.load_state_dict(torch.load(path, map_location="cpu"))
+                return model
+
+            @classmethod
+            def default_config(cls):
+                return {"dim": 8}
+    """,
+    "models/net.py": """
+        from flash_attn import flash_attn_func
+        from models.base import Base
+
+        class Net(Base):
+            def forward(self, q, k, v):
+                return flash_attn_func(q, k, v)
+    """,
+    "train.py": """
+        import torch
+        from models.net import Net
+
+        def main():
+            q = torch.ones(1, 2, 4, 8)
+            {CALL}
+            return q
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def _fa(rep, line=7):
+    (fa,) = [f for f in rep["findings"] if f["api"].startswith("flash_attn") and f["line"] == line]
+    return fa
+
+
+def test_a_classmethod_that_builds_cls_makes_the_class_it_is_called_on_live(tmp_path, kb):
+    # VALID: Net.from_pretrained (inherited) returns cls(...): a Net is built, its forward runs
+    files = dict(CLASSMETHOD_SHAPE, **{"train.py": CLASSMETHOD_SHAPE["train.py"].replace(
+        "{CALL}", 'model = Net.from_pretrained("w.pt")\n            model(q, q, q)')})
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    fa = _fa(rep)
+    assert fa["reach"]["status"] == "reachable" and fa["counted"] is True
+    assert "models.net.Net" in fa["reach"]["path"]
+
+
+def test_a_classmethod_that_builds_nothing_does_not(tmp_path, kb):
+    # INVALID: Net.default_config() returns a dict: no Net is built, its forward is not reached
+    files = dict(CLASSMETHOD_SHAPE, **{"train.py": CLASSMETHOD_SHAPE["train.py"].replace(
+        "{CALL}", "cfg = Net.default_config()")})
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    fa = _fa(rep)
+    assert fa["reach"]["status"] != "reachable" and fa["counted"] is False
+
+
+# the commands of a CLI: one uses flash-attn (finetune), one does not (download)
+COMMANDS_SHAPE = {
+    "tool/__init__.py": "",
+    "tool/finetune.py": """
+        import torch
+        from flash_attn import flash_attn_func
+
+        def setup(steps=10):
+            q = torch.ones(1, 2, 4, 8)
+            return flash_attn_func(q, q, q)
+    """,
+    "tool/download.py": """
+        import torch
+
+        def download(repo="x"):
+            return torch.hub.load_state_dict_from_url(repo, map_location="cpu")
+
+        def mirror(repo="x"):
+            import apex
+            return apex.amp.initialize(repo)
+    """,
+    "tool/__main__.py": """
+        import argparse
+        from tool.finetune import setup as finetune_fn
+        from tool.download import download as download_fn, mirror as mirror_fn
+
+        COMMANDS = {"finetune": finetune_fn, "download": download_fn, "mirror": mirror_fn}
+
+        def main():
+            {BODY}
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def _cli(tmp_path, kb, body):
+    files = dict(COMMANDS_SHAPE, **{"tool/__main__.py": COMMANDS_SHAPE["tool/__main__.py"].replace("{BODY}", body)})
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    # the calls inside the commands (not the module-level imports, which importing runs)
+    by_api = {f["api"].split(".")[0]: f for f in rep["findings"]
+              if (f["path"], f["line"]) in (("tool/finetune.py", 7), ("tool/download.py", 9), ("tool/download.py", 10))}
+    assert set(by_api) == {"flash_attn", "apex"}
+    return rep, by_api
+
+
+def test_a_command_dict_handed_to_a_cli_reaches_every_command(tmp_path, kb):
+    # VALID: CLI(COMMANDS) -- the CLI runs the command the user names: each one is a path of the program
+    rep, f = _cli(tmp_path, kb, "from jsonargparse import CLI\n            CLI(COMMANDS)")
+    assert f["flash_attn"]["reach"]["status"] == "reachable" and f["flash_attn"]["counted"] is True
+    assert "tool/__main__.py" in f["flash_attn"]["reach"]["entry_points"]
+
+
+def test_a_command_dict_indexed_by_a_literal_reaches_that_command_only(tmp_path, kb):
+    # VALID: COMMANDS["finetune"]() runs setup; INVALID: the apex mirror command is not run
+    rep, f = _cli(tmp_path, kb, 'COMMANDS["finetune"]()')
+    assert f["flash_attn"]["reach"]["status"] == "reachable" and f["flash_attn"]["counted"] is True
+    assert "tool.finetune.setup" in f["flash_attn"]["reach"]["path"]
+    assert f["apex"]["reach"]["status"] == "unreached" and f["apex"]["counted"] is False
+
+
+def test_a_command_dict_indexed_by_an_options_default(tmp_path, kb):
+    # VALID: --cmd defaults to "finetune"; INVALID: mirror (another key) is not reached
+    rep, f = _cli(tmp_path, kb, 'p = argparse.ArgumentParser()\n            p.add_argument("--cmd", default="finetune")\n'
+                                '            args = p.parse_args()\n            COMMANDS[args.cmd]()')
+    assert f["flash_attn"]["reach"]["status"] == "reachable" and f["flash_attn"]["counted"] is True
+    assert f["apex"]["reach"]["status"] == "unreached"
+
+
+def test_a_command_dict_indexed_by_an_unknown_key_is_listed_not_counted(tmp_path, kb):
+    # INVALID: the key comes from the command line with no default: each command may run, none is sure
+    rep, f = _cli(tmp_path, kb, 'import sys\n            COMMANDS[sys.argv[1]]()')
+    for api in ("flash_attn", "apex"):
+        assert f[api]["reach"]["status"] == "unknown", api
+        assert f[api]["counted"] is False and f[api]["off_path"]["reason"] == "unresolved-dispatch"
+    assert "COMMANDS" in f["apex"]["reach"]["reason"]
+
+
+REGISTRY_DECORATOR_SHAPE = {
+    "lib/__init__.py": "",
+    "lib/registry.py": """
+        MODELS = {}
+
+        def register(name):
+            def deco(cls):
+                MODELS[name] = cls
+                return cls
+            return deco
+    """,
+    "lib/models.py": """
+        import torch
+        from lib.registry import register
+
+        @register("plain")
+        class Plain(torch.nn.Module):
+            def forward(self, x):
+                return x.cuda()
+
+        @register("fused")
+        class Fused(torch.nn.Module):
+            def forward(self, x):
+                import apex
+                return apex.normalization.FusedLayerNorm(8)(x)
+    """,
+    "train.py": """
+        import argparse
+        import lib.models
+        from lib.registry import MODELS
+
+        def main():
+            p = argparse.ArgumentParser()
+            p.add_argument("--model", default="{DEFAULT}")
+            args = p.parse_args()
+            model = MODELS[args.model]()
+            return model
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def _apex(rep):
+    (f,) = [f for f in rep["findings"] if f["api"].startswith("apex") and "FusedLayerNorm" in f["api"]]
+    return f
+
+
+def test_a_decorator_registry_looked_up_by_the_default_key_reaches_that_entry_only(tmp_path, kb):
+    # INVALID: --model defaults to "plain": the opt-in apex model is not run
+    files = dict(REGISTRY_DECORATOR_SHAPE,
+                 **{"train.py": REGISTRY_DECORATOR_SHAPE["train.py"].replace("{DEFAULT}", "plain")})
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    f = _apex(rep)
+    assert f["reach"]["status"] != "reachable" and f["counted"] is False
+    (cuda,) = [x for x in rep["findings"] if x["path"] == "lib/models.py" and x["line"] == 8]
+    assert cuda["reach"]["status"] == "reachable" and "lib.models.Plain" in cuda["reach"]["path"]
+
+
+def test_a_decorator_registry_looked_up_by_a_key_that_names_the_entry(tmp_path, kb):
+    # VALID: --model defaults to "fused": the apex model is built and counted
+    files = dict(REGISTRY_DECORATOR_SHAPE,
+                 **{"train.py": REGISTRY_DECORATOR_SHAPE["train.py"].replace("{DEFAULT}", "fused")})
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    f = _apex(rep)
+    assert f["reach"]["status"] == "reachable" and f["counted"] is True
+    assert "lib.models.Fused" in f["reach"]["path"]
+
+
+BUILD_SHAPE = {
+    "lib/__init__.py": "",
+    "lib/builder.py": """
+        from mmengine.registry import Registry
+
+        MODELS = Registry("models")
+    """,
+    "lib/heads.py": """
+        import torch
+        from lib.builder import MODELS
+
+        @MODELS.register_module()
+        class LinearHead(torch.nn.Module):
+            def forward(self, x):
+                return x.cuda()
+
+        @MODELS.register_module(name="FusedHead")
+        class FusedHeadImpl(torch.nn.Module):
+            def forward(self, x):
+                import apex
+                return apex.normalization.FusedLayerNorm(8)(x)
+    """,
+    "train.py": """
+        import lib.heads
+        from lib.builder import MODELS
+
+        def main():
+            head = MODELS.build(dict(type="{TYPE}", in_channels=8))
+            return head
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_a_registry_build_with_a_literal_type_builds_that_class(tmp_path, kb):
+    # VALID: type="FusedHead" (the registered name) builds the apex head
+    _write(tmp_path, dict(BUILD_SHAPE, **{"train.py": BUILD_SHAPE["train.py"].replace("{TYPE}", "FusedHead")}))
+    f = _apex(run_script([tmp_path], kb))
+    assert f["reach"]["status"] == "reachable" and f["counted"] is True
+
+
+def test_a_registry_build_with_another_type_does_not(tmp_path, kb):
+    # INVALID: type="LinearHead" (registered under its class name) builds the plain head only
+    _write(tmp_path, dict(BUILD_SHAPE, **{"train.py": BUILD_SHAPE["train.py"].replace("{TYPE}", "LinearHead")}))
+    rep = run_script([tmp_path], kb)
+    f = _apex(rep)
+    assert f["reach"]["status"] != "reachable" and f["counted"] is False
+    (cuda,) = [x for x in rep["findings"] if x["path"] == "lib/heads.py" and x["line"] == 8]
+    assert cuda["reach"]["status"] == "reachable"
+
+
+IMPORTLIB_SHAPE = {
+    "plugins/__init__.py": "",
+    "plugins/fast.py": """
+        import torch
+
+        def run(x):
+            import apex
+            return apex.normalization.FusedLayerNorm(8)(x)
+    """,
+    "plugins/slow.py": """
+        import torch
+
+        def run(x):
+            import apex
+            return apex.normalization.FusedLayerNorm(8)(x)
+    """,
+    "main.py": """
+        import importlib
+
+        PLUGIN = "plugins.fast"
+
+        def main():
+            mod = importlib.import_module(PLUGIN)
+            return mod.run(1)
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_import_module_over_a_known_name_imports_and_calls_it(tmp_path, kb):
+    _write(tmp_path, IMPORTLIB_SHAPE)
+    rep = run_script([tmp_path], kb)
+    by_path = {f["path"]: f for f in rep["findings"] if "FusedLayerNorm" in f["api"]}
+    # VALID: import_module("plugins.fast") then mod.run(...): reached through the call
+    assert by_path["plugins/fast.py"]["reach"]["status"] == "reachable"
+    assert "plugins.fast.run" in by_path["plugins/fast.py"]["reach"]["path"]
+    # INVALID: plugins.slow is never imported
+    assert by_path["plugins/slow.py"]["reach"]["status"] == "unreached"
+
+
+SYS_PATH_SHAPE = {
+    "models/yolo.py": """
+        import torch
+        from flash_attn import flash_attn_func
+
+        class Model(torch.nn.Module):
+            def forward(self, q):
+                return flash_attn_func(q, q, q)
+    """,
+    "data/yolo.py": """
+        import torch
+
+        class Model(torch.nn.Module):
+            def forward(self, q):
+                return q
+    """,
+    "tools/train.py": """
+        import os
+        import sys
+        from pathlib import Path
+        {EDIT}
+        import yolo
+
+        def main():
+            model = yolo.Model()
+            return model(1)
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def _sys_path(tmp_path, kb, edit):
+    _write(tmp_path, dict(SYS_PATH_SHAPE, **{"tools/train.py": SYS_PATH_SHAPE["tools/train.py"].replace("{EDIT}", edit)}))
+    rep = run_script([tmp_path], kb)
+    (fa,) = [f for f in rep["findings"] if f["api"].startswith("flash_attn") and f["line"] == 7]
+    return fa
+
+
+def test_a_sys_path_edit_from_the_working_folder_finds_the_imported_module(tmp_path, kb):
+    # VALID: sys.path gets <root>/models (run from the root): `import yolo` is models/yolo.py
+    fa = _sys_path(tmp_path, kb, 'sys.path.append(os.path.join(os.getcwd(), "models"))')
+    assert fa["reach"]["status"] == "reachable" and fa["counted"] is True
+    assert "models.yolo.Model" in fa["reach"]["path"]
+
+
+def test_a_sys_path_edit_from_the_files_folder_finds_the_imported_module(tmp_path, kb):
+    # VALID: tools/../models, from __file__
+    fa = _sys_path(tmp_path, kb, 'sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))')
+    assert fa["reach"]["status"] == "reachable" and fa["counted"] is True
+
+
+def test_a_sys_path_edit_to_another_folder_does_not(tmp_path, kb):
+    # INVALID: sys.path gets data/: `import yolo` is data/yolo.py, the flash-attn model is not run
+    fa = _sys_path(tmp_path, kb, 'sys.path.append(os.path.join(os.path.dirname(__file__), "..", "data"))')
+    assert fa["reach"]["status"] != "reachable" and fa["counted"] is False
+
+
+def test_each_entry_point_says_how_many_calls_it_could_not_follow(tmp_path, kb):
+    # the unknown key: one call the analysis cannot follow, with its expression
+    rep, _f = _cli(tmp_path, kb, 'import sys\n            COMMANDS[sys.argv[1]]()')
+    (row,) = [e for e in rep["summary"]["entry_points"] if e["path"] == "tool/__main__.py"]
+    assert row["unresolved_calls"] == 1
+    assert row["unresolved"] == [{"path": "tool/__main__.py", "line": 10, "expression": "COMMANDS[sys.argv[1]]"}]
+
+
+def test_a_followed_dispatch_is_not_counted_as_unresolved(tmp_path, kb):
+    rep, _f = _cli(tmp_path, kb, 'p = argparse.ArgumentParser()\n            p.add_argument("--cmd", default="finetune")\n'
+                                 '            args = p.parse_args()\n            COMMANDS[args.cmd]()')
+    (row,) = [e for e in rep["summary"]["entry_points"] if e["path"] == "tool/__main__.py"]
+    assert row["unresolved_calls"] == 0 and row["unresolved"] == []
+
+
+# ---------------------------------------------------------------------------------------------- single file
+
+SINGLE_FILE_SHAPE = {
+    "proj/model.py": """
+        import torch
+        from flash_attn import flash_attn_func
+        from layers import Block
+
+        class GPT(torch.nn.Module):
+            def forward(self, q):
+                return flash_attn_func(q, q, q)
+    """,
+    "proj/layers.py": """
+        import torch
+
+        class Block(torch.nn.Module):
+            def forward(self, x):
+                return x.cuda()
+    """,
+    "proj/unused.py": """
+        import apex
+    """,
+    "proj/train.py": """
+        import torch
+        from model import GPT
+
+        def main():
+            model = GPT()
+            return model(torch.ones(2))
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_a_single_file_input_analyses_the_local_modules_it_imports(tmp_path, kb):
+    _write(tmp_path, SINGLE_FILE_SHAPE)
+    rep = run_script([tmp_path / "proj" / "train.py"], kb)
+    paths = {f["path"] for f in rep["findings"]}
+    # VALID: model.py (imported by train.py) and layers.py (imported by model.py) are analysed and reached
+    assert {"model.py", "layers.py"} <= paths
+    (fa,) = [f for f in rep["findings"] if f["api"].startswith("flash_attn") and f["line"] == 8]
+    assert fa["path"] == "model.py" and fa["reach"]["status"] == "reachable" and fa["counted"] is True
+    # INVALID: a module of the folder nobody imports is not part of the program
+    assert "unused.py" not in paths
+    assert rep["summary"]["complete"] is True
+
+
+def test_a_single_file_input_whose_project_import_is_outside_its_folder_is_incomplete(tmp_path, kb):
+    _write(tmp_path, {
+        "setup.py": "",
+        "models/__init__.py": "",
+        "models/yolo.py": "import torch\n",
+        "tools/train.py": """
+            import torch
+            from models.yolo import Model
+
+            if __name__ == "__main__":
+                Model()
+        """,
+    })
+    rep = run_script([tmp_path / "tools" / "train.py"], kb)
+    assert rep["summary"]["complete"] is False
+    (err,) = [e for e in rep["errors"] if "models.yolo" in e["message"]]
+    assert err["path"] == "train.py" and err["line"] == 3
+
+
+# ---------------------------------------------------------------------------------------------- drivers
+
+STATIC_SHAPE = {
+    "net.py": """
+        import torch
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x.cuda()
+
+            @staticmethod
+            def count_flops(model):
+                import apex
+                return apex.amp.initialize(model)
+    """,
+    "train.py": """
+        import torch
+        from net import Net
+
+        def main():
+            model = Net()
+            {MORE}
+            return model(torch.ones(2))
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def _static(tmp_path, kb, more):
+    _write(tmp_path, dict(STATIC_SHAPE, **{"train.py": STATIC_SHAPE["train.py"].replace("{MORE}", more)}))
+    rep = run_script([tmp_path], kb)
+    (ap,) = [f for f in rep["findings"] if f["api"].startswith("apex") and f["line"] == 10]
+    return rep, ap
+
+
+def test_building_an_instance_does_not_call_the_classs_static_methods(tmp_path, kb):
+    # INVALID: Net() runs __init__ and (through the framework) forward, never count_flops
+    rep, ap = _static(tmp_path, kb, "pass")
+    assert ap["reach"]["status"] != "reachable" and ap["counted"] is False
+    (row,) = [e for e in rep["summary"]["entry_points"] if e["path"] == "train.py"]
+    assert not any(d["api"].startswith("apex") for d in row["verdict"]["drivers"])
+
+
+def test_a_static_method_the_program_calls_is_reached(tmp_path, kb):
+    # VALID: Net.count_flops(model) names it
+    rep, ap = _static(tmp_path, kb, "Net.count_flops(model)")
+    assert ap["reach"]["status"] == "reachable" and ap["counted"] is True
+
+
+# ---------------------------------------------------------------------------------------------- roles
+
+ROLES_SHAPE = {
+    "README.md": """
+        # Fine-tuning
+
+        Run:
+
+            torchrun --nproc_per_node 8 scripts/finetune.py --lr 1e-4
+            python -m demo.app
+    """,
+    "scripts/finetune.py": """
+        import argparse
+
+        if __name__ == "__main__":
+            argparse.ArgumentParser().parse_args()
+    """,
+    "scripts/plot_curves.py": """
+        import argparse
+
+        if __name__ == "__main__":
+            argparse.ArgumentParser().parse_args()
+    """,
+    "demo/__init__.py": "",
+    "demo/app.py": """
+        import argparse
+
+        if __name__ == "__main__":
+            argparse.ArgumentParser().parse_args()
+    """,
+    "test_accuracy.py": """
+        import argparse
+
+        def evaluate(path):
+            return path
+
+        if __name__ == "__main__":
+            evaluate(argparse.ArgumentParser().parse_args())
+    """,
+    "test_units.py": """
+        def test_one():
+            assert 1
+
+        if __name__ == "__main__":
+            test_one()
+    """,
+}
+
+
+def test_programs_get_roles_by_evidence(tmp_path, kb):
+    _write(tmp_path, ROLES_SHAPE)
+    rep = run_script([tmp_path], kb)
+    rows = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    # VALID: the README launches them: product, with the line as evidence
+    assert rows["scripts/finetune.py"]["role"] == "product"
+    assert rows["scripts/finetune.py"]["role_evidence"].startswith("invoked by README.md:6: torchrun")
+    assert rows["demo/app.py"]["role"] == "product" and "README.md:7" in rows["demo/app.py"]["role_evidence"]
+    # an evaluation program named test_*.py (a command line, nothing a test runner collects)
+    assert rows["test_accuracy.py"]["role"] == "product"
+    # INVALID: nothing invokes the plotting script; a real test module stays a test
+    assert rows["scripts/plot_curves.py"]["role"] == "tool"
+    assert rows["scripts/plot_curves.py"]["role_evidence"] == "by its path (tool)"
+    assert rows["test_units.py"]["role"] == "test"
+
+
+HYDRA_SHAPE = {
+    "conf/train.yaml": """
+        defaults:
+          - model: {MODEL}
+          - _self_
+        trainer:
+          _target_: lib.trainer.Trainer
+          max_steps: 10
+    """,
+    "conf/model/plain.yaml": """
+        _target_: lib.models.Plain
+        dim: 8
+    """,
+    "conf/model/fused.yaml": """
+        _target_: lib.models.Fused
+        dim: 8
+    """,
+    "lib/__init__.py": "",
+    "lib/trainer.py": """
+        import torch
+
+        class Trainer:
+            def fit(self, model):
+                return model(torch.ones(2).cuda())
+    """,
+    "lib/models.py": """
+        import torch
+
+        class Plain(torch.nn.Module):
+            def forward(self, x):
+                return x
+
+        class Fused(torch.nn.Module):
+            def forward(self, x):
+                import apex
+                return apex.normalization.FusedLayerNorm(8)(x)
+    """,
+    "train.py": """
+        import hydra
+        from hydra.utils import instantiate
+
+        @hydra.main(config_path="conf", config_name="train", version_base=None)
+        def main(cfg):
+            model = instantiate(cfg.model)
+            trainer = instantiate(cfg.trainer)
+            trainer.fit(model)
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def _hydra(tmp_path, kb, model):
+    _write(tmp_path, dict(HYDRA_SHAPE, **{"conf/train.yaml": HYDRA_SHAPE["conf/train.yaml"].replace("{MODEL}", model)}))
+    rep = run_script([tmp_path], kb)
+    (ap,) = [f for f in rep["findings"] if f["api"].startswith("apex") and "FusedLayerNorm" in f["api"]]
+    (cuda,) = [f for f in rep["findings"] if f["path"] == "lib/trainer.py" and f["line"] == 6]
+    return ap, cuda
+
+
+def test_hydra_targets_of_the_default_config_are_built(tmp_path, kb):
+    # VALID: the default config composes model/fused.yaml: its _target_ is built, and the trainer's fit runs
+    ap, cuda = _hydra(tmp_path, kb, "fused")
+    assert ap["reach"]["status"] == "reachable" and ap["counted"] is True
+    assert cuda["reach"]["status"] == "reachable" and "lib.trainer.Trainer" in cuda["reach"]["path"]
+
+
+def test_hydra_targets_of_another_config_are_not(tmp_path, kb):
+    # INVALID: the default is model/plain.yaml; fused.yaml is an opt-in override
+    ap, _cuda = _hydra(tmp_path, kb, "plain")
+    assert ap["reach"]["status"] != "reachable" and ap["counted"] is False
+
+
+def test_a_config_loaded_by_name_builds_its_target(tmp_path, kb):
+    # VALID: OmegaConf.load of a literal path, then instantiate_from_config(config.model): `target:` is built
+    _write(tmp_path, {
+        "configs/ldm.yaml": """
+            model:
+              target: lib.models.Fused
+              params:
+                dim: 8
+        """,
+        "lib/__init__.py": "",
+        "lib/models.py": HYDRA_SHAPE["lib/models.py"],
+        "sample.py": """
+            import importlib
+            from omegaconf import OmegaConf
+
+            def instantiate_from_config(config):
+                module, cls = config["target"].rsplit(".", 1)
+                return getattr(importlib.import_module(module), cls)(**config.get("params", {}))
+
+            def main():
+                config = OmegaConf.load("configs/ldm.yaml")
+                return instantiate_from_config(config.model)
+
+            if __name__ == "__main__":
+                main()
+        """,
+    })
+    rep = run_script([tmp_path], kb)
+    (ap,) = [f for f in rep["findings"] if f["api"].startswith("apex") and "FusedLayerNorm" in f["api"]]
+    assert ap["reach"]["status"] == "reachable" and "lib.models.Fused" in ap["reach"]["path"]
+
+
+def test_a_config_written_as_a_python_literal_builds_its_target(tmp_path, kb):
+    # VALID: {"target": "train.MemoryCallback"} handed to instantiate_from_config: the callback is built
+    _write(tmp_path, {
+        "train.py": """
+            import importlib
+            import torch
+
+            def instantiate_from_config(config):
+                module, cls = config["target"].rsplit(".", 1)
+                return getattr(importlib.import_module(module), cls)()
+
+            class MemoryCallback:
+                def on_epoch_end(self):
+                    torch.cuda.synchronize()
+
+            class UnusedCallback:
+                def on_epoch_end(self):
+                    torch.cuda.synchronize()
+
+            def main():
+                callbacks = {"memory": {"target": "train.MemoryCallback"}}
+                return [instantiate_from_config(c) for c in callbacks.values()]
+
+            if __name__ == "__main__":
+                main()
+        """,
+    })
+    rep = run_script([tmp_path], kb)
+    by_line = {f["line"]: f for f in rep["findings"] if f["api"] == "torch.cuda.synchronize"}
+    assert by_line[11]["reach"]["status"] == "reachable" and by_line[11]["counted"] is True
+    # INVALID: a class no config names stays off the path
+    assert by_line[15]["counted"] is False
+
+
+def test_cog_predictors_and_torch_hub_functions_are_programs(tmp_path, kb):
+    _write(tmp_path, {
+        "cog.yaml": """
+            build:
+              gpu: true
+            predict: "predict.py:Predictor"
+        """,
+        "predict.py": """
+            import torch
+
+            class Predictor:
+                def setup(self):
+                    self.model = torch.nn.Linear(2, 2).cuda()
+
+                def predict(self, x):
+                    return self.model(x)
+        """,
+        "hubconf.py": """
+            import torch
+
+            def tiny(pretrained=True):
+                return torch.nn.Linear(2, 2).cuda()
+
+            def _helper():
+                return None
+        """,
+    })
+    rep = run_script([tmp_path], kb)
+    rows = {(e["path"], e["function"]): e for e in rep["summary"]["entry_points"]}
+    # VALID: cog.yaml declares predict.py:Predictor; torch.hub calls hubconf's public functions
+    assert rows[("predict.py", "predict.Predictor")]["verdict"]["effort"] == "low"
+    assert rows[("hubconf.py", "hubconf.tiny")]["verdict"]["effort"] == "low"
+    # INVALID: a private helper of hubconf is not a hub entry
+    assert ("hubconf.py", "hubconf._helper") not in rows
+
+
+def test_near_identical_archived_copies_are_one_entry(tmp_path, kb):
+    body = """
+        import torch
+
+        def train(steps={N}):
+            model = torch.nn.Linear(2, 2).cuda()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for _ in range(steps):
+                loss = model(torch.ones(2).cuda()).sum()
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+            torch.save(model.state_dict(), "model.pt")
+            return model
+
+        if __name__ == "__main__":
+            train()
+    """
+    files = {f"records/run{i}/train_gpt.py": body.replace("{N}", str(10 * i)) for i in range(1, 5)}
+    # VALID: a different program of the same name stays its own entry
+    files["other/train_gpt.py"] = """
+        import argparse
+
+        if __name__ == "__main__":
+            argparse.ArgumentParser().parse_args()
+    """
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    rows = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    # INVALID: four archived copies of one training script are one program, not four
+    assert "records/run1/train_gpt.py" in rows
+    assert rows["records/run1/train_gpt.py"]["copies"] == [f"records/run{i}/train_gpt.py" for i in (2, 3, 4)]
+    assert not any(p.startswith(("records/run2", "records/run3", "records/run4")) for p in rows)
+    assert "other/train_gpt.py" in rows and "copies" not in rows["other/train_gpt.py"]
+
+
+def test_library_mode_a_lookup_by_a_runtime_key_does_not_make_the_caller_unknown(tmp_path, kb):
+    from analyse.modes import run_thirdparty
+
+    _write(tmp_path / "qlib", {
+        "__init__.py": "",
+        "ops.py": """
+            import torch
+
+            def dequant_a(x):
+                return x * 2
+
+            def dequant_b(x):
+                return x + 1
+
+            DEQUANT = {"a": dequant_a, "b": dequant_b}
+
+            def dequantize(x, kind):
+                return DEQUANT[kind](x)
+        """,
+    })
+    report = run_thirdparty([tmp_path / "qlib"], kb)
+    funcs = report["thirdparty"]["functions"]
+    rows = funcs if isinstance(funcs, list) else list(funcs.values())
+    unknown = [r for r in rows if isinstance(r, dict) and r.get("status") == "unknown"]
+    assert not any("chosen at run time" in " ".join(map(str, r.get("reasons") or ())) for r in unknown)
+    assert not any(str(r.get("qualname", r.get("name", ""))).endswith("dequantize") for r in unknown)

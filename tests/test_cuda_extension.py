@@ -147,3 +147,44 @@ def test_jit_load_name_is_the_extension_module(tmp_path, kb):
     by_line = codes_by_line(res.findings, path="pkg/ln.py")
     assert "NPU502" in by_line.get(4, [])
     assert by_line.get(8) == ["NPU504"]
+
+
+def test_an_extension_loaded_by_importlib_import_module_is_used(tmp_path, kb):
+    # openfold shape: `attn = importlib.import_module("attn_core_inplace_cuda")`, a CUDAExtension of the project's
+    # setup.py, then `attn.forward_(...)` on the default path: a blocker (VALID); a Python module of the project
+    # loaded the same way is not (INVALID)
+    import textwrap
+
+    from analyse.modes import run_script
+
+    files = {
+        "setup.py": """
+            from setuptools import setup
+            from torch.utils.cpp_extension import CUDAExtension, BuildExtension
+            setup(name="pkg", ext_modules=[CUDAExtension("attn_core_inplace_cuda", ["pkg/attn.cu"])],
+                  cmdclass={"build_ext": BuildExtension})
+        """,
+        "pkg/__init__.py": "",
+        "pkg/attn.cu": "__global__ void k() {}\\n",
+        "pkg/helpers.py": "def forward_(x):\\n    return x\\n",
+        "pkg/core.py": """
+            import importlib
+
+            attn = importlib.import_module("attn_core_inplace_cuda")
+            helpers = importlib.import_module("pkg.helpers")
+
+
+            def attention(x):
+                attn.forward_(x)
+                return helpers.forward_(x)
+        """,
+        "train.py": "import torch\\nfrom pkg.core import attention\\n\\nif __name__ == '__main__':\\n    attention(torch.ones(2))\\n",
+    }
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+    rep = run_script([tmp_path], kb)
+    uses = [(f["path"], f["api"], f["counted"]) for f in rep["findings"] if f["code"] == "NPU504"]
+    assert uses == [("pkg/core.py", "attn_core_inplace_cuda.forward_", True)]
+    assert rep["summary"]["verdict"]["effort"] == "blocked"

@@ -226,6 +226,14 @@ class CudaExtensionPass(Pass):
             for t in call.parent.targets:
                 if isinstance(t, nodes.AssignName):
                     load_vars[id(t)] = (str(call.args[0].value), call.lineno)
+        elif fname == "import_module" and call.args and isinstance(call.args[0], nodes.Const) \
+                and isinstance(call.args[0].value, str) and isinstance(call.parent, nodes.Assign) \
+                and r.qualname(call.func) in ("importlib.import_module", "import_module") \
+                and self._ext_module(call.args[0].value, scan, self._tops(ctx)) is not None:
+            # `attn = importlib.import_module("attn_core_inplace_cuda")`: the project's compiled extension, by name
+            for t in call.parent.targets:
+                if isinstance(t, nodes.AssignName):
+                    load_vars[id(t)] = (call.args[0].value, call.lineno)
         q = r.qualname(call.func)
         if q is None and isinstance(call.func, nodes.Name) and ext_kind(call, r) == "cuda":
             q = "torch.utils.cpp_extension.CUDAExtension"   # extension = CUDAExtension; extension(...)

@@ -33,8 +33,7 @@ from typing import Optional, Tuple
 from astroid import nodes
 
 from analyse.conditions import model as m
-from analyse.conditions.options import (UNSEEN, call_signatures, literal, option_values, params_are_choices,
-                                        torch_has)
+from analyse.conditions.options import literal, option_values, params_are_choices, torch_has
 from analyse.syntax import own_bindings
 
 _MISSING = object()
@@ -175,54 +174,6 @@ def _param_default(name: str, node):
         if a.name == name:
             return True, (literal(d) if d is not None else (False, None))
     return False, (False, None)
-
-
-def _callers_value(node: nodes.Name):
-    """(value, words) when every call of the function holding parameter *node* in the project passes one value for
-    it (a literal, a module constant, or a caller's parameter with its own default or callers' value); None
-    otherwise (no call seen, the callers differ, or a value the analysis cannot read)."""
-    fn = node.scope()
-    if not isinstance(fn, (nodes.FunctionDef, nodes.AsyncFunctionDef)) or fn.args is None:
-        return None
-    cls = fn.parent.frame() if fn.name == "__init__" and isinstance(fn.parent, nodes.ClassDef) else None
-    name = cls.name if isinstance(cls, nodes.ClassDef) else fn.name
-    pos = [a.name for a in list(fn.args.posonlyargs or []) + list(fn.args.args or [])]
-    if pos and pos[0] in ("self", "cls") and (cls is not None or isinstance(fn.parent, nodes.ClassDef)):
-        pos = pos[1:]   # called as Class(...) or obj.method(...)
-    return _param_from_callers(name, pos, node.name, 0)
-
-
-def _param_from_callers(name: str, pos, param: str, depth: int):
-    sigs = call_signatures(name)
-    if sigs is None or depth > 3:
-        return None
-    seen = set()
-    for sig in sigs:
-        if not isinstance(sig, tuple) or len(sig) != 2 or sig[0] == UNSEEN:
-            return None
-        args, kws = sig
-        kw = dict(kws)
-        if param in kw:
-            v = kw[param]
-        elif param in pos and pos.index(param) < len(args):
-            v = args[pos.index(param)]
-        else:
-            return None   # a caller leaves the default
-        if v == UNSEEN:
-            return None
-        if isinstance(v, tuple) and len(v) == 4 and v[0] == "param":
-            up = _param_from_callers(v[1], (), v[2], depth + 1)
-            v = up[0] if up is not None else v[3]
-        try:
-            seen.add(v)
-        except TypeError:
-            return None
-        if len(seen) > 1:
-            return None
-    if len(seen) != 1:
-        return None
-    v = seen.pop()
-    return v, f"{len(sigs)} call signature(s) of {name}"
 
 
 def _command_function(node) -> bool:
@@ -380,9 +331,6 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
         if is_param:
             # a setting: a parameter with a flag / string / None default (others are data)
             if found and (default is None or isinstance(default, (bool, str))):
-                passed = None if params_are_choices() else _callers_value(node)
-                if passed is not None and passed[0] != default:
-                    return _Val(m.PARAM, passed[0], True, f"{node.name}={passed[0]!r} from every caller ({passed[1]})")
                 return _Val(m.PARAM, default, True, f"{node.name}={default!r} by default")
             if _command_function(node):   # click / typer: the parameter is the declared option
                 return _option_name_value(node.name, "")

@@ -59,14 +59,6 @@ def gpu_only_module(name: str) -> bool:
     return any(".".join(parts[:i]) in mods for i in range(1, len(parts) + 1))
 
 
-def call_signatures(name: str) -> Optional[tuple]:
-    """The call signatures of the function or class *name* in the project (None: none seen, or too many to trust)."""
-    sigs = _STATE["options"].get(CALLS_KEY + name)
-    if not sigs or len(sigs) >= MAX_SIGNATURES:
-        return None
-    return sigs
-
-
 def params_are_choices() -> bool:
     return _STATE["params_are_choices"]
 
@@ -221,63 +213,12 @@ def _field_default(value):
     return False, None
 
 
-# Call sites: the arguments a function's callers pass (script mode reads a parameter through them). Each call of a
-# function or class named N adds one signature to the table under CALLS_KEY + N: (positional values, ((keyword,
-# value), ...)); a value is a literal, ("param", function, name, default) for a parameter of the calling function,
-# or UNSEEN (anything else). At most 8 distinct signatures are kept; a full list is not trusted.
-CALLS_KEY = "_npu_calls__"
-UNSEEN = ("unseen",)
-MAX_SIGNATURES = 8
-
-
-def _arg_value(node, tree: nodes.Module):
-    ok, v = literal(node)
-    if ok:
-        return v if _hashable(v) else UNSEEN
-    if isinstance(node, nodes.Name):
-        fn = node.scope()
-        if isinstance(fn, (nodes.FunctionDef, nodes.AsyncFunctionDef)) and fn.args is not None:
-            pos = list(fn.args.posonlyargs or []) + list(fn.args.args or [])
-            defaults = list(fn.args.defaults or [])
-            off = len(pos) - len(defaults)
-            pairs = [(a, defaults[i - off] if i >= off else None) for i, a in enumerate(pos)]
-            pairs += list(zip(fn.args.kwonlyargs or [], fn.args.kw_defaults or []))
-            for a, d in pairs:
-                if a.name == node.name:
-                    ok, dv = literal(d) if d is not None else (False, None)
-                    owner = fn.parent.frame() if fn.name == "__init__" and isinstance(fn.parent, nodes.ClassDef) \
-                        else None
-                    name = owner.name if isinstance(owner, nodes.ClassDef) else fn.name
-                    return ("param", name, a.name, dv) if ok and _hashable(dv) else UNSEEN
-            if node.name in fn.locals:
-                return UNSEEN
-        assigned = tree.locals.get(node.name) or []
-        if len(assigned) == 1 and isinstance(assigned[0], nodes.AssignName) \
-                and isinstance(assigned[0].parent, nodes.Assign) and assigned[0].parent.parent is tree:
-            ok, v = literal(assigned[0].parent.value)
-            if ok and _hashable(v):
-                return v
-    return UNSEEN
-
-
-def _call_signature(call: nodes.Call, tree: nodes.Module):
-    if any(isinstance(a, nodes.Starred) for a in call.args) or any(k.arg is None for k in call.keywords or ()):
-        return None   # *args / **kwargs: the values cannot be told
-    pos = tuple(_arg_value(a, tree) for a in call.args)
-    kws = tuple(sorted((k.arg, _arg_value(k.value, tree)) for k in call.keywords or ()))
-    return pos, kws
-
-
 def collect(tree: nodes.Module) -> Tuple[Tuple[str, tuple], ...]:
-    """The option declarations of one module: ((name, (default, ...)), ...), sorted; and the call signatures of
-    its calls (CALLS_KEY)."""
+    """The option declarations of one module: ((name, (default, ...)), ...), sorted."""
     out: Dict[str, list] = {}
     for node in tree.nodes_of_class((nodes.Call, nodes.ClassDef, nodes.FunctionDef)):
         if isinstance(node, nodes.Call):
             leaf = _leaf(node.func)
-            if leaf and leaf not in ("add_argument", "print", "format", "get", "append", "join", "items", "keys"):
-                sig = _call_signature(node, tree)
-                _add(out, CALLS_KEY + leaf, sig if sig is not None else (UNSEEN, ()))
             if leaf == "add_argument":
                 _argparse(node, out)
             elif leaf == "option" and isinstance(node.func, nodes.Attribute) and _leaf(node.func.expr) == "click":

@@ -556,7 +556,10 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
         sf, func = hit
         key = (sf.relpath, func)
         if key not in out:
-            out[key] = EntryPoint(sf.relpath, "console-script", sf.modname, func, role_of(sf.relpath, roles), name)
+            # a torch.hub function is a way to run the hubconf.py module, which torch.hub.load imports: a library
+            # module (migrate puts no shim in it)
+            out[key] = EntryPoint(sf.relpath, "console-script", sf.modname, func, role_of(sf.relpath, roles), name,
+                                  library=sf.relpath.rsplit("/", 1)[-1] == "hubconf.py")
     script_files = {ep.path for ep in out.values() if ep.reason == "console-script"}   # a program of the package
     invoked = invocations(inputs, sources)
     for rel, sf in sorted(sources.items()):

@@ -65,16 +65,16 @@ def test_pages_opening_with_an_empty_header_cell_are_aligned():
         assert "uint32" in ops[op]["a2a3"]["unsupported"], (op, ops[op]["a2a3"])
 
 
-def test_evidence_rows_are_the_pages_rows():
-    upstream = next((d / "shared" / "upstream" / "triton_ascend" for d in Path(__file__).resolve().parents
-                     if (d / "shared" / "upstream" / "triton_ascend").is_dir()), None)
-    if upstream is None:
-        pytest.skip("the upstream snapshot is not here (the generated data stands alone)")
+@pytest.mark.needs_upstream
+def test_evidence_rows_are_the_pages_rows(upstream):
+    upstream = upstream / "triton_ascend"
     for op, e in _ops().items():
         if not e.get("dtype_table"):
             continue
         page = (upstream / "zh" / "triton_api" / e["doc"].split("triton_api/", 1)[1]).read_text(encoding="utf-8")
-        lines = {" ".join(ln.split()) for ln in page.splitlines()}
+        # the header's first cell ships in English (tools/build_knowledge.py): compare with the same word
+        lines = {" ".join(ln.split()).replace("支持情况", "Support").replace("输入类型", "Input type")
+                 for ln in page.splitlines()}
         assert e["dtype_table"][0] in lines and e["dtype_table"][1] in lines, op
 
 

@@ -1147,7 +1147,10 @@ def build_triton_ascend(upstream: Path, date: str) -> dict:
         entry["dtype_source"] = ("op page" if info["dtypes"] else "overview") if a2a3 else "none"
         entry["a2a3"] = {"supported": [d for d in a2a3 if a2a3[d]], "unsupported": [d for d in a2a3 if not a2a3[d]]}
         if info["dtypes"]:
-            entry["dtype_table"] = info["table"]   # the page's header and Atlas A2/A3 row, as evidence
+            # the page's header and Atlas A2/A3 row, as evidence; the header's first cell is the only Chinese text of
+            # the table (支持情况 "support", 输入类型 "input type"), shipped in English like every knowledge text
+            entry["dtype_table"] = [row.replace("支持情况", "Support").replace("输入类型", "Input type")
+                                    for row in info["table"]]
         entry["ascend_extension"] = group == "Extension_Ops"
         if a2a3 and not any(a2a3.values()):
             entry["unsupported"] = True

@@ -357,6 +357,18 @@ _ALIASES = {
 }
 
 
+# The methods every torch.nn.Module has (torch.nn.Module's own API, and the two a layer defines for its parameters):
+# a layer class the tables list (torch.nn.Linear) answers for them; a method name outside this set keeps its own
+# (missing) row, so a made-up method is still unverified.
+MODULE_METHODS = frozenset({
+    "__init__", "forward", "__call__", "reset_parameters", "_reset_parameters", "reset_running_stats", "train",
+    "eval", "extra_repr", "to", "cpu", "cuda", "half", "float", "double", "bfloat16", "type", "state_dict",
+    "load_state_dict", "_load_from_state_dict", "_save_to_state_dict", "parameters", "named_parameters", "buffers",
+    "named_buffers", "children", "named_children", "modules", "named_modules", "zero_grad", "requires_grad_",
+    "apply", "register_buffer", "register_parameter", "add_module", "get_submodule", "flatten_parameters",
+})
+
+
 def _same_op_spellings(name: str) -> tuple:
     """Other spellings of the same aten operator: ``torch.X`` <-> ``torch.Tensor.X`` <-> ``torch.nn.functional.X``
     (a top-level function, its tensor method and its functional form dispatch to one kernel)."""
@@ -493,7 +505,7 @@ class KnowledgeBase:
             # a method the tables do not list, of a class they do (`torch.nn.Linear.reset_parameters`, a subclass's
             # `super().__init__()`): the class row is the documented fact for it
             owner, _, leaf = name.rpartition(".")
-            if owner.count(".") >= 1 and owner.rpartition(".")[2][:1].isupper() and leaf:
+            if owner.count(".") >= 1 and owner.rpartition(".")[2][:1].isupper() and leaf in MODULE_METHODS:
                 e = self._apis.get(owner)
                 if e is None and owner.startswith("Tensor."):
                     e = self._apis.get("torch." + owner)

@@ -137,6 +137,17 @@ def main() -> int:
                 outcome = "stays: " + (h.get("stays") if h and h.get("stays") else now["got"][:160])
             rows.append(("held-out" if r["heldout"] else "tuned", r["kind"], c["label"], c["check"], cls, how,
                          outcome.replace("|", "/")))
+    firsts = {}
+    for r in first:
+        for c in r["checks"]:
+            firsts[_key(r, c)] = c
+    new_misses = []
+    for r in final:
+        for c in r["checks"]:
+            was = firsts.get(_key(r, c))
+            if not c["met"] and was is not None and was["met"]:
+                new_misses.append(("held-out" if r["heldout"] else "tuned", r["kind"], c["label"], c["check"],
+                                   auto_class(r["kind"], c), c["got"][:180].replace("|", "/")))
     print("# Miss log of the judgement benchmark\n")
     print("Every miss of the first measurement (main at af2b05c, before this round), its class and what became of it "
           "at the final measurement. Written by `misslog.py` from the two saved scores; classes by hand where a "
@@ -157,6 +168,11 @@ def main() -> int:
         for x in sel:
             print(f"| {x[1]} | `{x[2]}` {x[3]} | {x[4]} ({x[5]}) | {x[6]} |")
         print()
+    print("## New misses: met at the first measurement, missed at the final one\n")
+    print("Regressions are part of the record: each is a check a change of this round broke, classed by shape.\n")
+    print("| part | kind | check | class | what the tool says now |\n|---|---|---|---|---|")
+    for x in new_misses:
+        print(f"| {x[0]} | {x[1]} | `{x[2]}` {x[3]} | {x[4]} | {x[5]} |")
     return 0
 
 

@@ -127,8 +127,10 @@ def load_toml(path: Union[str, Path], what: str, limit: int = MAX_TOML_BYTES) ->
     _check_depth(text, path, what, toml=True)
     try:
         data = tomllib.loads(text)
-    except RecursionError:   # pragma: no cover - the depth check comes first
-        raise InputError(f"{what} {path} nests too deeply") from None
+    except RecursionError:
+        # the bracket depth check came first, so only dotted keys (a.a.a... = 1) can nest this deep; tomli (Python
+        # < 3.11) recurses on them while parsing, tomllib builds them and data_depth below says the same
+        raise InputError(f"{what} {path} nests tables more than {MAX_DEPTH} levels deep (dotted keys included)") from None
     except tomllib.TOMLDecodeError as exc:
         raise BadSyntax(f"{path}: invalid TOML: {exc}", str(exc)) from None
     if data_depth(data) > MAX_DEPTH:   # dotted keys (a.a.a... = 1) nest tables without a bracket

@@ -354,7 +354,8 @@ def test_patch_headers_quote_names_git_style_and_cr_only_files_apply(tmp_path, c
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     patch = tmp_path / "p.patch"
-    patch.write_text(diff, newline="")
+    with open(patch, "w", newline="") as fh:   # Path.write_text(newline=) needs Python 3.10
+        fh.write(diff)
     subprocess.run(["git", "apply", str(patch)], cwd=root, check=True, capture_output=True)
     assert (root / "cr.py").read_bytes() == b"import torch_npu\rimport torch\rx = torch.ones(1).npu()\ry = 2\r"
     assert b".npu()" in (root / "new\nline.py").read_bytes() and b".npu()" in (root / "tab\tname.py").read_bytes()

@@ -621,53 +621,9 @@ def _try_guard(trynode, in_orelse: bool, imports: bool) -> Optional[Guard]:
     # that passes while earlier definitions (or a patched library's own attributes) stay in place is one
     fallback = any(not _only_raises(h.body) and not _needs_gpu_only(h.body) for h in handlers) or \
         (all(not _needs_gpu_only(h.body) and not any(isinstance(x, nodes.Raise) for x in h.body) for h in handlers)
-         and (keeps_prior_bindings(trynode) or _rebinds_predefined(trynode)))
+         and keeps_prior_bindings(trynode))
     h = handlers[0]
     return Guard("import-fallback", h.lineno or trynode.lineno or 1, fallback, _text(h.type) if h.type else "except")
-
-
-def _rebinds_predefined(trynode) -> bool:
-    """The try only swaps the optional library in for what already exists (``class RMSNorm(nn.Module): ...`` then
-    ``try: from apex.normalization import FusedRMSNorm; RMSNorm = FusedRMSNorm / except ImportError: pass``; a
-    monkey patch ``transformers.models.llama.modeling_llama.LlamaRMSNorm = partial(FusedRMSNorm, ...)``): when the
-    import fails, the earlier definitions and the patched library's own attributes stay -- the fallback.
-    Each name the try body assigns (besides what it imports) must have a definition before the try, or be a
-    temporary that nothing after the try reads; each attribute it assigns is a patch of something that exists."""
-    scope = trynode.scope()
-    start = trynode.lineno or 0
-    end = trynode.end_lineno or start
-    names = []
-    patches = 0
-    for st in trynode.body:
-        if isinstance(st, (nodes.Import, nodes.ImportFrom, nodes.Expr)):
-            continue   # the import, a log line
-        if not isinstance(st, nodes.Assign):
-            return False
-        for t in st.targets:
-            if isinstance(t, nodes.AssignName):
-                names.append(t.name)
-            elif isinstance(t, nodes.AssignAttr):
-                patches += 1
-            else:
-                return False
-    if not names and not patches:
-        return False
-    for name in names:
-        defs = scope.locals.get(name, ())
-        if any((d.lineno or start) < start and not _inside(d, trynode) for d in defs):
-            continue
-        if any(n.name == name and (n.lineno or 0) > end for n in scope.nodes_of_class(nodes.Name)):
-            return False   # read after the try, and nothing defined it before: undefined when the import fails
-    return True
-
-
-def _inside(node, owner) -> bool:
-    cur = node
-    while cur is not None:
-        if cur is owner:
-            return True
-        cur = cur.parent
-    return False
 
 
 def _try_cond(trynode):

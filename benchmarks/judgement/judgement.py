@@ -415,11 +415,14 @@ def main(argv: Optional[List[str]] = None) -> int:
                    help="score the reports a --reports run kept instead of running the tool (after a correction)")
     s.add_argument("--workers", type=int, default=1, help="analyses at once (default 1)")
     s.add_argument("--timeout", type=int, default=1800)
-    s.add_argument("extra", nargs="*", help="after --: more npu-analyse options (e.g. -- --no-cache -j 1)")
+    # after `--`: more npu-analyse options (e.g. -- --no-cache -j 1), split off before parsing
     sh = sub.add_parser("show", help="print a saved --json result again, for one part")
     sh.add_argument("results", type=pathlib.Path)
     sh.add_argument("--part", choices=("tuned", "heldout", "all"), default="tuned")
-    a = ap.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    a.extra = extra
     if a.cmd == "show":
         res = json.loads(a.results.read_text(encoding="utf-8"))["results"]
         print_results([r for r in res if a.part == "all" or r["heldout"] == (a.part == "heldout")])

@@ -45,3 +45,21 @@ def codes_by_line(findings, path: Optional[str] = None, codes: Optional[Sequence
                 continue
             out.setdefault(f.line, []).append(code)
     return {k: sorted(v) for k, v in out.items()}
+
+
+def write_files(root: Path, files: Dict[str, str], strip_first_newline: bool = False) -> Path:
+    """Write a small project: *files* maps relative paths to (dedented) source text. Returns *root*."""
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        text = textwrap.dedent(text)
+        p.write_text(text.lstrip("\n") if strip_first_newline else text)
+    return root
+
+
+def library_report(tmp_path: Path, kb, files: Dict[str, str], name: str) -> dict:
+    """``thirdparty`` on a library written from *files* under tmp_path/name."""
+    from analyse.library import analyse_library
+
+    root = write_files(tmp_path / name, files, strip_first_newline=True)
+    return analyse_library([root], kb, input_names=[name])

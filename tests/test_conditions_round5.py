@@ -1,15 +1,11 @@
 """Conditions and grades (#30), VALID/INVALID fixtures of shapes met on projects nobody tuned for."""
 
-import textwrap
-
 from analyse.modes import run_script
+from helpers import library_report, write_files
 
 
 def _write(root, files):
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text))
+    write_files(root, files)
 
 
 def _by(rep, api):
@@ -485,14 +481,7 @@ def test_an_extension_used_without_an_alternative_stays_blocked(tmp_path, kb):
 # ---------------------------------------------------------------- type checks are not use (#30, 6)
 
 def _lib(tmp_path, kb, files, name):
-    from analyse.library import analyse_library
-
-    root = tmp_path / name
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text).lstrip("\n"))
-    return analyse_library([root], kb, input_names=[name])
+    return library_report(tmp_path, kb, files, name)
 
 
 def _status(rep, qual):

@@ -7,6 +7,7 @@ accelerate (a real NPU backend: device type, HCCL, RNG and memory on ``torch.npu
 import textwrap
 
 import pytest
+from helpers import library_report
 
 QLIB = {
     "__init__.py": "from . import _ops\nfrom .backends.default import ops as default_ops\nfrom . import functional\n",
@@ -213,14 +214,7 @@ QLIB = {
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory, kb):
-    from analyse.library import analyse_library
-
-    root = tmp_path_factory.mktemp("q") / "qlib"
-    for rel, text in QLIB.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text).lstrip("\n"))
-    return analyse_library([root], kb, input_names=["qlib"])
+    return library_report(tmp_path_factory.mktemp("q"), kb, QLIB, "qlib")
 
 
 def _fn(report, qual):
@@ -345,14 +339,7 @@ NPULIB = {
 
 
 def _lib(tmp_path, kb, files, name):
-    from analyse.library import analyse_library
-
-    root = tmp_path / name
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text).lstrip("\n"))
-    return analyse_library([root], kb, input_names=[name])
+    return library_report(tmp_path, kb, files, name)
 
 
 def test_npu_backend_makes_support_native(tmp_path, kb):

@@ -7,16 +7,12 @@ a test script whose main block drives a GPU-only library), with the VALID (count
 expectation asserted on concrete findings.
 """
 
-import textwrap
-
 from analyse.modes import run_script
+from helpers import write_files
 
 
 def _write(root, files):
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text))
+    write_files(root, files)
 
 
 EXPORT_SHAPE = {

@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Optional, Union
 
+from analyse.files import file_kind
+
 
 class WriteRefused(OSError):
     """The target is not a file this tool replaces or writes (a symlink, a socket, a block device ...)."""
@@ -57,13 +59,9 @@ def _refusal(st: os.stat_result) -> Optional[str]:
         return "is a symbolic link: not replaced nor written through (name the file it points to)"
     if stat.S_ISDIR(mode):
         return "is a folder, not a file"
-    if stat.S_ISSOCK(mode):
-        return "is a socket: not written"
-    if stat.S_ISBLK(mode):
-        return "is a block device: not written"
     if stat.S_ISREG(mode) or stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
         return None
-    return "is not a regular file: not written"
+    return f"is {file_kind(mode)}: not written"   # a socket, a block device, anything else
 
 
 def write_atomic(path: Union[str, Path], data: bytes, *, prefix: str = "", suffix: str = ".tmp") -> None:

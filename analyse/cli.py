@@ -66,24 +66,26 @@ def use_color(flag: Optional[bool], stream=None) -> bool:
 
 
 def _torch_version(torch_version: Optional[str], inputs: Optional[Sequence[Path]] = None) -> tuple:
-    """(version, why): an explicit --torch-version / configuration value, or with ``auto`` (the default) the version
-    the project pins (analyse/torchpin.py), mapped to one the knowledge base has."""
+    """(version, why, source): an explicit --torch-version / configuration value (source ``given``), or with ``auto``
+    (the default) the version the project pins (analyse/torchpin.py), mapped to one the knowledge base has (source
+    ``pin``), or the newest when nothing is pinned (source ``default``)."""
     from analyse.knowledge import DEFAULT_TORCH_VERSION, TORCH_VERSIONS
 
     if torch_version and torch_version != "auto":
-        return torch_version, f"--torch-version {torch_version} (given)"
+        return torch_version, f"--torch-version {torch_version} (given)", "given"
     if not inputs:
-        return DEFAULT_TORCH_VERSION, f"the newest in the knowledge base ({DEFAULT_TORCH_VERSION})"
-    from analyse.torchpin import resolve
+        return DEFAULT_TORCH_VERSION, f"the newest in the knowledge base ({DEFAULT_TORCH_VERSION})", "default"
+    from analyse.torchpin import find_pins, choose
 
-    version, why = resolve(list(inputs), TORCH_VERSIONS, DEFAULT_TORCH_VERSION)
-    return version, f"auto: {why}"
+    pins = find_pins(list(inputs))
+    version, why = choose(pins, TORCH_VERSIONS, DEFAULT_TORCH_VERSION)
+    return version, f"auto: {why}", ("pin" if pins else "default")
 
 
 def _load_kb(torch_version: Optional[str], inputs: Optional[Sequence[Path]] = None):
     from analyse.knowledge import TORCH_VERSIONS, UnknownTorchVersion, load_knowledge
 
-    version, _why = _torch_version(torch_version, inputs)
+    version = _torch_version(torch_version, inputs)[0]
     try:
         return load_knowledge(version)
     except UnknownTorchVersion:
@@ -410,7 +412,8 @@ def _analyse(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opts: dic
         if os.environ.get("NPU_ANALYSE_DEBUG"):
             raise
         raise RunFailed(f"analysis failed: {type(exc).__name__}: {exc} (set NPU_ANALYSE_DEBUG=1 for a traceback)")
-    report.setdefault("target", {})["torch_version_choice"] = _torch_version(cfg["torch-version"], inputs)[1]
+    _version, why, source = _torch_version(cfg["torch-version"], inputs)
+    report.setdefault("target", {}).update(torch_version_choice=why, torch_version_source=source)
     return report
 
 

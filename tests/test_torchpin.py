@@ -49,10 +49,40 @@ def test_script_reports_the_chosen_version_and_why(tmp_path):
     target = json.loads((out / "report.json").read_text())["target"]
     assert target["torch_version"] == "2.8.0"
     assert target["torch_version_choice"] == "auto: torch==2.8.0 pinned in requirements.txt:1: torch 2.8.0"
+    assert target["torch_version_source"] == "pin"
     r = CliRunner().invoke(cli, ["script", str(tmp_path), "-o", str(out), "--format", "json", "--no-cache", "-q",
                                  "--torch-version", "2.6.0"])
     target = json.loads((out / "report.json").read_text())["target"]
     assert target["torch_version"] == "2.6.0" and target["torch_version_choice"] == "--torch-version 2.6.0 (given)"
+    assert target["torch_version_source"] == "given"
+
+
+@pytest.mark.parametrize("files, source, shown", [
+    ({"requirements.txt": "torch>=2.1,<2.9\n"}, "pin", "torch version auto: torch>=2.1,<2.9 required in requirements.txt:1"),
+    ({"requirements.txt": "torch==0.4.1\n"}, "pin", "torch version auto: torch==0.4.1 pinned in requirements.txt:1"),
+    ({}, "default", None),
+])
+def test_terminal_names_the_pin_from_the_structured_source(tmp_path, files, source, shown):
+    """The terminal's 'torch version' line is decided by target.torch_version_source, not by the wording of the
+    reason: a project pin is named (with its file:line), the newest-by-default version is already in the header."""
+    from click.testing import CliRunner
+
+    from analyse.cli import cli
+
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    (tmp_path / "train.py").write_text("import torch\nprint(torch.cuda.is_available())\n")
+    out = tmp_path / "out"
+    r = CliRunner().invoke(cli, ["script", str(tmp_path), "-o", str(out), "--format", "json", "--no-cache", "-q"])
+    assert r.exit_code == 0, r.output
+    target = json.loads((out / "report.json").read_text())["target"]
+    assert target["torch_version_source"] == source
+    r = CliRunner().invoke(cli, ["script", str(tmp_path), "--no-cache", "--no-color"])
+    lines = [ln.strip() for ln in r.output.splitlines() if ln.strip().startswith("torch version")]
+    if shown is None:
+        assert lines == [], r.output
+    else:
+        assert len(lines) == 1 and lines[0].startswith(shown), r.output
 
 
 @pytest.mark.parametrize("name, close", [("torch.cuda.set_devic", "torch.cuda.set_device"),

@@ -350,7 +350,7 @@ def render_terminal(report: dict, written: Dict[str, Path], color: bool = False,
     choice = str(target.get("torch_version_choice") or "")
     # the version a project pin chose, and why (with no pin the header's newest version says it all; the JSON
     # report keeps the reason either way)
-    if choice.startswith("auto:") and "no torch pin" not in choice:
+    if choice and target.get("torch_version_source") == "pin":
         out.append(c(_DIM, _truncate_line("  torch version " + safe(str(target["torch_version_choice"])), width)))
 
     if isinstance(report.get("thirdparty"), dict) and isinstance(report["thirdparty"].get("library"), dict):

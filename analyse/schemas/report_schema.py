@@ -25,7 +25,21 @@ SCHEMA = {'$schema': 'https://json-schema.org/draft/2020-12/schema',
                                           'torch_npu_version': {'type': ['string', 'null']},
                                           'knowledge_base': {'type': 'string',
                                                              'description': 'Identifier of the knowledge data used '
-                                                                            '(version and provenance).'}}},
+                                                                            '(version and provenance).'},
+                                          'torch_version_choice': {'type': 'string',
+                                                                   'description': 'How torch_version was chosen, in '
+                                                                                  'words: given with '
+                                                                                  '--torch-version, pinned by the '
+                                                                                  'project (file:line), or the '
+                                                                                  'newest when nothing is pinned.'},
+                                          'torch_version_source': {'type': 'string',
+                                                                   'enum': ['given', 'pin', 'default'],
+                                                                   'description': 'Where torch_version came from: '
+                                                                                  '--torch-version/configuration '
+                                                                                  '(given), a torch pin in the '
+                                                                                  'project (pin), or the knowledge '
+                                                                                  "base's newest because nothing is "
+                                                                                  'pinned (default).'}}},
                 'inputs': {'type': 'array',
                            'items': {'type': 'string'},
                            'description': 'Paths as given on the command line.'},

@@ -21,6 +21,11 @@ innermost :class:`Guard`:
 * ``platform-check``: ``sys.platform``, ``platform.system()``, ``os.name``,
   ``MACOS`` / ``WINDOWS``.
 
+A test of the *layout* of the data a caller passes (``x.is_sparse``, ``x.layout == torch.sparse_csr``,
+``isinstance(x, SparseTensor)``, ``is_torch_sparse_tensor(x)``, ``x.is_quantized``, ``x.is_nested``) is an
+``option`` too: the branch runs only for that kind of input, and skipping it (the dense path after an early
+exit, or the ``else``) is the fallback.
+
 Which branch is guarded follows the test's polarity: ``if not HAVE_X: fallback
 else: use X`` guards the ``else`` branch; for version and platform tests both
 branches are guarded. An early exit counts too: in ``if not HAVE_X: return``
@@ -289,6 +294,8 @@ def _classify(test, ctx) -> Optional[Tuple[str, str, bool]]:
     dev = _device_test(test)
     if dev is not None:
         return dev
+    if _input_layout_test(test):
+        return "option", BODY, False
     avail = _availability_test(test, ctx)
     if avail is not None:
         return avail
@@ -345,6 +352,37 @@ def _device_test(test) -> Optional[Tuple[str, str, bool]]:
                 cuda = left.value.lower() in ("cuda", "gpu")
                 return "device-branch", BODY if left.value.lower() != "cpu" else ORELSE, cuda or left.value.lower() == "cpu"
     return None
+
+
+LAYOUT_ATTRS = {"is_sparse", "is_sparse_csr", "is_quantized", "is_nested", "is_mkldnn"}
+LAYOUT_WORD_RE = re.compile(r"sparse|nested|quantiz|mkldnn", re.IGNORECASE)
+
+
+def _input_layout_test(test) -> bool:
+    """A test of the layout of a caller's data: ``x.is_sparse``, ``x.layout == torch.sparse_csr`` /
+    ``str(layout) == "torch.sparse_csr"``, ``isinstance(x, SparseTensor)``, ``is_torch_sparse_tensor(x)``."""
+    if isinstance(test, nodes.Attribute):
+        return test.attrname in LAYOUT_ATTRS
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1:
+        sides = (test.left, test.ops[0][1])
+        for side in sides:
+            elts = side.elts if isinstance(side, (nodes.Tuple, nodes.List, nodes.Set)) else [side]
+            for e in elts:
+                if isinstance(e, nodes.Attribute) and e.attrname == "layout":
+                    return True
+                if isinstance(e, nodes.Attribute) and _dotted(e).startswith("torch.") \
+                        and LAYOUT_WORD_RE.search(e.attrname):
+                    return True   # torch.sparse_csr, torch.sparse_coo
+        return False
+    if isinstance(test, nodes.Call) and test.args:
+        leaf = _leaf(test.func)
+        if leaf == "isinstance" and len(test.args) == 2:
+            t = test.args[1]
+            elts = t.elts if isinstance(t, (nodes.Tuple, nodes.List)) else [t]
+            return any(isinstance(e, (nodes.Name, nodes.Attribute)) and LAYOUT_WORD_RE.search(_leaf(e))
+                       for e in elts)
+        return bool(re.match(r"^is_\w+$", leaf)) and bool(LAYOUT_WORD_RE.search(leaf))
+    return False
 
 
 def _availability_test(test, ctx) -> Optional[Tuple[str, str, bool]]:

@@ -354,6 +354,61 @@ def _device_test(test) -> Optional[Tuple[str, str, bool]]:
     return None
 
 
+def _self_attr(node) -> bool:
+    return isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name == "self"
+
+
+def _opens_cache_fill(test) -> bool:
+    """``self._x is None``, ``refresh or any(v is None for v in [self._a, self._b])`` (or its negation, an early
+    exit) where the function holding the test assigns one of those attributes: a lazily computed value. Its
+    branch runs on the first call whatever the caller chose, so the test is no guard."""
+    while isinstance(test, nodes.UnaryOp) and test.op == "not":
+        test = test.operand
+    parts = test.values if isinstance(test, nodes.BoolOp) and test.op == "or" else [test]
+    names = set()
+    for p in parts:
+        names |= _cache_miss(p)
+    if not names:
+        return False
+    fn = _enclosing_function(test)
+    if fn is None:
+        return False
+    for a in fn.nodes_of_class(nodes.AssignAttr):
+        if a.attrname in names and isinstance(a.expr, nodes.Name) and a.expr.name == "self":
+            return True
+    return False
+
+
+def _cache_miss(test) -> set:
+    """A lazily computed attribute's miss test: ``self._x is None``, ``any(v is None for v in [self._a,
+    self._b])``, ``not hasattr(self, "_x")``. The branch it opens computes the value on the first call, so it is
+    the ordinary path, not a condition."""
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0][0] in ("is", "=="):
+        right = test.ops[0][1]
+        for a, b in ((test.left, right), (right, test.left)):
+            if _is_none(b) and _self_attr(a):
+                return {a.attrname}
+        return set()
+    if isinstance(test, nodes.Call) and _leaf(test.func) == "any" and len(test.args) == 1 \
+            and isinstance(test.args[0], nodes.GeneratorExp):
+        gen = test.args[0]
+        comp = gen.generators[0] if gen.generators else None
+        it = comp.iter if comp is not None else None
+        elt = gen.elt
+        if isinstance(it, (nodes.List, nodes.Tuple)) and it.elts and all(_self_attr(e) for e in it.elts) \
+                and isinstance(elt, nodes.Compare) and len(elt.ops) == 1 and elt.ops[0][0] == "is" \
+                and _is_none(elt.ops[0][1]):
+            return {e.attrname for e in it.elts}
+        return set()
+    if isinstance(test, nodes.UnaryOp) and test.op == "not" and isinstance(test.operand, nodes.Call):
+        call = test.operand
+        if _leaf(call.func) == "hasattr" and len(call.args) == 2 and isinstance(call.args[0], nodes.Name) \
+                and call.args[0].name == "self" and isinstance(call.args[1], nodes.Const) \
+                and isinstance(call.args[1].value, str):
+            return {call.args[1].value}
+    return set()
+
+
 LAYOUT_ATTRS = {"is_sparse", "is_sparse_csr", "is_quantized", "is_nested", "is_mkldnn"}
 LAYOUT_WORD_RE = re.compile(r"sparse|nested|quantiz|mkldnn", re.IGNORECASE)
 
@@ -498,6 +553,8 @@ _MISSING = object()
 def _classify_any(test, ctx):
     """The shape classification of a test, else the conditions model's (flags through variables,
     availability helpers, environment variables, options with their default)."""
+    if _opens_cache_fill(test):
+        return None
     got = _classify(test, ctx)
     if got is not None:
         return got

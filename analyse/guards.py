@@ -296,6 +296,8 @@ def _classify(test, ctx) -> Optional[Tuple[str, str, bool]]:
         return dev
     if _input_layout_test(test):
         return "option", BODY, False
+    if params_are_choices() and _input_size_test(test):
+        return "option", BODY, False
     avail = _availability_test(test, ctx)
     if avail is not None:
         return avail
@@ -438,6 +440,43 @@ def _input_layout_test(test) -> bool:
                        for e in elts)
         return bool(re.match(r"^is_\w+$", leaf)) and bool(LAYOUT_WORD_RE.search(leaf))
     return False
+
+
+_SIZE_CALLS = {"numel", "size", "dim", "nelement"}
+
+
+def _sized_param(node) -> bool:
+    """``p.numel()``, ``p.size(0)``, ``p.shape[0]``, ``len(p)``, ``p.dim()`` of a parameter *p* of the enclosing
+    function (the size of the data a caller passes)."""
+    if isinstance(node, nodes.Subscript):
+        node = node.value
+    if isinstance(node, nodes.Call):
+        if isinstance(node.func, nodes.Name) and node.func.name == "len" and len(node.args) == 1:
+            target = node.args[0]
+        elif isinstance(node.func, nodes.Attribute) and node.func.attrname in _SIZE_CALLS:
+            target = node.func.expr
+        else:
+            return False
+    elif isinstance(node, nodes.Attribute) and node.attrname in ("shape", "ndim"):
+        target = node.expr
+    else:
+        return False
+    if not isinstance(target, nodes.Name):
+        return False
+    return _param_default(target.name, target)[0]
+
+
+def _input_size_test(test) -> bool:
+    """A library function's branch on the size of a caller's data (``if inverse_indices.numel() > 0:``,
+    ``if len(lengths) == 0:``): it runs for some inputs only (library mode, where parameters are the caller's)."""
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1:
+        right = test.ops[0][1]
+        for a, b in ((test.left, right), (right, test.left)):
+            if _sized_param(a) and isinstance(b, nodes.Const) and isinstance(b.value, int) \
+                    and not isinstance(b.value, bool):
+                return True
+        return False
+    return _sized_param(test)
 
 
 def _availability_test(test, ctx) -> Optional[Tuple[str, str, bool]]:

@@ -60,3 +60,10 @@ def test_a_bool_the_caller_passes_is_a_condition(tmp_path, kb):
     assert any("`variable_stride_per_key`" in c for c in by["choicelib.per_key"]["conditions"])
     assert by["choicelib.per_key_untyped"]["status"] == "unsupported"
     assert by["choicelib._from_stride"]["status"] == "unsupported"
+
+
+def test_a_branch_on_the_size_of_the_callers_data_is_a_condition(tmp_path, kb):
+    by = _by(tmp_path, kb)
+    assert by["choicelib.process"]["status"] == "conditional"
+    assert any("`inverse_indices.numel() > 0`" in c for c in by["choicelib.process"]["conditions"])
+    assert by["choicelib.offsets"]["status"] == "unsupported"   # the early exit for empty input guards nothing

@@ -275,7 +275,7 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
         if f.code == DEVICE_TYPE_CHECK and st == "unsupported":
             add_root(fn, "conditional", f"{api}{COND_SEP}the CUDA branch of `{f.snippet.strip()[:80]}` is skipped on "
                                         "an NPU (the device type is 'npu'); the other branch runs")
-        elif cond and st == "unsupported":
+        elif cond and st in ("unsupported", "unknown"):
             add_root(fn, "conditional", f"{api}{COND_SEP}{cond}")
         else:
             add_root(fn, st, api)

@@ -770,6 +770,21 @@ def _off_npu_path(node, memo: Optional[dict] = None) -> bool:
 _NO_EXIT = object()
 
 
+def transfer_only_condition(kind: Optional[str], condition: Optional[str], on_path: Optional[dict],
+                            fallback: bool, where: str) -> Optional[str]:
+    """The condition text of a CUDA device branch that an NPU host takes only with transfer_to_npu
+    (``if x.is_cuda: <CUDA kernel> else: <PyTorch code>``, ``if not x.is_cuda: return <PyTorch code>``): with it
+    ``is_cuda`` / ``torch.cuda.is_available()`` answer for the NPU and the CUDA path runs; without it the
+    fallback runs. None for any other guard."""
+    if not fallback or not on_path or kind not in ("device-branch", "availability-check"):
+        return None
+    if on_path.get("transfer_to_npu") != "on" or on_path.get("no_transfer") != "off":
+        return None
+    what = f"`{condition}`" if condition else "its CUDA test"
+    return (f"only under transfer_to_npu, where {what} answers for the NPU ({kind}, {where}); "
+            "without it the fallback runs")
+
+
 def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
                mentions_npu: bool = True) -> Optional[str]:
     """The condition text when *call* only runs under a guard that has a working
@@ -794,6 +809,9 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
     if scen == "conditional" and g.to_dict().get("by_default") == "off":
         # off unless the caller asks for it (`mixed_precision == "fp8"` two levels up): a choice, not a blocker
         return f"only when a caller sets {g.to_dict().get('unless') or 'a non-default value'} (off by default, {where})"
+    if scen == "on" and g.path is not None:
+        # the CUDA path runs only where transfer_to_npu makes the CUDA test true; without it the fallback does
+        return transfer_only_condition(g.kind, g.condition, g.on_path, g.fallback, where)
     if scen == "on" or not g.fallback:
         return None          # runs on an NPU host (transfer_to_npu makes the CUDA test true), or no alternative
     if g.kind == "import-fallback":

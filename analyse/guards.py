@@ -21,6 +21,11 @@ innermost :class:`Guard`:
 * ``platform-check``: ``sys.platform``, ``platform.system()``, ``os.name``,
   ``MACOS`` / ``WINDOWS``.
 
+A test of the *layout* of the data a caller passes (``x.is_sparse``, ``x.layout == torch.sparse_csr``,
+``isinstance(x, SparseTensor)``, ``is_torch_sparse_tensor(x)``, ``x.is_quantized``, ``x.is_nested``) is an
+``option`` too: the branch runs only for that kind of input, and skipping it (the dense path after an early
+exit, or the ``else``) is the fallback.
+
 Which branch is guarded follows the test's polarity: ``if not HAVE_X: fallback
 else: use X`` guards the ``else`` branch; for version and platform tests both
 branches are guarded. An early exit counts too: in ``if not HAVE_X: return``
@@ -289,6 +294,10 @@ def _classify(test, ctx) -> Optional[Tuple[str, str, bool]]:
     dev = _device_test(test)
     if dev is not None:
         return dev
+    if _input_layout_test(test):
+        return "option", BODY, False
+    if params_are_choices() and _input_size_test(test):
+        return "option", BODY, False
     avail = _availability_test(test, ctx)
     if avail is not None:
         return avail
@@ -345,6 +354,129 @@ def _device_test(test) -> Optional[Tuple[str, str, bool]]:
                 cuda = left.value.lower() in ("cuda", "gpu")
                 return "device-branch", BODY if left.value.lower() != "cpu" else ORELSE, cuda or left.value.lower() == "cpu"
     return None
+
+
+def _self_attr(node) -> bool:
+    return isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name == "self"
+
+
+def _opens_cache_fill(test) -> bool:
+    """``self._x is None``, ``refresh or any(v is None for v in [self._a, self._b])`` (or its negation, an early
+    exit) where the function holding the test assigns one of those attributes: a lazily computed value. Its
+    branch runs on the first call whatever the caller chose, so the test is no guard."""
+    while isinstance(test, nodes.UnaryOp) and test.op == "not":
+        test = test.operand
+    parts = test.values if isinstance(test, nodes.BoolOp) and test.op == "or" else [test]
+    names = set()
+    for p in parts:
+        names |= _cache_miss(p)
+    if not names:
+        return False
+    fn = _enclosing_function(test)
+    if fn is None:
+        return False
+    for a in fn.nodes_of_class(nodes.AssignAttr):
+        if a.attrname in names and isinstance(a.expr, nodes.Name) and a.expr.name == "self":
+            return True
+    return False
+
+
+def _cache_miss(test) -> set:
+    """A lazily computed attribute's miss test: ``self._x is None``, ``any(v is None for v in [self._a,
+    self._b])``, ``not hasattr(self, "_x")``. The branch it opens computes the value on the first call, so it is
+    the ordinary path, not a condition."""
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0][0] in ("is", "=="):
+        right = test.ops[0][1]
+        for a, b in ((test.left, right), (right, test.left)):
+            if _is_none(b) and _self_attr(a):
+                return {a.attrname}
+        return set()
+    if isinstance(test, nodes.Call) and _leaf(test.func) == "any" and len(test.args) == 1 \
+            and isinstance(test.args[0], nodes.GeneratorExp):
+        gen = test.args[0]
+        comp = gen.generators[0] if gen.generators else None
+        it = comp.iter if comp is not None else None
+        elt = gen.elt
+        if isinstance(it, (nodes.List, nodes.Tuple)) and it.elts and all(_self_attr(e) for e in it.elts) \
+                and isinstance(elt, nodes.Compare) and len(elt.ops) == 1 and elt.ops[0][0] == "is" \
+                and _is_none(elt.ops[0][1]):
+            return {e.attrname for e in it.elts}
+        return set()
+    if isinstance(test, nodes.UnaryOp) and test.op == "not" and isinstance(test.operand, nodes.Call):
+        call = test.operand
+        if _leaf(call.func) == "hasattr" and len(call.args) == 2 and isinstance(call.args[0], nodes.Name) \
+                and call.args[0].name == "self" and isinstance(call.args[1], nodes.Const) \
+                and isinstance(call.args[1].value, str):
+            return {call.args[1].value}
+    return set()
+
+
+LAYOUT_ATTRS = {"is_sparse", "is_sparse_csr", "is_quantized", "is_nested", "is_mkldnn"}
+LAYOUT_WORD_RE = re.compile(r"sparse|nested|quantiz|mkldnn", re.IGNORECASE)
+
+
+def _input_layout_test(test) -> bool:
+    """A test of the layout of a caller's data: ``x.is_sparse``, ``x.layout == torch.sparse_csr`` /
+    ``str(layout) == "torch.sparse_csr"``, ``isinstance(x, SparseTensor)``, ``is_torch_sparse_tensor(x)``."""
+    if isinstance(test, nodes.Attribute):
+        return test.attrname in LAYOUT_ATTRS
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1:
+        sides = (test.left, test.ops[0][1])
+        for side in sides:
+            elts = side.elts if isinstance(side, (nodes.Tuple, nodes.List, nodes.Set)) else [side]
+            for e in elts:
+                if isinstance(e, nodes.Attribute) and e.attrname == "layout":
+                    return True
+                if isinstance(e, nodes.Attribute) and _dotted(e).startswith("torch.") \
+                        and LAYOUT_WORD_RE.search(e.attrname):
+                    return True   # torch.sparse_csr, torch.sparse_coo
+        return False
+    if isinstance(test, nodes.Call) and test.args:
+        leaf = _leaf(test.func)
+        if leaf == "isinstance" and len(test.args) == 2:
+            t = test.args[1]
+            elts = t.elts if isinstance(t, (nodes.Tuple, nodes.List)) else [t]
+            return any(isinstance(e, (nodes.Name, nodes.Attribute)) and LAYOUT_WORD_RE.search(_leaf(e))
+                       for e in elts)
+        return bool(re.match(r"^is_\w+$", leaf)) and bool(LAYOUT_WORD_RE.search(leaf))
+    return False
+
+
+_SIZE_CALLS = {"numel", "size", "dim", "nelement"}
+
+
+def _sized_param(node) -> bool:
+    """``p.numel()``, ``p.size(0)``, ``p.shape[0]``, ``len(p)``, ``p.dim()`` of a parameter *p* of the enclosing
+    function (the size of the data a caller passes)."""
+    if isinstance(node, nodes.Subscript):
+        node = node.value
+    if isinstance(node, nodes.Call):
+        if isinstance(node.func, nodes.Name) and node.func.name == "len" and len(node.args) == 1:
+            target = node.args[0]
+        elif isinstance(node.func, nodes.Attribute) and node.func.attrname in _SIZE_CALLS:
+            target = node.func.expr
+        else:
+            return False
+    elif isinstance(node, nodes.Attribute) and node.attrname in ("shape", "ndim"):
+        target = node.expr
+    else:
+        return False
+    if not isinstance(target, nodes.Name):
+        return False
+    return _param_default(target.name, target)[0]
+
+
+def _input_size_test(test) -> bool:
+    """A library function's branch on the size of a caller's data (``if inverse_indices.numel() > 0:``,
+    ``if len(lengths) == 0:``): it runs for some inputs only (library mode, where parameters are the caller's)."""
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1:
+        right = test.ops[0][1]
+        for a, b in ((test.left, right), (right, test.left)):
+            if _sized_param(a) and isinstance(b, nodes.Const) and isinstance(b.value, int) \
+                    and not isinstance(b.value, bool):
+                return True
+        return False
+    return _sized_param(test)
 
 
 def _availability_test(test, ctx) -> Optional[Tuple[str, str, bool]]:
@@ -460,6 +592,8 @@ _MISSING = object()
 def _classify_any(test, ctx):
     """The shape classification of a test, else the conditions model's (flags through variables,
     availability helpers, environment variables, options with their default)."""
+    if _opens_cache_fill(test):
+        return None
     got = _classify(test, ctx)
     if got is not None:
         return got

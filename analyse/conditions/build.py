@@ -176,6 +176,24 @@ def _param_default(name: str, node):
     return False, (False, None)
 
 
+def _bool_annotated(name: str, node) -> bool:
+    """Parameter *name* of the function enclosing *node* is annotated ``bool``."""
+    cur = node.parent
+    while cur is not None and not isinstance(cur, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.Lambda,
+                                                   nodes.Module, nodes.ClassDef)):
+        cur = cur.parent
+    if not isinstance(cur, (nodes.FunctionDef, nodes.AsyncFunctionDef)) or cur.args is None:
+        return False
+    args = cur.args
+    pos = list(args.posonlyargs or []) + list(args.args or [])
+    notes = list(args.posonlyargs_annotations or []) + list(args.annotations or [])
+    pairs = list(zip(pos, notes)) + list(zip(args.kwonlyargs or [], args.kwonlyargs_annotations or []))
+    for a, ann in pairs:
+        if a.name == name:
+            return isinstance(ann, nodes.Name) and ann.name == "bool"
+    return False
+
+
 def _command_function(node) -> bool:
     """The enclosing function is a click / typer command (decorated, or with ``typer.Option`` defaults)."""
     fn = node.scope()
@@ -334,6 +352,9 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
                 return _Val(m.PARAM, default, True, f"{node.name}={default!r} by default")
             if _command_function(node):   # click / typer: the parameter is the declared option
                 return _option_name_value(node.name, "")
+            if not found and params_are_choices() and _bool_annotated(node.name, node):
+                # a library's `flag: bool` without a default: the caller chooses, there is no default path
+                return _Val(m.PARAM, None, False, f"{node.name} (a bool the caller passes)")
             return None
         if node.name in _OPTION_ROOTS:
             return _Val(m.OPTION, None, False)

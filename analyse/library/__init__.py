@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from analyse.callgraph import (MODULE_FN, PSEUDO_FNS, UNREACHABLE, FunctionLocator, ModuleSummary, build_graph, classify,
-                               other_device_only, propagate, summarise_module)
+                               other_device_only, propagate, summarise_module, transfer_only_condition)
 from analyse.findings import AnalysisError, Finding, assign_ids
 from analyse.library.cpp import CPP_SUFFIXES, BuildExt, scan_sources
 from analyse.passes.cuda_extension import EXTRA_KEY, prescan_build_file, project_scan
@@ -275,7 +275,7 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
         if f.code == DEVICE_TYPE_CHECK and st == "unsupported":
             add_root(fn, "conditional", f"{api}{COND_SEP}the CUDA branch of `{f.snippet.strip()[:80]}` is skipped on "
                                         "an NPU (the device type is 'npu'); the other branch runs")
-        elif cond and st == "unsupported":
+        elif cond and st in ("unsupported", "unknown"):
             add_root(fn, "conditional", f"{api}{COND_SEP}{cond}")
         else:
             add_root(fn, st, api)
@@ -441,7 +441,10 @@ def _finding_condition(f: Finding) -> Optional[str]:
     where = f"{f.path}:{g.get('line')}" if g else ""
     if g and scen == "conditional" and g.get("by_default") == "off":
         return f"only when a caller sets {g.get('unless') or 'a non-default value'} (off by default, {where})"
-    if not g or not g.get("fallback") or scen == "on":
+    if g and scen == "on":
+        return transfer_only_condition(g.get("kind"), g.get("condition"), g.get("on_path"), bool(g.get("fallback")),
+                                       where)
+    if not g or not g.get("fallback"):
         return None
     if g.get("kind") == "import-fallback":
         return f"only when the optional import succeeds (fallback in the except branch at {where})"

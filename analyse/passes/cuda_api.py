@@ -303,7 +303,7 @@ class CudaApiPass(Pass):
         if q in ("os.system", "os.popen", "subprocess.run", "subprocess.call", "subprocess.check_output",
                  "subprocess.check_call", "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput"):
             for a in call.args:
-                if _mentions(a, "nvidia-smi"):
+                if _mentions(a, "nvidia-smi") or _command_mentions(r, a, "nvidia-smi"):
                     yield ctx.finding(self.rule("NPU007"), call, "nvidia-smi",
                                       "`nvidia-smi` does not exist on an Ascend host.", replacement="npu-smi info")
                     break
@@ -512,6 +512,24 @@ def _is_device_context(node) -> bool:
     if isinstance(parent, nodes.Keyword) and parent.arg in DEVICE_KWARGS | {"default"}:
         return True
     return False
+
+
+def _command_mentions(resolver, node, text: str) -> bool:
+    """The command a subprocess call runs names *text* through a variable: ``CMD = 'nvidia-smi --query-gpu=...'``
+    then ``check_output(CMD.split())`` / ``check_output(shlex.split(CMD))`` / ``os.popen(CMD)``."""
+    if isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute) and node.func.attrname == "split" \
+            and not node.args:
+        node = node.func.expr
+    elif isinstance(node, nodes.Call) and _leaf_name(node.func) == "split" and len(node.args) == 1:
+        node = node.args[0]
+    if not isinstance(node, (nodes.Name, nodes.Attribute)):
+        return False
+    vals = resolver.strings(node)
+    return bool(vals) and any(text in v for v in vals)
+
+
+def _leaf_name(func) -> str:
+    return func.attrname if isinstance(func, nodes.Attribute) else (func.name if isinstance(func, nodes.Name) else "")
 
 
 def _mentions(node, text: str) -> bool:

@@ -1,0 +1,59 @@
+"""Library mode: a CUDA device branch with a PyTorch fallback is taken on an NPU only with transfer_to_npu.
+
+``if not x.is_cuda: return <PyTorch code>`` before a compiled CUDA op, or ``if torch.cuda.is_available() and
+x.is_cuda: <op> else: <PyTorch code>``: with transfer_to_npu ``is_cuda`` answers for the NPU and the CUDA op
+runs; without it the PyTorch path does. The function is ``conditional`` with that condition (INVALID:
+``unsupported``); a CUDA test whose other side only raises has no fallback and stays ``unsupported`` (VALID).
+"""
+
+from __future__ import annotations
+
+from helpers import library_report
+
+LIB = {
+    "__init__.py": "",
+    "k.cu": "__global__ void interp_kernel(float* x) {}\n",
+    "dev.py": """
+        import torch
+        from torch.utils.cpp_extension import load
+
+        _ext = load(name="dev_ext", sources=["k.cu"])
+
+
+        def interp(pix, attrs):
+            if not pix.is_cuda:
+                return (pix * attrs).sum(-1)
+            return _ext.interp_forward(pix, attrs)
+
+
+        def conv(verts, edges):
+            if torch.cuda.is_available() and verts.is_cuda:
+                out = _ext.gather(verts, edges)
+            else:
+                out = verts.index_add(0, edges, verts)
+            return out
+
+
+        def gpu_only(verts):
+            if torch.cuda.is_available():
+                return _ext.gather(verts, verts)
+            raise RuntimeError("needs a GPU")
+    """,
+}
+
+
+def test_cuda_branch_with_a_fallback_is_conditional_on_transfer_to_npu(tmp_path, kb):
+    rep = library_report(tmp_path, kb, LIB, "devlib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    for q, test in (("devlib.dev.interp", "`pix.is_cuda`"),
+                    ("devlib.dev.conv", "`torch.cuda.is_available() and verts.is_cuda`")):
+        assert by[q]["status"] == "conditional", (q, by[q])
+        assert by[q]["conditions"] == [f"only under transfer_to_npu, where {test} answers for the NPU "
+                                       f"(device-branch, dev.py:{by[q]['line'] + 1}); without it the fallback runs"]
+
+
+def test_cuda_branch_without_a_fallback_stays_unsupported(tmp_path, kb):
+    rep = library_report(tmp_path, kb, LIB, "devlib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    assert by["devlib.dev.gpu_only"]["status"] == "unsupported"
+    assert by["devlib.dev.gpu_only"]["reasons"][0].startswith("dev_ext.gather")

@@ -565,3 +565,68 @@ def test_a_registered_function_of_imported_code_is_unknown(tmp_path, kb):
     reg = find(report, "lib/registry.py", "torch.cuda.current_device")
     assert reg["reach"]["status"] == "unknown" and "decorated" in reg["reach"]["reason"]
     assert find(report, "lib/registry.py", "torch.cuda.device_count")["reach"]["status"] == "unreached"
+
+
+def test_a_device_guard_below_a_guard_without_alternative_is_inherited(tmp_path, kb):
+    """Code reached only under `if ckpt.version >= 4:` (no else: it still runs on an NPU host) and, below it,
+    only under `if x.device.type == "cuda" and _init():` (a reference implementation runs otherwise) inherits
+    the device guard: the JIT-built plugin is off the path. The same plugin reached under the weak guard
+    alone stays counted."""
+    files = {
+        "ops/__init__.py": "",
+        "ops/plugin.py": """
+            from torch.utils import cpp_extension
+
+            def get_plugin(name):
+                try:
+                    return cpp_extension.load(name=name, sources=[name + ".cu"])
+                except Exception:
+                    raise
+        """,
+        "ops/act.py": """
+            from ops import plugin
+            _plugin = None
+
+            def _init():
+                global _plugin
+                if _plugin is None:
+                    _plugin = plugin.get_plugin("act_plugin")
+                return True
+
+            def act(x, impl="cuda"):
+                if impl == "cuda" and x.device.type == "cuda" and _init():
+                    return _plugin.act(x)
+                return x.relu()
+        """,
+        "net.py": """
+            from ops.act import act
+
+            class Net:
+                def forward(self, x):
+                    return act(x)
+        """,
+        "load.py": """
+            import net
+
+            def load(ckpt):
+                if ckpt.version >= 4:
+                    return net.Net()
+                return None
+
+            if __name__ == "__main__":
+                load(None).forward(None)
+        """,
+    }
+    # VALID: the device-guarded plugin build is not counted, the program is not blocked by it
+    report = run_script([write(tmp_path / "guarded", files)], kb)
+    f = find(report, "ops/plugin.py", "torch.utils.cpp_extension.load", line=6)
+    assert f["guard"]["kind"] == "device-branch" and f["guard"]["path"] == "ops/act.py" and f["guard"]["line"] == 12
+    assert f["counted"] is False
+    ep = eps_of(report)[("load.py", None)]
+    assert all("cpp_extension" not in d["api"] for d in ep["verdict"]["drivers"])
+    # INVALID: without the device test the plugin is built under the weak guard alone: counted
+    files["ops/act.py"] = files["ops/act.py"].replace('if impl == "cuda" and x.device.type == "cuda" and _init():',
+                                                      'if _init():')
+    report = run_script([write(tmp_path / "plain", files)], kb)
+    f = find(report, "ops/plugin.py", "torch.utils.cpp_extension.load", line=6)
+    assert f["counted"] is True

@@ -630,3 +630,52 @@ def test_a_device_guard_below_a_guard_without_alternative_is_inherited(tmp_path,
     report = run_script([write(tmp_path / "plain", files)], kb)
     f = find(report, "ops/plugin.py", "torch.utils.cpp_extension.load", line=6)
     assert f["counted"] is True
+
+
+def test_a_monkey_patched_library_method_is_reached_from_the_patching_program(tmp_path, kb):
+    """`transformers...LlamaAttention.forward = xformers_forward` in a program's top level: the library calls
+    the patched method from then on, so the program reaches the project's replacement (and its xformers
+    calls); a program that does not patch does not."""
+    root = write(tmp_path, {
+        "patch.py": """
+            import transformers.models.llama.modeling_llama
+            import xformers.ops
+
+            def replace_attn():
+                transformers.models.llama.modeling_llama.LlamaAttention.forward = xformers_forward
+
+            def xformers_forward(self, q, k, v):
+                return xformers.ops.memory_efficient_attention(q, k, v)
+        """,
+        "train_core.py": """
+            import torch
+
+            def train():
+                torch.cuda.synchronize()
+        """,
+        "train_patched.py": """
+            from patch import replace_attn
+            replace_attn()
+            from train_core import train
+
+            if __name__ == "__main__":
+                train()
+        """,
+        "train_plain.py": """
+            from train_core import train
+
+            if __name__ == "__main__":
+                train()
+        """,
+    })
+    report = run_script([root], kb)
+    f = find(report, "patch.py", "xformers.ops.memory_efficient_attention")
+    # VALID: the patching program reaches the replacement forward and is graded by it
+    assert f["reach"]["status"] == "reachable" and f["counted"] is True
+    assert f["reach"]["entry_points"] == ["train_patched.py"]
+    assert f["reach"]["path"][-2:] == ["patch.replace_attn", "patch.xformers_forward"]
+    eps = eps_of(report)
+    assert "xformers.ops.memory_efficient_attention" in [d["api"] for d in eps[("train_patched.py", None)]["verdict"]["drivers"]]
+    # INVALID: the program that does not patch is not
+    assert eps[("train_plain.py", None)]["verdict"]["effort"] == "low"
+    assert all("xformers" not in d["api"] for d in eps[("train_plain.py", None)]["verdict"]["drivers"])

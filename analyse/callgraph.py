@@ -535,7 +535,8 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
         kind = kinds.get(t)
         if kind is None:
             kind = kinds[t] = (1 if issubclass(t, nodes.FunctionDef)
-                               else 2 if issubclass(t, nodes.ClassDef) else 3 if issubclass(t, nodes.Call) else 0)
+                               else 2 if issubclass(t, nodes.ClassDef) else 3 if issubclass(t, nodes.Call)
+                               else 4 if issubclass(t, nodes.Assign) else 0)
         if kind == 1:
             caller, cls, selfname, clsname = here
             q = node.qname()
@@ -601,6 +602,8 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             dyn = _dynamic_dispatch(node, r)
             if dyn:
                 s.dynamic.append((caller, node.lineno or 1, dyn))
+        if kind == 4 and isinstance(node.value, (nodes.Name, nodes.Attribute)):
+            _patch_ref(s, r, node, here)
         if t is nodes.If and here is top and isinstance(node.parent, nodes.Module) and is_main_guard(node):
             main_fn = f"{s.modname}.{MAIN_FN}"
             s.functions[main_fn] = (node.lineno or 1, node.end_lineno or node.lineno or 1)
@@ -946,6 +949,25 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
     # function references passed as arguments (callbacks, checkpoint(fn, ...), map(fn, xs)); a
     # registration (register_compile_pass(name, fn), register_forward_hook(fn)) stores the function, it does not run it
     _arg_refs(s, r, call, caller, cls, selfname, clsname)
+
+
+def _patch_ref(s: ModuleSummary, r: Resolver, node: nodes.Assign, here) -> None:
+    """A monkey patch: ``transformers...LlamaAttention.forward = xformers_forward`` (an attribute of an imported
+    module or class, not of ``self`` / ``cls``, set to a function): whoever calls the patched attribute runs the
+    function from then on, so the patching code reaches it (a reference, like a callback passed on)."""
+    caller, _cls, selfname, clsname = here
+    for tg in node.targets:
+        if not isinstance(tg, nodes.AssignAttr):
+            continue
+        base = tg.expr
+        if isinstance(base, nodes.Name) and base.name in (selfname, clsname, "self", "cls"):
+            continue
+        if not isinstance(base, (nodes.Name, nodes.Attribute)) or not r.qualname(base):
+            continue
+        q = r.qualname(node.value)
+        if q:
+            s.calls.append((caller, node.lineno or 1, K_REF, q, ""))
+        return
 
 
 def _may_look_up(func) -> bool:

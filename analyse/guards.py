@@ -283,8 +283,11 @@ def _classify(test, ctx) -> Optional[Tuple[str, str, bool]]:
     if isinstance(test, nodes.NamedExpr):
         return _classify(test.value, ctx)
     names = _names_in(test)
-    if "__name__" in names or "TYPE_CHECKING" in names:
-        return None   # the main guard and typing-only imports are not run-time conditions
+    if "TYPE_CHECKING" in names or "__name__" in names and any(
+            isinstance(n, nodes.Name) and n.name == "__name__" for n in test.nodes_of_class(nodes.Name)):
+        # the main guard and typing-only imports are not run-time conditions (`cls.__name__ == "Adam8bit"`,
+        # a class's name, is one)
+        return None
     text_names = names
     # version checks first: torch.version.cuda, TORCH_VERSION, version.parse(...)
     if any(VERSION_NAME_RE.search(n) for n in text_names) or _dotted(test).endswith("version_info"):

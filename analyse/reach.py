@@ -773,20 +773,43 @@ class Reach:
                 if g is None and c not in parent:
                     parent[c] = (n, line)
                     q.append(c)
-        # 2. guarded edges: what is only reached under a guard inherits it
+        # 2. guarded edges: what is only reached under a guard inherits it. Code reached under a guard
+        # that has no way around it (`if ckpt.version >= 4:` with no else) still runs on an NPU host, so
+        # those paths are walked first (2a); what only paths through a guard with an alternative, or one
+        # that keeps it off an NPU host's path, reach (2b) inherits the first such guard on its path, even
+        # below a weak one (`if version >= 4: G(...)` -> ... -> `if x.device.type == "cuda" and _init():`).
+        inherited = st.inherited
+        strong: List[Tuple[str, str, int, dict]] = []
         q = deque()
+
+        def _guarded(n: str, c: str, line: int, g: Optional[dict], inh: Optional[dict]) -> None:
+            if g is not None and not _no_way_around(g):
+                strong.append((n, c, line, g))
+            else:
+                parent[c] = (n, line)
+                inherited[c] = inh if inh is not None else g
+                q.append(c)
+
         for n in list(parent):
             for c, (line, g) in edges.get(n, {}).items():
                 if g is not None and c not in parent:
-                    parent[c] = (n, line)
-                    st.inherited[c] = g
-                    q.append(c)
+                    _guarded(n, c, line, g, None)
+        while q:
+            n = q.popleft()
+            for c, (line, g) in edges.get(n, {}).items():
+                if c not in parent:
+                    _guarded(n, c, line, g, inherited[n])
+        for n, c, line, g in strong:
+            if c not in parent:
+                parent[c] = (n, line)
+                inherited[c] = g
+                q.append(c)
         while q:
             n = q.popleft()
             for c, (line, _g) in edges.get(n, {}).items():
                 if c not in parent:
                     parent[c] = (n, line)
-                    st.inherited[c] = st.inherited[n]
+                    inherited[c] = inherited[n]
                     q.append(c)
         # 3. unknown: code that reached code may run through dynamic dispatch
         lk = self.linker

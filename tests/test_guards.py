@@ -374,6 +374,24 @@ def test_main_guard_and_type_checking_are_not_guards():
     assert _guard("if TYPE_CHECKING:\n    import apex  # <-\n") is None
 
 
+def test_a_class_name_test_is_an_option_not_the_main_guard():
+    # `optimizer_cls.__name__ == "Adam8bit"`: the attribute `__name__` of a chosen class is a run-time value,
+    # not the module's `__name__` of the main guard: the 8-bit branch runs only for that choice
+    src = """
+    def make(optimizer_cls, params):
+        opt = optimizer_cls(params)
+        if optimizer_cls.__name__ == "Adam8bit":
+            import bitsandbytes
+            bitsandbytes.optim.GlobalOptimManager.get_instance()  # <-
+        return opt
+    """
+    g = _guard(src)
+    assert g is not None and g.kind == "option" and g.fallback and g.line == 4
+    assert g.condition == "optimizer_cls.__name__ == 'Adam8bit'"
+    # INVALID: the module's own name still is the main guard
+    assert _guard("if __name__ == '__main__':\n    main(x.__name__)  # <-\n") is None
+
+
 def test_to_dict_and_kinds():
     g = Guard("option", 4, True, "args.trt")
     assert g.to_dict() == {"kind": "option", "line": 4, "fallback": True, "condition": "args.trt"}

@@ -105,6 +105,31 @@ def test_option_value_is_judged_with_the_options_default(tmp_path, kb):
     assert rep["summary"]["verdict"]["effort"] == "medium"
 
 
+def test_option_default_off_inside_a_device_branch_stays_off(tmp_path, kb):
+    # `if device == "cuda": from_pretrained(load_in_8bit=load_8bit)` with `load_8bit: bool = False`: an NPU host
+    # takes the device branch (transfer_to_npu), but the 8-bit load stays off with the parameter's default
+    rep = _run(tmp_path, kb, """
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+
+        def load(load_8bit: bool = False, always: bool = True):
+            if device == "cuda":
+                off = AutoModelForCausalLM.from_pretrained("m", load_in_8bit=load_8bit)
+                on = AutoModelForCausalLM.from_pretrained("m", load_in_8bit=always)
+            return off, on
+
+        model, _ = load()
+    """)
+    off, on = sorted(_ours(rep), key=lambda f: f["line"])
+    # VALID: the default that switches it on is counted (the device branch runs on an NPU host)
+    assert on["counted"] is True and on["line"] == 13
+    # INVALID: the default that leaves it off is off the path, with both conditions in the words
+    assert off["counted"] is False and off["line"] == 12
+    assert off["off_path"]["reason"] == "off-by-default"
+    assert off["guard"]["condition"] == "device == 'cuda' and load_8bit"
+    assert off["guard"]["on_path"] == {"transfer_to_npu": "off", "no_transfer": "off"}
+    assert off["guard"]["default"] == "load_8bit=False by default"
+
+
 def test_spread_kwargs_fastchat_shape(tmp_path, kb):
     rep = _run(tmp_path, kb, """
         kwargs = {"torch_dtype": torch.float16}

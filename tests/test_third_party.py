@@ -162,3 +162,16 @@ def test_cuda_only_compilers_and_kernel_libraries_are_known(tmp_path, kb):
     assert "EmbeddingBag" in fs[3].replacement and "SAGEConv" in fs[4].replacement
     # INVALID: a module of the project's own named like none of them is not a finding
     assert not _run(tmp_path / "other", kb, "import cudnnlike\nimport fbgemm\n")
+
+
+def test_tutel_moe_layer_is_a_manual_replacement(tmp_path, kb):
+    # Tutel's MoE layer runs kernels of its own extension (NVRTC-compiled CUDA, or CPU fp32/fp64): no NPU backend,
+    # replaced by an MoE layer in torch ops or the torch_npu MoE ops
+    src = "from tutel import system\nfrom tutel import moe as tutel_moe\nlayer = tutel_moe.moe_layer(gate_type={})\n"
+    fs = _run(tmp_path, kb, src)
+    got = [(f.line, f.code, f.severity, f.api) for f in fs]
+    assert got == [(1, "NPU401", "manual", "tutel.system"), (2, "NPU401", "manual", "tutel.moe"),
+                   (3, "NPU402", "manual", "tutel.moe.moe_layer")]
+    assert "npu_grouped_matmul" in fs[2].replacement and "NVRTC" in fs[2].message
+    # INVALID: a project module named like it is not the library
+    assert not _run(tmp_path / "other", kb, "import tutelage\n")

@@ -565,3 +565,117 @@ def test_a_registered_function_of_imported_code_is_unknown(tmp_path, kb):
     reg = find(report, "lib/registry.py", "torch.cuda.current_device")
     assert reg["reach"]["status"] == "unknown" and "decorated" in reg["reach"]["reason"]
     assert find(report, "lib/registry.py", "torch.cuda.device_count")["reach"]["status"] == "unreached"
+
+
+def test_a_device_guard_below_a_guard_without_alternative_is_inherited(tmp_path, kb):
+    """Code reached only under `if ckpt.version >= 4:` (no else: it still runs on an NPU host) and, below it,
+    only under `if x.device.type == "cuda" and _init():` (a reference implementation runs otherwise) inherits
+    the device guard: the JIT-built plugin is off the path. The same plugin reached under the weak guard
+    alone stays counted."""
+    files = {
+        "ops/__init__.py": "",
+        "ops/plugin.py": """
+            from torch.utils import cpp_extension
+
+            def get_plugin(name):
+                try:
+                    return cpp_extension.load(name=name, sources=[name + ".cu"])
+                except Exception:
+                    raise
+        """,
+        "ops/act.py": """
+            from ops import plugin
+            _plugin = None
+
+            def _init():
+                global _plugin
+                if _plugin is None:
+                    _plugin = plugin.get_plugin("act_plugin")
+                return True
+
+            def act(x, impl="cuda"):
+                if impl == "cuda" and x.device.type == "cuda" and _init():
+                    return _plugin.act(x)
+                return x.relu()
+        """,
+        "net.py": """
+            from ops.act import act
+
+            class Net:
+                def forward(self, x):
+                    return act(x)
+        """,
+        "load.py": """
+            import net
+
+            def load(ckpt):
+                if ckpt.version >= 4:
+                    return net.Net()
+                return None
+
+            if __name__ == "__main__":
+                load(None).forward(None)
+        """,
+    }
+    # VALID: the device-guarded plugin build is not counted, the program is not blocked by it
+    report = run_script([write(tmp_path / "guarded", files)], kb)
+    f = find(report, "ops/plugin.py", "torch.utils.cpp_extension.load", line=6)
+    assert f["guard"]["kind"] == "device-branch" and f["guard"]["path"] == "ops/act.py" and f["guard"]["line"] == 12
+    assert f["counted"] is False
+    ep = eps_of(report)[("load.py", None)]
+    assert all("cpp_extension" not in d["api"] for d in ep["verdict"]["drivers"])
+    # INVALID: without the device test the plugin is built under the weak guard alone: counted
+    files["ops/act.py"] = files["ops/act.py"].replace('if impl == "cuda" and x.device.type == "cuda" and _init():',
+                                                      'if _init():')
+    report = run_script([write(tmp_path / "plain", files)], kb)
+    f = find(report, "ops/plugin.py", "torch.utils.cpp_extension.load", line=6)
+    assert f["counted"] is True
+
+
+def test_a_monkey_patched_library_method_is_reached_from_the_patching_program(tmp_path, kb):
+    """`transformers...LlamaAttention.forward = xformers_forward` in a program's top level: the library calls
+    the patched method from then on, so the program reaches the project's replacement (and its xformers
+    calls); a program that does not patch does not."""
+    root = write(tmp_path, {
+        "patch.py": """
+            import transformers.models.llama.modeling_llama
+            import xformers.ops
+
+            def replace_attn():
+                transformers.models.llama.modeling_llama.LlamaAttention.forward = xformers_forward
+
+            def xformers_forward(self, q, k, v):
+                return xformers.ops.memory_efficient_attention(q, k, v)
+        """,
+        "train_core.py": """
+            import torch
+
+            def train():
+                torch.cuda.synchronize()
+        """,
+        "train_patched.py": """
+            from patch import replace_attn
+            replace_attn()
+            from train_core import train
+
+            if __name__ == "__main__":
+                train()
+        """,
+        "train_plain.py": """
+            from train_core import train
+
+            if __name__ == "__main__":
+                train()
+        """,
+    })
+    report = run_script([root], kb)
+    f = find(report, "patch.py", "xformers.ops.memory_efficient_attention")
+    # VALID: the patching program reaches the replacement forward and is graded by it
+    assert f["reach"]["status"] == "reachable" and f["counted"] is True
+    assert f["reach"]["entry_points"] == ["train_patched.py"]
+    assert f["reach"]["path"][-2:] == ["patch.replace_attn", "patch.xformers_forward"]
+    eps = eps_of(report)
+    assert "xformers.ops.memory_efficient_attention" in [d["api"] for d in eps[("train_patched.py", None)]["verdict"]["drivers"]]
+    # INVALID: the program that does not patch is not
+    assert eps[("train_plain.py", None)]["verdict"]["effort"] == "low"
+    assert all("xformers" not in d["api"] for d in eps[("train_plain.py", None)]["verdict"]["drivers"])

@@ -328,6 +328,25 @@ def _choice_guard(sw: Switch, cond: str, line: int, default) -> dict:
     return g
 
 
+def _both(outer: dict, choice: dict) -> dict:
+    """The guard of a place under an enclosing condition (*outer*, e.g. ``if device == "cuda":``) that needs the
+    library only with a user's choice (*choice*, from :func:`_choice_guard`): both must hold, so a scenario in
+    which either is off is off (``load_in_8bit=load_8bit`` with ``load_8bit: bool = False`` stays off by default
+    inside a device branch that an NPU host takes)."""
+    cond = outer.get("condition")
+    g = {**outer, "choice": True,
+         "condition": f"{cond} and {choice['condition']}" if cond else choice["condition"]}
+    mine = choice.get("on_path")
+    if mine:
+        theirs = outer.get("on_path") or {}
+        g["on_path"] = {s: "off" if v == "off" or theirs.get(s) == "off" else theirs.get(s, v)
+                        for s, v in mine.items()}
+        for k in ("by_default", "unless", "default"):
+            if k in choice:
+                g[k] = choice[k]
+    return g
+
+
 def _text(node, limit: int = 60) -> str:
     try:
         s = " ".join(node.as_string().split())
@@ -518,9 +537,7 @@ class ImplicitGpuLibsPass(Pass):
                 else f"({cond})"   # `(size if amp else 'no') == 'fp8'`, not `size if amp else ('no' == 'fp8')`
             guard = _choice_guard(sw, test if sw.values else cond, f.line, default)
             if f.guard:   # under an enclosing condition too: both must hold
-                outer = f.guard.get("condition")
-                guard = {**f.guard, "choice": True,
-                         "condition": f"{outer} and {guard['condition']}" if outer else guard["condition"]}
+                guard = _both(f.guard, guard)
             f = replace(f, guard=guard,
                         message=f"only when `{cond}` is {when} (a user's choice): {msg}",
                         replacement=(f"keep the option; on an NPU choose another value than {when} ({sw.replacement})"

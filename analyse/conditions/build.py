@@ -34,7 +34,7 @@ from astroid import nodes
 
 from analyse.conditions import model as m
 from analyse.conditions.options import literal, option_values, params_are_choices, torch_has
-from analyse.syntax import own_bindings
+from analyse.syntax import nodes_of, own_bindings
 
 _MISSING = object()
 MAX_DEPTH = 6
@@ -289,7 +289,7 @@ def _self_assignments(cls: nodes.ClassDef) -> dict:
     for meth in cls.body:
         if not isinstance(meth, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
             continue
-        for a in meth.nodes_of_class(nodes.AssignAttr):
+        for a in nodes_of(meth, nodes.AssignAttr):
             if isinstance(a.expr, nodes.Name) and a.expr.name == "self":
                 st = a.parent
                 lst = table.setdefault(a.attrname, [])

@@ -599,7 +599,8 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             caller, cls, selfname, clsname = here
             before = len(s.calls)
             _record_call(s, r, node, caller, cls, selfname, clsname)
-            if len(s.calls) > before:
+            if any(s.calls[i][2] != K_REF for i in range(before, len(s.calls))):
+                # only a call's callees carry its guard (references handed to it do not): no callee, no question
                 cond = _condition(node, relpath, guard_memo, mentions_npu)
                 if cond:
                     for i in range(before, len(s.calls)):

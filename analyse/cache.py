@@ -494,7 +494,8 @@ class _Shape:
 def conforms(value, hint) -> bool:
     """Whether *value* (decoded from the cache) has the shape of the typing annotation *hint*: ``object`` /
     ``Any`` take anything; ``Optional`` / ``Union`` one of theirs; ``Tuple[X, ...]``, ``Tuple[X, Y]``,
-    ``List[X]``, ``Set[X]``, ``FrozenSet[X]``, ``Dict[K, V]`` their container and every item; a class its
+    ``List[X]``, ``Set[X]``, ``FrozenSet[X]``, ``Dict[K, V]`` their container and every item; a ``TypedDict``
+    exactly its keys, each of its shape; a class its
     instances (``bool`` is not an ``int`` here). Used for the values a dataclass field annotates only as
     ``object`` (a pass's pre-scan data): a wrong one makes the entry a miss, never a traceback later."""
     import typing
@@ -519,6 +520,11 @@ def conforms(value, hint) -> bool:
     if origin is dict:
         return type(value) is dict and (not args or all(conforms(k, args[0]) and conforms(v, args[1])
                                                         for k, v in value.items()))
+    if isinstance(hint, type) and issubclass(hint, dict) and hasattr(hint, "__total__"):
+        # a TypedDict: exactly its keys, each of its shape
+        fields = typing.get_type_hints(hint)
+        return type(value) is dict and set(value) == set(fields) and all(conforms(value[k], h)
+                                                                          for k, h in fields.items())
     if hint is int:
         return type(value) is int
     if hint is float:

@@ -210,8 +210,15 @@ def _is_dict_call(value) -> bool:
     return isinstance(value, nodes.Call) and isinstance(value.func, nodes.Name) and value.func.name == "dict"
 
 
+_CONTAINER_TYPES: Dict[type, bool] = {}   # node type -> a container literal type (astroid's are ABCs: slow isinstance)
+
+
 def _is_container_literal(value) -> bool:
-    return isinstance(value, _CONTAINER_LITERALS) or _is_dict_call(value)
+    t = type(value)
+    hit = _CONTAINER_TYPES.get(t)
+    if hit is None:
+        hit = _CONTAINER_TYPES[t] = issubclass(t, _CONTAINER_LITERALS)
+    return hit or _is_dict_call(value)
 
 
 def _literal_entries(value, r: Resolver, key: str = "", depth: int = 0) -> List[Tuple[str, str]]:
@@ -593,7 +600,8 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             caller, cls, selfname, clsname = here
             before = len(s.calls)
             _record_call(s, r, node, caller, cls, selfname, clsname)
-            if len(s.calls) > before:
+            if any(s.calls[i][2] != K_REF for i in range(before, len(s.calls))):
+                # only a call's callees carry its guard (references handed to it do not): no callee, no question
                 cond = _condition(node, relpath, guard_memo, mentions_npu)
                 if cond:
                     for i in range(before, len(s.calls)):

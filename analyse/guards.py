@@ -48,8 +48,9 @@ Depends on astroid only (usable by the passes, the verdict and the library mode)
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field, replace
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from astroid import nodes
 
@@ -782,17 +783,26 @@ def _with_guard(withnode) -> Optional[Guard]:
     return None
 
 
-def _early_exits(block, idx: int):
-    """The ``if T: return`` statements (no else) before *idx* in *block*, nearest first."""
-    for prev in reversed(block[max(0, idx - 25):idx]):
-        if isinstance(prev, nodes.If) and not prev.orelse and _terminates(prev.body):
-            yield prev
+def _early_exits(block, idx: int, tables: Optional[dict] = None) -> List:
+    """The ``if T: return`` statements (no else) among the 25 before *idx* in *block*, nearest first.
+    *tables* (:func:`block_tables`) keeps the positions of a block's early exits, found on its first
+    question: every statement of the block asks."""
+    key = ("exits", id(block))
+    positions = tables.get(key) if tables is not None else None
+    if positions is None:
+        positions = [i for i, prev in enumerate(block)
+                     if isinstance(prev, nodes.If) and not prev.orelse and _terminates(prev.body)]
+        if tables is not None:
+            tables[key] = positions
+    lo = bisect_left(positions, max(0, idx - 25))
+    hi = bisect_left(positions, idx)
+    return [block[positions[i]] for i in range(hi - 1, lo - 1, -1)]
 
 
-def _early_exit_guard(block, idx: int) -> Optional[Guard]:
+def _early_exit_guard(block, idx: int, exits: Optional[List] = None) -> Optional[Guard]:
     """``if not HAVE_X: return fallback`` before the statement at *idx* of *block* guards it: the rest of
     the block runs only when ``HAVE_X`` (the condition is printed the way the rest runs, never inverted)."""
-    for prev in _early_exits(block, idx):
+    for prev in (exits if exits is not None else _early_exits(block, idx)):
         got = _classified(prev)
         if got is None:
             continue
@@ -805,11 +815,11 @@ def _early_exit_guard(block, idx: int) -> Optional[Guard]:
     return None
 
 
-def _early_exit_cond(block, idx: int):
+def _early_exit_cond(block, idx: int, exits: Optional[List] = None):
     """The conjunction of "not T" for the early exits before *idx* (validations that only raise excluded:
     they stop a misconfigured run, they do not pick a path)."""
     parts = []
-    for prev in _early_exits(block, idx):
+    for prev in (exits if exits is not None else _early_exits(block, idx)):
         if _only_raises(prev.body):
             continue
         c = _cond(prev.test)
@@ -915,9 +925,12 @@ def _level(parent, cur, tables):
         if fld == "body":
             g = _with_guard(parent)
     block = getattr(parent, fld)
+    exits = _early_exits(block, idx, tables)
+    if not exits:
+        return g, c
     if g is None:
-        g = _early_exit_guard(block, idx)
-    ec = _early_exit_cond(block, idx)
+        g = _early_exit_guard(block, idx, exits)
+    ec = _early_exit_cond(block, idx, exits)
     if ec is not None:
         c = C.conj(c, ec)
     return g, c

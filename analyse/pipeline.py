@@ -153,7 +153,29 @@ def _entry_ok(entry: dict) -> bool:
         shape = PRESCAN_SHAPES.get(item[0])
         if shape is not None and not conforms(item[1], shape):
             return False
-    return True
+    return res is None or _result_ok(res)
+
+
+def _result_ok(res: "ModuleResult") -> bool:
+    """The fields of a cached result typed ``object``: each pass's facts of the shape the pass declares
+    (``Pass.facts_shape``; facts of a pass that declares none are refused), the summary a
+    :class:`ModuleSummary` or None, its reach facts empty or of :class:`analyse.reach.ModuleFacts`' shape."""
+    from analyse.cache import conforms
+    from analyse.callgraph import ModuleSummary
+    from analyse.passes import FACTS_SHAPES
+    from analyse.reach import ModuleFacts
+
+    if type(res.facts) is not dict:
+        return False
+    for name, value in res.facts.items():
+        shape = FACTS_SHAPES.get(name) if isinstance(name, str) else None
+        if shape is None or not conforms(value, shape):
+            return False
+    if res.summary is None:
+        return True
+    if not isinstance(res.summary, ModuleSummary) or type(res.summary.reach) is not dict:
+        return False
+    return not res.summary.reach or conforms(res.summary.reach, ModuleFacts)
 
 
 def open_cache(directory: Path) -> Cache:

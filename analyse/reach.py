@@ -54,7 +54,7 @@ import posixpath
 import re
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypedDict
 
 from astroid import nodes
 
@@ -355,6 +355,26 @@ def call_lines(summary, project_modules: Iterable[str]) -> Set[int]:
         if kind != K_NAME or a.split(".", 1)[0] in parts:
             out.add(line)
     return out
+
+
+_GuardDict = Optional[Dict[str, object]]   # Guard.to_dict() or None
+
+
+class ModuleFacts(TypedDict):
+    """The shape of :func:`module_facts` (a cached summary's ``reach`` of another shape is a miss)."""
+    main_guard: bool
+    top_level_code: bool
+    trains: bool
+    cli: bool
+    console_scripts: List[Tuple[str, str]]
+    test_functions: bool
+    sys_path: List[str]
+    configs: List[Tuple[str, int, str]]
+    targets: List[Tuple[str, int, str]]
+    imports: List[Tuple[str, int, Tuple[str, ...], bool, _GuardDict]]
+    decorated: List[str]
+    getattr: List[Tuple[str, str]]
+    call_guards: Dict[int, List[Tuple[str, _GuardDict]]]
 
 
 def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: bool,

@@ -136,7 +136,17 @@ LOG_METHODS = {"info", "debug", "warning", "warn", "error", "critical", "excepti
 def in_log_or_docstring(node) -> bool:
     """True when *node* is text, not code: a docstring or bare string statement,
     an argument of a print/logging/warnings call, an exception message (anything
-    in a ``raise`` statement) or an assert message."""
+    in a ``raise`` statement) or an assert message. Kept on the node: several passes ask about every call."""
+    d = getattr(node, "__dict__", None)
+    if d is None:
+        return _in_log_or_docstring(node)
+    got = d.get("_npu_in_text")
+    if got is None:
+        got = d["_npu_in_text"] = _in_log_or_docstring(node)
+    return got
+
+
+def _in_log_or_docstring(node) -> bool:
     stmt = node.statement() if hasattr(node, "statement") else None
     if isinstance(stmt, nodes.Raise):
         return True

@@ -891,3 +891,56 @@ def test_sigterm_ends_a_run_waiting_for_a_cache_another_process_holds(tmp_path):
         holder.execute("ROLLBACK")
         holder.close()
     assert code == 143 and b"not ended" not in proc.stdout.read()
+
+
+@pytest.mark.parametrize("poison", ["facts-type", "facts-value", "facts-name", "summary", "summary-reach"])
+def test_a_cached_result_with_a_badly_shaped_field_is_a_miss(tmp_path, kb, poison):
+    """A per-file entry whose result had a pass's facts or the call-graph summary of another shape was
+    accepted (the fields are typed ``object``) and ended the run later, in a pass's finish step or the
+    call graph, with exit 3. Such an entry is now a miss: the file is analysed again and the findings
+    equal those of a run without the cache."""
+    import dataclasses
+
+    from analyse import pipeline
+    from analyse.pipeline import Settings
+
+    root = tmp_path / "p"
+    files = dict(_SHAPED_PROJECT)
+    files["train.py"] += ("from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8)\n"
+                          "z = torch.lgamma(x)\n")
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    settings = Settings(jobs=1, cache_dir=tmp_path / "c")
+    cold = pipeline.run([root], kb, settings=settings)
+    assert pipeline.run([root], kb, settings=settings).cache_hits == 5
+    db = sqlite3.connect(str(next((tmp_path / "c").rglob("cache.sqlite"))), isolation_level=None)
+    types = pipeline._cache_types()
+    poisoned = 0
+    for key, data in db.execute("SELECT key, data FROM entries").fetchall():
+        try:
+            entry = cache_mod.decode(data, types)
+        except Exception:   # noqa: BLE001 - the memo and other entries
+            continue
+        res = entry.get("result") if isinstance(entry, dict) else None
+        if not isinstance(res, pipeline.ModuleResult) or res.relpath != "train.py":
+            continue
+        assert set(res.facts) >= {"performance-advice", "cpu-fallback"}
+        if poison == "facts-type":
+            res = dataclasses.replace(res, facts={**res.facts, "performance-advice": "notadict"})
+        elif poison == "facts-value":
+            res = dataclasses.replace(res, facts={**res.facts, "cpu-fallback": {"lgamma": [("x", 1)]}})
+        elif poison == "facts-name":
+            res = dataclasses.replace(res, facts={**res.facts, "no-such-pass": [1, 2]})
+        elif poison == "summary":
+            res = dataclasses.replace(res, summary=(1, 2))
+        else:
+            res.summary.reach = {"imports": "notalist"}
+        entry["result"] = res
+        db.execute("UPDATE entries SET data = ? WHERE key = ?", (cache_mod.encode(entry, types), key))
+        poisoned += 1
+    db.close()
+    assert poisoned == 1
+    again = pipeline.run([root], kb, settings=settings)
+    assert again.cache_hits == 4
+    assert [f.to_dict() for f in again.findings] == [f.to_dict() for f in cold.findings]

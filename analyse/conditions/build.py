@@ -34,7 +34,7 @@ from astroid import nodes
 
 from analyse.conditions import model as m
 from analyse.conditions.options import literal, option_values, params_are_choices, torch_has
-from analyse.syntax import own_bindings
+from analyse.syntax import nodes_of, own_bindings
 
 _MISSING = object()
 MAX_DEPTH = 6
@@ -303,22 +303,49 @@ def _self_assignments(cls: nodes.ClassDef) -> dict:
     got = cls.__dict__.get("_npu_self_assign")
     if got is not None:
         return got
-    table: dict = {}
-    for meth in cls.body:
-        if not isinstance(meth, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
-            continue
-        for a in meth.nodes_of_class(nodes.AssignAttr):
-            if isinstance(a.expr, nodes.Name) and a.expr.name == "self":
-                st = a.parent
-                lst = table.setdefault(a.attrname, [])
-                if len(lst) > 5:
-                    continue
-                if isinstance(st, (nodes.Assign, nodes.AnnAssign)) and st.value is not None:
-                    lst.append((meth.name == "__init__", st.value))
-                else:
-                    lst.append((False, None))
+    root = cls.root()
+    if isinstance(root, nodes.Module):
+        # every class of the module from one pass over the module's attribute assignments (shared index)
+        tables = root.__dict__.get("_npu_self_assigns")
+        if tables is None:
+            tables = root.__dict__["_npu_self_assigns"] = _module_self_assignments(root)
+        table = tables.get(id(cls)) or {}
+    else:   # pragma: no cover - a class outside a module tree
+        table = {}
+        for meth in cls.body:
+            if isinstance(meth, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+                for a in nodes_of(meth, nodes.AssignAttr):
+                    _add_self_assignment(table, a, meth)
     cls.__dict__["_npu_self_assign"] = table
     return table
+
+
+def _module_self_assignments(module: nodes.Module) -> dict:
+    """id(class) -> :func:`_self_assignments`' table, for every class of *module*: each ``self.x = ...`` counts
+    for every class whose method (a ``def`` in the class body) holds it, in the order of the module."""
+    out: dict = {}
+    for a in nodes_of(module, nodes.AssignAttr):
+        if not (isinstance(a.expr, nodes.Name) and a.expr.name == "self"):
+            continue
+        cur, parent = a, a.parent
+        while parent is not None:
+            if isinstance(parent, nodes.ClassDef) and isinstance(cur, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+                _add_self_assignment(out.setdefault(id(parent), {}), a, cur)
+            cur, parent = parent, parent.parent
+    return out
+
+
+def _add_self_assignment(table: dict, a: nodes.AssignAttr, meth) -> None:
+    if not (isinstance(a.expr, nodes.Name) and a.expr.name == "self"):
+        return
+    st = a.parent
+    lst = table.setdefault(a.attrname, [])
+    if len(lst) > 5:
+        return
+    if isinstance(st, (nodes.Assign, nodes.AnnAssign)) and st.value is not None:
+        lst.append((meth.name == "__init__", st.value))
+    else:
+        lst.append((False, None))
 
 
 def _option_name_value(name: str, words_root: str) -> Optional[_Val]:

@@ -25,6 +25,8 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 from astroid import nodes
 
+from analyse.syntax import nodes_of
+
 _STATE = {"options": {}, "params_are_choices": False, "gpu_only": frozenset(), "torch_api": frozenset()}
 MAX_OPTIONS = 20000
 
@@ -216,7 +218,7 @@ def _field_default(value):
 def collect(tree: nodes.Module) -> Tuple[Tuple[str, tuple], ...]:
     """The option declarations of one module: ((name, (default, ...)), ...), sorted."""
     out: Dict[str, list] = {}
-    for node in tree.nodes_of_class((nodes.Call, nodes.ClassDef, nodes.FunctionDef)):
+    for node in nodes_of(tree, nodes.Call, nodes.ClassDef, nodes.FunctionDef):
         if isinstance(node, nodes.Call):
             leaf = _leaf(node.func)
             if leaf == "add_argument":
@@ -316,7 +318,7 @@ def config_refs(tree: nodes.Module) -> Tuple[str, ...]:
     """Configuration files a module names with a literal path (``yaml.safe_load(open("configs/train.yaml"))``,
     ``default="configs/base.yaml"``): the default configuration the program loads."""
     out = []
-    for c in tree.nodes_of_class(nodes.Const):
+    for c in nodes_of(tree, nodes.Const):
         v = c.value
         if isinstance(v, str) and v.lower().endswith(CONFIG_SUFFIXES) and len(v) < 300 and "\n" not in v \
                 and "{" not in v and v not in out:

@@ -134,6 +134,7 @@ class ProjectContext:
 
 
 PRESCAN_SHAPES: Dict[str, object] = {}   # pass name -> Pass.prescan_shape, for the passes that declare one
+FACTS_SHAPES: Dict[str, object] = {}     # pass name -> Pass.facts_shape, for the passes that keep module facts
 
 
 class Pass:
@@ -148,11 +149,16 @@ class Pass:
     # the typing shape of what prescan() returns (None included): a cached pre-scan of another shape is a
     # miss (analyse.cache.conforms), never an unpacking error in combine()
     prescan_shape: object = object
+    # the typing shape of what check_module() puts in ``ctx.facts[self.name]``: a pass that keeps module facts
+    # declares it; a cached result with facts of another shape, or of a pass that declares none, is a miss
+    facts_shape: object = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if cls.name and "prescan_shape" in cls.__dict__:
             PRESCAN_SHAPES[cls.name] = cls.prescan_shape
+        if cls.name and cls.__dict__.get("facts_shape") is not None:
+            FACTS_SHAPES[cls.name] = cls.facts_shape
 
     def rule(self, code: str) -> Rule:
         for r in self.rules:

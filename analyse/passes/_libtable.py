@@ -52,10 +52,22 @@ class LibTable:
     mmcv_ops: Dict[str, MmcvOp] = field(default_factory=dict)
     mmcv_policy: Dict[str, Tuple[str, str]] = field(default_factory=dict)  # supported/unsupported/unlisted -> (sev, repl)
     mmcv_source: str = ""
+    # match's answers (the table does not change once built; every call and name of a module asks)
+    _matched: Dict[str, Optional[Tuple[LibEntry, str]]] = field(default_factory=dict, repr=False, compare=False)
 
     def match(self, qual: str) -> Optional[Tuple[LibEntry, str]]:
         """Longest module prefix matching *qual* (``a.b`` matches ``a.b`` and ``a.b.c``;
         ``a.B*`` matches every name starting with ``a.B``)."""
+        try:
+            return self._matched[qual]
+        except KeyError:
+            pass
+        got = self._match(qual)
+        if len(self._matched) < 200_000:
+            self._matched[qual] = got
+        return got
+
+    def _match(self, qual: str) -> Optional[Tuple[LibEntry, str]]:
         best: Optional[Tuple[LibEntry, str]] = None
         parts = qual.split(".")
         for i in range(len(parts), 0, -1):

@@ -38,7 +38,7 @@ torch.optim optimizers with fused twins are reported by the affinity pass
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, Iterator, List, Optional, Set
+from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple, TypedDict
 
 from astroid import nodes
 
@@ -115,6 +115,21 @@ def _has_star_kwargs(call: nodes.Call) -> bool:
     return any(kw.arg is None for kw in call.keywords or ())
 
 
+class _ModuleState(TypedDict):
+    """What PerformanceAdvicePass keeps of one module (its ``ctx.facts``)."""
+    trains: List[str]
+    main: List[str]
+    dynamic: Optional[Tuple[str, int, str]]
+    compile_mode: bool
+    env: Set[str]
+    ddp: List[Tuple[str, int, str]]
+    dist: List[Tuple[str, int]]
+    accum: bool
+    no_sync: bool
+    files: List[str]
+    first_line: str
+
+
 def _new_state() -> dict:
     return {"trains": [], "main": [], "dynamic": None, "compile_mode": False, "env": set(), "ddp": [], "dist": [],
             "accum": False, "no_sync": False, "files": []}
@@ -136,6 +151,7 @@ def _merge_states(states) -> dict:
 
 class PrecisionAdvicePass(Pass):
     name = "precision-advice"
+    facts_shape = List[Tuple[str, Finding]]   # (api, the finding its first use in the module gives)
     # once per report: each module offers its first use of each API (ctx.facts); finish keeps the first file's
     rules = (R_PREC,)
     VALID = (
@@ -182,6 +198,7 @@ class PrecisionAdvicePass(Pass):
 
 class PerformanceAdvicePass(Pass):
     name = "performance-advice"
+    facts_shape = _ModuleState
     # each module's facts (training loops, DDP, env vars ...) go to ctx.facts; finish() merges them
     rules = (R_LOADER, R_NONBLOCK, R_BUCKET, R_NOSYNC, R_ANOMALY, R_COMPILE, R_TASKQ, R_FFTS)
     VALID = (

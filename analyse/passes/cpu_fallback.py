@@ -14,7 +14,7 @@ ranking (most call sites first) in ``project.store['cpu_fallback']`` for the rep
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, Iterator, List, Optional
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from astroid import nodes
 
@@ -52,6 +52,7 @@ def aten_candidates(api: str) -> List[str]:
 
 class CpuFallbackPass(Pass):
     name = "cpu-fallback"
+    facts_shape = Dict[str, List[Tuple[int, str, int]]]   # aten op -> [(line, api, column)]
     rules = (R_FALLBACK,)
     VALID = (
         "import torch\ny = torch.exp(x) + torch.matmul(a, b)\n",

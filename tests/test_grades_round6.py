@@ -65,3 +65,57 @@ def test_deepspeed_ops_without_an_npu_builder_stay_manual(tmp_path, kb):
     sparse = [f for f in rep["findings"] if f["api"].startswith("deepspeed.ops.sparse_attention")]
     assert sparse and all(f["severity"] == "manual" for f in sparse)
     assert _verdict(rep) == "medium"
+
+
+# ---------------------------------------------------------------- PyG's ToSparseTensor: torch_sparse on every forward
+
+GNN = {
+    "gnn.py": """
+        import torch
+        import torch.nn.functional as F
+        import torch_geometric.transforms as T
+        from torch_geometric.nn import GCNConv
+        from torch_geometric.datasets import Planetoid
+
+
+        class GCN(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = GCNConv(8, 4)
+
+            def forward(self, x, adj_t):
+                return F.log_softmax(self.conv(x, adj_t), dim=-1)
+
+
+        def main():
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            dataset = Planetoid("data", "Cora", transform=T.ToSparseTensor())
+            data = dataset[0].to(device)
+            model = GCN().to(device)
+            out = model(data.x, data.adj_t)
+
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_pyg_sparse_tensor_adjacency_is_a_gpu_library_use(tmp_path, kb):
+    # INVALID (old: low, driven by device strings only): the transform makes the adjacency a torch_sparse
+    # SparseTensor that every forward multiplies with: a documented edit (keep edge_index), at least medium
+    write_files(tmp_path, GNN)
+    rep = run_script([tmp_path], kb)
+    (f,) = [f for f in rep["findings"] if f["code"] == "NPU471"]
+    assert f["line"] == 20 and f["severity"] == "manual" and f["counted"]
+    assert "torch_sparse" in f["message"] and "edge_index" in f["replacement"]
+    assert _verdict(rep) == "medium"
+
+
+def test_pyg_without_the_sparse_transform_stays_low(tmp_path, kb):
+    # VALID: the same program on edge_index has no torch_sparse use
+    files = {"gnn.py": GNN["gnn.py"].replace(', transform=T.ToSparseTensor()', '').replace("data.adj_t", "data.edge_index")}
+    write_files(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    assert not [f for f in rep["findings"] if f["code"] == "NPU471"]
+    assert _verdict(rep) == "low"

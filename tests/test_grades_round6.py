@@ -119,3 +119,112 @@ def test_pyg_without_the_sparse_transform_stays_low(tmp_path, kb):
     rep = run_script([tmp_path], kb)
     assert not [f for f in rep["findings"] if f["code"] == "NPU471"]
     assert _verdict(rep) == "low"
+
+
+# ---------------------------------------------------------------- callers' arguments into callees (#30 point 4)
+
+CALLERS = {
+    "blocks.py": """
+        import torch
+
+
+        def _fused(x):
+            return torch.cuda.FloatTensor(3)
+
+
+        class Block(torch.nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.dim = dim
+
+            def forward(self, x, use_kernel: bool = False):
+                if use_kernel:
+                    return _fused(x)
+                return x
+
+
+        class Base(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block(8)
+
+
+        class Stack(Base):
+            def forward(self, x, use_lma: bool = False):
+                return self.block(x, use_kernel=not use_lma)
+
+
+        def step(x, fused=False):
+            if fused:
+                x = torch.cuda.IntTensor(3)
+            return x
+    """,
+    "main.py": """
+        import torch
+        from blocks import Stack, step
+
+        if __name__ == "__main__":
+            x = torch.ones(3)
+            Stack()(x)
+            step(x, fused=True)
+    """,
+}
+
+
+def test_a_reached_callers_argument_turns_a_flag_guard_on(tmp_path, kb):
+    # INVALID (old: both off by the callee's default False): Stack.forward passes `not use_lma` (True with its
+    # default) to Block.forward through an attribute set in its base class, and main passes fused=True to step():
+    # the guarded code runs, and the guard text names the call that turns it on
+    write_files(tmp_path, CALLERS)
+    rep = run_script([tmp_path], kb)
+    (f,) = _by(rep, "torch.cuda.FloatTensor")
+    assert f["guard"]["on_path"]["transfer_to_npu"] == "on" and f["counted"] is True, f["guard"]
+    assert "use_kernel=True from the call at blocks.py:28" in f["guard"]["condition"]
+    (g,) = _by(rep, "torch.cuda.IntTensor")
+    assert g["guard"]["on_path"]["transfer_to_npu"] == "on" and g["counted"] is True, g["guard"]
+    assert "fused=True from the call at main.py:8" in g["guard"]["condition"]
+
+
+def test_callers_that_keep_the_default_leave_the_guard_off(tmp_path, kb):
+    # VALID: callers that pass the default (or False), and a caller no entry point reaches, leave the guards off
+    files = dict(CALLERS)
+    files["blocks.py"] = CALLERS["blocks.py"].replace("use_kernel=not use_lma", "use_kernel=use_lma")
+    files["main.py"] = CALLERS["main.py"].replace("step(x, fused=True)", "step(x, fused=False)\n            step(x)")
+    files["unused.py"] = """
+        from blocks import step
+
+        def never_called(x):
+            return step(x, fused=True)
+    """
+    write_files(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    for api in ("torch.cuda.FloatTensor", "torch.cuda.IntTensor"):
+        (f,) = _by(rep, api)
+        assert f["guard"]["on_path"]["transfer_to_npu"] == "off" and f["counted"] is False, (api, f["guard"])
+
+
+def test_an_edit_to_the_caller_is_seen_through_the_cache(tmp_path, kb, monkeypatch):
+    # the callers' values are per-module facts read by the reach walk of each run: with the cache on, an edit to the
+    # caller alone flips the callee's guard and parses only the caller again
+    from analyse import pipeline
+
+    root = tmp_path / "p"
+    write_files(root, CALLERS)
+    settings = pipeline.Settings(jobs=1, cache_dir=tmp_path / "c")
+    first = run_script([root], kb, settings=settings)
+    assert _by(first, "torch.cuda.IntTensor")[0]["counted"] is True
+    parsed = []
+    real = pipeline.parse_source
+
+    def spy(text, path, relpath, modname):
+        parsed.append(relpath)
+        return real(text, path, relpath, modname)
+
+    monkeypatch.setattr(pipeline, "parse_source", spy)
+    (root / "main.py").write_text((root / "main.py").read_text().replace("fused=True", "fused=False"))
+    again = run_script([root], kb, settings=settings)
+    assert parsed == ["main.py"]
+    (g,) = _by(again, "torch.cuda.IntTensor")
+    assert g["guard"]["on_path"]["transfer_to_npu"] == "off" and g["counted"] is False
+    # the cached callee still sees the other caller's argument
+    assert _by(again, "torch.cuda.FloatTensor")[0]["counted"] is True

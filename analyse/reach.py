@@ -46,6 +46,12 @@ Guards travel along calls: when every call (or import) that reaches a
 function sits under a guard (``if engine: export_engine(...)``), the function's
 unguarded findings inherit that guard (with the call site's ``path`` and
 ``line``), for every entry point that reaches them.
+
+Callers' arguments: a guard on a flag parameter that is off with the function's
+default (``def forward(self, x, use_kernel=False): if use_kernel: ...``) is on
+when a reached call passes a value that makes it true (``use_kernel=True``, or
+``use_kernel=not use_lma`` whose ``use_lma`` is False by default or by its own
+callers, up to four calls up); the guard's condition then names the call chain.
 """
 
 from __future__ import annotations

@@ -46,6 +46,12 @@ Guards travel along calls: when every call (or import) that reaches a
 function sits under a guard (``if engine: export_engine(...)``), the function's
 unguarded findings inherit that guard (with the call site's ``path`` and
 ``line``), for every entry point that reaches them.
+
+Callers' arguments: a guard on a flag parameter that is off with the function's
+default (``def forward(self, x, use_kernel=False): if use_kernel: ...``) is on
+when a reached call passes a value that makes it true (``use_kernel=True``, or
+``use_kernel=not use_lma`` whose ``use_lma`` is False by default or by its own
+callers, up to four calls up); the guard's condition then names the call chain.
 """
 
 from __future__ import annotations
@@ -402,6 +408,8 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     decorated = []
     dyn = []
     calls: Dict[int, list] = {}
+    flag_args: Dict[int, list] = {}
+    flag_params: Dict[str, dict] = {}
 
     def gd(n):
         g = guard_of(n, memo)
@@ -434,10 +442,17 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
                 imports.append((_scope_fn(n, modname), n.lineno or 1, (target,), True, gd(n)))
             if lines is None or n.lineno in lines:
                 calls.setdefault(n.lineno or 1, []).append((_func_leaf(n.func), gd(n)))
+            kws = _flag_keywords(n)
+            if kws:
+                flag_args.setdefault(n.lineno or 1, []).append((_func_leaf(n.func), kws))
             if (isinstance(n.func, nodes.Name) and n.func.name == "getattr" and len(n.args) >= 2
                     and isinstance(n.args[0], nodes.Name) and not isinstance(n.args[1], nodes.Const)):
                 dyn.append((_scope_fn(n, modname), n.args[0].name))
-        elif isinstance(n, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and n.decorators:
+        if isinstance(n, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+            fp = _flag_params(n)
+            if fp:
+                flag_params[n.qname()] = fp
+        if isinstance(n, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and n.decorators:
             if isinstance(n.parent, nodes.Module):
                 decorated.append(n.qname())
             hydra = _hydra_config(n)
@@ -458,7 +473,71 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         "decorated": decorated,
         "getattr": dyn,
         "call_guards": {line: lst for line, lst in calls.items() if any(g is not None for _l, g in lst)},
+        "flag_args": flag_args,
+        "flag_params": flag_params,
     }
+
+
+# Callers' arguments (#30 point 4): a guard on a flag parameter (`if use_kernel:` with `use_kernel=False` by default)
+# is read with the values the reached callers pass. A keyword argument is kept when its value is a bool / None
+# literal, a parameter of the calling function, or not / and / or over those; a function's flag parameters are its
+# parameters with a bool / None default. Both are per-module facts: the project-wide reading happens in the reach
+# walk, which is made again on every run, so an edit to a caller changes no other module's cached analysis.
+_PARAM = "param"
+
+
+def _flag_value(node, params: Set[str], depth: int = 0):
+    if depth > 4:
+        return None
+    if isinstance(node, nodes.Const) and (node.value is None or isinstance(node.value, bool)):
+        return ("lit", node.value)
+    if isinstance(node, nodes.Name) and node.name in params:
+        return (_PARAM, node.name)
+    if isinstance(node, nodes.UnaryOp) and node.op == "not":
+        inner = _flag_value(node.operand, params, depth + 1)
+        return ("not", inner) if inner is not None else None
+    if isinstance(node, nodes.BoolOp) and node.op in ("and", "or"):
+        parts = tuple(_flag_value(v, params, depth + 1) for v in node.values)
+        return (node.op, parts) if all(p is not None for p in parts) else None
+    return None
+
+
+def _param_names(fn) -> Set[str]:
+    a = fn.args
+    if a is None:
+        return set()
+    return {x.name for x in list(a.posonlyargs or []) + list(a.args or []) + list(a.kwonlyargs or [])}
+
+
+def _flag_keywords(call: nodes.Call) -> Tuple[Tuple[str, tuple], ...]:
+    """((keyword, value), ...) for the call's keyword arguments a flag parameter can be read from."""
+    if not call.keywords:
+        return ()
+    scope = call.scope()
+    params = _param_names(scope) if isinstance(scope, (nodes.FunctionDef, nodes.AsyncFunctionDef)) else set()
+    out = []
+    for k in call.keywords:
+        if k.arg is None:
+            continue
+        v = _flag_value(k.value, params)
+        if v is not None:
+            out.append((k.arg, v))
+    return tuple(out)
+
+
+def _flag_params(fn) -> Dict[str, object]:
+    """The function's parameters with a bool / None default -> the default."""
+    a = fn.args
+    if a is None:
+        return {}
+    out: Dict[str, object] = {}
+    pos = list(a.posonlyargs or []) + list(a.args or [])
+    defaults = list(a.defaults or [])
+    pairs = list(zip(pos[len(pos) - len(defaults):], defaults)) + list(zip(a.kwonlyargs or [], a.kw_defaults or []))
+    for arg, d in pairs:
+        if isinstance(d, nodes.Const) and (d.value is None or isinstance(d.value, bool)):
+            out[arg.name] = d.value
+    return out
 
 
 def summary_facts(summary, sources) -> dict:
@@ -481,6 +560,7 @@ class _EPReach:
     inherited: Dict[str, dict] = field(default_factory=dict)     # node -> guard reached only under
     unknown: Dict[str, str] = field(default_factory=dict)        # node -> reason
     roots: Set[str] = field(default_factory=set)
+    switched: Dict[str, str] = field(default_factory=dict)      # node -> the caller's argument that turned it on
 
 
 class Reach:
@@ -504,11 +584,89 @@ class Reach:
         self.classes_of: Dict[str, List[str]] = {}
         self.aliases: Dict[str, Dict[str, str]] = {}   # module -> {imported name: project module}
         self.loose: Set[str] = set()                    # modules only reached through such imports
+        # callers' arguments: callee -> [(caller, line, path)]; function -> its flag parameters' defaults;
+        # (path, line) -> [(called name, ((keyword, value), ...))]
+        self.callers_of: Dict[str, List[Tuple[str, int, str]]] = {}
+        self.flag_params: Dict[str, dict] = {}
+        self.flag_args: Dict[Tuple[str, int], list] = {}
+        for relpath, facts in self.facts_by_path.items():
+            self.flag_params.update(facts.get("flag_params") or {})
+            for line, lst in (facts.get("flag_args") or {}).items():
+                self.flag_args[(relpath, line)] = lst
         self._build()
         self.locator = FunctionLocator(sg.summaries)
         self.per_ep: Dict[str, _EPReach] = {}
         for ep in self.entry_points:
             self.per_ep[ep.id] = self._walk(ep)
+
+    # ------------------------------------------------------------------ callers' arguments
+    def switched_on(self, fn: str, g: dict, reached) -> Optional[str]:
+        """When *g* (a guard in function *fn*) tests one of *fn*'s flag parameters, is off with the defaults, and
+        a call of *fn* from *reached* code passes a value that makes it true: the words that say which call
+        (``use_kernel=True at path:line``); None otherwise."""
+        if (g.get("on_path") or {}).get("transfer_to_npu") != "off":
+            return None
+        m = _FLAG_TEST.fullmatch((g.get("condition") or "").strip())
+        if m is None:
+            return None
+        want, name = not m.group(1), m.group(2)
+        if name not in (self.flag_params.get(fn) or {}):
+            return None
+        for value, where in self._passed(fn, name, reached, 0):
+            if value is not _UNREAD and bool(value) == want:
+                return f"{name}={value!r} from the call at {where}"
+        return None
+
+    def _passed(self, fn: str, name: str, reached, depth: int) -> List[Tuple[object, str]]:
+        """(value, where) for each reached call of *fn* that passes parameter *name* by keyword; *where* is the
+        call site, followed by the call sites up the chain the value came from (``a.py:3 <- b.py:9``)."""
+        out: List[Tuple[object, str]] = []
+        if depth > MAX_SWITCH_DEPTH:
+            return out
+        seen = set()
+        for caller, line, relpath in self.callers_of.get(fn, ()):
+            if caller not in reached or (caller, line) in seen:
+                continue
+            seen.add((caller, line))
+            for _leaf, kws in self.flag_args.get((relpath, line), ()):
+                for kw, expr in kws:
+                    if kw != name:
+                        continue
+                    for v, origin in self._evaluate(expr, caller, reached, depth):
+                        out.append((v, f"{relpath}:{line}" + (f" <- {origin}" if origin else "")))
+                        if len(out) >= MAX_SWITCH_VALUES:
+                            return out
+        return out
+
+    def _evaluate(self, expr, fn: str, reached, depth: int) -> List[Tuple[object, str]]:
+        """(value, where it came from or "") for the values *expr* (a flag value of :func:`_flag_keywords`) may take
+        in *fn*: a parameter takes its default and what *fn*'s reached callers pass; _UNREAD where it cannot be
+        told."""
+        kind = expr[0]
+        if kind == "lit":
+            return [(expr[1], "")]
+        if kind == _PARAM:
+            params = self.flag_params.get(fn) or {}
+            if expr[1] not in params:
+                return [(_UNREAD, "")]
+            out = [(params[expr[1]], "")] + self._passed(fn, expr[1], reached, depth + 1)
+            return list(dict.fromkeys(out)) if all(_hashable(v) for v, _w in out) else [(_UNREAD, "")]
+        if kind == "not":
+            return [(v if v is _UNREAD else (not v), w) for v, w in self._evaluate(expr[1], fn, reached, depth)]
+        if kind in ("and", "or"):
+            combos: List[Tuple[object, str]] = [(kind == "and", "")]
+            for part in expr[1]:
+                vals = self._evaluate(part, fn, reached, depth)
+                nxt: List[Tuple[object, str]] = []
+                for a, wa in combos:
+                    for b, wb in vals:
+                        r = _UNREAD if a is _UNREAD or b is _UNREAD else bool((a and b) if kind == "and" else (a or b))
+                        item = (r, wa or wb)
+                        if item not in nxt:
+                            nxt.append(item)
+                combos = nxt[:MAX_SWITCH_VALUES]
+            return combos
+        return [(_UNREAD, "")]
 
     # ------------------------------------------------------------------ graph
     def _call_guard(self, relpath: str, line: int, leaf: str = "") -> Optional[dict]:
@@ -639,6 +797,14 @@ class Reach:
                 for c in callees:
                     if c and c in g and not (c == caller and kind == K_REF):
                         self._edge(caller, c, line, s.relpath, leaf)
+                        if kind != K_REF:
+                            self.callers_of.setdefault(c, []).append((caller, line, s.relpath))
+                if kind == K_SELF and "|" in b:
+                    # `self.block(x, flag=True)` on an attribute of known class: its forward / __call__ gets the
+                    # arguments (the class is reached through its own edge below)
+                    for c in lk._instance_call(b.partition("|")[2]):
+                        if c not in callees:
+                            self.callers_of.setdefault(c, []).append((caller, line, s.relpath))
                 cls = None
                 if kind in (K_NAME, K_METHOD, K_INST) or (kind == K_REF and not b):
                     k, q = lk.canonical(a)
@@ -831,6 +997,22 @@ class Reach:
                     parent[c] = (n, line)
                     inherited[c] = inherited[n]
                     q.append(c)
+        # 2b. a guard on a flag parameter that a reached caller's argument turns on (callers' arguments): what
+        # inherited it inherits the guard turned on
+        for c in list(st.inherited):
+            g = st.inherited[c]
+            n = parent[c][0]
+            edge = edges.get(n, {}).get(c) if n is not None else None
+            if edge is None or edge[1] is not g or (g.get("on_path") or {}).get("transfer_to_npu") != "off":
+                continue
+            on = self.switched_on(n, g, parent)
+            if on is None:
+                continue
+            new = dict(g, on_path={k: "on" for k in g["on_path"]}, condition=f"{g.get('condition')} ({on})")
+            for d in list(st.inherited):
+                if st.inherited[d] is g:
+                    st.inherited[d] = new
+                    st.switched[d] = on
         # 3. unknown: code that reached code may run through dynamic dispatch
         lk = self.linker
         seeds: List[Tuple[str, str]] = []
@@ -922,6 +1104,20 @@ class Reach:
 
 
 EVIDENCE_SEVERITIES = ("blocker", "manual", "auto")
+# callers' arguments: a guard `if flag:` / `if not flag:` on a parameter; how many calls up a parameter is followed,
+# how many values are kept
+_FLAG_TEST = re.compile(r"(not\s+)?([A-Za-z_][A-Za-z0-9_]*)")
+MAX_SWITCH_DEPTH = 4
+MAX_SWITCH_VALUES = 16
+_UNREAD = object()
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
 
 
 def _no_way_around(g: dict) -> bool:
@@ -984,6 +1180,18 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
             path = reach.path_to(eps[0][1].id, fn)
             if status == REACHABLE or len(path) > 1:
                 rs["path"] = path
+            if guard is not None and (guard.get("on_path") or {}).get("transfer_to_npu") == "off" \
+                    and guard.get("path") in (None, f.path) and guard.get("line") \
+                    and reach.locator.locate(f.path, guard["line"]) == fn:
+                # the function's own guard on a flag parameter that a reached caller turns on (callers' arguments);
+                # the product entry points' callers decide where there are any
+                prod = [ep for _d, ep in eps if ep.role == "product"] or [ep for _d, ep in eps]
+                for ep in prod:
+                    on = reach.switched_on(fn, guard, reach.per_ep[ep.id].parent)
+                    if on is not None:
+                        guard = dict(guard, on_path={k: "on" for k in guard["on_path"]},
+                                     condition=f"{guard.get('condition')} ({on})")
+                        break
             if guard is None or _no_way_around(guard):
                 # a local guard with no alternative (`try: ... except: raise`) does not hide the guard of every
                 # call that reaches the function (`if x.device.type == "cuda" and _init():`)

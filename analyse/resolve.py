@@ -201,6 +201,24 @@ def _argparse_dest_default(call: nodes.Call) -> Tuple[Optional[str], Set[str]]:
     return dest, defaults
 
 
+def _base_instance_attrs(cls: nodes.ClassDef, attr: str, depth: int = 0) -> list:
+    """The assignments of ``self.<attr>`` in a base class defined in the same module (``class Extra(Block)``
+    calling ``self.attn(...)`` that ``Block.__init__`` sets): no inference, module-level names only."""
+    if depth > 3:
+        return []
+    root = cls.root()
+    for b in cls.bases:
+        if not isinstance(b, nodes.Name):
+            continue
+        defs = [d for d in root.locals.get(b.name, ()) if isinstance(d, nodes.ClassDef)]
+        if len(defs) != 1 or defs[0] is cls:
+            continue
+        found = defs[0].instance_attrs.get(attr) or _base_instance_attrs(defs[0], attr, depth + 1)
+        if found:
+            return found
+    return []
+
+
 class Resolver:
     """Resolution for one module. Cheap to create; caches per node."""
 
@@ -590,6 +608,8 @@ class Resolver:
         if not isinstance(cls, nodes.ClassDef):
             return None
         assigns = cls.instance_attrs.get(node.attrname)
+        if not assigns:
+            assigns = _base_instance_attrs(cls, node.attrname)
         if not assigns:
             return None
         types = set()

@@ -105,6 +105,13 @@ RULES = (
           "Liger kernels are Triton kernels compiled for NVIDIA/AMD GPUs.",
           "args = TrainingArguments(output_dir='out', use_liger_kernel=True)",
           "args = TrainingArguments(output_dir='out')"),
+    _rule("NPU471", "implicit-torch-sparse", "manual",
+          "PyG's `ToSparseTensor()` transform: the graph's adjacency becomes a torch_sparse `SparseTensor`.",
+          "With its default layout and torch_sparse installed, PyG stores `adj_t` as a torch_sparse SparseTensor, and "
+          "every message-passing layer then runs torch_sparse's sparse-dense matmul: torch_sparse ships CPU and CUDA "
+          "kernels only, none for an NPU.",
+          "dataset = PygNodePropPredDataset(name, transform=T.ToSparseTensor())",
+          "dataset = PygNodePropPredDataset(name)  # keep edge_index: model(data.x, data.edge_index)"),
     _rule("NPU470", "gpu-resource-request", "manual",
           "A scheduler asks for GPUs (`@ray.remote(num_gpus=1)`, `.options(num_gpus=...)`): none exist on an Ascend host.",
           "Ray counts CUDA GPUs for its GPU resource; on an Ascend host it schedules NPUs as the resource 'NPU', so a "
@@ -443,6 +450,8 @@ class ImplicitGpuLibsPass(Pass):
         "    use_liger_kernel: bool = True  # expect: NPU467\n",
         "from accelerate import Accelerator\n"
         "acc = Accelerator(mixed_precision='fp8')  # expect: NPU466\n",
+        "import torch_geometric.transforms as T\n"
+        "transform = T.ToSparseTensor()  # expect: NPU471\n",
         "import ray\n@ray.remote(num_gpus=1)  # expect: NPU470\nclass Worker:\n    pass\n",
         "from ray.util.placement_group import placement_group\n"
         "pg = placement_group([{'GPU': 1, 'CPU': 1}] * 4)  # expect: NPU470\n",

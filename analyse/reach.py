@@ -640,7 +640,10 @@ class Reach:
                 if (s.relpath, line) not in self._followed:
                     self.unresolved_at.setdefault(caller, []).append((s.relpath, line, expr))
         # live classes: every instance method and project base class (a static or class method runs only where
-        # code names it: building an instance does not call it)
+        # code names it: building an instance does not call it). A private method (``_name``, not a dunder) that
+        # project code calls runs through those calls and under their guards: by convention only the class's own
+        # code calls it (``if self.fp8 == "te": args = self._prepare_te(*args)``), so its instance is not a way in.
+        called = {c for outs in self.edges.values() for c in outs}
         for q, info in lk.classes.items():
             out = self.edges.setdefault(q, {})
             statics = getattr(info, "statics", None) or ()
@@ -648,6 +651,8 @@ class Reach:
                 if m in statics:
                     continue
                 fq = f"{q}.{m}"
+                if fq in called and m.startswith("_") and not m.endswith("__"):
+                    continue
                 if fq in lk.functions:
                     out.setdefault(fq, (info.line, None))
             for base in lk.mro(q)[1:]:

@@ -1024,3 +1024,64 @@ def test_library_mode_a_lookup_by_a_runtime_key_does_not_make_the_caller_unknown
     unknown = [r for r in rows if isinstance(r, dict) and r.get("status") == "unknown"]
     assert not any("chosen at run time" in " ".join(map(str, r.get("reasons") or ())) for r in unknown)
     assert not any(str(r.get("qualname", r.get("name", ""))).endswith("dequantize") for r in unknown)
+
+
+# a trainer class whose private helpers run only under the option that selects them (accelerate's
+# ``if self.fp8_backend == TE: args = self._prepare_te(*args)``)
+PRIVATE_METHOD_SHAPE = {
+    "kit/__init__.py": "",
+    "kit/engine.py": """
+        import torch
+
+        class Engine:
+            def __init__(self, backend="torch"):
+                self.backend = backend
+
+            def prepare(self, model):
+                if self.backend == "te":
+                    model = self._prepare_te(model)
+                return self._prepare_device(model)
+
+            def _prepare_te(self, model):
+                import transformer_engine.pytorch as te
+                return te.Linear(8, 8)
+
+            def _prepare_device(self, model):
+                from flash_attn import flash_attn_func
+                return flash_attn_func
+
+            def _hook(self, grad):
+                import apex
+                return apex.amp.scale_loss(grad)
+    """,
+    "train.py": """
+        import torch
+        from kit.engine import Engine
+
+        def main():
+            engine = Engine()
+            engine.prepare(torch.nn.Linear(8, 8))
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_a_private_method_runs_through_its_call_sites_and_their_guards(tmp_path, kb):
+    _write(tmp_path, PRIVATE_METHOD_SHAPE)
+    rep = run_script([tmp_path], kb)
+    te = [f for f in rep["findings"] if f["api"].startswith("transformer_engine") and f["path"] == "kit/engine.py"]
+    fa = [f for f in rep["findings"] if f["api"].startswith("flash_attn") and f["line"] == 18]
+    apex = [f for f in rep["findings"] if f["api"].startswith("apex") and f["line"] == 22]
+    assert te and fa and apex
+    # INVALID: the Engine instance is not a way into _prepare_te; its only call sits under `self.backend == "te"`
+    for f in te:
+        assert f["reach"]["status"] == "reachable"
+        assert f["reach"]["path"][-2:] == ["kit.engine.Engine.prepare", "kit.engine.Engine._prepare_te"]
+        assert f["guard"] and f["guard"]["line"] == 9 and f["counted"] is False
+    # VALID: the unguarded private call still runs; a private method no code calls (a hook) stays live
+    assert all(f["reach"]["status"] == "reachable" and f["counted"] is True for f in fa)
+    assert all(f["reach"]["status"] == "reachable" for f in apex)
+    rows = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    assert not any("transformer_engine" in d["api"] for d in rows["train.py"]["verdict"].get("drivers", []))

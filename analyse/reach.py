@@ -479,6 +479,9 @@ class Reach:
         self.maybe: Dict[str, List[Tuple[str, str]]] = {}
         # caller -> [(path, line, expression)]: calls the analysis cannot follow (unresolved edges)
         self.unresolved_at: Dict[str, List[Tuple[str, int, str]]] = {}
+        # caller -> {callee: class}: ``self.meth()`` edges into a subclass's override, followed only once that
+        # class is live in the program (an instance of it exists: its base's code then runs its override)
+        self.needs: Dict[str, Dict[str, str]] = {}
         self._followed: Set[Tuple[str, int]] = set()    # (path, line) of dispatch calls resolved exactly
         self.decorated: Dict[str, List[str]] = {}
         self.classes_of: Dict[str, List[str]] = {}
@@ -616,9 +619,17 @@ class Reach:
                     leaf = (b if kind == K_METHOD else a.rpartition(".")[2])
                 elif kind in (K_SELF, "super"):
                     leaf = b.partition("|")[0]
+                found = lk.lookup_method(a, leaf) if kind == K_SELF else None
                 for c in callees:
                     if c and c in g and not (c == caller and kind == K_REF):
+                        fresh = c not in self.edges.get(caller, {})
                         self._edge(caller, c, line, s.relpath, leaf)
+                        owner = c.rpartition(".")[0]
+                        if kind == K_SELF and c != found and owner != a and owner in lk.classes and a in lk.mro(owner)[1:]:
+                            if fresh:
+                                self.needs.setdefault(caller, {})[c] = owner
+                        elif caller in self.needs:
+                            self.needs[caller].pop(c, None)
                 cls = None
                 if kind in (K_NAME, K_METHOD, K_INST) or (kind == K_REF and not b):
                     k, q = lk.canonical(a)
@@ -767,6 +778,9 @@ class Reach:
         st.roots = set(roots)
         parent = st.parent
         edges = self.edges
+        needs = self.needs
+        # edges into a subclass's override wait until that class is live: class -> [(caller, callee, line, guard)]
+        pending: Dict[str, List[Tuple[str, str, int, Optional[dict]]]] = {}
         # 1. unguarded edges
         q = deque()
         for r in roots:
@@ -774,24 +788,49 @@ class Reach:
             q.append(r)
         while q:
             n = q.popleft()
+            need = needs.get(n)
             for c, (line, g) in edges.get(n, {}).items():
                 if g is None and c not in parent:
+                    cls = need.get(c) if need else None
+                    if cls is not None and cls not in parent:
+                        pending.setdefault(cls, []).append((n, c, line, None))
+                        continue
                     parent[c] = (n, line)
+                    q.append(c)
+            for m, c, line, _g in pending.pop(n, ()):
+                if c not in parent:
+                    parent[c] = (m, line)
                     q.append(c)
         # 2. guarded edges: what is only reached under a guard inherits it
         q = deque()
         for n in list(parent):
+            need = needs.get(n)
             for c, (line, g) in edges.get(n, {}).items():
                 if g is not None and c not in parent:
+                    cls = need.get(c) if need else None
+                    if cls is not None and cls not in parent:
+                        pending.setdefault(cls, []).append((n, c, line, g))
+                        continue
                     parent[c] = (n, line)
                     st.inherited[c] = g
                     q.append(c)
         while q:
             n = q.popleft()
+            need = needs.get(n)
             for c, (line, _g) in edges.get(n, {}).items():
                 if c not in parent:
+                    cls = need.get(c) if need else None
+                    if cls is not None and cls not in parent:
+                        pending.setdefault(cls, []).append((n, c, line, st.inherited[n]))
+                        continue
                     parent[c] = (n, line)
                     st.inherited[c] = st.inherited[n]
+                    q.append(c)
+            for m, c, line, g in pending.pop(n, ()):
+                if c not in parent:
+                    # the call runs once an instance exists: under the call's guard, else the class's
+                    parent[c] = (m, line)
+                    st.inherited[c] = g if g is not None else st.inherited.get(m) or st.inherited[n]
                     q.append(c)
         # 3. unknown: code that reached code may run through dynamic dispatch
         lk = self.linker
@@ -827,7 +866,16 @@ class Reach:
                 q.append(node)
         while q:
             n = q.popleft()
+            need = needs.get(n)
             for c in edges.get(n, {}):
+                if c not in parent and c not in unknown:
+                    cls = need.get(c) if need else None
+                    if cls is not None and cls not in parent and cls not in unknown:
+                        pending.setdefault(cls, []).append((n, c, 0, None))
+                        continue
+                    unknown[c] = unknown[n]
+                    q.append(c)
+            for _m, c, _line, _g in pending.pop(n, ()):
                 if c not in parent and c not in unknown:
                     unknown[c] = unknown[n]
                     q.append(c)
@@ -899,7 +947,8 @@ def finding_key(f) -> Tuple[str, int, str, str]:
 def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence, roles=None,
              ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None):
     """Findings with ``reach``, ``role`` and (inherited) ``guard``; and for each entry point id the
-    indexes of the findings it reaches (entry-point, reachable or unknown). *ep_paths*, when given, is
+    indexes of the findings it reaches (entry-point or reachable; for a finding no entry point surely reaches,
+    those whose reach it is unknown). *ep_paths*, when given, is
     filled with each entry point's own chain to each blocker / manual / auto finding it reaches
     (entry point id -> :func:`finding_key` -> qualified names, the entry point's root first): the
     evidence of an entry point's verdict names a path that starts at that entry point."""
@@ -933,10 +982,14 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
                 continue
             status, dist = got
             best[status].append((dist, ep))
-            members[ep.id].append(i)
             if ep_paths is not None and status in (ENTRY, REACHABLE) and f.severity in EVIDENCE_SEVERITIES:
                 ep_paths.setdefault(ep.id, {})[finding_key(f)] = reach.path_to(ep.id, fn)
         guard = f.guard
+        # an entry point's members are the findings it reaches itself: one another program reaches, that this one
+        # only may run through dispatch it cannot follow (unknown), is not its driver
+        sure = best[ENTRY] + best[REACHABLE]
+        for _d, ep in (sure or best[UNKNOWN]):
+            members[ep.id].append(i)
         if best[ENTRY] or best[REACHABLE]:
             status = ENTRY if best[ENTRY] else REACHABLE
             eps = sorted(best[ENTRY] + best[REACHABLE], key=lambda t: (t[1].role != "product", t[0], t[1].id))

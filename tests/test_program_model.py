@@ -1085,3 +1085,115 @@ def test_a_private_method_runs_through_its_call_sites_and_their_guards(tmp_path,
     assert all(f["reach"]["status"] == "reachable" for f in apex)
     rows = {e["path"]: e for e in rep["summary"]["entry_points"]}
     assert not any("transformer_engine" in d["api"] for d in rows["train.py"]["verdict"].get("drivers", []))
+
+
+# a base class whose method calls an abstract hook each backend overrides; the program builds one backend
+# (lm-evaluation-harness's TemplateLM.loglikelihood -> self._loglikelihood_tokens, HFLM built, VLLM not)
+OVERRIDE_SHAPE = {
+    "lm/__init__.py": "",
+    "lm/base.py": """
+        class LM:
+            def loglikelihood(self, reqs):
+                return self._tokens(reqs)
+
+            def _tokens(self, reqs):
+                raise NotImplementedError
+    """,
+    "lm/hf.py": """
+        import torch
+        from lm.base import LM
+
+        class HF(LM):
+            def _tokens(self, reqs):
+                return torch.cuda.device_count()
+    """,
+    "lm/fast.py": """
+        from lm.base import LM
+
+        class Fast(LM):
+            def _tokens(self, reqs):
+                from vllm import LLM
+                return LLM("m").generate(reqs)
+    """,
+    "run.py": """
+        from lm.hf import HF
+
+        def main():
+            {BODY}
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def _override(tmp_path, kb, body):
+    _write(tmp_path, dict(OVERRIDE_SHAPE, **{"run.py": OVERRIDE_SHAPE["run.py"].replace("{BODY}", body)}))
+    rep = run_script([tmp_path], kb)
+    vllm = [f for f in rep["findings"] if f["api"].startswith("vllm") and f["path"] == "lm/fast.py"]
+    cuda = [f for f in rep["findings"] if f["api"] == "torch.cuda.device_count"]
+    assert vllm and cuda
+    return rep, vllm, cuda
+
+
+def test_self_dispatch_reaches_the_override_of_a_class_the_program_builds_only(tmp_path, kb):
+    rep, vllm, cuda = _override(tmp_path, kb, 'HF().loglikelihood(["a"])')
+    # VALID: HF is built: LM.loglikelihood's self._tokens() runs HF's override
+    for f in cuda:
+        assert "run.py" in (f["reach"].get("entry_points") or []) and f["counted"] is True
+        assert f["reach"]["path"][-2:] == ["lm.base.LM.loglikelihood", "lm.hf.HF._tokens"]
+    # INVALID: no Fast is ever built (its module is not even imported): its override never runs
+    for f in vllm:
+        assert f["reach"]["status"] == "unreached" and f["counted"] is False
+    rows = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    assert not any(d["api"].startswith("vllm") for d in rows["run.py"]["verdict"].get("drivers", []))
+
+
+def test_self_dispatch_reaches_an_override_once_its_class_is_built_later(tmp_path, kb):
+    # VALID: the Fast instance is built after the call site was walked: its override is reached then
+    rep, vllm, cuda = _override(tmp_path, kb, 'HF().loglikelihood(["a"])\n            from lm.fast import Fast\n'
+                                              '            Fast()')
+    for f in vllm:
+        assert f["reach"]["status"] == "reachable" and "run.py" in f["reach"]["entry_points"]
+        assert "lm.fast.Fast._tokens" in f["reach"]["path"]
+
+
+# two programs import one models module: train.py builds the model, show.py only imports the module
+SHARED_MODULE_SHAPE = {
+    "lib/__init__.py": "",
+    "lib/models.py": """
+        import torch
+
+        class Net(torch.nn.Module):
+            def forward(self, q):
+                from flash_attn import flash_attn_func
+                return flash_attn_func(q, q, q)
+    """,
+    "train.py": """
+        import torch
+        from lib.models import Net
+
+        if __name__ == "__main__":
+            q = torch.ones(1, 2, 4, 8)
+            Net()(q).sum().backward()
+    """,
+    "show.py": """
+        import lib.models
+
+        if __name__ == "__main__":
+            print(sorted(vars(lib.models)))
+    """,
+}
+
+
+def test_a_program_is_driven_only_by_what_it_reaches_itself(tmp_path, kb):
+    _write(tmp_path, SHARED_MODULE_SHAPE)
+    rep = run_script([tmp_path], kb)
+    fa = [f for f in rep["findings"] if f["api"].startswith("flash_attn") and f["path"] == "lib/models.py"]
+    assert fa and all(f["reach"]["status"] == "reachable" and f["counted"] is True for f in fa)
+    rows = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    # VALID: train.py builds Net and runs its forward
+    assert any(d["api"].startswith("flash_attn") for d in rows["train.py"]["verdict"]["drivers"])
+    # INVALID: show.py only imports the module (Net is never named there): not its driver
+    assert rows["show.py"]["verdict"]["effort"] == "none"
+    assert not rows["show.py"]["verdict"]["drivers"]

@@ -630,6 +630,8 @@ class Reach:
                                 self.needs.setdefault(caller, {})[c] = owner
                         elif caller in self.needs:
                             self.needs[caller].pop(c, None)
+                if kind == K_SELF and not found and not callees:
+                    self._attr_edges(caller, line, a, leaf, s.relpath)
                 cls = None
                 if kind in (K_NAME, K_METHOD, K_INST) or (kind == K_REF and not b):
                     k, q = lk.canonical(a)
@@ -674,6 +676,24 @@ class Reach:
             parent = fq.rpartition(".")[0]
             if parent in lk.functions and not fq.endswith(MODULE_FN):
                 self.edges.setdefault(parent, {}).setdefault(fq, (fa, None))
+
+    def _attr_edges(self, caller: str, line: int, cls: str, attr: str, relpath: str) -> None:
+        """``self._target(self, ...)`` where ``_target`` is a class attribute holding a project class or function
+        (a config class that builds what it names): an edge to what the class (or a live subclass) holds."""
+        lk = self.linker
+        for held, sub in lk.attr_targets(cls, attr):
+            try:
+                k, q = lk.canonical(held)
+            except RecursionError:
+                continue
+            if k not in ("def", "class") or q == caller:
+                continue
+            fresh = q not in self.edges.get(caller, {})
+            self._edge(caller, q, line, relpath, attr)
+            if sub is not None and fresh:
+                self.needs.setdefault(caller, {})[q] = sub
+            elif sub is None and caller in self.needs:
+                self.needs[caller].pop(q, None)
 
     def _config_edges(self) -> None:
         """A program that loads a YAML config by a literal name (``OmegaConf.load("configs/model.yaml")``, an
@@ -858,24 +878,31 @@ class Reach:
                         seeds.append((fq, f"reached code calls getattr() on module {target}"))
                 elif target in lk.classes or target in lk.functions:
                     seeds.append((target, f"reached code calls getattr() on {target}"))
+        # an override (or a config's target) waiting for a class the program never builds: when none of the
+        # call's candidates is live, the instance comes from somewhere the model cannot see (a saved config, a
+        # registry, a file): each candidate may run
+        waiting: Dict[Tuple[str, int], List[str]] = {}
+        for items in pending.values():
+            for m, c, line, _g in items:
+                waiting.setdefault((m, line), []).append(c)
+        for (m, line), cands in waiting.items():
+            need = needs.get(m) or {}
+            if any(c in parent for c in need if edges[m][c][0] == line):
+                continue
+            for c in cands:
+                seeds.append((c, f"{m} calls a method each subclass overrides (or the class a config names) on an "
+                                 f"instance the program builds out of sight (a saved config, a registry); {c} is "
+                                 "one of them"))
         unknown = st.unknown
         q = deque()
         for node, reason in seeds:
             if node not in parent and node not in unknown:
                 unknown[node] = reason
                 q.append(node)
+        # (code that only may run may run any override: no class is waited for here)
         while q:
             n = q.popleft()
-            need = needs.get(n)
             for c in edges.get(n, {}):
-                if c not in parent and c not in unknown:
-                    cls = need.get(c) if need else None
-                    if cls is not None and cls not in parent and cls not in unknown:
-                        pending.setdefault(cls, []).append((n, c, 0, None))
-                        continue
-                    unknown[c] = unknown[n]
-                    q.append(c)
-            for _m, c, _line, _g in pending.pop(n, ()):
                 if c not in parent and c not in unknown:
                     unknown[c] = unknown[n]
                     q.append(c)

@@ -1093,6 +1093,16 @@ OVERRIDE_SHAPE = {
     "lm/__init__.py": "",
     "lm/base.py": """
         class LM:
+            @staticmethod
+            def restore(path):
+                import pickle
+                with open(path, "rb") as fh:
+                    return pickle.load(fh)
+
+            @classmethod
+            def create(cls, **kwargs):
+                return cls(**kwargs)
+
             def loglikelihood(self, reqs):
                 return self._tokens(reqs)
 
@@ -1197,3 +1207,95 @@ def test_a_program_is_driven_only_by_what_it_reaches_itself(tmp_path, kb):
     # INVALID: show.py only imports the module (Net is never named there): not its driver
     assert rows["show.py"]["verdict"]["effort"] == "none"
     assert not rows["show.py"]["verdict"]["drivers"]
+
+
+# config classes that name the class they build (nerfstudio's InstantiateConfig: `_target: Type =
+# field(default_factory=lambda: Model)`, `setup()` returns `self._target(self)`); the program builds one config
+CONFIG_TARGET_SHAPE = {
+    "ns/__init__.py": "",
+    "ns/base.py": """
+        from dataclasses import dataclass, field
+        from typing import Type
+
+        @dataclass
+        class InstantiateConfig:
+            _target: Type
+
+            def setup(self, **kwargs):
+                return self._target(self, **kwargs)
+    """,
+    "ns/grid.py": """
+        from dataclasses import dataclass, field
+        from typing import Type
+        import torch
+        from ns.base import InstantiateConfig
+
+        class GridModel(torch.nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                import tinycudann as tcnn
+                self.enc = tcnn.Encoding(3, {"otype": "HashGrid"})
+
+        @dataclass
+        class GridConfig(InstantiateConfig):
+            _target: Type = field(default_factory=lambda: GridModel)
+    """,
+    "ns/splat.py": """
+        from dataclasses import dataclass, field
+        from typing import Type
+        import torch
+        from ns.base import InstantiateConfig
+
+        class SplatModel(torch.nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                from flash_attn import flash_attn_func
+                self.attn = flash_attn_func
+
+        @dataclass
+        class SplatConfig(InstantiateConfig):
+            _target: Type = field(default_factory=lambda: SplatModel)
+    """,
+    "train.py": """
+        from ns.grid import GridConfig
+        import ns.splat
+
+        def main():
+            model = GridConfig().setup()
+            return model
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_a_config_builds_the_class_its_target_attribute_names(tmp_path, kb):
+    _write(tmp_path, CONFIG_TARGET_SHAPE)
+    rep = run_script([tmp_path], kb)
+    tcnn = [f for f in rep["findings"] if f["api"].startswith("tinycudann") and f["path"] == "ns/grid.py"]
+    other = [f for f in rep["findings"] if f["path"] == "ns/splat.py" and f["api"].startswith("flash_attn")]
+    assert tcnn and other
+    # VALID: GridConfig().setup() runs self._target(self): a GridModel is built, its __init__ runs
+    for f in tcnn:
+        assert f["reach"]["status"] == "reachable" and "train.py" in f["reach"]["entry_points"]
+        assert f["reach"]["path"][-3:] == ["ns.base.InstantiateConfig.setup", "ns.grid.GridModel",
+                                           "ns.grid.GridModel.__init__"]
+    # INVALID: no SplatConfig is built, so SplatModel is not (only its module is imported)
+    for f in other:
+        assert f["reach"]["status"] != "reachable"
+
+
+def test_self_dispatch_on_an_instance_built_out_of_sight_may_run_any_override(tmp_path, kb):
+    # INVALID as certain, VALID as possible: the instance comes from a pickle, no backend is built in sight: each
+    # override may run (unknown, listed as unresolved dispatch), none is counted
+    rep, vllm, cuda = _override(tmp_path, kb, 'from lm.base import LM\n            LM.restore("m.pkl").loglikelihood(["a"])')
+    for f in vllm + cuda:
+        assert f["reach"]["status"] == "unknown" and "run.py" in f["reach"]["entry_points"], f["reach"]
+        assert f["counted"] is False
+    # a base instance built by a classmethod the registry calls on the class it picks: its hook runs some
+    # override, none of which the program builds in sight
+    rep, vllm, cuda = _override(tmp_path, kb, 'from lm.base import LM\n            LM.create().loglikelihood(["a"])')
+    for f in vllm + cuda:
+        assert f["reach"]["status"] == "unknown" and "builds out of sight" in f["reach"]["reason"], f["reach"]
+        assert f["counted"] is False

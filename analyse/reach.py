@@ -206,6 +206,76 @@ def _path_value(node, relpath: str, depth: int) -> Optional[str]:
     return None
 
 
+_PYTHONPATH = re.compile(r"""(?:^|[\s;&(])(?:export\s+)?PYTHONPATH=((?:\$\([^)]*\)|"[^"]*"|'[^']*'|[^\s;&|"'])+)""")
+_HERE = re.compile(r"""^(?:\$\(\s*dirname\s+["']?\$(?:0|\{?BASH_SOURCE(?:\[0\])?\}?)["']?\s*\)|\$\{?0%/\*\}?)""")
+_CWD = re.compile(r"^(?:\$\(\s*pwd\s*\)|\$\{?PWD\}?|`pwd`)")
+MAX_LAUNCH_SCRIPTS = 200
+MAX_LAUNCH_DEPTH = 6
+
+
+def launch_path_dirs(root: str) -> List[str]:
+    """Folders (relative to *root*, "" for the root) that the project's shell launch scripts put on
+    ``PYTHONPATH`` (``PYTHONPATH=. python tools/train.py``, ``export PYTHONPATH=$(pwd)/..:$PYTHONPATH``): each entry
+    evaluated for the script's folder (``$(dirname $0)``) and, for the working folder (``$(pwd)``, a relative
+    entry), both for the root and for the script's folder; entries that leave the tree or use other variables
+    are dropped. Bounded in files and size; nothing is run."""
+    import os
+
+    out: List[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        depth = 0 if folder == root else os.path.relpath(folder, root).count(os.sep) + 1
+        dirs[:] = [] if depth >= MAX_LAUNCH_DEPTH else sorted(d for d in dirs if not d.startswith(".") and d not in (
+            "node_modules", "__pycache__", "venv", "site-packages", "build", "dist"))
+        for f in sorted(files):
+            if not f.endswith((".sh", ".bash")):
+                continue
+            seen += 1
+            if seen > MAX_LAUNCH_SCRIPTS:
+                return out
+            path = os.path.join(folder, f)
+            try:
+                if os.path.getsize(path) > MAX_CONFIG_BYTES:
+                    continue
+                with open(path, "r", encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                continue
+            if "PYTHONPATH" not in text:
+                continue
+            here = posixpath.normpath(os.path.relpath(folder, root).replace(os.sep, "/"))
+            here = "" if here == "." else here
+            for m in _PYTHONPATH.finditer(text):
+                for entry in m.group(1).replace('"', "").replace("'", "").split(":"):
+                    for d in _launch_entry(entry.strip(), here):
+                        if d not in out:
+                            out.append(d)
+    return out
+
+
+def _launch_entry(entry: str, here: str) -> List[str]:
+    if not entry or entry.startswith("/"):
+        return []
+    bases: List[str]
+    m = _HERE.match(entry)
+    if m:
+        bases, rest = [here], entry[m.end():]
+    else:
+        m = _CWD.match(entry)
+        bases, rest = ([""] + ([here] if here else []), entry[m.end():]) if m else ([""] + ([here] if here else []), "/" + entry)
+    if "$" in rest or "`" in rest:
+        return []
+    out = []
+    for b in bases:
+        d = posixpath.normpath(posixpath.join(b, rest.lstrip("/")) if rest.strip("/") else b or ".")
+        if d == ".":
+            d = ""
+        if d == ".." or d.startswith("../"):
+            continue
+        out.append(d)
+    return out
+
+
 _CONFIG_SUFFIXES = (".yaml", ".yml")
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*\.[A-Za-z_]\w*")
 _TARGET_KEYS = ("_target_", "target")
@@ -567,10 +637,16 @@ class Reach:
             folder = posixpath.dirname(summ.relpath)
             if summ.is_package:
                 self._dir_prefix.setdefault(folder, summ.modname)
+                # the folder that holds a package is where a path entry finds it (`third/` for `third/lib/`)
+                if posixpath.basename(folder) == summ.modname.rpartition(".")[2]:
+                    self._dir_prefix.setdefault(posixpath.dirname(folder), summ.modname.rpartition(".")[0])
             else:
                 self._dir_prefix.setdefault(folder, summ.modname.rpartition(".")[0])
         self._config_edges()
         every_dir: List[str] = []
+        for d in self._launch_dirs():
+            if d not in every_dir:
+                every_dir.append(d)
         for summ in self.sg.summaries:
             for d in (self.facts_by_path.get(summ.relpath) or {}).get("sys_path") or ():
                 if d not in every_dir:
@@ -676,6 +752,21 @@ class Reach:
             parent = fq.rpartition(".")[0]
             if parent in lk.functions and not fq.endswith(MODULE_FN):
                 self.edges.setdefault(parent, {}).setdefault(fq, (fa, None))
+
+    def _launch_dirs(self) -> List[str]:
+        """The folders the project's launch scripts put on PYTHONPATH (:func:`launch_path_dirs`), from the root."""
+        import os
+
+        for summ in self.sg.summaries:
+            sf = self.sources.get(summ.relpath)
+            path = str(getattr(sf, "path", "") or "")
+            if not path:
+                continue
+            root = os.path.dirname(path)
+            for _ in range(summ.relpath.count("/")):
+                root = os.path.dirname(root)
+            return launch_path_dirs(root)
+        return []
 
     def _attr_edges(self, caller: str, line: int, cls: str, attr: str, relpath: str) -> None:
         """``self._target(self, ...)`` where ``_target`` is a class attribute holding a project class or function

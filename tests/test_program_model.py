@@ -1299,3 +1299,45 @@ def test_self_dispatch_on_an_instance_built_out_of_sight_may_run_any_override(tm
     for f in vllm + cuda:
         assert f["reach"]["status"] == "unknown" and "builds out of sight" in f["reach"]["reason"], f["reach"]
         assert f["counted"] is False
+
+
+# a launch script that puts a folder on PYTHONPATH for the program it runs (the program imports `lib.model`,
+# which only resolves from `third/` -- the way the script runs it)
+PYTHONPATH_SHAPE = {
+    "third/lib/__init__.py": "",
+    "third/lib/model.py": """
+        import torch
+
+        def build():
+            from flash_attn import flash_attn_func
+            return flash_attn_func
+    """,
+    "tools/train.py": """
+        from lib.model import build
+
+        if __name__ == "__main__":
+            build()
+    """,
+    "tools/run.sh": "#!/bin/bash\n{LINE}\n",
+}
+
+
+def _pythonpath(tmp_path, kb, line):
+    _write(tmp_path, dict(PYTHONPATH_SHAPE, **{"tools/run.sh": PYTHONPATH_SHAPE["tools/run.sh"].replace("{LINE}", line)}))
+    rep = run_script([tmp_path], kb)
+    fa = [f for f in rep["findings"] if f["api"].startswith("flash_attn") and f["path"] == "third/lib/model.py"]
+    assert fa
+    return fa
+
+
+def test_a_launch_scripts_pythonpath_extends_imports(tmp_path, kb):
+    # VALID: `export PYTHONPATH=$(dirname $0)/../third:$PYTHONPATH` then `python train.py`: lib.model is third/lib/model.py
+    for f in _pythonpath(tmp_path, kb, 'export PYTHONPATH=$(dirname "$0")/../third:$PYTHONPATH\npython tools/train.py'):
+        assert f["reach"]["status"] == "reachable" and "tools/train.py" in f["reach"]["entry_points"]
+        assert f["reach"]["path"][-1] == "third.lib.model.build" or f["reach"]["path"][-1].endswith("lib.model.build")
+
+
+def test_a_pythonpath_leaving_the_tree_extends_nothing(tmp_path, kb):
+    # INVALID: an entry outside the analysed tree (or a variable) does not make `lib` resolve
+    for f in _pythonpath(tmp_path, kb, "PYTHONPATH=/opt/other:$HOME/lib python tools/train.py"):
+        assert f["reach"]["status"] != "reachable"

@@ -1341,3 +1341,59 @@ def test_a_pythonpath_leaving_the_tree_extends_nothing(tmp_path, kb):
     # INVALID: an entry outside the analysed tree (or a variable) does not make `lib` resolve
     for f in _pythonpath(tmp_path, kb, "PYTHONPATH=/opt/other:$HOME/lib python tools/train.py"):
         assert f["reach"]["status"] != "reachable"
+
+
+# detectron2 / detrex LazyConfig: a Python config names the classes `instantiate(cfg)` builds
+LAZY_SHAPE = {
+    "net/__init__.py": "",
+    "net/models.py": """
+        import torch
+
+        class Net(torch.nn.Module):
+            def forward(self, q):
+                from flash_attn import flash_attn_func
+                return flash_attn_func(q, q, q)
+
+        class Fused(torch.nn.Module):
+            def forward(self, x):
+                import apex
+                return apex.normalization.FusedLayerNorm(8)(x)
+    """,
+    "configs/__init__.py": "",
+    "configs/net.py": """
+        from detectron2.config import LazyCall as L
+        from net.models import Net
+
+        model = L(Net)(dim=8)
+    """,
+    "configs/fused.py": """
+        from detectron2.config import LazyCall as L
+        import net.models
+
+        model = L(net.models.Fused)(dim=8)
+    """,
+    "train.py": """
+        import torch
+        from detectron2.config import instantiate
+        from configs.net import model as model_cfg
+
+        if __name__ == "__main__":
+            model = instantiate(model_cfg)
+            model(torch.ones(1, 2, 4, 8))
+    """,
+}
+
+
+def test_a_lazy_config_node_builds_the_class_it_names(tmp_path, kb):
+    _write(tmp_path, LAZY_SHAPE)
+    rep = run_script([tmp_path], kb)
+    fa = [f for f in rep["findings"] if f["api"].startswith("flash_attn")]
+    apex = [f for f in rep["findings"] if f["api"].startswith("apex") and f["line"] >= 11]
+    assert fa and apex
+    # VALID: train.py loads configs/net.py, whose L(Net)(...) instantiate() builds: Net.forward runs
+    for f in fa:
+        assert f["reach"]["status"] == "reachable" and "train.py" in f["reach"]["entry_points"]
+        assert "net.models.Net" in f["reach"]["path"] and f["counted"] is True
+    # INVALID: configs/fused.py is never loaded: its L(net.models.Fused) builds nothing for train.py
+    for f in apex:
+        assert f["reach"]["status"] != "reachable" and f["counted"] is False

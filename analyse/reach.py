@@ -557,6 +557,7 @@ class Reach:
         self.classes_of: Dict[str, List[str]] = {}
         self.aliases: Dict[str, Dict[str, str]] = {}   # module -> {imported name: project module}
         self.loose: Set[str] = set()                    # modules only reached through such imports
+        self._defaults: Dict[str, Dict[int, str]] = {}  # path -> line -> class giving a constant default there
         self._build()
         self.locator = FunctionLocator(sg.summaries)
         self.per_ep: Dict[str, _EPReach] = {}
@@ -999,6 +1000,26 @@ class Reach:
                     q.append(c)
         return st
 
+    def default_owner(self, path: str, line: int) -> Optional[str]:
+        """The class whose body gives a constant default at *line* of *path* (``device_type: str = "cuda"``,
+        ``device = field(default="cuda")``), when that class is on the graph: the value selects nothing until an
+        instance (or the class) is used. None otherwise."""
+        table = self._defaults.get(path)
+        if table is None:
+            table = self._defaults[path] = {}
+            sf = self.sources.get(path)
+            tree = getattr(sf, "tree", None) if sf is not None else None
+            if tree is not None:
+                for cls in nodes_of(tree, nodes.ClassDef):
+                    q = cls.qname()
+                    if q not in self.linker.classes:
+                        continue
+                    for st in cls.body:
+                        if isinstance(st, (nodes.Assign, nodes.AnnAssign)) and _constant_default(st.value):
+                            for ln in range(st.lineno or 0, (st.end_lineno or st.lineno or 0) + 1):
+                                table[ln] = q
+        return table.get(line)
+
     def unresolved(self, ep_id: str, first: int = 10) -> Tuple[int, List[dict]]:
         """(how many calls of the code the entry point reaches cannot be followed -- a computed ``getattr``,
         ``eval``, a container indexed by a key that cannot be told, a name that does not resolve --, the
@@ -1049,6 +1070,15 @@ class Reach:
         return None
 
 
+def _constant_default(value) -> bool:
+    """A constant, or a dataclass ``field(default=<constant>)``."""
+    if isinstance(value, nodes.Const):
+        return True
+    if isinstance(value, nodes.Call) and _func_leaf(value.func) == "field":
+        return any(k.arg == "default" and isinstance(k.value, nodes.Const) for k in value.keywords or ())
+    return False
+
+
 EVIDENCE_SEVERITIES = ("blocker", "manual", "auto")
 
 
@@ -1091,7 +1121,11 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
             continue
         key = (f.path, f.line)
         if key not in fn_cache:
-            fn_cache[key] = reach.locator.locate(f.path, f.line)
+            got = reach.locator.locate(f.path, f.line)
+            if got is not None and got.endswith("." + MODULE_FN):
+                # a class's constant default (`device: str = "cuda"`) is used by its instances, not by importing it
+                got = reach.default_owner(f.path, f.line) or got
+            fn_cache[key] = got
         fn = fn_cache[key]
         best: Dict[str, List[Tuple[int, object]]] = {ENTRY: [], REACHABLE: [], UNKNOWN: []}
         for ep in entry_points:

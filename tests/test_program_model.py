@@ -1397,3 +1397,50 @@ def test_a_lazy_config_node_builds_the_class_it_names(tmp_path, kb):
     # INVALID: configs/fused.py is never loaded: its L(net.models.Fused) builds nothing for train.py
     for f in apex:
         assert f["reach"]["status"] != "reachable" and f["counted"] is False
+
+
+# a config dataclass whose field defaults to the CUDA device (nerfstudio MachineConfig.device_type,
+# lm-evaluation-harness EvaluatorConfig.device): importing its module selects nothing, using the config does
+DEFAULT_SHAPE = {
+    "cfg/__init__.py": "",
+    "cfg/machine.py": """
+        from dataclasses import dataclass, field
+
+        @dataclass
+        class MachineConfig:
+            seed: int = 42
+            device_type: str = "cuda"
+            other: str = field(default="cuda")
+
+        def describe():
+            return "machines"
+    """,
+    "download.py": """
+        from cfg.machine import describe
+
+        if __name__ == "__main__":
+            print(describe())
+    """,
+    "train.py": """
+        import torch
+        from cfg.machine import MachineConfig
+
+        if __name__ == "__main__":
+            cfg = MachineConfig()
+            torch.ones(3).to(cfg.device_type)
+    """,
+}
+
+
+def test_a_config_classs_device_default_is_used_by_its_instances_not_its_import(tmp_path, kb):
+    _write(tmp_path, DEFAULT_SHAPE)
+    rep = run_script([tmp_path], kb)
+    dev = [f for f in rep["findings"] if f["path"] == "cfg/machine.py" and f["line"] in (7, 8)]
+    assert len(dev) == 2
+    rows = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    for f in dev:
+        # VALID: train.py builds the config: the default is on its path
+        assert f["reach"]["status"] == "reachable" and f["reach"]["entry_points"] == ["train.py"]
+        assert f["reach"]["path"][-1] == "cfg.machine.MachineConfig"
+    # INVALID: download.py only imports the module (for another function)
+    assert rows["download.py"]["verdict"]["effort"] == "none" and not rows["download.py"]["verdict"]["drivers"]

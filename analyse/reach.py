@@ -1095,8 +1095,7 @@ def finding_key(f) -> Tuple[str, int, str, str]:
 def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence, roles=None,
              ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None):
     """Findings with ``reach``, ``role`` and (inherited) ``guard``; and for each entry point id the
-    indexes of the findings it reaches (entry-point or reachable; for a finding no entry point surely reaches,
-    those whose reach it is unknown). *ep_paths*, when given, is
+    indexes of the findings it reaches (entry-point, reachable or unknown). *ep_paths*, when given, is
     filled with each entry point's own chain to each blocker / manual / auto finding it reaches
     (entry point id -> :func:`finding_key` -> qualified names, the entry point's root first): the
     evidence of an entry point's verdict names a path that starts at that entry point."""
@@ -1134,14 +1133,10 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
                 continue
             status, dist = got
             best[status].append((dist, ep))
+            members[ep.id].append(i)
             if ep_paths is not None and status in (ENTRY, REACHABLE) and f.severity in EVIDENCE_SEVERITIES:
                 ep_paths.setdefault(ep.id, {})[finding_key(f)] = reach.path_to(ep.id, fn)
         guard = f.guard
-        # an entry point's members are the findings it reaches itself: one another program reaches, that this one
-        # only may run through dispatch it cannot follow (unknown), is not its driver
-        sure = best[ENTRY] + best[REACHABLE]
-        for _d, ep in (sure or best[UNKNOWN]):
-            members[ep.id].append(i)
         if best[ENTRY] or best[REACHABLE]:
             status = ENTRY if best[ENTRY] else REACHABLE
             eps = sorted(best[ENTRY] + best[REACHABLE], key=lambda t: (t[1].role != "product", t[0], t[1].id))

@@ -1104,6 +1104,7 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
     members: Dict[str, List[int]] = {ep.id: [] for ep in entry_points}
     out = []
     fn_cache: Dict[Tuple[str, int], Optional[str]] = {}
+    defaults: Set[Tuple[str, int]] = set()   # findings on a class's constant default
     for i, f in enumerate(findings):
         role = role_of(f.path, roles)
         if not entry_points or reach is None:
@@ -1123,7 +1124,10 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
             got = reach.locator.locate(f.path, f.line)
             if got is not None and got.endswith("." + MODULE_FN):
                 # a class's constant default (`device: str = "cuda"`) is used by its instances, not by importing it
-                got = reach.default_owner(f.path, f.line) or got
+                owner = reach.default_owner(f.path, f.line)
+                if owner is not None:
+                    got = owner
+                    defaults.add(key)
             fn_cache[key] = got
         fn = fn_cache[key]
         best: Dict[str, List[Tuple[int, object]]] = {ENTRY: [], REACHABLE: [], UNKNOWN: []}
@@ -1133,7 +1137,9 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
                 continue
             status, dist = got
             best[status].append((dist, ep))
-            members[ep.id].append(i)
+            if status != UNKNOWN or key not in defaults:
+                # a default selects nothing by itself: it counts for the programs that surely use its class
+                members[ep.id].append(i)
             if ep_paths is not None and status in (ENTRY, REACHABLE) and f.severity in EVIDENCE_SEVERITIES:
                 ep_paths.setdefault(ep.id, {})[finding_key(f)] = reach.path_to(ep.id, fn)
         guard = f.guard

@@ -1402,4 +1402,4 @@ def test_a_config_classs_device_default_is_used_by_its_instances_not_its_import(
         assert f["reach"]["status"] == "reachable" and f["reach"]["entry_points"] == ["train.py"]
         assert f["reach"]["path"][-1] == "cfg.machine.MachineConfig"
     # INVALID: download.py only imports the module (for another function): the default is not on its path
-    assert "download.py" not in rows["download.py"]["verdict"].get("explanation", "")
+    assert rows["download.py"]["verdict"]["effort"] == "none" and not rows["download.py"]["verdict"]["drivers"]

@@ -80,6 +80,9 @@ class ClassSummary:
     stubs: Set[str] = field(default_factory=set)     # methods with no body of their own (abstract, pass, raise)
     constructors: Set[str] = field(default_factory=set)   # classmethods that build ``cls(...)``
     statics: Set[str] = field(default_factory=set)        # static and class methods (not run through an instance)
+    # class attributes holding a callable by name (``_target: Type = field(default_factory=lambda: Model)``,
+    # ``_target = Writer``): attribute -> the dotted name it holds, which ``self._target(...)`` calls
+    attrs: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -158,6 +161,25 @@ def _first_arg(fn) -> Optional[str]:
         return None
     pos = list(args.posonlyargs or []) + list(args.args or [])
     return pos[0].name if pos else None
+
+
+def _held_callable(value, r: Resolver) -> Optional[str]:
+    """The dotted name a class attribute's value holds: ``X`` / ``mod.X``, a dataclass field's
+    ``field(default=X)`` or ``field(default_factory=lambda: X)``; None for anything else."""
+    if isinstance(value, nodes.Call) and isinstance(value.func, (nodes.Name, nodes.Attribute)) \
+            and (value.func.name if isinstance(value.func, nodes.Name) else value.func.attrname) == "field":
+        for kw in value.keywords or ():
+            if kw.arg == "default_factory" and isinstance(kw.value, nodes.Lambda) and not kw.value.args.args:
+                value = kw.value.body
+                break
+            if kw.arg == "default":
+                value = kw.value
+                break
+        else:
+            return None
+    if isinstance(value, (nodes.Name, nodes.Attribute)):
+        return r.qualname(value)
+    return None
 
 
 def _is_partial_call(value, r: Resolver) -> bool:
@@ -576,6 +598,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             q = node.qname()
             bases = tuple(b for b in (r.qualname(b) for b in node.bases) if b)
             cs = ClassSummary(q, node.lineno or 1, bases)
+            own_defs = {c.name for c in node.body if isinstance(c, (nodes.FunctionDef, nodes.AsyncFunctionDef))}
             for c in node.body:
                 if isinstance(c, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
                     cs.methods.add(c.name)
@@ -586,10 +609,18 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                 elif isinstance(c, nodes.Assign):
                     # method aliases in the class body: __call__ = forward
                     for tg in c.targets:
-                        if isinstance(tg, nodes.AssignName) and isinstance(c.value, nodes.Name):
+                        if isinstance(tg, nodes.AssignName) and isinstance(c.value, nodes.Name) \
+                                and c.value.name in own_defs:
                             cs.methods.add(tg.name)
                             s.functions.setdefault(f"{q}.{tg.name}", (c.lineno, c.lineno))
                             s.calls.append((f"{q}.{tg.name}", c.lineno, K_SELF, q, c.value.name))
+                        held = _held_callable(c.value, r)
+                        if isinstance(tg, nodes.AssignName) and held:
+                            cs.attrs[tg.name] = held
+                elif isinstance(c, nodes.AnnAssign) and isinstance(c.target, nodes.AssignName) and c.value is not None:
+                    held = _held_callable(c.value, r)
+                    if held:
+                        cs.attrs[c.target.name] = held
             s.classes[q] = cs
             if node.bases:
                 push((reversed(node.bases), here))
@@ -1329,6 +1360,22 @@ class Linker:
         if kind == K_INST:
             return self._instance_call(a), None, None
         return [], None, None
+
+    def attr_targets(self, cls: str, attr: str) -> List[Tuple[str, Optional[str]]]:
+        """``self.attr(...)`` in *cls* where *attr* is a class attribute holding a callable by name (a config's
+        ``_target``): (the dotted name held, None) for the one *cls* inherits or defines, and (name, subclass) for
+        each subclass that sets its own -- those run only for an instance of that subclass."""
+        out: List[Tuple[str, Optional[str]]] = []
+        for c in self.mro(cls):
+            held = (getattr(self.classes.get(c), "attrs", None) or {}).get(attr)
+            if held:
+                out.append((held, None))
+                break
+        for c in self.subclasses(cls):
+            held = (getattr(self.classes[c], "attrs", None) or {}).get(attr)
+            if held:
+                out.append((held, c))
+        return out
 
     def stub_dispatch(self, cls: str, b: str) -> Dict[str, str]:
         """For ``self.meth()`` in *cls* that finds a stub: subclass override -> the condition under which the

@@ -212,6 +212,76 @@ def _path_value(node, relpath: str, depth: int) -> Optional[str]:
     return None
 
 
+_PYTHONPATH = re.compile(r"""(?:^|[\s;&(])(?:export\s+)?PYTHONPATH=((?:\$\([^)]*\)|"[^"]*"|'[^']*'|[^\s;&|"'])+)""")
+_HERE = re.compile(r"""^(?:\$\(\s*dirname\s+["']?\$(?:0|\{?BASH_SOURCE(?:\[0\])?\}?)["']?\s*\)|\$\{?0%/\*\}?)""")
+_CWD = re.compile(r"^(?:\$\(\s*pwd\s*\)|\$\{?PWD\}?|`pwd`)")
+MAX_LAUNCH_SCRIPTS = 200
+MAX_LAUNCH_DEPTH = 6
+
+
+def launch_path_dirs(root: str) -> List[str]:
+    """Folders (relative to *root*, "" for the root) that the project's shell launch scripts put on
+    ``PYTHONPATH`` (``PYTHONPATH=. python tools/train.py``, ``export PYTHONPATH=$(pwd)/..:$PYTHONPATH``): each entry
+    evaluated for the script's folder (``$(dirname $0)``) and, for the working folder (``$(pwd)``, a relative
+    entry), both for the root and for the script's folder; entries that leave the tree or use other variables
+    are dropped. Bounded in files and size; nothing is run."""
+    import os
+
+    out: List[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        depth = 0 if folder == root else os.path.relpath(folder, root).count(os.sep) + 1
+        dirs[:] = [] if depth >= MAX_LAUNCH_DEPTH else sorted(d for d in dirs if not d.startswith(".") and d not in (
+            "node_modules", "__pycache__", "venv", "site-packages", "build", "dist"))
+        for f in sorted(files):
+            if not f.endswith((".sh", ".bash")):
+                continue
+            seen += 1
+            if seen > MAX_LAUNCH_SCRIPTS:
+                return out
+            path = os.path.join(folder, f)
+            try:
+                if os.path.getsize(path) > MAX_CONFIG_BYTES:
+                    continue
+                with open(path, "r", encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                continue
+            if "PYTHONPATH" not in text:
+                continue
+            here = posixpath.normpath(os.path.relpath(folder, root).replace(os.sep, "/"))
+            here = "" if here == "." else here
+            for m in _PYTHONPATH.finditer(text):
+                for entry in m.group(1).replace('"', "").replace("'", "").split(":"):
+                    for d in _launch_entry(entry.strip(), here):
+                        if d not in out:
+                            out.append(d)
+    return out
+
+
+def _launch_entry(entry: str, here: str) -> List[str]:
+    if not entry or entry.startswith("/"):
+        return []
+    bases: List[str]
+    m = _HERE.match(entry)
+    if m:
+        bases, rest = [here], entry[m.end():]
+    else:
+        m = _CWD.match(entry)
+        bases, rest = ([""] + ([here] if here else []), entry[m.end():]) if m else ([""] + ([here] if here else []), "/" + entry)
+    if "$" in rest or "`" in rest:
+        return []
+    out = []
+    for b in bases:
+        d = posixpath.normpath(posixpath.join(b, rest.lstrip("/")) if rest.strip("/") else b or ".")
+        if d == ".":
+            d = ""
+        if d == ".." or d.startswith("../"):
+            continue
+        out.append(d)
+    return out
+
+
 _CONFIG_SUFFIXES = (".yaml", ".yml")
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*\.[A-Za-z_]\w*")
 _TARGET_KEYS = ("_target_", "target")
@@ -579,6 +649,9 @@ class Reach:
         self.maybe: Dict[str, List[Tuple[str, str]]] = {}
         # caller -> [(path, line, expression)]: calls the analysis cannot follow (unresolved edges)
         self.unresolved_at: Dict[str, List[Tuple[str, int, str]]] = {}
+        # caller -> {callee: class}: ``self.meth()`` edges into a subclass's override, followed only once that
+        # class is live in the program (an instance of it exists: its base's code then runs its override)
+        self.needs: Dict[str, Dict[str, str]] = {}
         self._followed: Set[Tuple[str, int]] = set()    # (path, line) of dispatch calls resolved exactly
         self.decorated: Dict[str, List[str]] = {}
         self.classes_of: Dict[str, List[str]] = {}
@@ -593,6 +666,7 @@ class Reach:
             self.flag_params.update(facts.get("flag_params") or {})
             for line, lst in (facts.get("flag_args") or {}).items():
                 self.flag_args[(relpath, line)] = lst
+        self._defaults: Dict[str, Dict[int, str]] = {}  # path -> line -> class giving a constant default there
         self._build()
         self.locator = FunctionLocator(sg.summaries)
         self.per_ep: Dict[str, _EPReach] = {}
@@ -742,10 +816,16 @@ class Reach:
             folder = posixpath.dirname(summ.relpath)
             if summ.is_package:
                 self._dir_prefix.setdefault(folder, summ.modname)
+                # the folder that holds a package is where a path entry finds it (`third/` for `third/lib/`)
+                if posixpath.basename(folder) == summ.modname.rpartition(".")[2]:
+                    self._dir_prefix.setdefault(posixpath.dirname(folder), summ.modname.rpartition(".")[0])
             else:
                 self._dir_prefix.setdefault(folder, summ.modname.rpartition(".")[0])
         self._config_edges()
         every_dir: List[str] = []
+        for d in self._launch_dirs():
+            if d not in every_dir:
+                every_dir.append(d)
         for summ in self.sg.summaries:
             for d in (self.facts_by_path.get(summ.relpath) or {}).get("sys_path") or ():
                 if d not in every_dir:
@@ -794,17 +874,27 @@ class Reach:
                     leaf = (b if kind == K_METHOD else a.rpartition(".")[2])
                 elif kind in (K_SELF, "super"):
                     leaf = b.partition("|")[0]
+                found = lk.lookup_method(a, leaf) if kind == K_SELF else None
                 for c in callees:
                     if c and c in g and not (c == caller and kind == K_REF):
+                        fresh = c not in self.edges.get(caller, {})
                         self._edge(caller, c, line, s.relpath, leaf)
                         if kind != K_REF:
                             self.callers_of.setdefault(c, []).append((caller, line, s.relpath))
+                        owner = c.rpartition(".")[0]
+                        if kind == K_SELF and c != found and owner != a and owner in lk.classes and a in lk.mro(owner)[1:]:
+                            if fresh:
+                                self.needs.setdefault(caller, {})[c] = owner
+                        elif caller in self.needs:
+                            self.needs[caller].pop(c, None)
                 if kind == K_SELF and "|" in b:
                     # `self.block(x, flag=True)` on an attribute of known class: its forward / __call__ gets the
                     # arguments (the class is reached through its own edge below)
                     for c in lk._instance_call(b.partition("|")[2]):
                         if c not in callees:
                             self.callers_of.setdefault(c, []).append((caller, line, s.relpath))
+                if kind == K_SELF and not found and not callees:
+                    self._attr_edges(caller, line, a, leaf, s.relpath)
                 cls = None
                 if kind in (K_NAME, K_METHOD, K_INST) or (kind == K_REF and not b):
                     k, q = lk.canonical(a)
@@ -826,7 +916,10 @@ class Reach:
                 if (s.relpath, line) not in self._followed:
                     self.unresolved_at.setdefault(caller, []).append((s.relpath, line, expr))
         # live classes: every instance method and project base class (a static or class method runs only where
-        # code names it: building an instance does not call it)
+        # code names it: building an instance does not call it). A private method (``_name``, not a dunder) that
+        # project code calls runs through those calls and under their guards: by convention only the class's own
+        # code calls it (``if self.fp8 == "te": args = self._prepare_te(*args)``), so its instance is not a way in.
+        called = {c for outs in self.edges.values() for c in outs}
         for q, info in lk.classes.items():
             out = self.edges.setdefault(q, {})
             statics = getattr(info, "statics", None) or ()
@@ -834,6 +927,8 @@ class Reach:
                 if m in statics:
                     continue
                 fq = f"{q}.{m}"
+                if fq in called and m.startswith("_") and not m.endswith("__"):
+                    continue
                 if fq in lk.functions:
                     out.setdefault(fq, (info.line, None))
             for base in lk.mro(q)[1:]:
@@ -844,6 +939,39 @@ class Reach:
             parent = fq.rpartition(".")[0]
             if parent in lk.functions and not fq.endswith(MODULE_FN):
                 self.edges.setdefault(parent, {}).setdefault(fq, (fa, None))
+
+    def _launch_dirs(self) -> List[str]:
+        """The folders the project's launch scripts put on PYTHONPATH (:func:`launch_path_dirs`), from the root."""
+        import os
+
+        for summ in self.sg.summaries:
+            sf = self.sources.get(summ.relpath)
+            path = str(getattr(sf, "path", "") or "")
+            if not path:
+                continue
+            root = os.path.dirname(path)
+            for _ in range(summ.relpath.count("/")):
+                root = os.path.dirname(root)
+            return launch_path_dirs(root)
+        return []
+
+    def _attr_edges(self, caller: str, line: int, cls: str, attr: str, relpath: str) -> None:
+        """``self._target(self, ...)`` where ``_target`` is a class attribute holding a project class or function
+        (a config class that builds what it names): an edge to what the class (or a live subclass) holds."""
+        lk = self.linker
+        for held, sub in lk.attr_targets(cls, attr):
+            try:
+                k, q = lk.canonical(held)
+            except RecursionError:
+                continue
+            if k not in ("def", "class") or q == caller:
+                continue
+            fresh = q not in self.edges.get(caller, {})
+            self._edge(caller, q, line, relpath, attr)
+            if sub is not None and fresh:
+                self.needs.setdefault(caller, {})[q] = sub
+            elif sub is None and caller in self.needs:
+                self.needs[caller].pop(q, None)
 
     def _config_edges(self) -> None:
         """A program that loads a YAML config by a literal name (``OmegaConf.load("configs/model.yaml")``, an
@@ -948,6 +1076,9 @@ class Reach:
         st.roots = set(roots)
         parent = st.parent
         edges = self.edges
+        needs = self.needs
+        # edges into a subclass's override wait until that class is live: class -> [(caller, callee, line, guard)]
+        pending: Dict[str, List[Tuple[str, str, int, Optional[dict]]]] = {}
         # 1. unguarded edges
         q = deque()
         for r in roots:
@@ -955,15 +1086,25 @@ class Reach:
             q.append(r)
         while q:
             n = q.popleft()
+            need = needs.get(n)
             for c, (line, g) in edges.get(n, {}).items():
                 if g is None and c not in parent:
+                    cls = need.get(c) if need else None
+                    if cls is not None and cls not in parent:
+                        pending.setdefault(cls, []).append((n, c, line, None))
+                        continue
                     parent[c] = (n, line)
+                    q.append(c)
+            for m, c, line, _g in pending.pop(n, ()):
+                if c not in parent:
+                    parent[c] = (m, line)
                     q.append(c)
         # 2. guarded edges: what is only reached under a guard inherits it. Code reached under a guard
         # that has no way around it (`if ckpt.version >= 4:` with no else) still runs on an NPU host, so
         # those paths are walked first (2a); what only paths through a guard with an alternative, or one
         # that keeps it off an NPU host's path, reach (2b) inherits the first such guard on its path, even
         # below a weak one (`if version >= 4: G(...)` -> ... -> `if x.device.type == "cuda" and _init():`).
+        # An edge into a subclass's override waits until that class is live, as in 1.
         inherited = st.inherited
         strong: List[Tuple[str, str, int, dict]] = []
         q = deque()
@@ -976,15 +1117,32 @@ class Reach:
                 inherited[c] = inh if inh is not None else g
                 q.append(c)
 
+        def _waits(n: str, c: str, line: int, g: Optional[dict]) -> bool:
+            need = needs.get(n)
+            cls = need.get(c) if need else None
+            if cls is not None and cls not in parent:
+                pending.setdefault(cls, []).append((n, c, line, g))
+                return True
+            return False
+
+        def _release(n: str) -> None:
+            for m, c, line, g in pending.pop(n, ()):
+                if c not in parent:
+                    # the call runs once an instance exists: under the call's guard, else the class's
+                    parent[c] = (m, line)
+                    inherited[c] = g if g is not None else inherited.get(m) or inherited.get(n)
+                    q.append(c)
+
         for n in list(parent):
             for c, (line, g) in edges.get(n, {}).items():
-                if g is not None and c not in parent:
+                if g is not None and c not in parent and not _waits(n, c, line, g):
                     _guarded(n, c, line, g, None)
         while q:
             n = q.popleft()
             for c, (line, g) in edges.get(n, {}).items():
-                if c not in parent:
+                if c not in parent and not _waits(n, c, line, g if g is not None else inherited[n]):
                     _guarded(n, c, line, g, inherited[n])
+            _release(n)
         for n, c, line, g in strong:
             if c not in parent:
                 parent[c] = (n, line)
@@ -993,10 +1151,11 @@ class Reach:
         while q:
             n = q.popleft()
             for c, (line, _g) in edges.get(n, {}).items():
-                if c not in parent:
+                if c not in parent and not _waits(n, c, line, inherited[n]):
                     parent[c] = (n, line)
                     inherited[c] = inherited[n]
                     q.append(c)
+            _release(n)
         # 2b. a guard on a flag parameter that a reached caller's argument turns on (callers' arguments): what
         # inherited it inherits the guard turned on
         for c in list(st.inherited):
@@ -1039,12 +1198,28 @@ class Reach:
                         seeds.append((fq, f"reached code calls getattr() on module {target}"))
                 elif target in lk.classes or target in lk.functions:
                     seeds.append((target, f"reached code calls getattr() on {target}"))
+        # an override (or a config's target) waiting for a class the program never builds: when none of the
+        # call's candidates is live, the instance comes from somewhere the model cannot see (a saved config, a
+        # registry, a file): each candidate may run
+        waiting: Dict[Tuple[str, int], List[str]] = {}
+        for items in pending.values():
+            for m, c, line, _g in items:
+                waiting.setdefault((m, line), []).append(c)
+        for (m, line), cands in waiting.items():
+            need = needs.get(m) or {}
+            if any(c in parent for c in need if edges[m][c][0] == line):
+                continue
+            for c in cands:
+                seeds.append((c, f"{m} calls a method each subclass overrides (or the class a config names) on an "
+                                 f"instance the program builds out of sight (a saved config, a registry); {c} is "
+                                 "one of them"))
         unknown = st.unknown
         q = deque()
         for node, reason in seeds:
             if node not in parent and node not in unknown:
                 unknown[node] = reason
                 q.append(node)
+        # (code that only may run may run any override: no class is waited for here)
         while q:
             n = q.popleft()
             for c in edges.get(n, {}):
@@ -1052,6 +1227,26 @@ class Reach:
                     unknown[c] = unknown[n]
                     q.append(c)
         return st
+
+    def default_owner(self, path: str, line: int) -> Optional[str]:
+        """The class whose body gives a constant default at *line* of *path* (``device_type: str = "cuda"``,
+        ``device = field(default="cuda")``), when that class is on the graph: the value selects nothing until an
+        instance (or the class) is used. None otherwise."""
+        table = self._defaults.get(path)
+        if table is None:
+            table = self._defaults[path] = {}
+            sf = self.sources.get(path)
+            tree = getattr(sf, "tree", None) if sf is not None else None
+            if tree is not None:
+                for cls in nodes_of(tree, nodes.ClassDef):
+                    q = cls.qname()
+                    if q not in self.linker.classes:
+                        continue
+                    for st in cls.body:
+                        if isinstance(st, (nodes.Assign, nodes.AnnAssign)) and _constant_default(st.value):
+                            for ln in range(st.lineno or 0, (st.end_lineno or st.lineno or 0) + 1):
+                                table[ln] = q
+        return table.get(line)
 
     def unresolved(self, ep_id: str, first: int = 10) -> Tuple[int, List[dict]]:
         """(how many calls of the code the entry point reaches cannot be followed -- a computed ``getattr``,
@@ -1103,6 +1298,15 @@ class Reach:
         return None
 
 
+def _constant_default(value) -> bool:
+    """A constant, or a dataclass ``field(default=<constant>)``."""
+    if isinstance(value, nodes.Const):
+        return True
+    if isinstance(value, nodes.Call) and _func_leaf(value.func) == "field":
+        return any(k.arg == "default" and isinstance(k.value, nodes.Const) for k in value.keywords or ())
+    return False
+
+
 EVIDENCE_SEVERITIES = ("blocker", "manual", "auto")
 # callers' arguments: a guard `if flag:` / `if not flag:` on a parameter; how many calls up a parameter is followed,
 # how many values are kept
@@ -1142,6 +1346,7 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
     members: Dict[str, List[int]] = {ep.id: [] for ep in entry_points}
     out = []
     fn_cache: Dict[Tuple[str, int], Optional[str]] = {}
+    defaults: Set[Tuple[str, int]] = set()   # findings on a class's constant default
     for i, f in enumerate(findings):
         role = role_of(f.path, roles)
         if not entry_points or reach is None:
@@ -1158,7 +1363,14 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
             continue
         key = (f.path, f.line)
         if key not in fn_cache:
-            fn_cache[key] = reach.locator.locate(f.path, f.line)
+            got = reach.locator.locate(f.path, f.line)
+            if got is not None and got.endswith("." + MODULE_FN):
+                # a class's constant default (`device: str = "cuda"`) is used by its instances, not by importing it
+                owner = reach.default_owner(f.path, f.line)
+                if owner is not None:
+                    got = owner
+                    defaults.add(key)
+            fn_cache[key] = got
         fn = fn_cache[key]
         best: Dict[str, List[Tuple[int, object]]] = {ENTRY: [], REACHABLE: [], UNKNOWN: []}
         for ep in entry_points:
@@ -1167,7 +1379,9 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
                 continue
             status, dist = got
             best[status].append((dist, ep))
-            members[ep.id].append(i)
+            if status != UNKNOWN or key not in defaults:
+                # a default selects nothing by itself: it counts for the programs that surely use its class
+                members[ep.id].append(i)
             if ep_paths is not None and status in (ENTRY, REACHABLE) and f.severity in EVIDENCE_SEVERITIES:
                 ep_paths.setdefault(ep.id, {})[finding_key(f)] = reach.path_to(ep.id, fn)
         guard = f.guard

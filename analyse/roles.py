@@ -38,6 +38,7 @@ _EXAMPLE_DIRS = {"examples", "example", "demo", "demos", "samples", "sample", "t
 _TOOL_DIRS = {"tools", "tool", "scripts", "script", "dev", "benchmarks", "benchmark", "bench", "benchmarking",
               "utilities"}
 
+_CHECK_NAMES = ("test.py", "tests.py")   # a program so named is a self-check unless it is offered to users
 _TEST_FILE = re.compile(r"^(test_.*|.*_test|.*_tests|conftest)\.py$")
 _DOCS_FILE = re.compile(r"^conf\.py$")
 _BUILD_FILE = re.compile(r"^(setup|noxfile|fabfile)\.py$")
@@ -157,7 +158,10 @@ def program_role_evidence(relpath: str, overrides: Optional[Mapping[str, str]] =
       is ``product`` under ``scripts/``, ``tools/``, ``demo/`` or ``examples/`` too, and when its name alone made it a
       test (``test_*.py``);
     * a program named like a test (``test_*.py``) that defines a command line (*program*) and that no test runner
-      would collect (*collected* False: no ``test*`` function or ``TestCase``) is an evaluation program: ``product``.
+      would collect (*collected* False: no ``test*`` function or ``TestCase``) is an evaluation program: ``product``;
+    * a program named ``test.py`` / ``tests.py`` with no command line that nothing invokes (a kernel's check next
+      to its build script, ``python test.py`` by its author) is a ``test``; with a command line (``tools/test.py``,
+      an evaluation program) or invoked, it keeps its role.
     A test folder, a build or docs path and a configuration override keep their role."""
     if overrides:
         role = _override(relpath, overrides)
@@ -171,6 +175,8 @@ def program_role_evidence(relpath: str, overrides: Optional[Mapping[str, str]] =
         return "product", f"invoked by {invoked}"
     if name_test and program and not collected:
         return "product", "named like a test, but a program with a command line that no test runner collects"
+    if role == "product" and name in _CHECK_NAMES and not program and not invoked:
+        return "test", f"named {name}, with no command line, and no README, doc or launch script runs it: a self-check"
     if role == "product" and trains and _default_role(relpath) == "tool":
         return role, "trains a model"
     if role == "test" and self_test and _default_role(relpath) == "product":

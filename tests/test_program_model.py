@@ -1024,3 +1024,382 @@ def test_library_mode_a_lookup_by_a_runtime_key_does_not_make_the_caller_unknown
     unknown = [r for r in rows if isinstance(r, dict) and r.get("status") == "unknown"]
     assert not any("chosen at run time" in " ".join(map(str, r.get("reasons") or ())) for r in unknown)
     assert not any(str(r.get("qualname", r.get("name", ""))).endswith("dequantize") for r in unknown)
+
+
+# a trainer class whose private helpers run only under the option that selects them (accelerate's
+# ``if self.fp8_backend == TE: args = self._prepare_te(*args)``)
+PRIVATE_METHOD_SHAPE = {
+    "kit/__init__.py": "",
+    "kit/engine.py": """
+        import torch
+
+        class Engine:
+            def __init__(self, backend="torch"):
+                self.backend = backend
+
+            def prepare(self, model):
+                if self.backend == "te":
+                    model = self._prepare_te(model)
+                return self._prepare_device(model)
+
+            def _prepare_te(self, model):
+                import transformer_engine.pytorch as te
+                return te.Linear(8, 8)
+
+            def _prepare_device(self, model):
+                from flash_attn import flash_attn_func
+                return flash_attn_func
+
+            def _hook(self, grad):
+                import apex
+                return apex.amp.scale_loss(grad)
+    """,
+    "train.py": """
+        import torch
+        from kit.engine import Engine
+
+        def main():
+            engine = Engine()
+            engine.prepare(torch.nn.Linear(8, 8))
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_a_private_method_runs_through_its_call_sites_and_their_guards(tmp_path, kb):
+    _write(tmp_path, PRIVATE_METHOD_SHAPE)
+    rep = run_script([tmp_path], kb)
+    te = [f for f in rep["findings"] if f["api"].startswith("transformer_engine") and f["path"] == "kit/engine.py"]
+    fa = [f for f in rep["findings"] if f["api"].startswith("flash_attn") and f["line"] == 18]
+    apex = [f for f in rep["findings"] if f["api"].startswith("apex") and f["line"] == 22]
+    assert te and fa and apex
+    # INVALID: the Engine instance is not a way into _prepare_te; its only call sits under `self.backend == "te"`
+    for f in te:
+        assert f["reach"]["status"] == "reachable"
+        assert f["reach"]["path"][-2:] == ["kit.engine.Engine.prepare", "kit.engine.Engine._prepare_te"]
+        assert f["guard"] and f["guard"]["line"] == 9 and f["counted"] is False
+    # VALID: the unguarded private call still runs; a private method no code calls (a hook) stays live
+    assert all(f["reach"]["status"] == "reachable" and f["counted"] is True for f in fa)
+    assert all(f["reach"]["status"] == "reachable" for f in apex)
+    rows = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    assert not any("transformer_engine" in d["api"] for d in rows["train.py"]["verdict"].get("drivers", []))
+
+
+# a base class whose method calls an abstract hook each backend overrides; the program builds one backend
+# (lm-evaluation-harness's TemplateLM.loglikelihood -> self._loglikelihood_tokens, HFLM built, VLLM not)
+OVERRIDE_SHAPE = {
+    "lm/__init__.py": "",
+    "lm/base.py": """
+        class LM:
+            @staticmethod
+            def restore(path):
+                import pickle
+                with open(path, "rb") as fh:
+                    return pickle.load(fh)
+
+            @classmethod
+            def create(cls, **kwargs):
+                return cls(**kwargs)
+
+            def loglikelihood(self, reqs):
+                return self._tokens(reqs)
+
+            def _tokens(self, reqs):
+                raise NotImplementedError
+    """,
+    "lm/hf.py": """
+        import torch
+        from lm.base import LM
+
+        class HF(LM):
+            def _tokens(self, reqs):
+                return torch.cuda.device_count()
+    """,
+    "lm/fast.py": """
+        from lm.base import LM
+
+        class Fast(LM):
+            def _tokens(self, reqs):
+                from vllm import LLM
+                return LLM("m").generate(reqs)
+    """,
+    "run.py": """
+        from lm.hf import HF
+
+        def main():
+            {BODY}
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def _override(tmp_path, kb, body):
+    _write(tmp_path, dict(OVERRIDE_SHAPE, **{"run.py": OVERRIDE_SHAPE["run.py"].replace("{BODY}", body)}))
+    rep = run_script([tmp_path], kb)
+    vllm = [f for f in rep["findings"] if f["api"].startswith("vllm") and f["path"] == "lm/fast.py"]
+    cuda = [f for f in rep["findings"] if f["api"] == "torch.cuda.device_count"]
+    assert vllm and cuda
+    return rep, vllm, cuda
+
+
+def test_self_dispatch_reaches_the_override_of_a_class_the_program_builds_only(tmp_path, kb):
+    rep, vllm, cuda = _override(tmp_path, kb, 'HF().loglikelihood(["a"])')
+    # VALID: HF is built: LM.loglikelihood's self._tokens() runs HF's override
+    for f in cuda:
+        assert "run.py" in (f["reach"].get("entry_points") or []) and f["counted"] is True
+        assert f["reach"]["path"][-2:] == ["lm.base.LM.loglikelihood", "lm.hf.HF._tokens"]
+    # INVALID: no Fast is ever built (its module is not even imported): its override never runs
+    for f in vllm:
+        assert f["reach"]["status"] == "unreached" and f["counted"] is False
+    rows = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    assert not any(d["api"].startswith("vllm") for d in rows["run.py"]["verdict"].get("drivers", []))
+
+
+def test_self_dispatch_reaches_an_override_once_its_class_is_built_later(tmp_path, kb):
+    # VALID: the Fast instance is built after the call site was walked: its override is reached then
+    rep, vllm, cuda = _override(tmp_path, kb, 'HF().loglikelihood(["a"])\n            from lm.fast import Fast\n'
+                                              '            Fast()')
+    for f in vllm:
+        assert f["reach"]["status"] == "reachable" and "run.py" in f["reach"]["entry_points"]
+        assert "lm.fast.Fast._tokens" in f["reach"]["path"]
+
+
+# config classes that name the class they build (nerfstudio's InstantiateConfig: `_target: Type =
+# field(default_factory=lambda: Model)`, `setup()` returns `self._target(self)`); the program builds one config
+CONFIG_TARGET_SHAPE = {
+    "ns/__init__.py": "",
+    "ns/base.py": """
+        from dataclasses import dataclass, field
+        from typing import Type
+
+        @dataclass
+        class InstantiateConfig:
+            _target: Type
+
+            def setup(self, **kwargs):
+                return self._target(self, **kwargs)
+    """,
+    "ns/grid.py": """
+        from dataclasses import dataclass, field
+        from typing import Type
+        import torch
+        from ns.base import InstantiateConfig
+
+        class GridModel(torch.nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                import tinycudann as tcnn
+                self.enc = tcnn.Encoding(3, {"otype": "HashGrid"})
+
+        @dataclass
+        class GridConfig(InstantiateConfig):
+            _target: Type = field(default_factory=lambda: GridModel)
+    """,
+    "ns/splat.py": """
+        from dataclasses import dataclass, field
+        from typing import Type
+        import torch
+        from ns.base import InstantiateConfig
+
+        class SplatModel(torch.nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                from flash_attn import flash_attn_func
+                self.attn = flash_attn_func
+
+        @dataclass
+        class SplatConfig(InstantiateConfig):
+            _target: Type = field(default_factory=lambda: SplatModel)
+    """,
+    "train.py": """
+        from ns.grid import GridConfig
+        import ns.splat
+
+        def main():
+            model = GridConfig().setup()
+            return model
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_a_config_builds_the_class_its_target_attribute_names(tmp_path, kb):
+    _write(tmp_path, CONFIG_TARGET_SHAPE)
+    rep = run_script([tmp_path], kb)
+    tcnn = [f for f in rep["findings"] if f["api"].startswith("tinycudann") and f["path"] == "ns/grid.py"]
+    other = [f for f in rep["findings"] if f["path"] == "ns/splat.py" and f["api"].startswith("flash_attn")]
+    assert tcnn and other
+    # VALID: GridConfig().setup() runs self._target(self): a GridModel is built, its __init__ runs
+    for f in tcnn:
+        assert f["reach"]["status"] == "reachable" and "train.py" in f["reach"]["entry_points"]
+        assert f["reach"]["path"][-3:] == ["ns.base.InstantiateConfig.setup", "ns.grid.GridModel",
+                                           "ns.grid.GridModel.__init__"]
+    # INVALID: no SplatConfig is built, so SplatModel is not (only its module is imported)
+    for f in other:
+        assert f["reach"]["status"] != "reachable"
+
+
+def test_self_dispatch_on_an_instance_built_out_of_sight_may_run_any_override(tmp_path, kb):
+    # INVALID as certain, VALID as possible: the instance comes from a pickle, no backend is built in sight: each
+    # override may run (unknown, listed as unresolved dispatch), none is counted
+    rep, vllm, cuda = _override(tmp_path, kb, 'from lm.base import LM\n            LM.restore("m.pkl").loglikelihood(["a"])')
+    for f in vllm + cuda:
+        assert f["reach"]["status"] == "unknown" and "run.py" in f["reach"]["entry_points"], f["reach"]
+        assert f["counted"] is False
+    # a base instance built by a classmethod the registry calls on the class it picks: its hook runs some
+    # override, none of which the program builds in sight
+    rep, vllm, cuda = _override(tmp_path, kb, 'from lm.base import LM\n            LM.create().loglikelihood(["a"])')
+    for f in vllm + cuda:
+        assert f["reach"]["status"] == "unknown" and "builds out of sight" in f["reach"]["reason"], f["reach"]
+        assert f["counted"] is False
+
+
+# a launch script that puts a folder on PYTHONPATH for the program it runs (the program imports `lib.model`,
+# which only resolves from `third/` -- the way the script runs it)
+PYTHONPATH_SHAPE = {
+    "third/lib/__init__.py": "",
+    "third/lib/model.py": """
+        import torch
+
+        def build():
+            from flash_attn import flash_attn_func
+            return flash_attn_func
+    """,
+    "tools/train.py": """
+        from lib.model import build
+
+        if __name__ == "__main__":
+            build()
+    """,
+    "tools/run.sh": "#!/bin/bash\n{LINE}\n",
+}
+
+
+def _pythonpath(tmp_path, kb, line):
+    _write(tmp_path, dict(PYTHONPATH_SHAPE, **{"tools/run.sh": PYTHONPATH_SHAPE["tools/run.sh"].replace("{LINE}", line)}))
+    rep = run_script([tmp_path], kb)
+    fa = [f for f in rep["findings"] if f["api"].startswith("flash_attn") and f["path"] == "third/lib/model.py"]
+    assert fa
+    return fa
+
+
+def test_a_launch_scripts_pythonpath_extends_imports(tmp_path, kb):
+    # VALID: `export PYTHONPATH=$(dirname $0)/../third:$PYTHONPATH` then `python train.py`: lib.model is third/lib/model.py
+    for f in _pythonpath(tmp_path, kb, 'export PYTHONPATH=$(dirname "$0")/../third:$PYTHONPATH\npython tools/train.py'):
+        assert f["reach"]["status"] == "reachable" and "tools/train.py" in f["reach"]["entry_points"]
+        assert f["reach"]["path"][-1] == "third.lib.model.build" or f["reach"]["path"][-1].endswith("lib.model.build")
+
+
+def test_a_pythonpath_leaving_the_tree_extends_nothing(tmp_path, kb):
+    # INVALID: an entry outside the analysed tree (or a variable) does not make `lib` resolve
+    for f in _pythonpath(tmp_path, kb, "PYTHONPATH=/opt/other:$HOME/lib python tools/train.py"):
+        assert f["reach"]["status"] != "reachable"
+
+
+# detectron2 / detrex LazyConfig: a Python config names the classes `instantiate(cfg)` builds
+LAZY_SHAPE = {
+    "net/__init__.py": "",
+    "net/models.py": """
+        import torch
+
+        class Net(torch.nn.Module):
+            def forward(self, q):
+                from flash_attn import flash_attn_func
+                return flash_attn_func(q, q, q)
+
+        class Fused(torch.nn.Module):
+            def forward(self, x):
+                import apex
+                return apex.normalization.FusedLayerNorm(8)(x)
+    """,
+    "configs/__init__.py": "",
+    "configs/net.py": """
+        from detectron2.config import LazyCall as L
+        from net.models import Net
+
+        model = L(Net)(dim=8)
+    """,
+    "configs/fused.py": """
+        from detectron2.config import LazyCall as L
+        import net.models
+
+        model = L(net.models.Fused)(dim=8)
+    """,
+    "train.py": """
+        import torch
+        from detectron2.config import instantiate
+        from configs.net import model as model_cfg
+
+        if __name__ == "__main__":
+            model = instantiate(model_cfg)
+            model(torch.ones(1, 2, 4, 8))
+    """,
+}
+
+
+def test_a_lazy_config_node_builds_the_class_it_names(tmp_path, kb):
+    _write(tmp_path, LAZY_SHAPE)
+    rep = run_script([tmp_path], kb)
+    fa = [f for f in rep["findings"] if f["api"].startswith("flash_attn")]
+    apex = [f for f in rep["findings"] if f["api"].startswith("apex") and f["line"] >= 11]
+    assert fa and apex
+    # VALID: train.py loads configs/net.py, whose L(Net)(...) instantiate() builds: Net.forward runs
+    for f in fa:
+        assert f["reach"]["status"] == "reachable" and "train.py" in f["reach"]["entry_points"]
+        assert "net.models.Net" in f["reach"]["path"] and f["counted"] is True
+    # INVALID: configs/fused.py is never loaded: its L(net.models.Fused) builds nothing for train.py
+    for f in apex:
+        assert f["reach"]["status"] != "reachable" and f["counted"] is False
+
+
+# a config dataclass whose field defaults to the CUDA device (nerfstudio MachineConfig.device_type,
+# lm-evaluation-harness EvaluatorConfig.device): importing its module selects nothing, using the config does
+DEFAULT_SHAPE = {
+    "cfg/__init__.py": "",
+    "cfg/machine.py": """
+        from dataclasses import dataclass, field
+
+        @dataclass
+        class MachineConfig:
+            seed: int = 42
+            device_type: str = "cuda"
+            other: str = field(default="cuda")
+
+        def describe():
+            return "machines"
+    """,
+    "download.py": """
+        from cfg.machine import describe
+
+        if __name__ == "__main__":
+            print(describe())
+    """,
+    "train.py": """
+        import torch
+        from cfg.machine import MachineConfig
+
+        if __name__ == "__main__":
+            cfg = MachineConfig()
+            torch.ones(3).to(cfg.device_type)
+    """,
+}
+
+
+def test_a_config_classs_device_default_is_used_by_its_instances_not_its_import(tmp_path, kb):
+    _write(tmp_path, DEFAULT_SHAPE)
+    rep = run_script([tmp_path], kb)
+    dev = [f for f in rep["findings"] if f["path"] == "cfg/machine.py" and f["line"] in (7, 8)]
+    assert len(dev) == 2
+    rows = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    for f in dev:
+        # VALID: train.py builds the config: the default is on its path
+        assert f["reach"]["status"] == "reachable" and f["reach"]["entry_points"] == ["train.py"]
+        assert f["reach"]["path"][-1] == "cfg.machine.MachineConfig"
+    # INVALID: download.py only imports the module (for another function): the default is not on its path
+    assert rows["download.py"]["verdict"]["effort"] == "none" and not rows["download.py"]["verdict"]["drivers"]

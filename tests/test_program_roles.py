@@ -208,3 +208,56 @@ def test_package_module_with_a_command_line_is_a_program(tmp_path, kb):
     })
     roles = _roles(run_script([tmp_path], kb))
     assert roles == {"speedlib/utils/zero_to_fp32.py": "product", "speedlib/utils/colormap.py": "test"}
+
+
+def test_a_test_py_with_no_command_line_is_a_self_check(tmp_path, kb):
+    # a plug-in's kernel check next to its build script (python test.py by its author, gradient checks that call
+    # backward()), beside an evaluation program tools/test.py with a command line, and a documented root test.py
+    _write(tmp_path, {
+        "plugin/ops/setup.py": "from setuptools import setup\nsetup(name='ops')\n",
+        "plugin/ops/kernel.py": """
+            import torch
+
+            def op(x):
+                return x.cuda() * 2
+        """,
+        "plugin/ops/test.py": """
+            import torch
+            from kernel import op
+
+            def check_backward():
+                x = torch.ones(3, requires_grad=True)
+                op(x).sum().backward()
+
+            if __name__ == "__main__":
+                check_backward()
+        """,
+        "tools/test.py": """
+            import argparse
+            import torch
+
+            def main():
+                p = argparse.ArgumentParser()
+                p.add_argument("--ckpt", default="m.pt")
+                return torch.load(p.parse_args().ckpt, map_location="cpu")
+
+            if __name__ == "__main__":
+                main()
+        """,
+        "eval/test.py": """
+            import torch
+
+            if __name__ == "__main__":
+                print(torch.load("m.pt", map_location="cuda"))
+        """,
+        "README.md": "Evaluate with `python eval/test.py`.\n",
+    })
+    rep = run_script([tmp_path], kb)
+    eps = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    # INVALID: the kernel check is no product program, so it does not drive the project
+    assert eps["plugin/ops/test.py"]["role"] == "test"
+    assert "self-check" in eps["plugin/ops/test.py"]["role_evidence"]
+    assert "plugin/ops/test.py" not in rep["summary"]["verdict"]["explanation"]
+    # VALID: a test.py with a command line, or one the README runs, stays a program users run
+    assert eps["tools/test.py"]["role"] == "tool"   # its folder's role, not a test
+    assert eps["eval/test.py"]["role"] == "product" and "README.md" in eps["eval/test.py"]["role_evidence"]

@@ -451,6 +451,10 @@ class ModuleFacts(TypedDict):
     decorated: List[str]
     getattr: List[Tuple[str, str]]
     call_guards: Dict[int, List[Tuple[str, _GuardDict]]]
+    # callers' arguments: line -> [(called name, ((keyword, flag value), ...))]; function -> {flag parameter: default}
+    # (a flag value is a nested tuple that :meth:`Reach._evaluate` reads defensively)
+    flag_args: Dict[int, List[Tuple[str, Tuple[Tuple[str, tuple], ...]]]]
+    flag_params: Dict[str, Dict[str, Optional[bool]]]
 
 
 def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: bool,
@@ -715,7 +719,9 @@ class Reach:
     def _evaluate(self, expr, fn: str, reached, depth: int) -> List[Tuple[object, str]]:
         """(value, where it came from or "") for the values *expr* (a flag value of :func:`_flag_keywords`) may take
         in *fn*: a parameter takes its default and what *fn*'s reached callers pass; _UNREAD where it cannot be
-        told."""
+        told (and for a value of another shape, as a damaged cache entry could hold)."""
+        if type(expr) is not tuple or len(expr) != 2 or type(expr[0]) is not str:
+            return [(_UNREAD, "")]
         kind = expr[0]
         if kind == "lit":
             return [(expr[1], "")]
@@ -727,7 +733,7 @@ class Reach:
             return list(dict.fromkeys(out)) if all(_hashable(v) for v, _w in out) else [(_UNREAD, "")]
         if kind == "not":
             return [(v if v is _UNREAD else (not v), w) for v, w in self._evaluate(expr[1], fn, reached, depth)]
-        if kind in ("and", "or"):
+        if kind in ("and", "or") and type(expr[1]) is tuple:
             combos: List[Tuple[object, str]] = [(kind == "and", "")]
             for part in expr[1]:
                 vals = self._evaluate(part, fn, reached, depth)

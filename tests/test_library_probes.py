@@ -1,0 +1,81 @@
+"""Optional GPU-only imports in libraries (#28): a function that needs the library fails without it, one that
+only probes for it runs on an Ascend host. VALID/INVALID fixtures of the shapes, written for these tests."""
+
+import pytest
+from helpers import library_report
+
+
+def _all(report, api):
+    """Every finding (grouped occurrences included) on *api*, as (line, severity, message)."""
+    out = []
+    for f in report["findings"]:
+        for o in f.get("occurrences") or [f]:
+            if o["api"] == api:
+                out.append((o["line"], o.get("severity", f["severity"]), o.get("message", f["message"])))
+    return out
+
+
+def _status(report, qual):
+    f = next((f for f in report["thirdparty"]["functions"] if f["qualname"] == qual), None)
+    return "supported" if f is None else f["status"]
+
+
+UNBOUND = {
+    "__init__.py": "",
+    "k.py": """
+        import torch
+
+        try:
+            from flash_attn_interface import _flash_attn_forward
+            HAS_FA3 = True
+        except ImportError:
+            HAS_FA3 = False
+
+        xentropy_cuda = None
+        try:
+            import xentropy_cuda
+        except ImportError:
+            AVAILABLE = False
+
+
+        def fwd(q, k, v):
+            if not HAS_FA3:
+                raise Exception("fa3 not built")
+            return _flash_attn_forward(q, k, v)
+
+
+        def xent(a, t):
+            return xentropy_cuda.forward(a, t)
+
+
+        def attention(q, k, v):
+            if HAS_FA3:
+                return fwd(q, k, v)
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+
+        def guarded_inline(q, k, v):
+            if HAS_FA3:
+                return _flash_attn_forward(q, k, v)
+            return q
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def unbound(tmp_path_factory, kb):
+    return library_report(tmp_path_factory.mktemp("u"), kb, UNBOUND, "unb")
+
+
+def test_function_using_a_name_the_failed_import_leaves_unbound_is_unsupported(unbound):
+    # VALID (old: supported, the use counted as guarded): the kernel wrapper raises or calls an unbound name
+    assert _status(unbound, "unb.k.fwd") == "unsupported"
+    assert _status(unbound, "unb.k.xent") == "unsupported"      # placeholder `= None` before the guarded import
+    msg = [m for line, _s, m in _all(unbound, "flash_attn_interface._flash_attn_forward") if line == 19]
+    assert msg and "leaves the name unbound" in msg[0]
+
+
+def test_callers_that_test_the_flag_first_stay_conditional_or_supported(unbound):
+    # INVALID: the flag check picks the torch fallback on an Ascend host
+    assert _status(unbound, "unb.k.attention") == "conditional"
+    assert _status(unbound, "unb.k.guarded_inline") == "supported"

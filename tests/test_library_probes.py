@@ -1,8 +1,56 @@
 """Optional GPU-only imports in libraries (#28): a function that needs the library fails without it, one that
-only probes for it runs on an Ascend host. VALID/INVALID fixtures of the shapes, written for these tests."""
+only probes for it (tries the import, returns None / False when it fails) runs on an Ascend host.
+VALID/INVALID fixtures of the shapes, written for these tests."""
 
 import pytest
 from helpers import library_report
+
+PROBES = {
+    "__init__.py": "",
+    "ver.py": """
+        def fuser_version():
+            try:
+                import nvfuser_direct
+            except ImportError:
+                try:
+                    import nvfuser
+                except ImportError:
+                    pass
+                else:
+                    return nvfuser.version()
+            else:
+                return nvfuser_direct.version()
+            return None
+
+
+        def fuser_available():
+            return fuser_version() is not None
+
+
+        def cudnn_version():
+            try:
+                import cudnn
+                if hasattr(cudnn, "__version__"):
+                    return cudnn.__version__
+                return "0.0.0"
+            except ImportError:
+                pass
+            return None
+
+
+        def fuse(x):
+            try:
+                import nvfuser_direct
+            except ImportError:
+                import nvfuser as nvfuser_direct
+            return nvfuser_direct.execute(x)
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory, kb):
+    return library_report(tmp_path_factory.mktemp("p"), kb, PROBES, "probe")
 
 
 def _all(report, api):
@@ -18,6 +66,26 @@ def _all(report, api):
 def _status(report, qual):
     f = next((f for f in report["thirdparty"]["functions"] if f["qualname"] == qual), None)
     return "supported" if f is None else f["status"]
+
+
+def test_nested_try_import_probe_is_supported(report):
+    # INVALID: the handler's own import is caught by its inner `except ImportError: pass`: a probe, no blocker
+    assert _status(report, "probe.ver.fuser_version") == "supported"
+    assert _status(report, "probe.ver.fuser_available") == "supported"
+    assert [sev for line, sev, _m in _all(report, "nvfuser_direct") if line == 3] == ["advice"]
+
+
+def test_use_inside_the_try_after_its_import_is_not_reached(report):
+    # INVALID: `cudnn.__version__` runs only when `import cudnn` succeeded
+    assert _status(report, "probe.ver.cudnn_version") == "supported"
+    use = _all(report, "cudnn.__version__")
+    assert [line for line, _s, _m in use] == [24]
+    assert use[0][1] == "advice" and "runs only after the guarded import succeeded" in use[0][2]
+
+
+def test_handler_importing_gpu_only_code_is_no_fallback(report):
+    # VALID: the except branch imports another GPU-only library, uncaught: the function needs one of them
+    assert _status(report, "probe.ver.fuse") == "unsupported"
 
 
 UNBOUND = {

@@ -147,3 +147,59 @@ def test_callers_that_test_the_flag_first_stay_conditional_or_supported(unbound)
     # INVALID: the flag check picks the torch fallback on an Ascend host
     assert _status(unbound, "unb.k.attention") == "conditional"
     assert _status(unbound, "unb.k.guarded_inline") == "supported"
+
+
+KERNEL_LIBS = {
+    "__init__.py": "",
+    "r.py": """
+        import importlib.util
+
+        try:
+            from mslk.quantize.shuffle import int4_row_quantize
+        except Exception:
+            int4_row_quantize = None
+
+
+        def render_inria(means, scales):
+            from diff_gaussian_rasterization import GaussianRasterizer
+            return GaussianRasterizer()(means, scales)
+
+
+        def kmeans(x, k):
+            try:
+                from torchpq.clustering import KMeans
+            except:
+                raise ImportError("pip install torchpq cupy")
+            return KMeans(n_clusters=k).fit(x)
+
+
+        def int4_quantize(w, group_size):
+            return int4_row_quantize(w, group_size)
+
+
+        def has_kernels():
+            found = importlib.util.find_spec("mslk") is not None
+            if not found:
+                return False
+            import mslk  # noqa: F401
+            return True
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def kernel_libs(tmp_path_factory, kb):
+    return library_report(tmp_path_factory.mktemp("k"), kb, KERNEL_LIBS, "kl")
+
+
+def test_gpu_kernel_packages_are_known(kernel_libs):
+    # VALID (old: unknown packages, supported): the Inria rasteriser, TorchPQ and MSLK are CUDA-only
+    assert _status(kernel_libs, "kl.r.render_inria") == "unsupported"
+    assert _status(kernel_libs, "kl.r.kmeans") == "unsupported"
+    assert _status(kernel_libs, "kl.r.int4_quantize") == "unsupported"
+
+
+def test_import_behind_a_presence_test_is_a_probe(kernel_libs):
+    # INVALID: the import runs only where find_spec found the package
+    assert _status(kernel_libs, "kl.r.has_kernels") == "supported"
+

@@ -61,6 +61,7 @@ MAX_CONDITIONS = 8
 MAX_DYNAMIC = 200
 EXT_FINDING_CODES = {"NPU504", "NPU505"}
 BUILD_ONLY_CODES = {"NPU503"}    # cuda-toolchain-config: CUDA_HOME is None on an Ascend host, nothing raises
+IMPORT_CODE = "NPU401"           # gpu-only-library-import (the import statement itself)
 DEVICE_TYPE_CHECK = "NPU004"     # `x.device.type == 'cuda'`: the other branch runs on an NPU
 
 
@@ -269,6 +270,8 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
                 continue
         elif ref == "value":   # a class named in a registry, a dict, isinstance(): not a call
             continue
+        if _probed_import(f):
+            continue   # `if has_x: import x` runs only where the presence test found the library: it binds, nothing more
         cond = _finding_condition(f)
         if cond == UNREACHABLE:
             continue
@@ -429,6 +432,15 @@ def _inside_tree(inputs: Sequence[Path], files, errors: List[AnalysisError]):
             continue
         keep.append((abspath, rel))
     return keep, escaped
+
+
+def _probed_import(f: Finding) -> bool:
+    """The import statement of a GPU-only library under an availability check with a fallback
+    (``has_x = find_spec("x") is not None; if not has_x: return False; import x``): on a host without the library
+    the check fails first, so the import never fails; the uses of the library are judged where they are made."""
+    g = f.guard
+    return (f.code == IMPORT_CODE and bool(g) and g.get("kind") == "availability-check" and bool(g.get("fallback"))
+            and (g.get("on_path") or {}).get("transfer_to_npu") == "conditional")
 
 
 def _finding_condition(f: Finding) -> Optional[str]:

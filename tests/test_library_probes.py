@@ -203,3 +203,29 @@ def test_import_behind_a_presence_test_is_a_probe(kernel_libs):
     # INVALID: the import runs only where find_spec found the package
     assert _status(kernel_libs, "kl.r.has_kernels") == "supported"
 
+
+CHECKER = {
+    "__init__.py": "",
+    "c.py": """
+        def checker(query, key):
+            if query.dim() != 4:
+                return False
+            return query.device.type == "cuda" and key.device == query.device
+
+
+        def run(query):
+            if query.device.type == "cuda":
+                return query
+            else:
+                raise RuntimeError("needs CUDA")
+    """,
+}
+
+
+def test_device_type_predicate_that_is_returned_completes(tmp_path, kb):
+    rep = library_report(tmp_path, kb, CHECKER, "chk")
+    # INVALID (old: conditional, "the CUDA branch is skipped"): a returned comparison has no branch of its own
+    assert _status(rep, "chk.c.checker") == "supported"
+    assert [sev for line, sev, _m in _all(rep, "device-type-check") if line == 4] == ["advice"]
+    # VALID: the branch an NPU takes raises
+    assert _status(rep, "chk.c.run") != "supported"

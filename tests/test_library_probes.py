@@ -229,3 +229,46 @@ def test_device_type_predicate_that_is_returned_completes(tmp_path, kb):
     assert [sev for line, sev, _m in _all(rep, "device-type-check") if line == 4] == ["advice"]
     # VALID: the branch an NPU takes raises
     assert _status(rep, "chk.c.run") != "supported"
+
+
+ENV_SWITCH = {
+    "__init__.py": "",
+    "prof.py": """
+        import functools
+        import os
+        from contextlib import nullcontext
+
+        import torch
+
+
+        @functools.lru_cache
+        def _enabled():
+            return bool(int(os.getenv("LIB_NVTX_ENABLED", "0")))
+
+
+        def range_push(msg):
+            if not _enabled():
+                return
+            torch.cuda.nvtx.range_push(msg)
+
+
+        def range_context(msg):
+            if _enabled():
+                return torch.cuda.nvtx.range(msg)
+            return nullcontext()
+
+
+        def always_push(msg):
+            torch.cuda.nvtx.range_push(msg)
+    """,
+}
+
+
+def test_code_behind_an_environment_switch_off_by_default_is_conditional(tmp_path, kb):
+    rep = library_report(tmp_path, kb, ENV_SWITCH, "envsw")
+    # VALID (old: supported, the guarded line dropped as dead code): a user of the library can set the variable
+    for fn in ("range_push", "range_context"):
+        f = next(f for f in rep["thirdparty"]["functions"] if f["qualname"] == f"envsw.prof.{fn}")
+        assert f["status"] == "conditional" and "torch.cuda.nvtx" in f["reasons"][0], f
+    # an unguarded NVTX annotation stays a change to make, not a blocker
+    assert _status(rep, "envsw.prof.always_push") == "needs-migration"

@@ -193,8 +193,23 @@ def _needs_gpu_only(body) -> bool:
                   st.nodes_of_class((nodes.Import, nodes.ImportFrom))):
             names = [m for m, _as in n.names] if isinstance(n, nodes.Import) else \
                 ([n.modname] if n.modname and not n.level else [])
-            if any(gpu_only_module(m) for m in names):
+            if any(gpu_only_module(m) for m in names) and not _import_caught_within(n, st):
                 return True
+    return False
+
+
+def _import_caught_within(node, top) -> bool:
+    """*node* (an import inside the statement *top*) sits in the body of a ``try`` below *top* whose
+    ``except ImportError`` handler neither re-raises nor imports GPU-only code itself: its failure is caught
+    there (``except ImportError: try: import nvfuser / except ImportError: pass``), so the block does not need it."""
+    cur, parent = node, node.parent
+    while parent is not None and cur is not top:
+        if isinstance(parent, nodes.Try) and cur in parent.body:
+            for h in parent.handlers:
+                if handler_catches_import(h) and not any(isinstance(s, nodes.Raise) for s in h.body) \
+                        and not _needs_gpu_only(h.body):
+                    return True
+        cur, parent = parent, parent.parent
     return False
 
 

@@ -61,6 +61,7 @@ MAX_CONDITIONS = 8
 MAX_DYNAMIC = 200
 EXT_FINDING_CODES = {"NPU504", "NPU505"}
 BUILD_ONLY_CODES = {"NPU503"}    # cuda-toolchain-config: CUDA_HOME is None on an Ascend host, nothing raises
+IMPORT_CODE = "NPU401"           # gpu-only-library-import (the import statement itself)
 DEVICE_TYPE_CHECK = "NPU004"     # `x.device.type == 'cuda'`: the other branch runs on an NPU
 
 
@@ -259,8 +260,6 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
         if fn in served and ((f.category in ("cuda-api", "distributed") and st == "needs-migration")
                              or (f.category == "cuda-api" and st == "unsupported" and f.guard)):
             continue   # the library's NPU backend serves this function on an NPU: its CUDA path is the one it replaces
-        if host == "annotation" and st == "unsupported":
-            st = "needs-migration"
         ref = _class_reference(f)
         if ref == "base":   # class X(nn.MaxPool3d): the subclass's forward runs the base's operator
             cls = class_lines.get((f.path, f.line))
@@ -269,9 +268,13 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
                 continue
         elif ref == "value":   # a class named in a registry, a dict, isinstance(): not a call
             continue
-        cond = _finding_condition(f)
+        if _probed_import(f):
+            continue   # `if has_x: import x` runs only where the presence test found the library: it binds, nothing more
+        cond = _finding_condition(f, st)
         if cond == UNREACHABLE:
             continue
+        if host == "annotation" and st == "unsupported" and not cond:
+            st = "needs-migration"   # an unconditional NVTX range is a change to make; behind an option it is the option's
         if f.code == DEVICE_TYPE_CHECK and st == "unsupported":
             add_root(fn, "conditional", f"{api}{COND_SEP}the CUDA branch of `{f.snippet.strip()[:80]}` is skipped on "
                                         "an NPU (the device type is 'npu'); the other branch runs")
@@ -431,14 +434,28 @@ def _inside_tree(inputs: Sequence[Path], files, errors: List[AnalysisError]):
     return keep, escaped
 
 
-def _finding_condition(f: Finding) -> Optional[str]:
+def _probed_import(f: Finding) -> bool:
+    """The import statement of a GPU-only library under an availability check with a fallback
+    (``has_x = find_spec("x") is not None; if not has_x: return False; import x``): on a host without the library
+    the check fails first, so the import never fails; the uses of the library are judged where they are made."""
+    g = f.guard
+    return (f.code == IMPORT_CODE and bool(g) and g.get("kind") == "availability-check" and bool(g.get("fallback"))
+            and (g.get("on_path") or {}).get("transfer_to_npu") == "conditional")
+
+
+def _finding_condition(f: Finding, status: Optional[str] = None) -> Optional[str]:
     g = f.guard
     if g and other_device_only(g.get("kind"), g.get("condition")):
         return UNREACHABLE
     scen = (g.get("on_path") or {}).get("transfer_to_npu") if g else None
+    where = f"{f.path}:{g.get('line')}" if g else ""
+    if scen == "off" and status == "unsupported" and g.get("kind") == "option" and g.get("fallback") \
+            and g.get("condition"):
+        # CUDA-only code behind an option a user of the library can turn on (an environment switch read with its
+        # default): the caller's choice, not dead code (needs-migration / unknown code there stays off the path)
+        return f"only when `{g.get('condition')}` is turned on (off by default, {where}; otherwise the fallback runs)"
     if scen == "off":
         return UNREACHABLE   # off the path with the defaults (analyse.conditions)
-    where = f"{f.path}:{g.get('line')}" if g else ""
     if g and scen == "conditional" and g.get("by_default") == "off":
         return f"only when a caller sets {g.get('unless') or 'a non-default value'} (off by default, {where})"
     if g and scen == "on":

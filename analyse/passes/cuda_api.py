@@ -734,6 +734,11 @@ def device_check_effect(node: nodes.Compare, path: str):
     holder = test.parent
     if isinstance(holder, nodes.IfExp) and holder.test is test:
         return "advice", f"the other alternative of the expression at {path}:{holder.lineno} is taken"
+    if isinstance(holder, nodes.Return) and holder.value is test:
+        # a predicate (`return q.device.type == "cuda" and ...`): it answers False on an NPU and completes; the
+        # caller that branches on the answer is where a path is skipped
+        return "advice", (f"the function returns the test's NPU value ({path}:{holder.lineno}: the device type is "
+                          "'npu') and completes; its callers decide which path runs")
     if not isinstance(holder, nodes.If) or holder.test is not test:
         return "manual", ""
     whole = v if test is node else None

@@ -119,6 +119,65 @@ def _placeholder_fallback(defs, name: str) -> bool:
     return False
 
 
+def _runs_only_after_import(node, defs) -> bool:
+    """*node* sits in the body or the ``else`` of the ``try`` that holds its guarded import (one of *defs*):
+    an import that fails jumps to the handler, so on an Ascend host this line never runs
+    (``try: import cudnn; return cudnn.__version__ / except ImportError: pass``). A use that binds a name
+    (``Norm = partial(FusedNorm, ...)`` in the try) is left to the import's guard: that name may be missing later."""
+    st = node.statement()
+    if isinstance(st, (nodes.Assign, nodes.AnnAssign, nodes.AugAssign, nodes.FunctionDef, nodes.ClassDef)):
+        return False
+    for d in defs:
+        if not isinstance(d, (nodes.Import, nodes.ImportFrom)):
+            continue
+        cur, parent = d, d.parent
+        while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.ClassDef, nodes.Module)):
+            if isinstance(parent, nodes.Try) and cur in parent.body:
+                break
+            cur, parent = parent, parent.parent
+        if not isinstance(parent, nodes.Try):
+            continue
+        first = d.fromlineno or 0
+        n = node
+        while n is not None and n is not parent:
+            if n in parent.body or n in parent.orelse:
+                return n in parent.orelse or (n.fromlineno or 0) >= first
+            n = n.parent
+    return False
+
+
+def _unbound_after_failure(defs, name: str) -> bool:
+    """When the guarded import of *name* fails, *name* is left unbound or bound to a placeholder: its except
+    branch binds only a flag (``except ImportError: HAS_FA3 = False``) and every other binding of *name* is
+    ``None`` / ``False`` (``xentropy_cuda = None`` before a guarded ``import xentropy_cuda``)."""
+    imports = [d for d in defs if isinstance(d, (nodes.Import, nodes.ImportFrom))]
+    if not imports:
+        return False
+    for d in defs:
+        if isinstance(d, (nodes.Import, nodes.ImportFrom)):
+            continue
+        st = d.parent if isinstance(d, nodes.AssignName) else None
+        if not isinstance(st, (nodes.Assign, nodes.AnnAssign)) or not isinstance(st.value, nodes.Const) \
+                or st.value.value not in (None, False):
+            return False
+    for d in imports:
+        t = d.parent
+        while t is not None and not isinstance(t, (nodes.Try, nodes.Module, nodes.FunctionDef)):
+            t = t.parent
+        if not isinstance(t, nodes.Try):
+            return False
+        for h in t.handlers:
+            for n in h.nodes_of_class((nodes.AssignName, nodes.Import, nodes.ImportFrom, nodes.FunctionDef,
+                                       nodes.ClassDef)):
+                bound = ([alias or m.split(".")[0] for m, alias in n.names]
+                         if isinstance(n, (nodes.Import, nodes.ImportFrom)) else [n.name])
+                if name in bound and not (isinstance(n, nodes.AssignName) and isinstance(n.parent, nodes.Assign)
+                                          and isinstance(n.parent.value, nodes.Const)
+                                          and n.parent.value.value in (None, False)):
+                    return False
+    return True
+
+
 def _in_other_method(node, defs) -> bool:
     """*node* sits in a method of a class (at any depth) that does not also hold the import: the method runs
     only when a caller builds the class and calls it, and that caller is where the optional library is chosen
@@ -138,6 +197,8 @@ def _in_other_method(node, defs) -> bool:
 
 
 GPU_ONLY_HANDLER = "gpu-only-handler"   # Guard.condition of a try-import whose except branch imports GPU-only code
+UNBOUND = "unbound-after-failure"       # library mode: a function uses the name a failed guarded import leaves unbound
+AFTER_IMPORT = "after-import"           # a use in the body / else of the try that holds its guarded import
 
 
 def import_guard(node) -> Optional[Guard]:
@@ -556,15 +617,31 @@ class ThirdPartyPass(Pass):
             # `except ImportError: fn = None` then an unconditional `fn(...)`: the placeholder is called (#20);
             # not in a method of a wrapper class, which runs only where a caller builds it
             guard = Guard(fallback=False, line=guard.line)
+        elif guard is not None and guard.fallback and isinstance(root, nodes.Name) and ctx.project.mode == "thirdparty" \
+                and _unbound_after_failure(defs, root.name) \
+                and not getattr(guard_of(node, tree_memo(node.root())), "fallback", False):
+            # a library function that calls the optional library unconditionally (or after `if not HAS_X: raise`)
+            # fails without it (``except ImportError: HAS_FA3 = False`` then ``_flash_attn_forward(...)``);
+            # its callers that check the flag first are conditional through the guarded call
+            guard = Guard(fallback=False, line=guard.line, condition=UNBOUND)
+        if guard is not None and _runs_only_after_import(node, defs):
+            guard = Guard(fallback=True, line=guard.line, condition=AFTER_IMPORT)
         if guard is not None:
             sev = _DOWNGRADE[sev] if guard.fallback else sev
             conf = "medium"
-            if guard.fallback:
+            if guard.condition == AFTER_IMPORT:
+                suffix = (f" This line runs only after the guarded import succeeded (the except branch at "
+                          f"{ctx.path}:{guard.line} handles its failure): on an Ascend host it is not reached.")
+            elif guard.fallback:
                 suffix = (f" The import is guarded, with a fallback in the except branch at {ctx.path}:{guard.line}: on an "
                           "Ascend host this line is only reached if the guard is bypassed.")
             elif guard.condition == GPU_ONLY_HANDLER:
                 suffix = (f" No working fallback: the except branch at {ctx.path}:{guard.line} imports a GPU-only "
                           "library too, so this line fails on an Ascend host.")
+            elif guard.condition == UNBOUND:
+                suffix = (f" No working fallback here: the except branch at {ctx.path}:{guard.line} leaves the name "
+                          "unbound (or None), and this function uses it without checking, so it fails on an Ascend "
+                          "host; callers that test the import first take their fallback.")
             else:
                 suffix = (f" No working fallback: the except branch at {ctx.path}:{guard.line} leaves no usable "
                           "alternative, so this line fails on an Ascend host.")

@@ -455,6 +455,7 @@ class ModuleFacts(TypedDict):
     # (a flag value is a nested tuple that :meth:`Reach._evaluate` reads defensively)
     flag_args: Dict[int, List[Tuple[str, Tuple[Tuple[str, tuple], ...]]]]
     flag_params: Dict[str, Dict[str, Optional[bool]]]
+    class_defaults: Dict[int, str]   # line -> the class whose body gives a constant default there
 
 
 def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: bool,
@@ -484,6 +485,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     calls: Dict[int, list] = {}
     flag_args: Dict[int, list] = {}
     flag_params: Dict[str, dict] = {}
+    class_defaults: Dict[int, str] = {}
 
     def gd(n):
         g = guard_of(n, memo)
@@ -526,6 +528,11 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
             fp = _flag_params(n)
             if fp:
                 flag_params[n.qname()] = fp
+        if isinstance(n, nodes.ClassDef):
+            for stmt in n.body:
+                if isinstance(stmt, (nodes.Assign, nodes.AnnAssign)) and _constant_default(stmt.value):
+                    for ln in range(stmt.lineno or 0, (stmt.end_lineno or stmt.lineno or 0) + 1):
+                        class_defaults[ln] = n.qname()
         if isinstance(n, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and n.decorators:
             if isinstance(n.parent, nodes.Module):
                 decorated.append(n.qname())
@@ -549,6 +556,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         "call_guards": {line: lst for line, lst in calls.items() if any(g is not None for _l, g in lst)},
         "flag_args": flag_args,
         "flag_params": flag_params,
+        "class_defaults": class_defaults,
     }
 
 
@@ -670,7 +678,6 @@ class Reach:
             self.flag_params.update(facts.get("flag_params") or {})
             for line, lst in (facts.get("flag_args") or {}).items():
                 self.flag_args[(relpath, line)] = lst
-        self._defaults: Dict[str, Dict[int, str]] = {}  # path -> line -> class giving a constant default there
         self._build()
         self.locator = FunctionLocator(sg.summaries)
         self.per_ep: Dict[str, _EPReach] = {}
@@ -1238,21 +1245,8 @@ class Reach:
         """The class whose body gives a constant default at *line* of *path* (``device_type: str = "cuda"``,
         ``device = field(default="cuda")``), when that class is on the graph: the value selects nothing until an
         instance (or the class) is used. None otherwise."""
-        table = self._defaults.get(path)
-        if table is None:
-            table = self._defaults[path] = {}
-            sf = self.sources.get(path)
-            tree = getattr(sf, "tree", None) if sf is not None else None
-            if tree is not None:
-                for cls in nodes_of(tree, nodes.ClassDef):
-                    q = cls.qname()
-                    if q not in self.linker.classes:
-                        continue
-                    for st in cls.body:
-                        if isinstance(st, (nodes.Assign, nodes.AnnAssign)) and _constant_default(st.value):
-                            for ln in range(st.lineno or 0, (st.end_lineno or st.lineno or 0) + 1):
-                                table[ln] = q
-        return table.get(line)
+        q = ((self.facts_by_path.get(path) or {}).get("class_defaults") or {}).get(line)
+        return q if q in self.linker.classes else None
 
     def unresolved(self, ep_id: str, first: int = 10) -> Tuple[int, List[dict]]:
         """(how many calls of the code the entry point reaches cannot be followed -- a computed ``getattr``,

@@ -118,3 +118,26 @@ def test_kept_trees_count_a_cost_per_file():
     # 128,000 four-line files (95 bytes each: 12 MB) on two workers: 0.9 GB of trees; parsed again instead
     assert not pipeline.keep_trees(128_000 * 95, 128_000, 2)
     assert pipeline.keep_trees(32_000 * 95, 32_000, 2)
+
+
+def test_discovery_asks_once_per_root_whether_it_is_a_package(tmp_path, monkeypatch):
+    """A module name needs to know whether the analysed folder is a package: asked once per root (it was two
+    stats per file), and the names are the same."""
+    from analyse.files import discover
+
+    root = tmp_path / "proj"
+    (root / "sub").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    _files(root / "sub", 200)
+    asked = []
+    real = Path.is_file
+
+    def spy(self):
+        asked.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(Path, "is_file", spy)
+    found = discover([root], (".py",))
+    names = {rel: mod for _p, _r, rel, mod in found}
+    assert names["sub/m7.py"] == "proj.sub.m7" and names["__init__.py"] == "proj"
+    assert len(asked) <= 2, len(asked)

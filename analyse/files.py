@@ -62,29 +62,32 @@ def is_virtualenv(path: Path) -> bool:
     return os.path.isfile(os.path.join(path, "pyvenv.cfg")) or os.path.isfile(os.path.join(path, "bin", "activate"))
 
 
-def _modname(path: Path, root: Path, shown: str) -> str:
+def _modname(path: Path, root: Path, shown: str, package: Optional[bool] = None) -> str:
     """A Python file's module name; a notebook's, with ``_ipynb`` after it (no module imports a notebook, and
     ``train.ipynb`` beside ``train.py`` is another module); other files keep their path."""
     if path.suffix == ".py":
-        return module_name_for(path, root)
+        return module_name_for(path, root, package)
     if path.suffix == NOTEBOOK_SUFFIX:
-        return module_name_for(path, root) + "_ipynb"
+        return module_name_for(path, root, package) + "_ipynb"
     return shown
 
 
-def module_name_for(path: Path, root: Path) -> str:
+def module_name_for(path: Path, root: Path, package: Optional[bool] = None) -> str:
     """Dotted module name of *path* inside the project rooted at *root*.
 
     When *root* is itself a package (has ``__init__.py``), its name is the
-    first component (``site-packages/mmcv`` -> ``mmcv.ops.nms``).
+    first component (``site-packages/mmcv`` -> ``mmcv.ops.nms``). *package*: whether the folder *root* is
+    one, when the caller knows (discovery asks once per root, not twice per file).
     """
-    if root.is_file():
-        return path.stem
+    if package is None:
+        if root.is_file():
+            return path.stem
+        package = (root / "__init__.py").is_file()
     rel = path.relative_to(root).with_suffix("")
     parts = list(rel.parts)
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]
-    if (root / "__init__.py").is_file():
+    if package:
         parts = [root.name] + parts
     return ".".join(parts) if parts else root.name
 
@@ -519,6 +522,7 @@ def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
             root = Path(os.path.realpath(inp))
             sub: List[AnalysisError] = []
             found = _walk_tree(str(root), suffixes, sub, names)
+            package = os.path.isfile(os.path.join(root, "__init__.py"))
             for e in sub:
                 if len(inputs) > 1:
                     e = AnalysisError(f"{root.name}/{e.path}" if e.path != "." else root.name, e.kind, e.message, e.line)
@@ -539,7 +543,7 @@ def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
                 if admit is not None and not admit(path, shown):
                     continue
                 seen.add(key)
-                out.append((path, root, shown, _modname(path, root, shown)))
+                out.append((path, root, shown, _modname(path, root, shown, package)))
         elif stat.S_ISREG(st.st_mode):
             key = os.path.realpath(inp)
             if key in seen:

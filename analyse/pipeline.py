@@ -72,6 +72,15 @@ from analyse.runsettings import Settings, _cgroup_cpu_quota, available_cpus, def
 PARALLEL_MIN_BYTES = 200_000
 # Workers keep parsed trees between the pre-scan and the analysis up to this much source each.
 KEEP_TREES_MAX_BYTES = 12_000_000
+# ... counting each file as this many bytes more: a tree costs about 32 bytes of memory per byte of source plus
+# about 4 KB per file whatever its size (the module node, its scope tables, the SourceFile), so 128,000 four-line
+# files (12 MB of source) held 0.9 GB of trees between the two steps.
+KEEP_TREES_FILE_BYTES = 128
+
+
+def keep_trees(work_bytes: int, files: int, workers: int) -> bool:
+    """Whether the pre-scan's trees are kept for the analysis (else each file is parsed again there)."""
+    return work_bytes + KEEP_TREES_FILE_BYTES * files <= KEEP_TREES_MAX_BYTES * max(1, workers)
 
 
 @dataclass
@@ -232,8 +241,6 @@ class _Worker:
         self.summaries = summaries
         self.keep = keep
         self.trees: Dict[str, SourceFile] = {}
-        self.kept: Dict[str, object] = {}   # trees analysed in this process, kept for the main process' use
-        self.retain = False
 
     def _parse(self, task: _Task) -> Tuple[Optional[SourceFile], Optional[AnalysisError]]:
         text, err = _read(task)
@@ -334,8 +341,6 @@ class _Worker:
                 except Exception as exc:
                     out.summary_error = _internal(sf.relpath, "entry points and reach", exc)
         astroid.MANAGER.astroid_cache.pop(sf.modname, None)
-        if self.retain:
-            self.kept[sf.relpath] = sf.tree
         return out
 
 
@@ -828,7 +833,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     work_bytes = sum(tasks[r].size for r in todo_pre)
     parallel = jobs > 1 and hasattr(os, "fork") and len(todo_pre) > 1 and work_bytes >= PARALLEL_MIN_BYTES
     n_workers = min(jobs, len(todo_pre)) if parallel else 1
-    keep = work_bytes <= KEEP_TREES_MAX_BYTES * n_workers
+    keep = keep_trees(work_bytes, len(todo_pre), n_workers)
     worker = _Worker(kb, project, passes, want_summaries, keep)
 
     def start_pool(n: int) -> _Pool:
@@ -840,7 +845,10 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
         return started
 
     pool = start_pool(n_workers) if parallel else None
-    worker.retain = mode == "script" and keep  # in this process: no need to parse again for entry points / reach
+    # The trees analysed in this process are not kept for the cross-file steps (with --jobs 1 they were): entry
+    # points and reach read the summaries' facts, and the few files they need a tree of (a setup.py, a file
+    # without a summary) are parsed again on use (LazySource). Keeping them all held 7 KB per four-line file
+    # until the report was written.
     prescans: Dict[str, Prescan] = {rel: e["prescan"] for rel, e in entries.items()}
     results: Dict[str, ModuleResult] = {}
     stored: List[str] = []   # files whose cache entries the workers wrote
@@ -968,7 +976,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
         for rel in order:
             if prescans[rel].error is None:
                 t = tasks[rel]
-                sources[rel] = _light_source(t, texts.get(rel), worker.kept.get(rel))
+                sources[rel] = _light_source(t, texts.get(rel))
         project.files = sources
     for abspath, rel in others:
         for p in passes:

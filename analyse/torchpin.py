@@ -11,6 +11,7 @@ says so; a pin older than every documented release (torch 1.x) means the port up
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Iterable, List, Optional, Sequence, Tuple
@@ -45,24 +46,35 @@ class Pin(tuple):
         return self.spec.startswith(("==", "===")) or ("," not in self.spec and self.spec.startswith("~="))
 
 
+def _wanted(d: Path, n: str) -> bool:
+    return (n.startswith("requirements") and n.endswith(".txt")) or (d.name == "requirements" and n.endswith(".txt")) \
+        or n in ("pyproject.toml", "setup.py", "setup.cfg") or n.startswith("dockerfile") \
+        or (n.startswith("environment") and n.endswith((".yml", ".yaml")))
+
+
 def _candidates(root: Path) -> Iterable[Path]:
+    """The project files that may pin torch, in the analysed folder and one level below, in name order.
+    The names are looked at first: only a file whose name may pin torch is asked whether it is a file
+    (a stat for every file of a 128,000-file tree was most of this step)."""
     if root.is_file():
         root = root.parent
     if not root.is_dir():
         return
-    dirs = [root] + sorted(d for d in root.iterdir() if d.is_dir() and d.name not in _SKIP_DIRS and not d.name.startswith("."))
-    for d in dirs:
+    try:
+        with os.scandir(root) as it:
+            subdirs = sorted(e.name for e in it if e.name not in _SKIP_DIRS and not e.name.startswith(".")
+                             and e.is_dir())
+    except OSError:
+        subdirs = []
+    for d in [root] + [root / name for name in subdirs]:
         try:
-            entries = sorted(d.iterdir())
+            with os.scandir(d) as it:
+                names = sorted(e.name for e in it if _wanted(d, e.name.lower()))
         except OSError:
             continue
-        for p in entries:
-            n = p.name.lower()
-            if not p.is_file():
-                continue
-            if (n.startswith("requirements") and n.endswith(".txt")) or (d.name == "requirements" and n.endswith(".txt")) \
-                    or n in ("pyproject.toml", "setup.py", "setup.cfg") or n.startswith("dockerfile") \
-                    or (n.startswith("environment") and n.endswith((".yml", ".yaml"))):
+        for name in names:
+            p = d / name
+            if p.is_file():
                 yield p
 
 

@@ -1,14 +1,15 @@
 """Benchmark: cost per 1,000 files and per 1,000 lines of one function, and how it grows.
 
     python benchmarks/bench_scaling.py [--files 2000,4000,8000] [--lines 2000,4000,8000] [--cache]
-                                       [--group-findings 10000,20000,40000]
+                                       [--jobs N|default] [--group-findings 10000,20000,40000]
 
 Three series, each run on freshly generated inputs:
 
 * **files**: a project of N four-line files, each calling CUDA (``x.cuda()``, ``torch.cuda.synchronize()``:
   the same findings in every file, which the report groups across files); the real command line in a child
-  process (``-j 1``, ``--no-cache`` unless ``--cache``, JSON report), its wall time and peak memory (the
-  child's own ``ru_maxrss``);
+  process (``-j 1`` unless ``--jobs``, ``--no-cache`` unless ``--cache``, JSON report), its wall time, CPU
+  time (user + system of it and its workers) and peak memory: the largest process's ``ru_maxrss``, and on
+  Linux the peak of the summed RSS of the run's whole process tree (main process and workers), sampled;
 * **lines**: one function of N lines that rebinds one name with CUDA calls on every line (the shape that
   made ``syntax._straight_line`` quadratic under ``Resolver._name_type``);
 * **group-findings** (optional): :func:`analyse.report.group_findings` alone on N findings, one advice
@@ -58,23 +59,56 @@ def make_function(folder: Path, lines: int) -> Path:
     return folder
 
 
-def run_cli(path: Path, out: Path, cache_dir: Path = None) -> Tuple[float, float]:
-    """(seconds, peak MB) of one command-line run in a child process."""
-    code = ("import resource, subprocess, sys, time\n"
+_TREE_RSS = """
+def tree_rss(pid):
+    kids = {}
+    for p in os.listdir('/proc'):
+        if p.isdigit():
+            try:
+                with open('/proc/%s/stat' % p) as f:
+                    kids.setdefault(int(f.read().rsplit(')', 1)[1].split()[1]), []).append(int(p))
+            except (OSError, ValueError, IndexError):
+                pass
+    todo, kb = [pid], 0
+    while todo:
+        q = todo.pop()
+        todo += kids.get(q, [])
+        try:
+            with open('/proc/%s/status' % q) as f:
+                kb += next((int(l.split()[1]) for l in f if l.startswith('VmRSS:')), 0)
+        except OSError:
+            pass
+    return kb
+"""
+
+
+def run_cli(path: Path, out: Path, cache_dir: Path = None, jobs: str = "1") -> Tuple[float, float, float, float]:
+    """(seconds, CPU seconds, peak MB of the largest process, peak MB of all processes summed: 0 where /proc
+    is missing) of one command-line run in a child process."""
+    code = ("import os, resource, subprocess, sys, time\n" + _TREE_RSS +
             "t = time.perf_counter()\n"
-            "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
+            "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
+            "peak, n = 0, 0\n"
+            "while p.poll() is None:\n"
+            "    if os.path.isdir('/proc'):\n"
+            "        peak = max(peak, tree_rss(p.pid))\n"
+            "    n += 1\n"
+            "    time.sleep(0.2 if n < 50 else 1.0)\n"
+            "err = p.stderr.read()\n"
             "dt = time.perf_counter() - t\n"
-            "if r.returncode not in (0, 1):\n"
-            "    sys.stderr.buffer.write(r.stderr[-2000:]); sys.exit(3)\n"
-            "print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
-    cmd = [sys.executable, "-m", "analyse", "script", str(path), "-q", "--format", "json", "-o", str(out), "--jobs", "1"]
+            "if p.returncode not in (0, 1):\n"
+            "    sys.stderr.buffer.write(err[-2000:]); sys.exit(3)\n"
+            "ru = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+            "print(dt, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, peak)\n")
+    cmd = [sys.executable, "-m", "analyse", "script", str(path), "-q", "--format", "json", "-o", str(out)]
+    cmd += ["--jobs", jobs] if jobs != "default" else []
     cmd += ["--cache-dir", str(cache_dir)] if cache_dir is not None else ["--no-cache"]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-c", code, *cmd], capture_output=True, text=True, env=env, cwd=str(ROOT))
     if proc.returncode != 0:
         raise SystemExit(f"npu-analyse failed on {path}: {proc.stderr.strip()}")
-    seconds, kb = proc.stdout.split()
-    return float(seconds), int(kb) / 1024
+    seconds, cpu, kb, tree_kb = proc.stdout.split()
+    return float(seconds), float(cpu), int(kb) / 1024, int(tree_kb) / 1024
 
 
 def group_findings_time(n: int) -> Tuple[float, float]:
@@ -113,6 +147,7 @@ def main() -> None:
     ap.add_argument("--lines", default="2000,4000,8000", help="lines of the one function ('' skips)")
     ap.add_argument("--group-findings", default="", help="findings for group_findings alone, e.g. 10000,20000,40000")
     ap.add_argument("--cache", action="store_true", help="a cold run with the cache on (a fresh cache folder)")
+    ap.add_argument("--jobs", default="1", help="--jobs of the runs: a number, or 'default' (the CPUs it may use)")
     ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = ap.parse_args()
     results = {}
@@ -123,11 +158,15 @@ def main() -> None:
             for n in sizes:
                 src = make_files(tmp / f"files{n}", n) if series == "files" else make_function(tmp / f"fn{n}", n)
                 cache = tmp / f"cache-{series}{n}" if args.cache else None
-                seconds, mb = run_cli(src, tmp / f"out-{series}{n}", cache)
+                load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+                seconds, cpu, mb, tree_mb = run_cli(src, tmp / f"out-{series}{n}", cache, args.jobs)
                 points.append((n, seconds))
-                results.setdefault(series, []).append({"size": n, "seconds": round(seconds, 3), "peak_mb": round(mb, 1)})
+                results.setdefault(series, []).append({"size": n, "seconds": round(seconds, 3), "cpu_s": round(cpu, 2),
+                                                       "peak_mb": round(mb, 1), "peak_all_mb": round(tree_mb, 1),
+                                                       "load": round(load, 1)})
                 print(f"{series:>6} {n:>7} {unit}: {seconds:8.2f} s  {seconds * 1000 / n:7.3f} s per 1,000 {unit}  "
-                      f"peak {mb:7.1f} MB ({mb * 1000 / n:6.1f} MB per 1,000 {unit})", flush=True)
+                      f"CPU {cpu:8.2f} s  peak {mb:7.1f} MB ({mb * 1000 / n:6.1f} MB per 1,000 {unit}), "
+                      f"all processes {tree_mb:7.1f} MB  load {load:.1f}", flush=True)
             for line in slope(points):
                 print(f"{series:>6} {line}", flush=True)
         points = []

@@ -1,0 +1,143 @@
+"""Per-file overhead and memory that grows with the number of files (issue 33: 128,000 four-line files in
+under 5 minutes and 1.5 GB). Each test pins one mechanism; benchmarks/bench_scaling.py measures the whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from analyse import knowledge, pipeline, torchpin
+from analyse.pipeline import Settings
+from analyse.render import write_reports
+from analyse.render.json_report import iter_json, render_json
+
+FILE = "import torch\n\ndef step{i}(x):\n    return x.cuda() + torch.cuda.synchronize()\n"
+
+
+def _files(root: Path, n: int) -> Path:
+    for i in range(n):
+        (root / f"m{i}.py").write_text(FILE.format(i=i))
+    return root
+
+
+def test_knowledge_data_file_is_loaded_once_per_base(kb, monkeypatch):
+    """Every pass asks for its table once per module: the knowledge base answers from its own dict (it built
+    and resolved paths on every call: six calls per file)."""
+    calls = []
+    real = knowledge.data_file
+
+    def spy(name, data_root=None):
+        calls.append(name)
+        return real(name, data_root)
+
+    monkeypatch.setattr(knowledge, "data_file", spy)
+    kb.__dict__.pop("_data_files", None)
+    first = kb.data_file("advice.yaml")
+    for _ in range(50):
+        assert kb.data_file("advice.yaml") is first
+    assert calls == ["advice.yaml"]
+    assert "precision" in first
+
+
+def test_torch_pins_look_at_names_before_asking_the_disk(tmp_path, monkeypatch):
+    """Only a file whose name may pin torch is stat'ed: the other files of a large tree cost a name check."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    _files(pkg, 300)
+    _files(tmp_path, 300)
+    (tmp_path / "requirements.txt").write_text("numpy\ntorch==2.4.1\n")
+    (pkg / "setup.py").write_text("install_requires=['torch>=2.1']\n")
+    asked = []
+    real = Path.is_file
+
+    def spy(self):
+        asked.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(Path, "is_file", spy)
+    pins = torchpin.find_pins([tmp_path])
+    assert [(p.spec, p.path, p.line) for p in pins] == [("==2.4.1", "requirements.txt", 2),
+                                                        (">=2.1", "pkg/setup.py", 1)]
+    assert len(asked) <= 4, asked   # the roots and the two candidates, not 600 modules
+
+
+def _report(n: int) -> dict:
+    finding = {"id": "x", "code": "NPU002", "message": "m\u00e9ssage with \"quotes\" and a\nnewline",
+               "context": {"start": 1, "lines": ["import torch", "", "    return x.cuda()"]},
+               "reach": {"status": "unknown"}, "chain": []}
+    return {"schema_version": "3", "summary": {"counts": {"a": 1}, "empty": {}, "list": []},
+            "findings": [dict(finding, id=str(i), path=f"m{i}.py") for i in range(n)], "errors": [],
+            "bad\udcffname": "\udcff"}
+
+
+def test_json_report_text_is_unchanged():
+    for report in ({}, {"a": []}, {"a": [{}], "b": {}}, _report(3), {1: [1, [2, []]], None: {"x": [{}]}}):
+        assert render_json(report) == json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_json_report_is_written_a_finding_at_a_time(tmp_path, monkeypatch):
+    """No piece of the JSON report is larger than one finding's text (json.dumps with an indent held a token
+    list of the whole report, then the whole text: several times the report's size for 128,000 files)."""
+    report = _report(2000)
+    expected = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    sizes = []
+    real = json.dumps
+
+    def spy(*args, **kwargs):
+        text = real(*args, **kwargs)
+        sizes.append(len(text))
+        return text
+
+    monkeypatch.setattr(json, "dumps", spy)
+    written = write_reports(report, [], tmp_path / "out", ["json"])
+    monkeypatch.undo()
+    text = written["json"].read_text(encoding="utf-8")
+    assert text == expected.replace("\udcff", "\\udcff")
+    assert json.loads(text)["bad\udcffname"] == "\udcff"
+    assert max(sizes) < 1000 < len(expected) // 100
+    assert sum(1 for _ in iter_json(report)) > 2000
+
+
+def test_one_job_run_holds_no_trees_for_the_report(tmp_path, kb):
+    """With --jobs 1 the analysed trees were all kept in the main process until the report was written (7 KB
+    per four-line file); the cross-file steps read the summaries' facts and parse a tree again only on use."""
+    root = _files(tmp_path, 20)
+    res = pipeline.run([root], kb, mode="script", settings=Settings(jobs=1))
+    assert len(res.sources) == 20
+    assert [r for r, sf in res.sources.items() if sf._tree is not None] == []
+    assert len([f for f in res.findings if f.code == "NPU002"]) == 20
+    assert res.sources["m3.py"].tree is not None   # parsed on use
+
+
+def test_kept_trees_count_a_cost_per_file():
+    """Trees are kept between the pre-scan and the analysis only while their memory is bounded: a tree costs
+    about 4 KB whatever the file's size, so many small files count more than their bytes."""
+    limit = pipeline.KEEP_TREES_MAX_BYTES
+    assert pipeline.keep_trees(limit // 2, 100, 1)
+    assert pipeline.keep_trees(limit, 0, 1)
+    # 128,000 four-line files (95 bytes each: 12 MB) on two workers: 0.9 GB of trees; parsed again instead
+    assert not pipeline.keep_trees(128_000 * 95, 128_000, 2)
+    assert pipeline.keep_trees(32_000 * 95, 32_000, 2)
+
+
+def test_discovery_asks_once_per_root_whether_it_is_a_package(tmp_path, monkeypatch):
+    """A module name needs to know whether the analysed folder is a package: asked once per root (it was two
+    stats per file), and the names are the same."""
+    from analyse.files import discover
+
+    root = tmp_path / "proj"
+    (root / "sub").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    _files(root / "sub", 200)
+    asked = []
+    real = Path.is_file
+
+    def spy(self):
+        asked.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(Path, "is_file", spy)
+    found = discover([root], (".py",))
+    names = {rel: mod for _p, _r, rel, mod in found}
+    assert names["sub/m7.py"] == "proj.sub.m7" and names["__init__.py"] == "proj"
+    assert len(asked) <= 2, len(asked)

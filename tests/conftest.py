@@ -118,3 +118,19 @@ def _click_81_runner_like_82():
 
 
 _click_81_runner_like_82()
+
+
+@pytest.fixture
+def count_parses(monkeypatch):
+    """Record which files get parsed (the relpaths given to ``pipeline.parse_source``, in order)."""
+    from analyse import pipeline
+
+    parsed = []
+    real = pipeline.parse_source
+
+    def spy(text, path, relpath, modname):
+        parsed.append(relpath)
+        return real(text, path, relpath, modname)
+
+    monkeypatch.setattr(pipeline, "parse_source", spy)
+    return parsed

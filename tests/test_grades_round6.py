@@ -203,7 +203,7 @@ def test_callers_that_keep_the_default_leave_the_guard_off(tmp_path, kb):
         assert f["guard"]["on_path"]["transfer_to_npu"] == "off" and f["counted"] is False, (api, f["guard"])
 
 
-def test_an_edit_to_the_caller_is_seen_through_the_cache(tmp_path, kb, monkeypatch):
+def test_an_edit_to_the_caller_is_seen_through_the_cache(tmp_path, kb, count_parses):
     # the callers' values are per-module facts read by the reach walk of each run: with the cache on, an edit to the
     # caller alone flips the callee's guard and parses only the caller again
     from analyse import pipeline
@@ -213,14 +213,8 @@ def test_an_edit_to_the_caller_is_seen_through_the_cache(tmp_path, kb, monkeypat
     settings = pipeline.Settings(jobs=1, cache_dir=tmp_path / "c")
     first = run_script([root], kb, settings=settings)
     assert _by(first, "torch.cuda.IntTensor")[0]["counted"] is True
-    parsed = []
-    real = pipeline.parse_source
-
-    def spy(text, path, relpath, modname):
-        parsed.append(relpath)
-        return real(text, path, relpath, modname)
-
-    monkeypatch.setattr(pipeline, "parse_source", spy)
+    parsed = count_parses
+    parsed.clear()
     (root / "main.py").write_text((root / "main.py").read_text().replace("fused=True", "fused=False"))
     again = run_script([root], kb, settings=settings)
     assert parsed == ["main.py"]

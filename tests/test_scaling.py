@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from analyse import knowledge, pipeline, torchpin
 from analyse.pipeline import Settings
 from analyse.render import write_reports
@@ -19,6 +21,20 @@ def _files(root: Path, n: int) -> Path:
         (root / f"m{i}.py").write_text(FILE.format(i=i))
     return root
 
+
+
+@pytest.fixture
+def is_file_calls(monkeypatch):
+    """The names of the paths asked whether they are files (``Path.is_file``), in order."""
+    asked = []
+    real = Path.is_file
+
+    def spy(self):
+        asked.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(Path, "is_file", spy)
+    return asked
 
 def test_knowledge_data_file_is_loaded_once_per_base(kb, monkeypatch):
     """Every pass asks for its table once per module: the knowledge base answers from its own dict (it built
@@ -39,7 +55,7 @@ def test_knowledge_data_file_is_loaded_once_per_base(kb, monkeypatch):
     assert "precision" in first
 
 
-def test_torch_pins_look_at_names_before_asking_the_disk(tmp_path, monkeypatch):
+def test_torch_pins_look_at_names_before_asking_the_disk(tmp_path, is_file_calls):
     """Only a file whose name may pin torch is stat'ed: the other files of a large tree cost a name check."""
     pkg = tmp_path / "pkg"
     pkg.mkdir()
@@ -47,14 +63,7 @@ def test_torch_pins_look_at_names_before_asking_the_disk(tmp_path, monkeypatch):
     _files(tmp_path, 300)
     (tmp_path / "requirements.txt").write_text("numpy\ntorch==2.4.1\n")
     (pkg / "setup.py").write_text("install_requires=['torch>=2.1']\n")
-    asked = []
-    real = Path.is_file
-
-    def spy(self):
-        asked.append(self.name)
-        return real(self)
-
-    monkeypatch.setattr(Path, "is_file", spy)
+    asked = is_file_calls
     pins = torchpin.find_pins([tmp_path])
     assert [(p.spec, p.path, p.line) for p in pins] == [("==2.4.1", "requirements.txt", 2),
                                                         (">=2.1", "pkg/setup.py", 1)]
@@ -120,7 +129,7 @@ def test_kept_trees_count_a_cost_per_file():
     assert pipeline.keep_trees(32_000 * 95, 32_000, 2)
 
 
-def test_discovery_asks_once_per_root_whether_it_is_a_package(tmp_path, monkeypatch):
+def test_discovery_asks_once_per_root_whether_it_is_a_package(tmp_path, is_file_calls):
     """A module name needs to know whether the analysed folder is a package: asked once per root (it was two
     stats per file), and the names are the same."""
     from analyse.files import discover
@@ -129,14 +138,7 @@ def test_discovery_asks_once_per_root_whether_it_is_a_package(tmp_path, monkeypa
     (root / "sub").mkdir(parents=True)
     (root / "__init__.py").write_text("")
     _files(root / "sub", 200)
-    asked = []
-    real = Path.is_file
-
-    def spy(self):
-        asked.append(self.name)
-        return real(self)
-
-    monkeypatch.setattr(Path, "is_file", spy)
+    asked = is_file_calls
     found = discover([root], (".py",))
     names = {rel: mod for _p, _r, rel, mod in found}
     assert names["sub/m7.py"] == "proj.sub.m7" and names["__init__.py"] == "proj"

@@ -93,20 +93,6 @@ def parallel(monkeypatch):
     monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 0)
 
 
-@pytest.fixture
-def count_parses(monkeypatch):
-    """Record which files get parsed."""
-    parsed = []
-    real = pipeline.parse_source
-
-    def spy(text, path, relpath, modname):
-        parsed.append(relpath)
-        return real(text, path, relpath, modname)
-
-    monkeypatch.setattr(pipeline, "parse_source", spy)
-    return parsed
-
-
 def test_fixture_project_has_cross_file_findings(tmp_path, kb):
     res = pipeline.run([write(tmp_path)], kb, settings=Settings(jobs=1))
     # one finding per place and API (#23): folded rules keep their codes in `also`

@@ -84,3 +84,40 @@ def test_library_labels():
                                         {"qualname": "l.c", "status": "unknown"}]}}
     res = J.score_library(t, rep, "")
     assert [c["met"] for c in res["checks"]] == [True, True, False, True]
+
+
+def test_held_out_files_belong_to_exactly_one_batch(tmp_path):
+    (tmp_path / "projects").mkdir()
+    (tmp_path / "libraries").mkdir()
+    for name, heldout, frozen in (("a", True, "FROZEN-J1.sha256"), ("b", True, "FROZEN-J7.sha256"),
+                                  ("c", False, "FROZEN-J7.sha256")):
+        obj = {"repo": f"o/{name}", "commit": "a" * 40, "folder": name, "root": "", "heldout": heldout,
+               "expectations": [{"entry": None, "effort": ["low"], "drivers_any": ["cuda"], "not_drivers": [],
+                                 "evidence": "train.py:1"}]}
+        f = tmp_path / "projects" / f"{name}.json"
+        f.write_text(json.dumps(obj))
+        with open(tmp_path / frozen, "a") as fz:
+            fz.write(f"{J.sha256(f)}  projects/{name}.json\n")
+    batches = [{"name": "H1", "judged": "first", "frozen_in": ["FROZEN-J1.sha256"]},
+               {"name": "H2", "judged": "second", "frozen_in": ["FROZEN-J7.sha256"]}]
+    (tmp_path / "heldout_batches.json").write_text(json.dumps(batches))
+    got = {t["folder"]: t["batch"] for t in J.load_targets(tmp_path)}
+    assert got == {"a": "H1", "b": "H2", "c": None}
+    # a held-out file frozen in no batch's FROZEN file is refused
+    (tmp_path / "heldout_batches.json").write_text(json.dumps(batches[:1]))
+    with pytest.raises(J.Invalid, match="exactly one batch"):
+        J.load_targets(tmp_path)
+
+
+def test_results_print_each_held_out_batch_apart(capsys):
+    def res(name, batch, met):
+        return {"name": name, "repo": f"o/{name}", "kind": "project", "heldout": True, "batch": batch,
+                "effort": "low", "seconds": 0.1, "withdrawn": [], "met": met, "total": 4,
+                "checks": [{"label": name, "check": "effort", "met": True, "expected": "low", "got": "low",
+                            "expected_why": ""}]}
+    J.print_results([res("a", "H1", 3), res("b", "H2", 1)])
+    out = capsys.readouterr().out
+    assert "[held-out H2]" in out
+    lines = {ln.split()[0]: ln.split()[1] for ln in out.splitlines() if ln.strip().startswith("H")}
+    assert lines == {"H1": "3/4", "H2": "1/4"}
+    assert "4/8 (50%)" in out

@@ -4,7 +4,7 @@ the installed ``npu-analyse``.
 
     python benchmarks/judgement/judgement.py check                 # files valid, every one frozen
     python benchmarks/judgement/judgement.py materialize DIR       # pinned commits into DIR (outside the repo)
-    python benchmarks/judgement/judgement.py score DIR [--part tuned|heldout|all] [--only NAME] [--json FILE]
+    python benchmarks/judgement/judgement.py score DIR [--part tuned|heldout|all] [--batch H2] [--only NAME] [--json FILE]
                                                    [--reports DIR] [--tool npu-analyse]
 
 Each expectation file under ``projects/`` and ``libraries/`` was written by a judge who had not seen the tool's
@@ -109,6 +109,40 @@ def frozen_hashes(folder: pathlib.Path = HERE) -> Dict[str, str]:
     return out
 
 
+def frozen_in(folder: pathlib.Path = HERE) -> Dict[str, str]:
+    """path (relative to the benchmark folder) -> the name of the FROZEN-*.sha256 file that first records it."""
+    out: Dict[str, str] = {}
+    for f in sorted(folder.glob("FROZEN-*.sha256")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            parts = line.split()
+            if len(parts) == 2 and re.fullmatch(r"[0-9a-f]{64}", parts[0]):
+                out.setdefault(parts[1].lstrip("*"), f.name)
+    return out
+
+
+def load_batches(folder: pathlib.Path = HERE) -> List[Dict[str, Any]]:
+    """The held-out batches (``heldout_batches.json``): each names the judges' FROZEN files its targets were
+    frozen in and when it was judged. A batch is scored and reported apart, so that a batch judged after the
+    tool's authors had read an earlier batch's misses still measures code nobody tuned for."""
+    path = folder / "heldout_batches.json"
+    if not path.exists():
+        return []
+    data = json.loads(path.read_text(encoding="utf-8"))
+    _need(isinstance(data, list), path.name, "not a list")
+    names = set()
+    for i, b in enumerate(data):
+        w = f"{path.name}[{i}]"
+        _need(isinstance(b, dict) and isinstance(b.get("name"), str) and NAME_RE.match(b["name"]) is not None,
+              w, "bad name")
+        _need(b["name"] not in names, w, f"duplicate batch {b['name']}")
+        names.add(b["name"])
+        _need(isinstance(b.get("frozen_in"), list) and b["frozen_in"]
+              and all(isinstance(x, str) and re.fullmatch(r"FROZEN-[A-Za-z0-9_-]+\.sha256", x) for x in b["frozen_in"]),
+              w, "frozen_in must list FROZEN-*.sha256 files")
+        _need(isinstance(b.get("judged"), str) and b["judged"].strip(), w, "judged missing")
+    return data
+
+
 def sha256(path: pathlib.Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -129,6 +163,8 @@ def apply_corrections(obj: Dict[str, Any], corr: List[Dict[str, Any]], kind: str
 def load_targets(folder: pathlib.Path = HERE, require_frozen: bool = True) -> List[Dict[str, Any]]:
     """Every project and library file, validated, with corrections applied; ``kind`` and ``file`` added."""
     hashes = frozen_hashes(folder)
+    where_frozen = frozen_in(folder)
+    batches = load_batches(folder)
     out = []
     for kind, sub in (("project", "projects"), ("library", "libraries")):
         for path in sorted((folder / sub).glob("*.json")):
@@ -146,6 +182,12 @@ def load_targets(folder: pathlib.Path = HERE, require_frozen: bool = True) -> Li
                     _need(hashes.get(crel) == sha256(corr_path), crel, "correction not frozen")
                 obj = apply_corrections(obj, json.loads(corr_path.read_text(encoding="utf-8")), kind)
             obj["kind"], obj["file"] = kind, rel
+            obj["batch"] = None
+            if obj["heldout"] and batches:
+                hits = [b["name"] for b in batches if where_frozen.get(rel) in b["frozen_in"]]
+                _need(len(hits) == 1, rel, "a held-out file must be frozen in the FROZEN file of exactly one batch "
+                      f"of heldout_batches.json (found {hits or 'none'})")
+                obj["batch"] = hits[0]
             out.append(obj)
     return out
 
@@ -302,7 +344,7 @@ def score_project(t: Dict[str, Any], rep: Optional[Dict[str, Any]], err: str) ->
             wrong = [a for a in top if any(s.lower() in a.lower() for s in exp["not_drivers"])]
             add(label, "decoys", not wrong, "none of " + ", ".join(exp["not_drivers"]) + " in the top 3",
                 f"top drivers {top}", exp)
-    return {"name": t["folder"], "repo": t["repo"], "kind": "project", "heldout": t["heldout"],
+    return {"name": t["folder"], "repo": t["repo"], "kind": "project", "heldout": t["heldout"], "batch": t.get("batch"),
             "effort": verdict.get("effort"), "checks": checks,
             "withdrawn": [{"entry": e.get("entry"), "why": "; ".join(e.get("corrected", []))} for e in withdrawn],
             "met": sum(c["met"] for c in checks), "total": len(checks)}
@@ -331,7 +373,7 @@ def score_library(t: Dict[str, Any], rep: Optional[Dict[str, Any]], err: str) ->
                        "expected": "/".join([r["expect"]] + list(r.get("accept", []))), "got": f"tool: {got} {why}".strip(),
                        "expected_why": (r.get("condition") or r.get("why") or "")[:400]})
     summ = ((rep or {}).get("thirdparty") or {}).get("summary", {})
-    return {"name": t["folder"], "repo": t["repo"], "kind": "library", "heldout": t["heldout"],
+    return {"name": t["folder"], "repo": t["repo"], "kind": "library", "heldout": t["heldout"], "batch": t.get("batch"),
             "by_status": summ.get("by_status"), "checks": checks,
             "met": sum(c["met"] for c in checks), "total": len(checks)}
 
@@ -371,7 +413,7 @@ def score(targets: List[Dict[str, Any]], dest: pathlib.Path, tool: str, reports:
 
 def print_results(results: List[Dict[str, Any]]) -> None:
     for r in results:
-        tag = " [held-out]" if r["heldout"] else ""
+        tag = (f" [held-out {r['batch']}]" if r.get("batch") else " [held-out]") if r["heldout"] else ""
         head = f"{r['effort']}" if r["kind"] == "project" else f"{r.get('by_status')}"
         print(f"== {r['kind']} {r['name']}{tag}: {_pct(r['met'], r['total'])}  ({head}; {r['seconds']} s)")
         for w in r.get("withdrawn", ()):
@@ -390,6 +432,12 @@ def print_results(results: List[Dict[str, Any]]) -> None:
                 m, n = sum(r["met"] for r in rs), sum(r["total"] for r in rs)
                 print(f"{kind + ' checks' if kind == 'project' else 'library labels':<15} {part:<9} "
                       f"{_pct(m, n):>16}  over {len(rs)} {kind if len(rs) == 1 else kind + 's'}")
+                batches = sorted({r.get("batch") for r in rs if r.get("batch")})
+                if sel and len(batches) > 1:
+                    for b in batches:
+                        rb = [r for r in rs if r.get("batch") == b]
+                        m, n = sum(r["met"] for r in rb), sum(r["total"] for r in rb)
+                        print(f"{'':<15}   {b:<7} {_pct(m, n):>16}  over {len(rb)} {kind if len(rb) == 1 else kind + 's'}")
     m, n = sum(r["met"] for r in results), sum(r["total"] for r in results)
     print(f"{'all':<25} {_pct(m, n):>16}")
 
@@ -409,6 +457,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                    help="tuned (default), heldout (score once per round of work) or all")
     s.add_argument("--only", action="append", help="score only this folder (repeatable)")
     s.add_argument("--kind", choices=("project", "library", "all"), default="all")
+    s.add_argument("--batch", action="append", help="score only this held-out batch (repeatable; heldout_batches.json)")
     s.add_argument("--json", type=pathlib.Path, help="also write the results as JSON")
     s.add_argument("--reports", type=pathlib.Path, help="keep each report.json in this folder")
     s.add_argument("--from-reports", type=pathlib.Path,
@@ -419,13 +468,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     sh = sub.add_parser("show", help="print a saved --json result again, for one part")
     sh.add_argument("results", type=pathlib.Path)
     sh.add_argument("--part", choices=("tuned", "heldout", "all"), default="tuned")
+    sh.add_argument("--batch", action="append", help="only this held-out batch (repeatable)")
     argv = list(sys.argv[1:] if argv is None else argv)
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     a.extra = extra
     if a.cmd == "show":
         res = json.loads(a.results.read_text(encoding="utf-8"))["results"]
-        print_results([r for r in res if a.part == "all" or r["heldout"] == (a.part == "heldout")])
+        print_results([r for r in res if (a.part == "all" or r["heldout"] == (a.part == "heldout"))
+                       and (not a.batch or r.get("batch") in a.batch)])
         return 0
     try:
         targets = load_targets()
@@ -445,7 +496,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     sel = [t for t in targets
            if (a.part == "all" or t["heldout"] == (a.part == "heldout"))
            and (not a.only or t["folder"] in a.only)
-           and (a.kind == "all" or t["kind"] == a.kind)]
+           and (a.kind == "all" or t["kind"] == a.kind)
+           and (not a.batch or t.get("batch") in a.batch)]
     if not sel:
         print("nothing selected", file=sys.stderr)
         return 2

@@ -72,6 +72,20 @@ def auto_class(kind: str, check: Dict) -> str:
     return "conditions"
 
 
+def batches() -> Dict[Tuple[str, str], str]:
+    """(kind, folder) -> held-out batch name, from the benchmark's own files (heldout_batches.json)."""
+    sys.path.insert(0, str(HERE))
+    import judgement  # the benchmark's loader, beside this script
+    return {(t["kind"], t["folder"]): t["batch"] for t in judgement.load_targets(require_frozen=False) if t["batch"]}
+
+
+def _part(r: Dict, batch_of: Dict[Tuple[str, str], str]) -> str:
+    if not r["heldout"]:
+        return "tuned"
+    b = r.get("batch") or batch_of.get((r["kind"], r["name"]))
+    return f"held-out {b}" if b else "held-out"
+
+
 def _key(r: Dict, c: Dict) -> Tuple[str, str, str]:
     return (r["kind"], c["label"], c["check"])
 
@@ -95,12 +109,14 @@ def main() -> int:
     a = ap.parse_args()
     first = json.loads(a.first.read_text(encoding="utf-8"))["results"]
     final = json.loads(a.final.read_text(encoding="utf-8"))["results"]
+    batch_of = batches()
+    parts = ["tuned"] + sorted({_part(r, batch_of) for r in first + final} - {"tuned"})
     if a.table:
         fin = {(r["kind"], r["name"]): r for r in final}
-        for part, sel in (("tuned", False), ("held-out", True)):
+        for part in parts:
             print(f"\n| {part} | kind | first | final |\n|---|---|---|---|")
             for r in sorted(first, key=lambda r: (r["kind"], r["name"].lower())):
-                if r["heldout"] != sel:
+                if _part(r, batch_of) != part:
                     continue
                 f = fin.get((r["kind"], r["name"]))
                 fs = f"{f['met']}/{f['total']}" + (f" ({f['effort']})" if r["kind"] == "project" else "") if f else "-"
@@ -137,7 +153,7 @@ def main() -> int:
                 outcome = "met: " + (h.get("fixed") if h and h.get("fixed") else MECHANISMS.get(cls, cls))
             else:
                 outcome = "stays: " + (h.get("stays") if h and h.get("stays") else now["got"][:160])
-            rows.append(("held-out" if r["heldout"] else "tuned", r["kind"], c["label"], c["check"], cls, how,
+            rows.append((_part(r, batch_of), r["kind"], c["label"], c["check"], cls, how,
                          outcome.replace("|", "/")))
     firsts = {}
     for r in first:
@@ -148,13 +164,13 @@ def main() -> int:
         for c in r["checks"]:
             was = firsts.get(_key(r, c))
             if not c["met"] and was is not None and was["met"]:
-                new_misses.append(("held-out" if r["heldout"] else "tuned", r["kind"], c["label"], c["check"],
+                new_misses.append((_part(r, batch_of), r["kind"], c["label"], c["check"],
                                    auto_class(r["kind"], c), c["got"][:180].replace("|", "/")))
     print("# Miss log of the judgement benchmark\n")
-    print("Every miss of the first measurement (main at af2b05c, before this round), its class and what became of it "
-          "at the final measurement. Written by `misslog.py` from the two saved scores; classes by hand where a "
+    print("Every miss of the first measurement (main at af2b05c for the tuned part and held-out batch H1; e8e3844 for "
+          "batch H2, judged in stop 36), its class and what became of it at the final measurement. Written by `misslog.py` from the two saved scores; classes by hand where a "
           "person read the case (`misslog_classes.yaml`), otherwise by the shape of the miss (see `auto_class`).\n")
-    for part in ("tuned", "held-out"):
+    for part in parts:
         sel = [x for x in rows if x[0] == part]
         met = sum(x[6].startswith("met") for x in sel)
         by = {}

@@ -370,9 +370,17 @@ def _explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, 
     info = kb.api(name)
     if info is not None:
         if info.checks:
-            lines.append("  limitations checked at each call (a hit is NPU203, manual):")
-            for c in info.checks:
-                lines.append("    - " + _check_line(c))
+            args = [c for c in info.checks if c["kind"] != "attribute"]
+            if args:
+                lines.append("  limitations checked at each call (a hit is NPU203, manual):")
+                for c in args:
+                    lines.append("    - " + _check_line(c))
+            attrs = [c for c in info.checks if c["kind"] == "attribute"]
+            if attrs:
+                lines.append("  attributes of the result answered on an NPU (code reading another one is NPU006, "
+                             "manual: a CUDA hardware query such as the compute capability):")
+                for c in attrs:
+                    lines.append("    - " + _check_line(c))
         rest = info.remainder_text() if info.checks else (info.limitations or "")
         if rest:
             lines.append("  limitations (text):")

@@ -48,6 +48,7 @@ from analyse.callgraph import (MODULE_FN, PSEUDO_FNS, UNREACHABLE, FunctionLocat
 from analyse.findings import AnalysisError, Finding, assign_ids
 from analyse.library.cpp import CPP_SUFFIXES, BuildExt, scan_sources
 from analyse.passes.cuda_extension import EXTRA_KEY, prescan_build_file, project_scan
+from analyse.passes.third_party import OWN_PACKAGE_KEY
 from analyse.pipeline import Settings, dedupe
 from analyse.pipeline import run as pipeline_run
 from analyse.project import load_source
@@ -121,7 +122,30 @@ def _configure(inputs: Sequence[Path]):
                 extra.append(("../setup.py", data))
         if extra:
             project.store[EXTRA_KEY] = extra
+        outer = outer_package_names(inputs)
+        if outer:
+            project.store[OWN_PACKAGE_KEY] = tuple(sorted(outer))
     return configure
+
+
+def outer_package_names(inputs: Sequence[Path]) -> Dict[str, str]:
+    """The absolute import name of each analysed package that sits inside a parent package
+    (``transformer_engine/pytorch`` analysed alone: its modules are ``pytorch.*``, its own code imports them
+    as ``transformer_engine.pytorch.*``) -> the package's module name here. Folders above the input count
+    while they hold an ``__init__.py``."""
+    out: Dict[str, str] = {}
+    for inp in inputs:
+        p = Path(inp).resolve()
+        if not (p.is_dir() and (p / "__init__.py").is_file()):
+            continue
+        parts = [p.name]
+        up = p.parent
+        while (up / "__init__.py").is_file() and up.name and len(parts) < 8:
+            parts.insert(0, up.name)
+            up = up.parent
+        if len(parts) > 1 and all(x.isidentifier() for x in parts):
+            out[".".join(parts)] = p.name
+    return out
 
 
 def _module_aliases(inputs: Sequence[Path]) -> Dict[str, str]:
@@ -218,7 +242,7 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
         for _name, (ext, _ops) in s.ext_aliases.items():
             ext_names.add(ext)
     cg = build_graph(res.summaries, failed_modules=failed.keys(), ext_modules=ext_names,
-                     module_aliases=_module_aliases(inputs))
+                     module_aliases={**outer_package_names(inputs), **_module_aliases(inputs)})
     res.callgraph = cg
     t["callgraph_s"] += time.perf_counter() - t0
 

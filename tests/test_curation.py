@@ -172,3 +172,22 @@ def test_python_only_profiler_and_swap_helpers_are_not_unknown(tmp_path, kb):
                              "torch.utils.swap_tensors"}, unverified
     notes = {f.api for f in findings if f.code == "NPU205"}
     assert {"torch.profiler.record_function", "torch.utils.swap_tensors"} <= notes
+
+
+DEFAULT_DEVICE = """\
+import torch
+
+
+def canonical(device=None):
+    if device is None:
+        device = torch.get_default_device()
+    return device
+"""
+
+
+def test_get_default_device_reads_a_setting_and_is_not_unknown(tmp_path, kb):
+    # torch.get_default_device is absent from the support lists; set_default_device (Yes) is the setting it reads
+    findings = analyse_source(tmp_path, DEFAULT_DEVICE, kb, name="dev.py").findings
+    assert [(f.line, f.code, f.severity) for f in findings if f.api == "torch.get_default_device"] == \
+        [(6, "NPU205", "info")]
+    assert load_knowledge("2.1.0").api("torch.get_default_device") is None   # torch 2.1 has no such API

@@ -121,3 +121,45 @@ def sm_count():
     assert st.get("archlib.arch.is_mi300") != "unsupported"
     assert st.get("archlib.arch.is_mi350") != "unsupported"
     assert st["archlib.arch.sm_count"] == "unsupported"
+
+
+def test_a_library_whose_import_queries_the_capability_says_it_cannot_be_imported(tmp_path, report_schema):
+    import jsonschema
+
+    files = {
+        "__init__.py": "from .fp8 import scale\n",
+        "fp8.py": """
+import torch
+
+FP8_OK = torch.cuda.get_device_capability() >= (8, 9)
+
+
+def scale(x):
+    return x * 2
+""",
+        "guarded.py": """
+import torch
+
+if torch.version.cuda is not None:   # a CUDA build of torch only: off on an Ascend host
+    CAP = torch.cuda.get_device_capability()[0]
+else:
+    CAP = 0
+
+
+def sm_count():
+    return torch.cuda.get_device_properties(0).multi_processor_count
+""",
+    }
+    rep = library_report(tmp_path, load_knowledge("2.7.1"), files, "fp8lib")
+    lib = rep["thirdparty"]["library"]
+    assert lib["import_failures"] == [{"module": "fp8lib.fp8", "path": "fp8.py", "line": 3,
+                                       "api": "torch.cuda.get_device_capability"}]
+    assert "1 module(s) cannot even be imported on an NPU host" in lib["verdict"]
+    assert "fp8.py:3 `torch.cuda.get_device_capability`" in lib["verdict"]
+    jsonschema.validate(rep, report_schema)
+
+
+def test_a_library_without_import_time_cuda_code_has_no_import_failures(tmp_path):
+    files = {"__init__.py": "", "utils.py": SRC}
+    lib = library_report(tmp_path, load_knowledge("2.7.1"), files, "quietlib")["thirdparty"]["library"]
+    assert "import_failures" not in lib and "cannot even be imported" not in lib["verdict"]

@@ -260,6 +260,7 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
     ext_sites = {(caller, line) for caller, line, _ext, _cond in cg.ext_calls}
     library_methods = {m for c in cg.linker.classes.values() for m in c.methods}
     class_lines = {(s.relpath, c.line): q for s in res.summaries for q, c in s.classes.items()}
+    import_failures: List[dict] = []
     for f in res.findings:
         st = classify(f)
         api = f.api
@@ -299,6 +300,9 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
             continue
         if host == "annotation" and st == "unsupported" and not cond:
             st = "needs-migration"   # an unconditional NVTX range is a change to make; behind an option it is the option's
+        if st == "unsupported" and not cond and f.category == "cuda-api" and fn.endswith("." + MODULE_FN):
+            # module-level code that raises on an NPU host: importing the module fails (#31)
+            import_failures.append({"module": fn[:-len(MODULE_FN) - 1], "path": f.path, "line": f.line, "api": api})
         if f.code == DEVICE_TYPE_CHECK and st == "unsupported":
             add_root(fn, "conditional", f"{api}{COND_SEP}the CUDA branch of `{f.snippet.strip()[:80]}` is skipped on "
                                         "an NPU (the device type is 'npu'); the other branch runs")
@@ -357,7 +361,8 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
     }
     if len(cg.dynamic) > MAX_DYNAMIC:
         res.coverage["dynamic_dispatch_total"] = len(cg.dynamic)
-    res.library = _library_verdict(inputs, res, python_evidence, by_status, len(real_functions), public_affected)
+    res.library = _library_verdict(inputs, res, python_evidence, by_status, len(real_functions), public_affected,
+                                   import_failures)
     res.summary = {
         "functions_total": len(real_functions),
         "affected": len([d for d in functions if not d["qualname"].endswith(PSEUDO_FNS)]),
@@ -621,7 +626,7 @@ def npu_backend_kinds(py_ev: Dict[str, List[str]]) -> List[str]:
 
 
 def _library_verdict(inputs, res: LibraryAnalysis, py_ev: Dict[str, List[str]], by_status: Dict[str, int],
-                     n_functions: int, public_affected: List[str]) -> dict:
+                     n_functions: int, public_affected: List[str], import_failures: Sequence[dict] = ()) -> dict:
     for k in ("accelerator", "torch_npu", "device_branch", "availability"):
         py_ev.setdefault(k, [])
     cpp = res.cpp
@@ -673,8 +678,19 @@ def _library_verdict(inputs, res: LibraryAnalysis, py_ev: Dict[str, List[str]], 
     else:
         verdict = (f"{support}; blocked in part: {uns} of {n_functions} functions reach CUDA-only code with no NPU path"
                    + (f" ({len(public_affected)} public entry points affected)" if public_affected else "") + ".")
+    failing = sorted({(d["module"], d["path"], d["line"], d["api"]) for d in import_failures},
+                     key=lambda x: (x[1], x[2]))
+    if failing:
+        modules = list(dict.fromkeys(m for m, _p, _l, _a in failing))
+        first = "; ".join(f"{p}:{ln} `{a}`" for _m, p, ln, a in failing[:3])
+        verdict += (f" {len(modules)} module(s) cannot even be imported on an NPU host as written: their top-level code "
+                    f"calls CUDA-only APIs at import time ({first}" + (f"; {len(failing) - 3} more" if len(failing) > 3
+                                                                      else "") + ").")
     name = inputs[0].resolve().name if inputs else ""
-    return {"name": name, "npu_support": {"level": level, "evidence": evidence}, "verdict": verdict}
+    out = {"name": name, "npu_support": {"level": level, "evidence": evidence}, "verdict": verdict}
+    if failing:
+        out["import_failures"] = [{"module": m, "path": p, "line": ln, "api": a} for m, p, ln, a in failing]
+    return out
 
 
 def public_entry_points(summaries: Sequence[ModuleSummary], linker) -> Set[str]:

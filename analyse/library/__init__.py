@@ -21,7 +21,8 @@ modules, values and build-declared extensions are known to them), then
    fallback (``else`` branch, ``except ImportError`` fallback, default-off
    option) is ``conditional`` with the condition; a call into a compiled op is
    judged by the C++ scan: the library's own NPU implementation makes it
-   supported, CPU-only code ``needs-migration``, CUDA kernels ``unsupported``;
+   supported, CPU-only code ``needs-migration`` (nothing when the call has a
+   working fallback: the function runs either way), CUDA kernels ``unsupported``;
 5. **propagation** to every transitive caller (:func:`analyse.callgraph.propagate`);
    an unsupported callee reached only through a guarded call makes the caller
    ``conditional``.
@@ -323,6 +324,8 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
             if reason not in res.supported_ops[caller]:
                 res.supported_ops[caller].append(reason)
             continue
+        if st == "needs-migration" and cond:
+            continue   # a host-only (C++) op behind a guard with a working fallback: the function runs either way
         if st == "unsupported" and cond:
             add_root(caller, "conditional", f"{reason}{COND_SEP}{cond}")
         else:

@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from analyse.callgraph import (MODULE_FN, PSEUDO_FNS, UNREACHABLE, FunctionLocator, ModuleSummary, build_graph, classify,
+from analyse.callgraph import (MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, UNREACHABLE, FunctionLocator, ModuleSummary, build_graph, classify,
                                other_device_only, propagate, summarise_module, transfer_only_condition)
 from analyse.findings import AnalysisError, Finding, assign_ids
 from analyse.library.cpp import CPP_SUFFIXES, BuildExt, scan_sources
@@ -324,6 +324,10 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
             if reason not in res.supported_ops[caller]:
                 res.supported_ops[caller].append(reason)
             continue
+        if cond and cond.startswith(OFF_BY_DEFAULT):
+            if st != "unsupported":
+                continue   # behind a default-off option: only CUDA-only code there is the caller's concern
+            cond = cond[len(OFF_BY_DEFAULT):]
         if st == "needs-migration" and cond:
             continue   # a host-only (C++) op behind a guard with a working fallback: the function runs either way
         if st == "unsupported" and cond:
@@ -545,14 +549,17 @@ def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]]):
             continue
         heads, _conds = _split_conditions(stv.reasons)
         lst = roots.setdefault(u, {}).setdefault("conditional", [])
+        shown = cond[len(OFF_BY_DEFAULT):] if cond.startswith(OFF_BY_DEFAULT) else cond
         for h in heads[:4]:
-            r = f"{h}{COND_SEP}{cond}"
+            r = f"{h}{COND_SEP}{shown}"
             if r not in lst:
                 lst.append(r)
                 added = True
     # needs-migration / unknown still flow through guarded edges
-    for u, v, _cond in guarded:
+    for u, v, cond in guarded:
         stv = first.get(v)
+        if cond.startswith(OFF_BY_DEFAULT):
+            continue   # behind a default-off option: off the path unless CUDA-only (as the findings there)
         if stv is not None and stv.status in ("unknown", "needs-migration"):
             lst = roots.setdefault(u, {}).setdefault(stv.status, [])
             for r in stv.reasons[:4]:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set,
 
 from astroid import nodes
 
+from analyse.conditions.model import ENV as ENV_ATOM, atoms as condition_atoms
 from analyse.guards import block_position, block_tables, guard_of, tree_memo
 from analyse.resolve import Resolver, dynamic_import
 from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, mentions_npu, nodes_of, own_bindings, walk
@@ -742,6 +743,7 @@ def _npu_backend_kind(call: nodes.Call) -> Optional[str]:
 
 
 UNREACHABLE = "\x00unreachable"   # condition of code that only runs on another accelerator
+OFF_BY_DEFAULT = "\x00off-by-default\x00"   # prefix of the condition of a call behind a default-off option
 _OTHER_DEVICE = re.compile(r"musa|mlu|xpu|mps|hpu|ipu|dipu|neuron|habana|camb|\bxla\b|\bhip\b|rocm|tpu", re.I)
 _NPU_OR_CUDA = re.compile(r"(?<!i)npu|npu(?!t)|cuda|gpu|ascend", re.I)   # not the "npu" of "input"
 
@@ -845,9 +847,16 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
     if g is None:
         return None
     scen = g.on_path.get("transfer_to_npu") if g.path is not None else None
-    if scen == "off":
-        return UNREACHABLE   # false on an NPU host with the defaults (an unset environment flag, a default-off option)
     where = f"{relpath}:{g.line}" if relpath else f"line {g.line}"
+    if scen == "off":
+        if g.kind == "option" and g.fallback and g.condition and g.path is not None \
+                and not any(a.kind == ENV_ATOM for a in condition_atoms(g.path)):
+            # an option a user of the library can turn on (off with its default, a setting in code rather than an
+            # environment switch): the caller's choice, as for the findings behind it (analyse.library); only what
+            # is CUDA-only there makes the caller conditional
+            return (f"{OFF_BY_DEFAULT}only when `{g.condition}` is turned on (off by default, {where}; otherwise the "
+                    "fallback runs)")
+        return UNREACHABLE   # false on an NPU host with the defaults (an unset environment flag, another device)
     if scen == "conditional" and g.to_dict().get("by_default") == "off":
         # off unless the caller asks for it (`mixed_precision == "fp8"` two levels up): a choice, not a blocker
         return f"only when a caller sets {g.to_dict().get('unless') or 'a non-default value'} (off by default, {where})"

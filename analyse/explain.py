@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Tuple
 
 from analyse.knowledge import DEFAULT_TORCH_VERSION, TORCH_VERSIONS, load_knowledge
 from analyse.knowledge.markdown import to_plain
+from analyse.knowledge.kernel_hub import hub_kernel, looks_like_kernel_id
 
 __all__ = ["explain", "explain_name"]
 
@@ -241,6 +242,22 @@ def _implicit_switch(name: str, kb) -> Optional[List[str]]:
     return lines
 
 
+def _kernel_hub(name: str) -> Optional[List[str]]:
+    """A kernel-hub id (``kernels-community/flash-attn3``): what data/kernel_hub.yaml says about its builds."""
+    e = hub_kernel(name)
+    if e is None:
+        return [f"{name}  (a kernel-hub id)",
+                "  no NPU build on record (data/kernel_hub.yaml names none for this id): `get_kernel` is a pure-Python "
+                "loader with an Ascend backend, so what decides is whether the hub repository publishes an npu / cann "
+                "build variant; without one the call is NPU469 (blocker)"]
+    status = "runs on an NPU (an Ascend build is published)" if e.runs_on_npu else "GPU-only (NPU469, blocker)"
+    return [f"{name}  (a kernel-hub id; data/kernel_hub.yaml, {e.id})",
+            f"  status:       {status}",
+            f"  why:          {e.reason}",
+            f"  instead:      {e.replacement}",
+            f"  source:       {e.source}"]
+
+
 def _typo_of(name: str, known: str) -> bool:
     """``name`` looks like a typo of ``known``: the same parent, and the last parts differ by at most two edits
     (a swap counts as one) that are not an in-place ``_`` or a longer real name (TransformerEncoderLayer)."""
@@ -309,6 +326,10 @@ def _explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, 
     switch = _implicit_switch(name, kb)
     if switch is not None:
         return "\n".join(switch), 0
+    if looks_like_kernel_id(name) and not name.startswith("torch."):
+        lines = _kernel_hub(name)
+        if lines is not None:
+            return "\n".join(lines), 0
     if not name.startswith(("torch.", "aten::")) and name != "torch":
         lines = _third_party(name, kb)
         if lines is not None:
@@ -370,9 +391,17 @@ def _explain_name(name: str, torch_version: Optional[str] = None) -> Tuple[str, 
     info = kb.api(name)
     if info is not None:
         if info.checks:
-            lines.append("  limitations checked at each call (a hit is NPU203, manual):")
-            for c in info.checks:
-                lines.append("    - " + _check_line(c))
+            args = [c for c in info.checks if c["kind"] != "attribute"]
+            if args:
+                lines.append("  limitations checked at each call (a hit is NPU203, manual):")
+                for c in args:
+                    lines.append("    - " + _check_line(c))
+            attrs = [c for c in info.checks if c["kind"] == "attribute"]
+            if attrs:
+                lines.append("  attributes of the result answered on an NPU (code reading another one is NPU006, "
+                             "manual: a CUDA hardware query such as the compute capability):")
+                for c in attrs:
+                    lines.append("    - " + _check_line(c))
         rest = info.remainder_text() if info.checks else (info.limitations or "")
         if rest:
             lines.append("  limitations (text):")

@@ -605,6 +605,23 @@ def _branch_fallback(other_branch) -> bool:
     return bool(other_branch) and not _only_raises(other_branch)
 
 
+def _stub_in_other_branch(ifnode, fld: str, cur) -> bool:
+    """*cur* defines a function in one branch of *ifnode* and the other branch defines the same name as a stub that
+    only raises (``if _kernels_available: def op(...): <kernel>`` / ``else: def op(...): raise
+    AssertionError("needs triton")``), or the other branch holds nothing but such stubs: callers get no working
+    alternative, so the guard is no fallback for the code in this branch."""
+    other = ifnode.orelse if fld == "body" else ifnode.body
+    defs = [st for st in other or () if isinstance(st, (nodes.FunctionDef, nodes.AsyncFunctionDef))]
+    if defs and len(defs) == len(other) and all(_only_raises(d.body) for d in defs):
+        return True   # the other branch only defines raising stubs: nothing in this branch has a working twin
+    if not isinstance(cur, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+        return False
+    for st in defs:
+        if st.name == cur.name:
+            return _only_raises(st.body)
+    return False
+
+
 _MISSING = object()
 
 
@@ -925,6 +942,8 @@ def _level(parent, cur, tables):
     if isinstance(parent, nodes.If):
         if fld != "finalbody":
             g = _if_guard(parent, fld == "body")
+            if g is not None and g.fallback and _stub_in_other_branch(parent, fld, cur):
+                g = replace(g, fallback=False)
             bc = _branch_cond(parent.test, fld == "body")
             # a test the shape rules call a guard counts even when the model cannot value it (conditional)
             c = bc if _known(bc) or _classified(parent) is not None else None

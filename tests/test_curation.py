@@ -172,3 +172,58 @@ def test_python_only_profiler_and_swap_helpers_are_not_unknown(tmp_path, kb):
                              "torch.utils.swap_tensors"}, unverified
     notes = {f.api for f in findings if f.code == "NPU205"}
     assert {"torch.profiler.record_function", "torch.utils.swap_tensors"} <= notes
+
+
+DEFAULT_DEVICE = """\
+import torch
+
+
+def canonical(device=None):
+    if device is None:
+        device = torch.get_default_device()
+    return device
+"""
+
+
+def test_get_default_device_reads_a_setting_and_is_not_unknown(tmp_path, kb):
+    # torch.get_default_device is absent from the support lists; set_default_device (Yes) is the setting it reads
+    findings = analyse_source(tmp_path, DEFAULT_DEVICE, kb, name="dev.py").findings
+    assert [(f.line, f.code, f.severity) for f in findings if f.api == "torch.get_default_device"] == \
+        [(6, "NPU205", "info")]
+    assert load_knowledge("2.1.0").api("torch.get_default_device") is None   # torch 2.1 has no such API
+
+
+GATHER = """\
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def gather(world_size, value, device):
+    t = torch.tensor(value, dtype=torch.int, device=device)
+    out = torch.empty(world_size, dtype=torch.int, device=device)
+    dist.all_gather_into_tensor(out, t)
+    return out.clamp_min(0)
+
+
+def main(fn, n):
+    mp.spawn(fn, nprocs=n)
+    dist.destroy_process_group()
+"""
+
+
+def test_one_sided_clamps_spawn_and_the_2_13_collectives_gap_are_curated_not_unknown(tmp_path):
+    # clamp_min/clamp_max: op-plugin kernels and clamp's row; spawn: pure Python; destroy_process_group: the teardown
+    # of init_process_group (Yes); all_gather_into_tensor: listed by
+    # every release up to 2.12.0, left out of the 2.13.0 table (an earlier-release override for 2.13.0 only)
+    kb = load_knowledge("2.13.0")
+    findings = analyse_source(tmp_path, GATHER, kb, name="gather.py").findings
+    unverified = {f.api for f in findings if f.code == "NPU301"}
+    assert not unverified & {"torch.Tensor.clamp_min", "torch.multiprocessing.spawn",
+                             "torch.distributed.all_gather_into_tensor", "torch.distributed.destroy_process_group"}, \
+        unverified
+    notes = {(f.line, f.api) for f in findings if f.code == "NPU205"}
+    assert {(9, "torch.distributed.all_gather_into_tensor"), (10, "torch.Tensor.clamp_min"),
+            (14, "torch.multiprocessing.spawn"), (15, "torch.distributed.destroy_process_group")} <= notes, notes
+    assert kb.api("torch.distributed.all_gather_into_tensor").curation["id"] == "distributed-collectives-2-13-gap"
+    assert load_knowledge("2.12.0").api("torch.distributed.all_gather_into_tensor").curation is None

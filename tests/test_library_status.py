@@ -91,6 +91,18 @@ LIB = {
 
         def box_area(boxes):
             return ext_module.box_area(boxes)
+
+
+        try:
+            from .. import _ext as _C
+        except ImportError:
+            _C = None
+
+
+        def box_area_or_torch(boxes):
+            if _C is not None:
+                return _C.box_area(boxes)
+            return (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
     """,
     "ops/pool.py": """
         import torch
@@ -251,6 +263,11 @@ def test_cpu_only_op_is_not_a_cuda_blocker(report):
     f = _fn(report, "vislib.ops.area.box_area")
     assert f["status"] == "needs-migration"
     assert "CPU-only" in f["reasons"][0]
+
+
+def test_cpu_only_op_with_a_working_fallback_needs_nothing(report):
+    # the host-built op runs where the extension is built and the torch fallback where it is not: no migration
+    assert _fn(report, "vislib.ops.area.box_area_or_torch") is None
 
 
 def test_default_off_option_makes_the_caller_conditional(report):

@@ -175,3 +175,22 @@ def test_tutel_moe_layer_is_a_manual_replacement(tmp_path, kb):
     assert "npu_grouped_matmul" in fs[2].replacement and "NVRTC" in fs[2].message
     # INVALID: a project module named like it is not the library
     assert not _run(tmp_path / "other", kb, "import tutelage\n")
+
+
+NERFACC = """\
+def accumulate(alphas, indices, total):
+    try:
+        from nerfacc import render_weight_from_alpha
+    except ImportError:
+        raise ImportError("Please install nerfacc")
+    weights, trans = render_weight_from_alpha(alphas, ray_indices=indices, n_rays=total)
+    return weights
+"""
+
+
+def test_nerfacc_packed_scans_are_cuda_only(tmp_path, kb):
+    # the import re-raises (no fallback): both the import and the call are manual, with a torch-ops replacement
+    res = analyse_source(tmp_path, NERFACC, kb, passes=[ThirdPartyPass()])
+    got = [(f.line, f.code, f.severity) for f in res.findings if f.api.startswith("nerfacc")]
+    assert got == [(3, "NPU401", "manual"), (6, "NPU402", "manual")]
+    assert "torch.cumprod" in res.findings[-1].replacement

@@ -318,7 +318,7 @@ def build_api_table(upstream: Path, version: str, date: str, commits: dict, tran
             "partial (some lines stay Chinese), none, original (the doc is English). `evidence` keeps the original text."
         ),
         "checks": (
-            "checks: structured limits parsed from the limitations lines (kind dtype|arg|value|ndim; param; allowed/forbidden; max/min; "
+            "checks: structured limits parsed from the limitations lines (kind dtype|arg|value|ndim|attribute; param; allowed/forbidden; max/min; "
             "position/default of the argument where known); remainder: the lines that are not checks (text)"
         ),
         "limitation_stats": {k: stats[k] for k in sorted(stats)},

@@ -373,11 +373,16 @@ def parse_line(zh_line: str) -> dict | None:
       {"kind": "value", "param": p, "allowed": [...]}     only these values
       {"kind": "value", "param": p, "forbidden": [...]}   not these values
       {"kind": "ndim", "param"?, "max"?, "min"?, "forbidden"?}  number of dimensions of an input
+      {"kind": "attribute", "allowed": [...]}            only these attributes of the returned object are filled
+                                                         (the others are empty on an NPU: ``get_device_properties``)
     Product-specific lines (Atlas ..., Ascend 950DT) stay text.
     """
     n = norm(zh_line)
     if _PRODUCT.search(n):
         return None
+    m = re.fullmatch(rf"(?:仅|只)支持\s*(?P<a>{_PARAMS})\s*属性[，,]\s*原(?:cuda|CUDA)上支持的其余属性均返回空(?:字段|值)?", n)
+    if m:
+        return {"kind": "attribute", "allowed": re.split(r"\s*(?:[，,、]|和)\s*", m.group("a"))}
     m = re.fullmatch(rf"(?:Only )?supports?\s+(?P<d>{_DTLIST})", n.replace("，", ", "), flags=re.I)
     if m:
         return {"kind": "dtype", "allowed": _dtypes(m.group("d"))}
@@ -469,6 +474,10 @@ def render_check(c: dict) -> str:
         if "allowed" in c:
             return f"{c['param']}: supports only {' or '.join(_fmt_value(v) for v in c['allowed'])}"
         return f"{c['param']}: does not support {' or '.join(_fmt_value(v) for v in c['forbidden'])}"
+    if k == "attribute":
+        return (f"Only the {', '.join(c['allowed'][:-1])} and {c['allowed'][-1]} attributes are filled; the other CUDA "
+                "attributes are empty") if len(c["allowed"]) > 1 else \
+            f"Only the {c['allowed'][0]} attribute is filled; the other CUDA attributes are empty"
     if k == "ndim":
         who = c.get("param", "input")
         if "forbidden" in c:

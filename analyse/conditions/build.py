@@ -888,6 +888,12 @@ def _compare_cond(test: nodes.Compare, depth: int) -> Optional[m.Cond]:
             inner = _call_cond(other, depth)
             if isinstance(inner, m.Atom) and inner.kind == m.IMPORTABLE:
                 inner = m.Atom(inner.kind, text if positive else neg_text, inner.values, neg_text if positive else text)
+        if inner is None and isinstance(other, nodes.Attribute) and \
+                _dotted(other) in ("torch.version.cuda", "torch.version.hip", "torch.version.xpu"):
+            # `torch.version.hip is not None`: the build's toolkit version, None on an Ascend host's torch build
+            inner = build(other, depth + 1)
+            if isinstance(inner, m.Atom):
+                inner = m.Atom(inner.kind, text if positive else neg_text, inner.values, neg_text if positive else text)
         if inner is not None and m.known(inner):
             return inner if positive else m.neg(inner)
     # versions and platforms

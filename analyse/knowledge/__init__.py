@@ -58,7 +58,7 @@ DEFAULT_TORCH_VERSION = "2.13.0"
 STATUSES = ("supported", "limited", "unsupported")
 UNVERIFIED = "unverified"
 SEVERITIES = ("blocker", "manual", "info")
-CHECK_KINDS = ("dtype", "arg", "value", "ndim")
+CHECK_KINDS = ("dtype", "arg", "value", "ndim", "attribute")
 
 INDEX_FILE = "knowledge_index.json"
 PROVENANCE_KEYS = ("source", "date")
@@ -82,7 +82,7 @@ class ApiInfo:
     source: str
     npu_name: str | None = None
     note: str | None = None
-    # structured limits parsed from the limitations text (kind dtype|arg|value|ndim, see data meta.checks)
+    # structured limits parsed from the limitations text (kind dtype|arg|value|ndim|attribute, see data meta.checks)
     checks: tuple = ()
     # limitation lines that are not checks (None: no checks were parsed, the whole text is the remainder)
     remainder: tuple | None = None

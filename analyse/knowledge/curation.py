@@ -6,7 +6,8 @@ Yes; ``RowwiseParallel`` No while ``ColwiseParallel`` is Yes; ``clip_grad_norm_`
 ``data/curation.yaml`` holds what an Ascend engineer knows about them, each entry with its evidence:
 
 * ``overrides``: the official row (its name and status, or ``absent``), the evidence that contradicts it
-  (``class-row``, ``sibling-row``, ``later-release``, ``pytorch-source``, ``op-plugin``, ``transfer_to_npu``),
+  (``class-row``, ``sibling-row``, ``later-release``, ``earlier-release`` (a row every earlier release lists that
+  one release's table leaves out), ``pytorch-source``, ``op-plugin``, ``transfer_to_npu``),
   the conditions the builder checks before applying it (``requires_aten``: op-plugin registers an NPU kernel
   for these aten ops in that release; ``requires_transfer``: transfer_to_npu wraps the API in that release)
   and the resulting status. The builder writes the resulting status into the generated table and keeps the
@@ -31,7 +32,8 @@ __all__ = ["CURATION_FILE", "EVIDENCE_KINDS", "load_curation", "validate_curatio
            "official_view", "Contradiction"]
 
 CURATION_FILE = "curation.yaml"
-EVIDENCE_KINDS = ("class-row", "sibling-row", "later-release", "pytorch-source", "op-plugin", "transfer_to_npu")
+EVIDENCE_KINDS = ("class-row", "sibling-row", "later-release", "earlier-release", "pytorch-source", "op-plugin",
+                  "transfer_to_npu")
 RESULT_STATUSES = ("supported", "limited", "unsupported")
 OFFICIAL = ("unsupported", "absent")
 CONTRADICTION_KINDS = ("class", "sibling", "later-release")

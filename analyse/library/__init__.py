@@ -21,7 +21,8 @@ modules, values and build-declared extensions are known to them), then
    fallback (``else`` branch, ``except ImportError`` fallback, default-off
    option) is ``conditional`` with the condition; a call into a compiled op is
    judged by the C++ scan: the library's own NPU implementation makes it
-   supported, CPU-only code ``needs-migration``, CUDA kernels ``unsupported``;
+   supported, CPU-only code ``needs-migration`` (nothing when the call has a
+   working fallback: the function runs either way), CUDA kernels ``unsupported``;
 5. **propagation** to every transitive caller (:func:`analyse.callgraph.propagate`);
    an unsupported callee reached only through a guarded call makes the caller
    ``conditional``.
@@ -43,11 +44,12 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from analyse.callgraph import (MODULE_FN, PSEUDO_FNS, UNREACHABLE, FunctionLocator, ModuleSummary, build_graph, classify,
+from analyse.callgraph import (MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, UNREACHABLE, FunctionLocator, ModuleSummary, build_graph, classify,
                                other_device_only, propagate, summarise_module, transfer_only_condition)
 from analyse.findings import AnalysisError, Finding, assign_ids
 from analyse.library.cpp import CPP_SUFFIXES, BuildExt, scan_sources
 from analyse.passes.cuda_extension import EXTRA_KEY, prescan_build_file, project_scan
+from analyse.passes.third_party import OWN_PACKAGE_KEY
 from analyse.pipeline import Settings, dedupe
 from analyse.pipeline import run as pipeline_run
 from analyse.project import load_source
@@ -121,7 +123,30 @@ def _configure(inputs: Sequence[Path]):
                 extra.append(("../setup.py", data))
         if extra:
             project.store[EXTRA_KEY] = extra
+        outer = outer_package_names(inputs)
+        if outer:
+            project.store[OWN_PACKAGE_KEY] = tuple(sorted(outer))
     return configure
+
+
+def outer_package_names(inputs: Sequence[Path]) -> Dict[str, str]:
+    """The absolute import name of each analysed package that sits inside a parent package
+    (``transformer_engine/pytorch`` analysed alone: its modules are ``pytorch.*``, its own code imports them
+    as ``transformer_engine.pytorch.*``) -> the package's module name here. Folders above the input count
+    while they hold an ``__init__.py``."""
+    out: Dict[str, str] = {}
+    for inp in inputs:
+        p = Path(inp).resolve()
+        if not (p.is_dir() and (p / "__init__.py").is_file()):
+            continue
+        parts = [p.name]
+        up = p.parent
+        while (up / "__init__.py").is_file() and up.name and len(parts) < 8:
+            parts.insert(0, up.name)
+            up = up.parent
+        if len(parts) > 1 and all(x.isidentifier() for x in parts):
+            out[".".join(parts)] = p.name
+    return out
 
 
 def _module_aliases(inputs: Sequence[Path]) -> Dict[str, str]:
@@ -218,7 +243,7 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
         for _name, (ext, _ops) in s.ext_aliases.items():
             ext_names.add(ext)
     cg = build_graph(res.summaries, failed_modules=failed.keys(), ext_modules=ext_names,
-                     module_aliases=_module_aliases(inputs))
+                     module_aliases={**outer_package_names(inputs), **_module_aliases(inputs)})
     res.callgraph = cg
     t["callgraph_s"] += time.perf_counter() - t0
 
@@ -236,6 +261,7 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
     ext_sites = {(caller, line) for caller, line, _ext, _cond in cg.ext_calls}
     library_methods = {m for c in cg.linker.classes.values() for m in c.methods}
     class_lines = {(s.relpath, c.line): q for s in res.summaries for q, c in s.classes.items()}
+    import_failures: List[dict] = []
     for f in res.findings:
         st = classify(f)
         api = f.api
@@ -275,6 +301,9 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
             continue
         if host == "annotation" and st == "unsupported" and not cond:
             st = "needs-migration"   # an unconditional NVTX range is a change to make; behind an option it is the option's
+        if st == "unsupported" and not cond and f.category == "cuda-api" and fn.endswith("." + MODULE_FN):
+            # module-level code that raises on an NPU host: importing the module fails (#31)
+            import_failures.append({"module": fn[:-len(MODULE_FN) - 1], "path": f.path, "line": f.line, "api": api})
         if f.code == DEVICE_TYPE_CHECK and st == "unsupported":
             add_root(fn, "conditional", f"{api}{COND_SEP}the CUDA branch of `{f.snippet.strip()[:80]}` is skipped on "
                                         "an NPU (the device type is 'npu'); the other branch runs")
@@ -295,6 +324,12 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
             if reason not in res.supported_ops[caller]:
                 res.supported_ops[caller].append(reason)
             continue
+        if cond and cond.startswith(OFF_BY_DEFAULT):
+            if st != "unsupported":
+                continue   # behind a default-off option: only CUDA-only code there is the caller's concern
+            cond = cond[len(OFF_BY_DEFAULT):]
+        if st == "needs-migration" and cond:
+            continue   # a host-only (C++) op behind a guard with a working fallback: the function runs either way
         if st == "unsupported" and cond:
             add_root(caller, "conditional", f"{reason}{COND_SEP}{cond}")
         else:
@@ -333,7 +368,8 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
     }
     if len(cg.dynamic) > MAX_DYNAMIC:
         res.coverage["dynamic_dispatch_total"] = len(cg.dynamic)
-    res.library = _library_verdict(inputs, res, python_evidence, by_status, len(real_functions), public_affected)
+    res.library = _library_verdict(inputs, res, python_evidence, by_status, len(real_functions), public_affected,
+                                   import_failures)
     res.summary = {
         "functions_total": len(real_functions),
         "affected": len([d for d in functions if not d["qualname"].endswith(PSEUDO_FNS)]),
@@ -513,14 +549,17 @@ def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]]):
             continue
         heads, _conds = _split_conditions(stv.reasons)
         lst = roots.setdefault(u, {}).setdefault("conditional", [])
+        shown = cond[len(OFF_BY_DEFAULT):] if cond.startswith(OFF_BY_DEFAULT) else cond
         for h in heads[:4]:
-            r = f"{h}{COND_SEP}{cond}"
+            r = f"{h}{COND_SEP}{shown}"
             if r not in lst:
                 lst.append(r)
                 added = True
     # needs-migration / unknown still flow through guarded edges
-    for u, v, _cond in guarded:
+    for u, v, cond in guarded:
         stv = first.get(v)
+        if cond.startswith(OFF_BY_DEFAULT):
+            continue   # behind a default-off option: off the path unless CUDA-only (as the findings there)
         if stv is not None and stv.status in ("unknown", "needs-migration"):
             lst = roots.setdefault(u, {}).setdefault(stv.status, [])
             for r in stv.reasons[:4]:
@@ -597,7 +636,7 @@ def npu_backend_kinds(py_ev: Dict[str, List[str]]) -> List[str]:
 
 
 def _library_verdict(inputs, res: LibraryAnalysis, py_ev: Dict[str, List[str]], by_status: Dict[str, int],
-                     n_functions: int, public_affected: List[str]) -> dict:
+                     n_functions: int, public_affected: List[str], import_failures: Sequence[dict] = ()) -> dict:
     for k in ("accelerator", "torch_npu", "device_branch", "availability"):
         py_ev.setdefault(k, [])
     cpp = res.cpp
@@ -649,8 +688,19 @@ def _library_verdict(inputs, res: LibraryAnalysis, py_ev: Dict[str, List[str]], 
     else:
         verdict = (f"{support}; blocked in part: {uns} of {n_functions} functions reach CUDA-only code with no NPU path"
                    + (f" ({len(public_affected)} public entry points affected)" if public_affected else "") + ".")
+    failing = sorted({(d["module"], d["path"], d["line"], d["api"]) for d in import_failures},
+                     key=lambda x: (x[1], x[2]))
+    if failing:
+        modules = list(dict.fromkeys(m for m, _p, _l, _a in failing))
+        first = "; ".join(f"{p}:{ln} `{a}`" for _m, p, ln, a in failing[:3])
+        verdict += (f" {len(modules)} module(s) cannot even be imported on an NPU host as written: their top-level code "
+                    f"calls CUDA-only APIs at import time ({first}" + (f"; {len(failing) - 3} more" if len(failing) > 3
+                                                                      else "") + ").")
     name = inputs[0].resolve().name if inputs else ""
-    return {"name": name, "npu_support": {"level": level, "evidence": evidence}, "verdict": verdict}
+    out = {"name": name, "npu_support": {"level": level, "evidence": evidence}, "verdict": verdict}
+    if failing:
+        out["import_failures"] = [{"module": m, "path": p, "line": ln, "api": a} for m, p, ln, a in failing]
+    return out
 
 
 def public_entry_points(summaries: Sequence[ModuleSummary], linker) -> Set[str]:

@@ -8,6 +8,10 @@ once to a literal (resolved), a dtype name (``torch.float64``), or unknown. Resu
 * non-hit  -- not passed, or passed with a supported value (no finding),
 * unknown  -- passed with a value that cannot be read statically, or a limit on the input
               tensor itself (dtype / number of dimensions), which calls do not show.
+
+An ``attribute`` check limits the object the call returns (``torch.cuda.get_device_properties``: only
+``name``, ``total_memory`` ... are filled on an NPU): its hits are the attributes the code reads from the
+result, directly (``f(d).major``) or through the one name the result is assigned to in the same scope.
 """
 
 from __future__ import annotations
@@ -123,12 +127,35 @@ def _dtype_of(v) -> Optional[str]:
     return None
 
 
+def result_attributes(call: nodes.Call) -> List[Tuple[str, nodes.NodeNG]]:
+    """The attributes read from what *call* returns: ``call().x``, or ``v.x`` after ``v = call()`` (one target,
+    the same scope; a name bound more than once is not followed)."""
+    parent = call.parent
+    if isinstance(parent, nodes.Attribute) and parent.expr is call:
+        return [(parent.attrname, parent)]
+    if not (isinstance(parent, nodes.Assign) and parent.value is call and len(parent.targets) == 1
+            and isinstance(parent.targets[0], nodes.AssignName)):
+        return []
+    name = parent.targets[0].name
+    scope = call.scope()
+    if len(getattr(scope, "locals", {}).get(name, ())) != 1:
+        return []
+    return [(a.attrname, a) for a in scope.nodes_of_class(nodes.Attribute)
+            if isinstance(a.expr, nodes.Name) and a.expr.name == name and a.scope() is scope]
+
+
 def evaluate_checks(checks, call: Optional[nodes.Call], resolver, method: bool = False) -> Tuple[List[tuple], List]:
     """(hits, unknown) for one use. hits: [(check, shown value)]; unknown: [check]."""
     hits: List[tuple] = []
     unknown: List = []
     for c in checks:
         kind = c["kind"]
+        if kind == "attribute":
+            read = [a for a, _node in result_attributes(call)] if call is not None else []
+            bad = [a for a in dict.fromkeys(read) if a not in c["allowed"]]
+            if bad:
+                hits.append((c, ", ".join(bad)))
+            continue
         if kind == "ndim":
             if _ndim_material(c):
                 unknown.append(c)  # calls do not show the input's number of dimensions

@@ -11,7 +11,9 @@
   or a loader function that does it, then ``lib.cquantize(...)``): compiled code, usually the CUDA build.
 * NPU469: a custom op reached through a lookup helper (``get_operator("xformers", "swiglu")``, a function
   that returns ``getattr(getattr(torch.ops, library), name)``) that the project registers no NPU-capable
-  kernel for, or a kernel fetched from a kernel hub at run time (``kernels.get_kernel("org/name")``).
+  kernel for, or a kernel fetched from a kernel hub at run time (``kernels.get_kernel("org/name")``), judged by
+  its id (``data/kernel_hub.yaml``): an id with an Ascend build (``kernels-ext-npu/*``) is no finding, a
+  CUDA-only id names why and its NPU counterpart, any other id has no NPU build on record.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
+from analyse.knowledge.kernel_hub import hub_kernel
 from analyse.passes import ModuleContext, Pass, ProjectContext, nodes_of
 from analyse.passes import _oplib
 from analyse.passes._oplib import BUILTIN_OP_NS
@@ -66,6 +69,8 @@ class CompiledCodePass(Pass):
         "op = get_operator('mylib', 'scale')\n"
         "aten = get_operator('aten', 'add')\n",
         "import ctypes\nlib = ctypes.CDLL('libc.so.6')\nx = lib_other.cfoo(1)\n",
+        "from kernels import get_kernel\n\n"
+        "def norm(x):\n    rms = get_kernel('kernels-ext-npu/RMSNorm')\n    return rms.forward(x)\n",
     )
     INVALID = (
         "import ctypes as ct\n\n"
@@ -79,6 +84,9 @@ class CompiledCodePass(Pass):
         "op = get_operator('mylib', 'fused')  # expect: NPU469\n",
         "from kernels import get_kernel\n\n"
         "def forward(x):\n    k = get_kernel('kernels-community/activation')  # expect: NPU469\n    return k.gelu(x)\n",
+        "from kernels import get_kernel\n\n"
+        "def attention(q, k, v):\n    fa = get_kernel('kernels-community/flash-attn3')  # expect: NPU469\n"
+        "    return fa.flash_attn_func(q, k, v)\n",
     )
 
     prescan_shape = Optional[Tuple[
@@ -167,10 +175,20 @@ class CompiledCodePass(Pass):
             q = r.qualname(func) if (helpers or (hub and leaf in _HUB_LEAVES)) else None
             if q in HUB_LOADERS:
                 repo = _const(call.args[0]) if call.args else None
+                known = hub_kernel(repo) if isinstance(repo, str) else None
+                if known is not None and known.runs_on_npu:
+                    continue   # the hub publishes an Ascend build of this kernel (data/kernel_hub.yaml)
                 what = f"`{repo}`" if repo else "a kernel"
-                yield ctx.finding(R_LOOKUP, call, f"{q}({repo!r})" if repo else q,
-                                  f"`{func.as_string()}(...)` downloads {what} from a kernel hub at run time: a compiled "
-                                  "CUDA build with no NPU kernel.", replacement=R_LOOKUP.fix)
+                if known is not None:
+                    msg = (f"`{func.as_string()}(...)` downloads {what} from a kernel hub at run time: {known.reason} "
+                           f"(data/kernel_hub.yaml, {known.id}).")
+                    fix = known.replacement
+                else:
+                    msg = (f"`{func.as_string()}(...)` downloads {what} from a kernel hub at run time: a compiled build "
+                           "with no NPU kernel on record (the loader itself has an Ascend backend; check the hub "
+                           "repository for an npu / cann build variant).")
+                    fix = R_LOOKUP.fix
+                yield ctx.finding(R_LOOKUP, call, f"{q}({repo!r})" if repo else q, msg, replacement=fix)
                 continue
             if helpers:
                 spec = helpers.get(q) if q else None

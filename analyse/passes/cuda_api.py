@@ -25,6 +25,7 @@ from analyse.findings import Finding, Rule
 from analyse.knowledge.noise import env_is_written, load_noise
 from analyse.guards import _only_raises as only_raises
 from analyse.passes import ModuleContext, Pass, in_log_or_docstring, nodes_of, walk
+from analyse.passes._limits import evaluate_checks
 from analyse.syntax import merged, selection
 from analyse.resolve import is_cuda_device_string
 
@@ -236,6 +237,9 @@ class CudaApiPass(Pass):
         if fact is not None:
             return ctx.finding(rule, node, q, f"`{q}`: {fact.reason}", replacement=fact.replacement,
                                severity=fact.severity, evidence="knowledge")
+        limited = self._unfilled_attributes(ctx, node, q)
+        if limited is not None:
+            return limited
         if attr is None:
             return ctx.finding(rule, node, q, "The `torch.cuda` module is used; transfer_to_npu aliases it to `torch.npu`.",
                                replacement="torch.npu", severity="auto", evidence="knowledge")
@@ -250,6 +254,29 @@ class CudaApiPass(Pass):
         return ctx.finding(rule, node, q, msg,
                            replacement=npu or "remove it, or guard it with `if torch.cuda.is_available():` and add the NPU path",
                            severity="manual", evidence="knowledge")
+
+    def _unfilled_attributes(self, ctx: ModuleContext, node, q: str) -> Optional[Finding]:
+        """A call whose result the code reads an attribute of that the support list says is empty on an NPU
+        (an ``attribute`` check: ``torch.cuda.get_device_properties(d).major``, the CUDA compute capability):
+        the name is mapped, the value it answers is not (manual)."""
+        call = node.parent
+        if not (isinstance(call, nodes.Call) and call.func is node):
+            return None
+        info = ctx.kb.api(q)
+        checks = [c for c in getattr(info, "checks", None) or () if c["kind"] == "attribute"]
+        if not checks:
+            return None
+        hits, _unknown = evaluate_checks(checks, call, ctx.resolver)
+        if not hits:
+            return None
+        check, shown = hits[0]
+        npu = getattr(info, "npu_name", None) or ctx.kb.npu_equivalent(q) or q
+        msg = (f"`{q}(...)` is mapped to `{npu}` by transfer_to_npu, but the code reads `{shown}` from its result: "
+               f"{check['text'].rstrip('.')} on an NPU (Ascend support list for torch {ctx.kb.torch_version}), so the "
+               "value is empty and code that compares or computes with it fails or takes the wrong branch.")
+        fix = (f"read only {', '.join(check['allowed'])} on an NPU; branch on the device type "
+               "(torch.npu.is_available()) instead of CUDA hardware attributes such as the compute capability")
+        return ctx.finding(self.rule("NPU006"), node, q, msg, replacement=fix, severity="manual", evidence="knowledge")
 
     def _backends_finding(self, ctx: ModuleContext, node, q: str) -> Finding:
         fact = ctx.kb.cuda_only(q)

@@ -45,6 +45,8 @@ from analyse.passes._project_scan import project_scan   # the extensions the pro
 from analyse.syntax import lookup, merged, selection
 
 STORE_KEY = "third-party"
+# the absolute import names of the analysed package inside its parent package (library mode sets them)
+OWN_PACKAGE_KEY = "own-package-names"
 
 R_IMPORT = Rule(
     code="NPU401", name="gpu-only-library-import", category="third-party", severity="blocker",
@@ -427,7 +429,12 @@ class ThirdPartyPass(Pass):
         return tops
 
     def _own(self, ctx: ModuleContext, qual: str) -> bool:
-        """The name belongs to the analysed project itself (a local module shadowing / being the library)."""
+        """The name belongs to the analysed project itself (a local module shadowing / being the library, or the
+        analysed package under its absolute name inside its parent package: ``transformer_engine.pytorch.*``
+        when ``transformer_engine/pytorch`` is the library)."""
+        for outer in ctx.project.store.get(OWN_PACKAGE_KEY) or ():
+            if qual == outer or qual.startswith(outer + "."):
+                return True
         top = qual.split(".")[0]
         mod = ctx.source.modname or ""
         if mod == top or mod.startswith(top + "."):

@@ -232,7 +232,9 @@ class UnsupportedApiPass(Pass):
         hits, unknown = evaluate_checks(info.checks, call, ctx.resolver, method=use.kind == "method")
         for check, shown in hits:
             param = check.get("param") or "dtype"
-            msg = (f"`{use.api}` on NPU: {check['text'].rstrip('.')} -- this call passes `{param}={shown}`"
+            passes = f"the code reads `{shown}` from its result" if check["kind"] == "attribute" else \
+                f"this call passes `{param}={shown}`"
+            msg = (f"`{use.api}` on NPU: {check['text'].rstrip('.')} -- {passes}"
                    f" (Ascend support list for torch {ctx.kb.torch_version}).")
             yield ctx.finding(self.rule("NPU203"), use.node, use.api, msg, replacement=_hit_fix(check),
                               confidence=use.confidence, evidence="knowledge")
@@ -320,6 +322,8 @@ def _hit_fix(check) -> str:
             return f"use `{p}={vals}`"
         vals = " or ".join(v["name"] if isinstance(v, dict) else repr(v) for v in check["forbidden"])
         return f"do not pass `{p}={vals}`"
+    if kind == "attribute":
+        return f"read only {', '.join(check['allowed'])} from the result on an NPU"
     if kind == "dtype":
         allowed = check.get("allowed")
         return f"use a supported dtype ({', '.join(allowed)})" if allowed else \

@@ -396,7 +396,44 @@ SCHEMA = {'$schema': 'https://json-schema.org/draft/2020-12/schema',
                                                                          'verdict': {'type': 'string',
                                                                                      'description': 'one sentence a '
                                                                                                     'user can act '
-                                                                                                    'on'}}},
+                                                                                                    'on'},
+                                                                         'import_failures': {'type': 'array',
+                                                                                             'description': 'Modules '
+                                                                                                            'whose '
+                                                                                                            'top-level '
+                                                                                                            'code '
+                                                                                                            'calls a '
+                                                                                                            'CUDA-only '
+                                                                                                            'API at '
+                                                                                                            'import '
+                                                                                                            'time, '
+                                                                                                            'unguarded '
+                                                                                                            '(a '
+                                                                                                            '`torch.cuda.get_device_capability() '
+                                                                                                            '>= (8, '
+                                                                                                            '0)` '
+                                                                                                            'test): '
+                                                                                                            'importing '
+                                                                                                            'them '
+                                                                                                            'fails '
+                                                                                                            'on an '
+                                                                                                            'NPU '
+                                                                                                            'host as '
+                                                                                                            'written. '
+                                                                                                            'Absent '
+                                                                                                            'when '
+                                                                                                            'there '
+                                                                                                            'are '
+                                                                                                            'none.',
+                                                                                             'items': {'type': 'object',
+                                                                                                       'required': ['module',
+                                                                                                                    'path',
+                                                                                                                    'line',
+                                                                                                                    'api'],
+                                                                                                       'properties': {'module': {'type': 'string'},
+                                                                                                                      'path': {'type': 'string'},
+                                                                                                                      'line': {'type': 'integer'},
+                                                                                                                      'api': {'type': 'string'}}}}}},
                                               'coverage': {'type': 'object',
                                                            'description': 'What the call graph could not follow: '
                                                                           'calls whose callee could not be resolved '

@@ -20,18 +20,20 @@ EFFORT_TEXT = {
 EFFORT_ORDER = ("none", "low", "medium", "high", "blocked")
 
 
-def grade(blockers: int, manual_apis: int, manual: int, auto: int, lib_apis: int = 0, lib_places: int = 0) -> str:
+def grade(blockers: int, manual_apis: int, manual: int, auto: int, lib_apis: int = 0, lib_places: int = 0,
+          rework: int = 0) -> str:
     """Effort grade from the counts; *manual_apis* counts distinct APIs needing a manual change, *lib_apis* /
     *lib_places* the distinct APIs and places of GPU-only libraries (with a documented replacement) the code uses.
 
     The grades have one meaning each (the report's legend): ``blocked`` -- a kernel must be written (a CUDA
     extension with no fallback, an op with no NPU kernel); ``high`` / ``medium`` -- a documented replacement or edit
     exists, and a GPU-only library on the path (flash-attn, xformers, bitsandbytes, apex...) is at least medium
-    (its calls are swapped for the NPU replacement), high when it is woven through the code; ``low`` -- what
-    transfer_to_npu rewrites and a few small edits; ``none`` -- nothing GPU-specific."""
+    (its calls are swapped for the NPU replacement), high when it is woven through the code or when *rework* of its
+    uses have no drop-in replacement (the knowledge entry's ``rework: high``: the code around them is restructured);
+    ``low`` -- what transfer_to_npu rewrites and a few small edits; ``none`` -- nothing GPU-specific."""
     if blockers:
         return "blocked"
-    if manual_apis > 15 or manual > 60 or lib_apis >= LIB_HIGH_APIS or lib_places >= LIB_HIGH_PLACES:
+    if manual_apis > 15 or manual > 60 or lib_apis >= LIB_HIGH_APIS or lib_places >= LIB_HIGH_PLACES or rework:
         return "high"
     if manual_apis > 4 or manual > 15 or lib_places:
         return "medium"
@@ -48,6 +50,11 @@ LIB_HIGH_PLACES = 20
 def _lib_uses(sub) -> List:
     """The counted uses of GPU-only libraries with a documented replacement (:func:`gpu_library_use`)."""
     return [f for f in sub if gpu_library_use(f)]
+
+
+def _reworks(sub) -> List:
+    """The counted manual findings whose library has no drop-in NPU replacement (``Finding.rework``)."""
+    return [f for f in sub if f.rework == "high" and f.severity == "manual"]
 
 
 def _top(counter: Counter, n: int = 3) -> str:
@@ -71,7 +78,8 @@ def verdict(findings: Sequence[Finding], files_analysed: int) -> dict:
     manual_apis = Counter(f.api for f in findings if f.severity == "manual")
     blocker_apis = Counter(f.api for f in findings if f.severity == "blocker")
     libs = _lib_uses(findings)
-    effort = grade(blockers, len(manual_apis), manual, auto, len({f.api for f in libs}), len(libs))
+    effort = grade(blockers, len(manual_apis), manual, auto, len({f.api for f in libs}), len(libs),
+                   len(_reworks(findings)))
     parts: List[str] = []
     files = len({p for f in findings for p in (f.path, *f.other_paths)})
     if not findings:
@@ -176,8 +184,8 @@ EFFORT_LEGEND = {
            "device test, a fixable call)",
     "medium": "manual work with a documented way: a GPU-only library replaced by its documented NPU counterpart "
               "on the default path, fixable Triton kernels, or many manual edits",
-    "high": "manual work across the code base (many distinct APIs or places, or a GPU-only library woven through "
-            "the code)",
+    "high": "manual work across the code base (many distinct APIs or places, a GPU-only library woven through "
+            "the code, or one with no drop-in NPU replacement whose uses must be restructured)",
     "blocked": "a kernel must be written: a CUDA extension the project builds with no fallback, or an op with no "
                "NPU kernel and no decomposition",
 }
@@ -203,7 +211,7 @@ def grade_findings(fs: Sequence[Finding]) -> Tuple[str, int, int, int]:
         manual_apis = {f.api for f in sub if f.severity == "manual"}
         libs = _lib_uses(sub)
         return grade(sev.get("blocker", 0), len(manual_apis), sev.get("manual", 0), sev.get("auto", 0),
-                     len({f.api for f in libs}), len(libs))
+                     len({f.api for f in libs}), len(libs), len(_reworks(sub)))
 
     sure = g([f for f in fs if f.confidence != "low"])
     every = g(fs)
@@ -226,7 +234,8 @@ def drivers_of(fs: Sequence[Finding], limit: int = MAX_DRIVERS) -> List[dict]:
         reach = min(REACH_RANK.get((f.reach or {}).get("status", "unknown"), 1) for f in worst)
         paths = sorted({f.path for f in members})
         # count the places at the severity shown, so "(manual, 2 place(s))" agrees with the sentences below
-        rows.append(((SEVERITY_RANK[sev], reach, -len(worst), api),
+        rework = not any(f.rework == "high" for f in worst)   # a use to restructure leads among its severity
+        rows.append(((SEVERITY_RANK[sev], rework, reach, -len(worst), api),
                      {"api": api, "severity": sev, "count": len(worst), "paths": paths[:5]}))
     rows.sort(key=lambda r: r[0])
     return [r[1] for r in rows[:limit]]
@@ -420,6 +429,13 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
         parts.append(f"Analysis incomplete: {len(bad)} file(s) could not be analysed "
                      f"({', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''}); the verdict may miss problems there.")
     setter_fs = [findings[i] for i in setter_idx]
+    rw = _reworks(setter_fs)
+    if effort == "high" and rw and grade(0, len({f.api for f in setter_fs if f.severity == "manual"}),
+                                         sum(f.severity == "manual" for f in setter_fs), 0,
+                                         len({f.api for f in _lib_uses(setter_fs)}), len(_lib_uses(setter_fs))) != "high":
+        where = ", ".join(dict.fromkeys(f"{f.api} ({f.path}:{f.line})" for f in rw[:2]))
+        parts.insert(1 if head else 0, f"High because a GPU-only library with no drop-in NPU replacement is used on the "
+                                       f"default path ({where}): the code around it has to be restructured.")
     if effort == "medium" and any(gpu_library_use(f) for f in setter_fs) and \
             grade(0, len({f.api for f in setter_fs if f.severity == "manual"}),
                   sum(f.severity == "manual" for f in setter_fs), 0) == "low":

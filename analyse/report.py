@@ -181,7 +181,7 @@ def _rank(effort: str) -> int:
 EFFORT_LEGEND = {
     "none": "nothing needs changing for an Ascend NPU",
     "low": "only changes transfer_to_npu makes at run time, or a handful of small manual edits (a guard edit, a "
-           "device test, a fixable call)",
+           "device test, a fixable call, a GPU-only dependency that only the manifests name)",
     "medium": "manual work with a documented way: a GPU-only library replaced by its documented NPU counterpart "
               "on the default path, fixable Triton kernels, or many manual edits",
     "high": "manual work across the code base (many distinct APIs or places, a GPU-only library woven through "
@@ -201,6 +201,17 @@ def gpu_library_use(f: Finding) -> bool:
     """A use of a GPU-only third-party library that has a documented NPU replacement (a manual finding of a
     GPU-only library rule): on the default path it is a replacement to make, at least medium (practice rule)."""
     return f.code in GPU_LIBRARY_CODES and f.severity == "manual"
+
+
+# GPU-only dependencies outside the code: a GPU-only package in a manifest, a CUDA base image (analyse.passes.manifests)
+MANIFEST_DEPENDENCY_CODES = frozenset({"NPU901", "NPU903"})
+
+
+def manifest_dependency(f: Finding) -> bool:
+    """A GPU-only dependency the project's own manifests name (not those of its tests, examples, docs or tools):
+    alone it grades the project low (the environment is rebuilt without it), never more."""
+    return f.code in MANIFEST_DEPENDENCY_CODES and f.severity in ("blocker", "manual") \
+        and f.role in (None, "product", "build")
 
 
 def grade_findings(fs: Sequence[Finding]) -> Tuple[str, int, int, int]:
@@ -358,8 +369,12 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
         counted_idx = [i for i in base if not excused(findings[i])]
         if not products:
             counted_roles = set(ROLES)
+    # GPU-only dependencies named only in the manifests (requirements, a CUDA base image): they never set a
+    # program's grade, and lift the project line from none to low when nothing else does (EFFORT_LEGEND["low"])
+    deps = [i for i, f in enumerate(findings) if manifest_dependency(f) and i not in set(baselined)]
+    if not eps:
+        counted_idx = [i for i in counted_idx if not manifest_dependency(findings[i])]
     counted = [findings[i] for i in counted_idx]
-    v = verdict(counted, files_analysed)
     rows_by_id = {ep.id: row for ep, row in zip(eps, ep_rows)}
     if eps:
         def weight(ep):
@@ -374,9 +389,18 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
     # completeness: errors in files of a counted role (or a failed pass)
     bad = sorted({e.path for e in errors if role_of(e.path, roles) in counted_roles or e.path.startswith("<")})
     complete = not bad
+    manifest_driven = bool(deps) and effort == "none" and files_analysed > 0
+    if manifest_driven:
+        effort = "low"
+        counted_idx = sorted(set(counted_idx) | set(deps))
+        counted = [findings[i] for i in counted_idx]
+    v = verdict(counted, files_analysed)
     if files_analysed == 0 or (lines_analysed == 0 and errors):
         effort = "unknown"   # nothing analysable remains
-    if eps:
+        manifest_driven = False
+    if manifest_driven:
+        setter_idx, ordered_eps = deps, ()
+    elif eps:
         # the drivers are the problems of the entry points that set the grade (those at the worst effort)
         setters = [ep for ep in counted_eps if rows_by_id[ep.id]["verdict"]["effort"] == effort] or counted_eps
         setter_idx = sorted({i for ep in setters for i in ep_counted[ep.id]})
@@ -393,7 +417,9 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
                      (f" ({len(bad)} failed: {', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''})." if bad else "."))
     if eps:
         n_worst = sum(1 for ep in counted_eps if rows_by_id[ep.id]["verdict"]["effort"] == effort)
-        if worst is None or effort in ("none", "unknown"):
+        if manifest_driven:
+            wr = "; none of them needs a change, the manifests set the grade"
+        elif worst is None or effort in ("none", "unknown"):
             wr = ""
         elif n_worst > 1:
             wr = f"; {n_worst} of them are {effort} (the most work: {worst.id})"
@@ -429,6 +455,11 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
         parts.append(f"Analysis incomplete: {len(bad)} file(s) could not be analysed "
                      f"({', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''}); the verdict may miss problems there.")
     setter_fs = [findings[i] for i in setter_idx]
+    if manifest_driven:
+        named = ", ".join(dict.fromkeys(f"{f.api.split(':', 1)[-1]} ({f.path}:{f.line})" for f in setter_fs[:3]))
+        parts.insert(1 if head else 0, f"Low only because the manifests name GPU-only dependencies ({named}) that no "
+                                       "program uses on its default path: rebuild the environment without them (or with their NPU "
+                                       "counterparts); the code needs no change for them.")
     rw = _reworks(setter_fs)
     if effort == "high" and rw and grade(0, len({f.api for f in setter_fs if f.severity == "manual"}),
                                          sum(f.severity == "manual" for f in setter_fs), 0,

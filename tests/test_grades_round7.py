@@ -176,3 +176,76 @@ def test_rework_is_knowledge_validated_when_loaded():
     not_manual = {**base, "libraries": [dict(base["libraries"][0], severity="blocker")]}
     with pytest.raises(ThirdPartyDataError, match="rework is for a manual entry"):
         parse_libs(not_manual)
+
+
+# ---------------------------------------------------------------- GPU-only dependencies named only in the manifests
+
+PURE_TORCH = {
+    "train.py": """
+        import torch
+
+
+        def main():
+            model = torch.nn.Linear(4, 4)
+            loss = model(torch.randn(2, 4)).sum()
+            loss.backward()
+
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_a_project_whose_only_gpu_dependencies_are_in_its_manifests_grades_low(tmp_path, kb):
+    # INVALID (old: none; #30 "Done when"): the requirements name flash-attn and bitsandbytes, the Dockerfile a CUDA
+    # image; no program imports them: low (never more), driven by the manifests, and the program's own row stays none
+    files = dict(PURE_TORCH, **{
+        "requirements.txt": "torch==2.8.0\nflash-attn==2.5.8\nbitsandbytes>=0.41\n",
+        "Dockerfile": "FROM nvcr.io/nvidia/pytorch:24.02-py3\nCOPY . /app\n",
+    })
+    write_files(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    v = rep["summary"]["verdict"]
+    assert v["effort"] == "low"
+    assert _ep(rep, "train.py")["effort"] == "none"
+    (fa,) = _by(rep, "package:flash-attn")
+    assert fa["path"] == "requirements.txt" and fa["line"] == 2 and fa["counted"]
+    assert {d["api"] for d in v["drivers"]} >= {"package:flash-attn", "package:bitsandbytes"}
+    assert "Low only because the manifests name GPU-only dependencies" in v["explanation"]
+    assert "flash-attn (requirements.txt:2)" in v["explanation"]
+    assert "the manifests set the grade" in v["explanation"]
+
+
+def test_manifests_alone_never_grade_above_low(tmp_path, kb):
+    # VALID: a package with no NPU path at all (pycuda: blocker in the knowledge) in the requirements still grades low
+    # when no code uses it, with or without an entry point
+    files = {"requirements.txt": "pycuda==2024.1\ntensorrt\n", "lib.py": "import torch\n\nX = torch.zeros(2)\n"}
+    write_files(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    (pc,) = _by(rep, "package:pycuda")
+    assert pc["severity"] == "blocker"
+    assert _verdict(rep) == "low"
+    write_files(tmp_path, PURE_TORCH)
+    rep = run_script([tmp_path], kb)
+    assert _verdict(rep) == "low"
+
+
+def test_a_program_driven_grade_is_kept_and_test_manifests_do_not_count(tmp_path, kb):
+    # VALID: a program that needs work keeps its own grade and drivers (the manifests add nothing), and a GPU-only
+    # package that only the tests' requirements name does not lift a project with nothing to change
+    files = dict(PURE_TORCH, **{"tests/requirements.txt": "flash-attn==2.5.8\n"})
+    write_files(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    assert _verdict(rep) == "none"
+    files = {"train.py": PURE_TORCH["train.py"].replace("model = torch.nn.Linear(4, 4)",
+                                                        "model = torch.nn.Linear(4, 4).cuda()"),
+             "requirements.txt": "flash-attn==2.5.8\n"}
+    write_files(tmp_path / "b", files)
+    rep = run_script([tmp_path / "b"], kb)
+    v = rep["summary"]["verdict"]
+    assert v["effort"] == "low"
+    assert [d["api"] for d in v["drivers"]][:1] == ["torch.nn.Module.cuda"], v["drivers"]
+    assert "Low only because the manifests" not in v["explanation"]
+    (fa,) = _by(rep, "package:flash-attn")
+    assert not fa["counted"]

@@ -249,3 +249,107 @@ def test_a_program_driven_grade_is_kept_and_test_manifests_do_not_count(tmp_path
     assert "Low only because the manifests" not in v["explanation"]
     (fa,) = _by(rep, "package:flash-attn")
     assert not fa["counted"]
+
+
+# ---------------------------------------------------------------- defaults by data flow (#30 point 4): config objects
+
+def _config_project(use_te="False", num_experts="1", fp8_format='"hybrid"'):
+    return {
+        "config.py": f"""
+            from dataclasses import dataclass
+
+
+            @dataclass
+            class ModelArgs:
+                use_te: bool = {use_te}
+                num_experts: int = {num_experts}
+                expert_interval: int = 1
+                fp8_format: str = {fp8_format}
+        """,
+        "model.py": """
+            import torch
+
+
+            class MLP(torch.nn.Module):
+                def forward(self, x):
+                    return x * 2
+
+
+            class MoE(torch.nn.Module):
+                def forward(self, x):
+                    from megablocks import ops
+                    return ops.sort(x)
+
+
+            class Recipe:
+                def __init__(self, args):
+                    if args.fp8_format == "hybrid":
+                        from transformer_engine.common import recipe
+                        self.fmt = recipe.Format.HYBRID
+
+
+            class Layer(torch.nn.Module):
+                def __init__(self, args, layer_number):
+                    super().__init__()
+                    self.args = args
+                    self.num_experts = args.num_experts if layer_number % args.expert_interval == 0 else 1
+                    if self.num_experts > 1:
+                        self.mlp = MoE()
+                    else:
+                        self.mlp = MLP()
+
+                def forward(self, x):
+                    if self.args.use_te:
+                        import transformer_engine.pytorch as te
+                        x = te.Linear(4, 4)(x)
+                        recipe = Recipe(self.args)
+                    return self.mlp(x)
+        """,
+        "train.py": """
+            import torch
+            from config import ModelArgs
+            from model import Layer
+
+
+            def main():
+                args = ModelArgs()
+                layer = Layer(args, 0).cuda()
+                layer(torch.randn(2, 4).cuda()).sum().backward()
+
+
+            if __name__ == "__main__":
+                main()
+        """,
+    }
+
+
+def _counted(rep, prefix):
+    return [(f["path"], f["line"]) for f in rep["findings"] if f["api"].startswith(prefix) and f["counted"]]
+
+
+def test_config_fields_read_through_instance_attributes_keep_their_defaults(tmp_path, kb):
+    # INVALID (old: medium, megablocks and transformer_engine counted): `self.args.use_te` (the constructor keeps its
+    # parameter: self.args = args) is the dataclass default False; `self.num_experts` is 1 whichever way the
+    # undecidable test goes (num_experts = 1 by default, else 1); `self.mlp(x)` runs MoE.forward only on an MoE the
+    # program builds, and it builds one only under `self.num_experts > 1`; the recipe class, built only under the off
+    # `use_te`, keeps that guard over its own `fp8_format == "hybrid"` test (true by default)
+    write_files(tmp_path, _config_project())
+    rep = run_script([tmp_path], kb)
+    assert _counted(rep, "megablocks") == []
+    assert _counted(rep, "transformer_engine") == []
+    (sort,) = _by(rep, "megablocks.ops.sort")
+    assert sort["guard"]["on_path"]["transfer_to_npu"] == "off" and "num_experts" in sort["guard"]["condition"]
+    (hybrid,) = _by(rep, "transformer_engine.common.recipe.Format.HYBRID")
+    assert hybrid["guard"]["on_path"]["transfer_to_npu"] == "off" and "use_te" in hybrid["guard"]["condition"]
+    assert _verdict(rep) == "low"
+
+
+@pytest.mark.parametrize("field, prefix", [("use_te", "transformer_engine"), ("num_experts", "megablocks")])
+def test_config_fields_switched_on_by_their_defaults_count(tmp_path, kb, field, prefix):
+    # VALID: the same code with the field on by default (use_te = True, num_experts = 8) reaches the library
+    kw = {"use_te": "True"} if field == "use_te" else {"num_experts": "8"}
+    write_files(tmp_path, _config_project(**kw))
+    rep = run_script([tmp_path], kb)
+    assert _counted(rep, prefix), [(f["api"], f.get("guard"), f.get("off_path")) for f in rep["findings"]
+                                   if f["api"].startswith(prefix)]
+    assert _verdict(rep) in ("medium", "high")

@@ -888,13 +888,13 @@ class Reach:
                 elif kind in (K_SELF, "super"):
                     leaf = b.partition("|")[0]
                 found = lk.lookup_method(a, leaf) if kind == K_SELF else None
-                # `self.mlp(x)` on an attribute of known class: the call runs the class's forward / __call__ on an
-                # instance built elsewhere (where the attribute is set, perhaps under a guard); calling it builds
+                # `self.mlp(x)` on an attribute of a class the project builds only under guards (`if n > 1:
+                # self.mlp = MoE()`): the call runs the class's forward / __call__ on that instance; calling it builds
                 # nothing, so the call waits until the class is live and then runs under the guard it was built under
                 held = None
                 if kind == K_SELF and "|" in b and not found:
                     hk, hq = lk.canonical(b.partition("|")[2])
-                    held = hq if hk == "class" and self._built_in_project(hq) else None
+                    held = hq if hk == "class" and self._built_only_under_guards(hq) else None
                 for c in callees:
                     if c and c in g and not (c == caller and kind == K_REF):
                         fresh = c not in self.edges.get(caller, {})
@@ -1058,28 +1058,31 @@ class Reach:
                     (q, f"{relpath}:{line} calls an entry of {container.rpartition('#')[2]} chosen at run time "
                         f"(the key cannot be told statically); {q} is one of them"))
 
-    def _built_in_project(self, cls: str) -> bool:
-        """Some project code names class *cls* in a call (``cls(...)``: an instance is built where the code can be
-        seen). The names called are canonicalised once per run, on the first question."""
+    def _built_only_under_guards(self, cls: str) -> bool:
+        """Project code builds class *cls* (names it in a call) and every such call sits under a guard
+        (``if self.num_experts > 1: self.mlp = MoE(...)``). The calls are read once per run, on the first question."""
         built = self.__dict__.get("_built")
         if built is None:
             lk = self.linker
-            built = set()
-            names = set()
+            built = {}
+            memo: Dict[str, Optional[str]] = {}
             for su in self.sg.summaries:
                 aliases = self.aliases.get(su.modname) or {}
-                for _caller, _line, kind, a, _b in su.calls:
-                    if kind == K_NAME:
-                        names.add(_unalias(a, aliases) if aliases else a)
-            for a in names:
-                try:
-                    k, q = lk.canonical(a)
-                except RecursionError:
-                    continue
-                if k == "class":
-                    built.add(q)
+                for _caller, line, kind, a, _b in su.calls:
+                    if kind != K_NAME:
+                        continue
+                    a = _unalias(a, aliases) if aliases else a
+                    if a not in memo:
+                        try:
+                            k, q = lk.canonical(a)
+                        except RecursionError:
+                            k, q = None, None
+                        memo[a] = q if k == "class" else None
+                    q = memo[a]
+                    if q is not None and built.get(q, True):
+                        built[q] = self._call_guard(su.relpath, line, a.rpartition(".")[2]) is not None
             self._built = built
-        return cls in built
+        return built.get(cls, False)
 
     def _constructed(self, called: str, found: str) -> Optional[str]:
         """``Sub.from_pretrained(...)`` where the classmethod (here or inherited) builds ``cls(...)``: the class

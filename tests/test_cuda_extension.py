@@ -76,6 +76,18 @@ def test_a_function_of_a_package_init_named_like_a_kernel_is_not_an_extension(tm
     assert got == [("pkg/model/softmax.py", 1, "NPU504"), ("pkg/model/softmax.py", 2, "NPU504")], got
 
 
+def test_torch_cuda_arch_list_set_where_nothing_is_built_is_advice(tmp_path, kb):
+    # INVALID (old: NPU503 blocker): a module's top level sets the variable (gpt-neox megatron/fused_kernels shape); the
+    # build it configures, in load(), is reported where it is made. VALID: set inside that build function, it stays
+    # the blocker it was
+    src = ("import os\nfrom torch.utils import cpp_extension\n\nos.environ['TORCH_CUDA_ARCH_LIST'] = ''\n\n\n"
+           "def load():\n    os.environ['TORCH_CUDA_ARCH_LIST'] = '8.0'\n"
+           "    return cpp_extension.load(name='k_cuda', sources=['k.cu'])\n")
+    res = _run(tmp_path, kb, src, name="pkg/kernels.py", extra_files={"pkg/__init__.py": ""})
+    got = sorted((f.line, f.severity) for f in res.findings if f.api == "TORCH_CUDA_ARCH_LIST")
+    assert got == [(4, "advice"), (8, "blocker")], got
+
+
 def test_binary_cu_file_is_an_error(tmp_path, kb):
     (tmp_path / "bad.cu").write_bytes(b"\x00\x01\x02__global__")
     (tmp_path / "latin.cuh").write_bytes("// caf\xe9\n".encode("latin-1"))

@@ -92,6 +92,9 @@ class Finding:
     # merge_same_place: the other columns of this line where the same rule says the same of the same API
     # (``a = x.cuda(); b = y.cuda()``): one finding, every place kept (the report's ``columns``; migrate edits each)
     columns: Tuple[int, ...] = field(default=(), compare=False, repr=False)
+    # a GPU-only library's use with no drop-in NPU replacement (the knowledge entry's ``rework``: "high"): the
+    # code around it is restructured, so a counted one grades at least high (analyse.report.grade)
+    rework: Optional[str] = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:
@@ -140,6 +143,8 @@ class Finding:
             d["also"] = [dict(a) for a in self.also]
         if self.columns:
             d["columns"] = sorted({self.column, *self.columns})
+        if self.rework is not None:
+            d["rework"] = self.rework
         return d
 
 

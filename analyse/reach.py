@@ -888,6 +888,13 @@ class Reach:
                 elif kind in (K_SELF, "super"):
                     leaf = b.partition("|")[0]
                 found = lk.lookup_method(a, leaf) if kind == K_SELF else None
+                # `self.mlp(x)` on an attribute of a class the project builds only under guards (`if n > 1:
+                # self.mlp = MoE()`): the call runs the class's forward / __call__ on that instance; calling it builds
+                # nothing, so the call waits until the class is live and then runs under the guard it was built under
+                held = None
+                if kind == K_SELF and "|" in b and not found:
+                    hk, hq = lk.canonical(b.partition("|")[2])
+                    held = hq if hk == "class" and self._built_only_under_guards(hq) else None
                 for c in callees:
                     if c and c in g and not (c == caller and kind == K_REF):
                         fresh = c not in self.edges.get(caller, {})
@@ -898,6 +905,9 @@ class Reach:
                         if kind == K_SELF and c != found and owner != a and owner in lk.classes and a in lk.mro(owner)[1:]:
                             if fresh:
                                 self.needs.setdefault(caller, {})[c] = owner
+                        elif held is not None and c != caller:
+                            if fresh:
+                                self.needs.setdefault(caller, {})[c] = held
                         elif caller in self.needs:
                             self.needs[caller].pop(c, None)
                 if kind == K_SELF and "|" in b:
@@ -915,7 +925,7 @@ class Reach:
                         cls = q
                     elif k == "def" and kind == K_NAME:
                         cls = self._constructed(a, q)
-                elif kind == K_SELF and "|" in b:
+                elif kind == K_SELF and "|" in b and held is None:
                     k, q = lk.canonical(b.partition("|")[2])
                     if k == "class":
                         cls = q
@@ -1047,6 +1057,32 @@ class Reach:
                 self.maybe.setdefault(caller, []).append(
                     (q, f"{relpath}:{line} calls an entry of {container.rpartition('#')[2]} chosen at run time "
                         f"(the key cannot be told statically); {q} is one of them"))
+
+    def _built_only_under_guards(self, cls: str) -> bool:
+        """Project code builds class *cls* (names it in a call) and every such call sits under a guard
+        (``if self.num_experts > 1: self.mlp = MoE(...)``). The calls are read once per run, on the first question."""
+        built = self.__dict__.get("_built")
+        if built is None:
+            lk = self.linker
+            built = {}
+            memo: Dict[str, Optional[str]] = {}
+            for su in self.sg.summaries:
+                aliases = self.aliases.get(su.modname) or {}
+                for _caller, line, kind, a, _b in su.calls:
+                    if kind != K_NAME:
+                        continue
+                    a = _unalias(a, aliases) if aliases else a
+                    if a not in memo:
+                        try:
+                            k, q = lk.canonical(a)
+                        except RecursionError:
+                            k, q = None, None
+                        memo[a] = q if k == "class" else None
+                    q = memo[a]
+                    if q is not None and built.get(q, True):
+                        built[q] = self._call_guard(su.relpath, line, a.rpartition(".")[2]) is not None
+            self._built = built
+        return built.get(cls, False)
 
     def _constructed(self, called: str, found: str) -> Optional[str]:
         """``Sub.from_pretrained(...)`` where the classmethod (here or inherited) builds ``cls(...)``: the class
@@ -1406,11 +1442,16 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
                         guard = dict(guard, on_path={k: "on" for k in guard["on_path"]},
                                      condition=f"{guard.get('condition')} ({on})")
                         break
-            if guard is None or _no_way_around(guard):
+            local_off = guard is not None and (guard.get("on_path") or {}).get("transfer_to_npu") == "off"
+            if guard is None or _no_way_around(guard) or not local_off:
                 # a local guard with no alternative (`try: ... except: raise`) does not hide the guard of every
-                # call that reaches the function (`if x.device.type == "cuda" and _init():`)
+                # call that reaches the function (`if x.device.type == "cuda" and _init():`); nor does one that
+                # holds with the defaults (`if fmt == "hybrid":`) hide the calls' guard that keeps the whole
+                # function off the path (`if self.cfg.fp8: recipe = Recipe(cfg)`)
                 inh = [reach.per_ep[ep.id].inherited.get(fn) for _d, ep in eps]
-                if inh and all(g is not None for g in inh) and (guard is None or not _no_way_around(inh[0])):
+                if inh and all(g is not None for g in inh) and (guard is None or not _no_way_around(inh[0])) \
+                        and (guard is None or _no_way_around(guard)
+                             or all((g.get("on_path") or {}).get("transfer_to_npu") == "off" for g in inh)):
                     guard = dict(inh[0])
         elif best[UNKNOWN]:
             eps = sorted((ep for _d, ep in best[UNKNOWN]), key=lambda ep: (ep.role != "product", ep.id))

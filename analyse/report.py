@@ -20,18 +20,20 @@ EFFORT_TEXT = {
 EFFORT_ORDER = ("none", "low", "medium", "high", "blocked")
 
 
-def grade(blockers: int, manual_apis: int, manual: int, auto: int, lib_apis: int = 0, lib_places: int = 0) -> str:
+def grade(blockers: int, manual_apis: int, manual: int, auto: int, lib_apis: int = 0, lib_places: int = 0,
+          rework: int = 0) -> str:
     """Effort grade from the counts; *manual_apis* counts distinct APIs needing a manual change, *lib_apis* /
     *lib_places* the distinct APIs and places of GPU-only libraries (with a documented replacement) the code uses.
 
     The grades have one meaning each (the report's legend): ``blocked`` -- a kernel must be written (a CUDA
     extension with no fallback, an op with no NPU kernel); ``high`` / ``medium`` -- a documented replacement or edit
     exists, and a GPU-only library on the path (flash-attn, xformers, bitsandbytes, apex...) is at least medium
-    (its calls are swapped for the NPU replacement), high when it is woven through the code; ``low`` -- what
-    transfer_to_npu rewrites and a few small edits; ``none`` -- nothing GPU-specific."""
+    (its calls are swapped for the NPU replacement), high when it is woven through the code or when *rework* of its
+    uses have no drop-in replacement (the knowledge entry's ``rework: high``: the code around them is restructured);
+    ``low`` -- what transfer_to_npu rewrites and a few small edits; ``none`` -- nothing GPU-specific."""
     if blockers:
         return "blocked"
-    if manual_apis > 15 or manual > 60 or lib_apis >= LIB_HIGH_APIS or lib_places >= LIB_HIGH_PLACES:
+    if manual_apis > 15 or manual > 60 or lib_apis >= LIB_HIGH_APIS or lib_places >= LIB_HIGH_PLACES or rework:
         return "high"
     if manual_apis > 4 or manual > 15 or lib_places:
         return "medium"
@@ -48,6 +50,11 @@ LIB_HIGH_PLACES = 20
 def _lib_uses(sub) -> List:
     """The counted uses of GPU-only libraries with a documented replacement (:func:`gpu_library_use`)."""
     return [f for f in sub if gpu_library_use(f)]
+
+
+def _reworks(sub) -> List:
+    """The counted manual findings whose library has no drop-in NPU replacement (``Finding.rework``)."""
+    return [f for f in sub if f.rework == "high" and f.severity == "manual"]
 
 
 def _top(counter: Counter, n: int = 3) -> str:
@@ -71,7 +78,8 @@ def verdict(findings: Sequence[Finding], files_analysed: int) -> dict:
     manual_apis = Counter(f.api for f in findings if f.severity == "manual")
     blocker_apis = Counter(f.api for f in findings if f.severity == "blocker")
     libs = _lib_uses(findings)
-    effort = grade(blockers, len(manual_apis), manual, auto, len({f.api for f in libs}), len(libs))
+    effort = grade(blockers, len(manual_apis), manual, auto, len({f.api for f in libs}), len(libs),
+                   len(_reworks(findings)))
     parts: List[str] = []
     files = len({p for f in findings for p in (f.path, *f.other_paths)})
     if not findings:
@@ -173,11 +181,11 @@ def _rank(effort: str) -> int:
 EFFORT_LEGEND = {
     "none": "nothing needs changing for an Ascend NPU",
     "low": "only changes transfer_to_npu makes at run time, or a handful of small manual edits (a guard edit, a "
-           "device test, a fixable call)",
+           "device test, a fixable call, a GPU-only dependency that only the manifests name)",
     "medium": "manual work with a documented way: a GPU-only library replaced by its documented NPU counterpart "
               "on the default path, fixable Triton kernels, or many manual edits",
-    "high": "manual work across the code base (many distinct APIs or places, or a GPU-only library woven through "
-            "the code)",
+    "high": "manual work across the code base (many distinct APIs or places, a GPU-only library woven through "
+            "the code, or one with no drop-in NPU replacement whose uses must be restructured)",
     "blocked": "a kernel must be written: a CUDA extension the project builds with no fallback, or an op with no "
                "NPU kernel and no decomposition",
 }
@@ -195,6 +203,17 @@ def gpu_library_use(f: Finding) -> bool:
     return f.code in GPU_LIBRARY_CODES and f.severity == "manual"
 
 
+# GPU-only dependencies outside the code: a GPU-only package in a manifest, a CUDA base image (analyse.passes.manifests)
+MANIFEST_DEPENDENCY_CODES = frozenset({"NPU901", "NPU903"})
+
+
+def manifest_dependency(f: Finding) -> bool:
+    """A GPU-only dependency the project's own manifests name (not those of its tests, examples, docs or tools):
+    alone it grades the project low (the environment is rebuilt without it), never more."""
+    return f.code in MANIFEST_DEPENDENCY_CODES and f.severity in ("blocker", "manual") \
+        and f.role in (None, "product", "build")
+
+
 def grade_findings(fs: Sequence[Finding]) -> Tuple[str, int, int, int]:
     """(effort, blockers, manual, auto). Low-confidence findings alone never grade above medium. A counted use
     of a GPU-only library with a documented replacement makes the grade at least medium (EFFORT_LEGEND)."""
@@ -203,7 +222,7 @@ def grade_findings(fs: Sequence[Finding]) -> Tuple[str, int, int, int]:
         manual_apis = {f.api for f in sub if f.severity == "manual"}
         libs = _lib_uses(sub)
         return grade(sev.get("blocker", 0), len(manual_apis), sev.get("manual", 0), sev.get("auto", 0),
-                     len({f.api for f in libs}), len(libs))
+                     len({f.api for f in libs}), len(libs), len(_reworks(sub)))
 
     sure = g([f for f in fs if f.confidence != "low"])
     every = g(fs)
@@ -226,7 +245,8 @@ def drivers_of(fs: Sequence[Finding], limit: int = MAX_DRIVERS) -> List[dict]:
         reach = min(REACH_RANK.get((f.reach or {}).get("status", "unknown"), 1) for f in worst)
         paths = sorted({f.path for f in members})
         # count the places at the severity shown, so "(manual, 2 place(s))" agrees with the sentences below
-        rows.append(((SEVERITY_RANK[sev], reach, -len(worst), api),
+        rework = not any(f.rework == "high" for f in worst)   # a use to restructure leads among its severity
+        rows.append(((SEVERITY_RANK[sev], rework, reach, -len(worst), api),
                      {"api": api, "severity": sev, "count": len(worst), "paths": paths[:5]}))
     rows.sort(key=lambda r: r[0])
     return [r[1] for r in rows[:limit]]
@@ -349,8 +369,12 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
         counted_idx = [i for i in base if not excused(findings[i])]
         if not products:
             counted_roles = set(ROLES)
+    # GPU-only dependencies named only in the manifests (requirements, a CUDA base image): they never set a
+    # program's grade, and lift the project line from none to low when nothing else does (EFFORT_LEGEND["low"])
+    deps = [i for i, f in enumerate(findings) if manifest_dependency(f) and i not in set(baselined)]
+    if not eps:
+        counted_idx = [i for i in counted_idx if not manifest_dependency(findings[i])]
     counted = [findings[i] for i in counted_idx]
-    v = verdict(counted, files_analysed)
     rows_by_id = {ep.id: row for ep, row in zip(eps, ep_rows)}
     if eps:
         def weight(ep):
@@ -365,9 +389,18 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
     # completeness: errors in files of a counted role (or a failed pass)
     bad = sorted({e.path for e in errors if role_of(e.path, roles) in counted_roles or e.path.startswith("<")})
     complete = not bad
+    manifest_driven = bool(deps) and effort == "none" and files_analysed > 0
+    if manifest_driven:
+        effort = "low"
+        counted_idx = sorted(set(counted_idx) | set(deps))
+        counted = [findings[i] for i in counted_idx]
+    v = verdict(counted, files_analysed)
     if files_analysed == 0 or (lines_analysed == 0 and errors):
         effort = "unknown"   # nothing analysable remains
-    if eps:
+        manifest_driven = False
+    if manifest_driven:
+        setter_idx, ordered_eps = deps, ()
+    elif eps:
         # the drivers are the problems of the entry points that set the grade (those at the worst effort)
         setters = [ep for ep in counted_eps if rows_by_id[ep.id]["verdict"]["effort"] == effort] or counted_eps
         setter_idx = sorted({i for ep in setters for i in ep_counted[ep.id]})
@@ -384,7 +417,9 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
                      (f" ({len(bad)} failed: {', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''})." if bad else "."))
     if eps:
         n_worst = sum(1 for ep in counted_eps if rows_by_id[ep.id]["verdict"]["effort"] == effort)
-        if worst is None or effort in ("none", "unknown"):
+        if manifest_driven:
+            wr = "; none of them needs a change, the manifests set the grade"
+        elif worst is None or effort in ("none", "unknown"):
             wr = ""
         elif n_worst > 1:
             wr = f"; {n_worst} of them are {effort} (the most work: {worst.id})"
@@ -420,6 +455,18 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
         parts.append(f"Analysis incomplete: {len(bad)} file(s) could not be analysed "
                      f"({', '.join(bad[:5])}{' ...' if len(bad) > 5 else ''}); the verdict may miss problems there.")
     setter_fs = [findings[i] for i in setter_idx]
+    if manifest_driven:
+        named = ", ".join(dict.fromkeys(f"{f.api.split(':', 1)[-1]} ({f.path}:{f.line})" for f in setter_fs[:3]))
+        parts.insert(1 if head else 0, f"Low only because the manifests name GPU-only dependencies ({named}) that no "
+                                       "program uses on its default path: rebuild the environment without them (or with their NPU "
+                                       "counterparts); the code needs no change for them.")
+    rw = _reworks(setter_fs)
+    if effort == "high" and rw and grade(0, len({f.api for f in setter_fs if f.severity == "manual"}),
+                                         sum(f.severity == "manual" for f in setter_fs), 0,
+                                         len({f.api for f in _lib_uses(setter_fs)}), len(_lib_uses(setter_fs))) != "high":
+        where = ", ".join(dict.fromkeys(f"{f.api} ({f.path}:{f.line})" for f in rw[:2]))
+        parts.insert(1 if head else 0, f"High because a GPU-only library with no drop-in NPU replacement is used on the "
+                                       f"default path ({where}): the code around it has to be restructured.")
     if effort == "medium" and any(gpu_library_use(f) for f in setter_fs) and \
             grade(0, len({f.api for f in setter_fs if f.severity == "manual"}),
                   sum(f.severity == "manual" for f in setter_fs), 0) == "low":

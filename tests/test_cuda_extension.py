@@ -61,6 +61,33 @@ def test_python_module_named_like_kernel_is_not_an_extension(tmp_path, kb):
     assert res.findings == []
 
 
+def test_a_function_of_a_package_init_named_like_a_kernel_is_not_an_extension(tmp_path, kb):
+    # INVALID (old: NPU504 blocker on line 1): `load_fused_kernels` is a def of the package's __init__ (gpt-neox
+    # shape), not a compiled submodule of the package
+    init = "def load_fused_kernels():\n    pass\n\n\nclass FusedKernels:\n    pass\n"
+    res = _run(tmp_path, kb, "from ..fused_kernels import load_fused_kernels, FusedKernels\nload_fused_kernels()\n",
+               name="pkg/model/softmax.py",
+               extra_files={"pkg/__init__.py": "", "pkg/model/__init__.py": "", "pkg/fused_kernels/__init__.py": init})
+    assert [f for f in res.findings if f.code == "NPU504"] == []
+    # VALID: a name the package's __init__ does not define, named like a kernel, is still the compiled submodule
+    res = _run(tmp_path, kb, "from ..fused_kernels import softmax_cuda\nsoftmax_cuda.forward(x)\n",
+               name="pkg/model/softmax.py")
+    got = sorted((f.path, f.line, f.code) for f in res.findings if f.code == "NPU504")
+    assert got == [("pkg/model/softmax.py", 1, "NPU504"), ("pkg/model/softmax.py", 2, "NPU504")], got
+
+
+def test_torch_cuda_arch_list_set_where_nothing_is_built_is_advice(tmp_path, kb):
+    # INVALID (old: NPU503 blocker): a module's top level sets the variable (gpt-neox megatron/fused_kernels shape); the
+    # build it configures, in load(), is reported where it is made. VALID: set inside that build function, it stays
+    # the blocker it was
+    src = ("import os\nfrom torch.utils import cpp_extension\n\nos.environ['TORCH_CUDA_ARCH_LIST'] = ''\n\n\n"
+           "def load():\n    os.environ['TORCH_CUDA_ARCH_LIST'] = '8.0'\n"
+           "    return cpp_extension.load(name='k_cuda', sources=['k.cu'])\n")
+    res = _run(tmp_path, kb, src, name="pkg/kernels.py", extra_files={"pkg/__init__.py": ""})
+    got = sorted((f.line, f.severity) for f in res.findings if f.api == "TORCH_CUDA_ARCH_LIST")
+    assert got == [(4, "advice"), (8, "blocker")], got
+
+
 def test_binary_cu_file_is_an_error(tmp_path, kb):
     (tmp_path / "bad.cu").write_bytes(b"\x00\x01\x02__global__")
     (tmp_path / "latin.cuh").write_bytes("// caf\xe9\n".encode("latin-1"))

@@ -409,6 +409,9 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
                 got = _option_name_value(node.attrname, "")
                 if got is not None:
                     return got
+        elif _held_options(root):
+            # self.cfg.x where the constructor keeps a parameter (self.cfg = cfg): the same option object
+            return _option_name_value(node.attrname, "")
         return None
     if isinstance(node, nodes.Subscript):
         d = _dotted(node.value)
@@ -456,10 +459,14 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
     if isinstance(node, nodes.IfExp):
         # the alternative the default picks: `cls = A if opt.ff else B`, `x = env(...) if x is None else x`
         c = build(node.test, depth + 1)
-        if c is None:
-            return None
-        v = m.evaluate(c, m.TRANSFER)
+        v = m.evaluate(c, m.TRANSFER) if c is not None else None
         if v is None:
+            # a test that cannot be told, between alternatives of one known value
+            # (`n = cfg.num_experts if layer % cfg.interval == 0 else 1`, num_experts 1 by default): that value
+            a, b = value_of(node.body, depth + 1), value_of(node.orelse, depth + 1)
+            if a is not None and b is not None and a.known and b.known and type(a.value) is type(b.value) \
+                    and a.value == b.value:
+                return _Val(m.OPTION if m.OPTION in (a.kind, b.kind) else a.kind, a.value, True, a.words or b.words)
             return None
         return value_of(node.body if v else node.orelse, depth + 1)
     if isinstance(node, nodes.BoolOp) and node.op == "or" and len(node.values) == 2:
@@ -468,6 +475,17 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
         if first is not None and first.known:
             return first if first.value else value_of(node.values[1], depth + 1)
     return None
+
+
+def _held_options(node) -> bool:
+    """``self.<attr>`` that the class sets once, in ``__init__``, to one of the constructor's parameters (or to an
+    option root): an option object kept on the instance, whose fields read as the project's declared options."""
+    if not (isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name == "self"):
+        return False
+    expr = _self_attr_expr(node)
+    if not isinstance(expr, nodes.Name):
+        return False
+    return expr.name in _OPTION_ROOTS or _param_default(expr.name, expr)[0]
 
 
 def default_value(node) -> Optional[_Val]:

@@ -13,6 +13,9 @@ from typing import Dict, List, Optional, Set, Tuple
 from analyse.findings import SEVERITIES
 
 DATA_FILE = "third_party_libs.yaml"
+# how large the rework of a GPU-only library's use is, where more than swapping calls for the documented NPU
+# replacement (medium, the default): "high" -- no drop-in replacement, the code around each use is restructured
+REWORK = (None, "high")
 
 
 class ThirdPartyDataError(ValueError):
@@ -33,6 +36,7 @@ class LibEntry:
     params: Tuple[Tuple[str, str], ...] = ()
     attention: Optional[str] = None
     imports_on_npu: bool = False   # importing the module succeeds on an Ascend host (only some calls fail)
+    rework: Optional[str] = None   # "high": no drop-in NPU replacement; the code around each use is restructured
 
 
 @dataclass(frozen=True)
@@ -132,11 +136,14 @@ def parse_libs(doc) -> LibTable:
              w, "params must map argument name -> string")
         _req(e.get("attention") in (None, "dense", "varlen", "xformers"), w, "attention must be dense, varlen or xformers")
         _req(isinstance(e.get("imports_on_npu", False), bool), w, "imports_on_npu must be a bool")
+        _req(e.get("rework") in REWORK, w, f"rework must be one of {REWORK[1:]}")
+        _req(e.get("rework") is None or e["severity"] == "manual", w, "rework is for a manual entry (a replacement "
+             "to make by hand)")
         entry = LibEntry(id=e["id"], library=e["library"], modules=tuple(e["modules"]), severity=e["severity"],
                          reason=e["reason"].strip(), replacement=" ".join(e["replacement"].split()), source=e["source"],
                          evidence=e.get("evidence", "inferred"), excludes=tuple(e.get("excludes") or ()),
                          params=tuple(params.items()), attention=e.get("attention"),
-                         imports_on_npu=e.get("imports_on_npu", False))
+                         imports_on_npu=e.get("imports_on_npu", False), rework=e.get("rework"))
         for m in entry.modules:
             _req(m not in by_prefix and m not in stars, w, f"module {m!r} listed twice")
             _req(all(p.isidentifier() for p in m.rstrip("*").split(".")), w, f"module {m!r} is not a dotted name")

@@ -174,6 +174,11 @@ def _scan_file(sf, index, scan: ProjectScan) -> None:
                 for t in targets:
                     if isinstance(t, nodes.AssignName) and sf.modname:
                         scan.values.add(f"{sf.modname}.{t.name}")
+            elif isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and sf.modname \
+                    and sf.is_package_init:
+                # `from ..fused_kernels import load_fused_kernels`: a function of the package's __init__, not a
+                # compiled submodule of the package (names of plain modules are told apart by plain_modules)
+                scan.values.add(f"{sf.modname}.{node.name}")
             elif isinstance(node, nodes.ImportFrom) and node.level and sf.modname:
                 pkg = sf.modname if sf.is_package_init else sf.modname.rpartition(".")[0]
                 base_parts = pkg.split(".")[:len(pkg.split(".")) - (node.level - 1)] if node.level > 1 else pkg.split(".")

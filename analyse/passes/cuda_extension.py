@@ -150,6 +150,20 @@ def _guard_edit(ctx, target, name: str, defs) -> Optional[str]:
             f"raises NameError; in the {' and '.join(off)} scenario the other branch of that test runs. A guard edit, "
             "not a kernel: make the test false on an NPU so the PyTorch branch runs.")
 
+def _builds_here(node, r) -> bool:
+    """The function holding *node* builds or loads an extension (``cpp_extension.load``, ``CUDAExtension``, a
+    ``load_ext``): a setting made there configures that build. False at a module's top level."""
+    scope = node.scope()
+    if not isinstance(scope, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+        return False
+    for call in nodes_of(scope, nodes.Call):
+        q = r.qualname(call.func) or ""
+        leaf = q.rpartition(".")[2] or (call.func.attrname if isinstance(call.func, nodes.Attribute) else "")
+        if q in _LOAD_CALLS or leaf in _LOAD_EXT_FUNCS or ext_kind(call, r) is not None:
+            return True
+    return False
+
+
 class CudaExtensionPass(Pass):
     name = "cuda-extension"
     rules = (R_BUILD, R_JIT, R_TOOLCHAIN, R_EXT_USE, R_TORCH_OPS, R_CU_FILE)
@@ -212,10 +226,22 @@ class CudaExtensionPass(Pass):
                                           replacement="drop the 'nvcc' entry; keep the 'cxx' flags for C++ sources", line=k.lineno)
             elif isinstance(node, nodes.Subscript) and isinstance(node.slice, nodes.Const):
                 v = node.slice.value
-                if v == "nvcc" and isinstance(node.parent, (nodes.Assign, nodes.AugAssign)) or (
-                        v == "TORCH_CUDA_ARCH_LIST" and r.qualname(node.value) == "os.environ"):
+                if v == "nvcc" and isinstance(node.parent, (nodes.Assign, nodes.AugAssign)):
                     yield ctx.finding(R_TOOLCHAIN, node, str(v), f"`{v}` configures nvcc builds, which do not exist on Ascend.",
                                       replacement="remove it (NPU operators are built with the CANN toolchain)")
+                elif v == "TORCH_CUDA_ARCH_LIST" and r.qualname(node.value) == "os.environ":
+                    if _builds_here(node, r):
+                        yield ctx.finding(R_TOOLCHAIN, node, str(v), f"`{v}` configures nvcc builds, which do not exist "
+                                          "on Ascend.", replacement="remove it (NPU operators are built with the CANN "
+                                                                    "toolchain)")
+                    else:
+                        # set where nothing is built (a module's top level): it changes nothing on an Ascend host;
+                        # the CUDA build it configures is reported, and graded, where it is made
+                        yield ctx.finding(R_TOOLCHAIN, node, str(v), f"`{v}` configures nvcc builds, which do not "
+                                          "exist on Ascend; set here, where nothing is built, it has no effect there "
+                                          "(the build it configures is reported where it is made).",
+                                          replacement="remove it (NPU operators are built with the CANN toolchain)",
+                                          severity="advice")
         yield from self._uses(ctx, scan, load_vars, ext_imports)
 
     def _call(self, ctx, call: nodes.Call, scan: ProjectScan, load_vars) -> Iterator[Finding]:

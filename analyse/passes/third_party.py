@@ -30,7 +30,7 @@ comments, docstrings and strings are never findings; a library's own source
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from astroid import nodes
@@ -95,6 +95,17 @@ _DOWNGRADE = {"blocker": "manual", "manual": "advice", "advice": "info", "info":
 
 
 # --------------------------------------------------------------------------- helpers
+
+def _with_rework(table: LibTable, f: Finding) -> Finding:
+    """*f* with the rework its library entry states (``rework: high``: no drop-in NPU replacement, the code around
+    the use is restructured), when the finding stays a manual change (a use behind a working fallback does not)."""
+    if f.severity != "manual":
+        return f
+    m = table.match(f.api)
+    if m is None or m[0].rework is None:
+        return f
+    return replace(f, rework=m[0].rework)
+
 
 
 @dataclass(frozen=True)
@@ -489,17 +500,17 @@ class ThirdPartyPass(Pass):
         for node in nodes_of(ctx.tree, nodes.Import, nodes.ImportFrom):
             f = self._import(ctx, table, node, guarded)
             if f is not None:
-                yield f
+                yield _with_rework(table, f)
         names = [item for item in r.outer_names() if not isinstance(item[1], nodes.AssignAttr)]
         for node in merged(names, selection(ctx.tree, nodes.Call)):
             if isinstance(node, (nodes.Name, nodes.Attribute)):
                 f = self._use(ctx, table, node, guarded)
                 if f is not None:
-                    yield f
+                    yield _with_rework(table, f)
             elif isinstance(node, nodes.Call):
                 f = self._dynamic_import(ctx, table, node)
                 if f is not None:
-                    yield f
+                    yield _with_rework(table, f)
 
     def _import(self, ctx, table, node, guarded) -> Optional[Finding]:
         r = ctx.resolver

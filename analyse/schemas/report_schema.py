@@ -560,6 +560,11 @@ SCHEMA = {'$schema': 'https://json-schema.org/draft/2020-12/schema',
                                                   'properties': {'start': {'type': 'integer', 'minimum': 1},
                                                                  'lines': {'type': 'array',
                                                                            'items': {'type': 'string'}}}},
+                                      'rework': {'enum': ['high'],
+                                                 'description': "A GPU-only library's use with no drop-in NPU "
+                                                                "replacement (the knowledge entry's rework): the "
+                                                                'code around it has to be restructured, so a counted '
+                                                                'one grades the program at least high.'},
                                       'cell': {'type': 'object',
                                                'description': 'A finding in a Jupyter notebook (.ipynb): its code '
                                                               'cell and the line in that cell (both 1-based); line '

@@ -1,0 +1,125 @@
+"""Project misses of round 36, VALID/INVALID fixtures of the shapes met (no project code copied)."""
+
+from analyse.modes import run_script
+from helpers import write_files
+
+
+def _by(rep, api):
+    return [f for f in rep["findings"] if f["api"] == api]
+
+
+# ---------------------------------------------------------------- FlexAttention is no NPU attention (knowledge)
+
+FLEX = {
+    "train.py": """
+        import torch
+        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+
+        class Attention(torch.nn.Module):
+            compiled = torch.compile(flex_attention)
+
+            def forward(self, q, k, v, mask):
+                return self.compiled(q, k, v, block_mask=mask)
+
+
+        def causal(b, h, q, kv):
+            return q >= kv
+
+
+        def main():
+            q = torch.randn(1, 2, 128, 64)
+            mask = create_block_mask(causal, 1, 1, 128, 128)
+            print(Attention()(q, q, q, mask).sum())
+
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_flex_attention_is_a_manual_change_where_it_is_named(tmp_path, kb):
+    # VALID (old: only an "unverified" info note on create_block_mask): flex_attention raises on an NPU tensor
+    # (PyTorch's device check), so the reference handed to torch.compile is a counted manual change with the
+    # documented NPU attention as its replacement, and it drives the verdict
+    write_files(tmp_path, FLEX)
+    rep = run_script([tmp_path], kb)
+    (flex,) = _by(rep, "torch.nn.attention.flex_attention.flex_attention")
+    assert flex["line"] == 7 and flex["severity"] == "manual" and flex["counted"], flex
+    assert "npu_fusion_attention" in flex["replacement"]
+    assert "_validate_device" in flex["message"]
+    drivers = [d["api"] for d in rep["summary"]["verdict"]["drivers"]]
+    assert drivers[0] == "torch.nn.attention.flex_attention.flex_attention", drivers
+    # the mask builder itself is plain torch code: no manual change
+    assert all(f["severity"] != "manual" for f in _by(rep, "torch.nn.attention.flex_attention.create_block_mask"))
+
+
+# ---------------------------------------------------------------- a type named in an annotation is no use
+
+ANNOTATED = {
+    "run.py": """
+        import torch
+
+
+        class Holder:
+            def __init__(self):
+                self.graph: torch.cuda.CUDAGraph | None = None
+
+            def step(self, x: torch.cuda.Event) -> torch.cuda.Stream:
+                return x
+
+
+        def main():
+            h = Holder()
+            torch.cuda.synchronize()
+            print(h.graph)
+
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_names_in_annotations_are_not_uses(tmp_path, kb):
+    # INVALID (old: torch.cuda.CUDAGraph manual at line 7, Event / Stream auto at line 9): an annotation only names
+    # a type; nothing in it calls the CUDA runtime. VALID: the real call at line 15 is still found.
+    write_files(tmp_path, ANNOTATED)
+    rep = run_script([tmp_path], kb)
+    lines = {(f["api"], f["line"]) for f in rep["findings"] if f["api"].startswith("torch.cuda")}
+    assert lines == {("torch.cuda.synchronize", 15)}, lines
+
+
+# ---------------------------------------------------------------- PyTorch's own op namespaces are not extensions
+
+AO_OPS = {
+    "offload.py": """
+        import torch
+        import torch._functorch._activation_offloading.offload_ops  # noqa: F401
+
+
+        def offload(x):
+            cpu = torch.ops.ao.offload.default(x)
+            return torch.ops.ao.wait_tensor.default(cpu, x)
+
+
+        def custom(x):
+            return torch.ops.myext.fused.default(x)
+
+
+        if __name__ == "__main__":
+            offload(torch.ones(2))
+            custom(torch.ones(2))
+    """,
+}
+
+
+def test_pytorch_activation_offloading_ops_are_not_a_compiled_extension(tmp_path, kb):
+    # INVALID (old: two blockers "registered by a compiled extension"): ao::offload / ao::wait_tensor are defined
+    # by PyTorch itself with device-generic implementations. VALID: a project namespace stays a blocker.
+    write_files(tmp_path, AO_OPS)
+    rep = run_script([tmp_path], kb)
+    assert not [f for f in rep["findings"] if f["api"].startswith("torch.ops.ao.") and f["severity"] != "info"]
+    (ext,) = _by(rep, "torch.ops.myext.fused.default")
+    assert ext["severity"] == "blocker" and ext["line"] == 12

@@ -868,6 +868,21 @@ class Reach:
                         m = ".".join(parts[:i])
                         if m in lk.modules and m != summ.modname:
                             self._import_edge(caller, f"{m}.{MODULE_FN}", line, summ.relpath, guard)
+        # a class whose base is imported relative to the script's folder (`from trainer import Trainer`): its
+        # methods come from the real module's class, so the method lookup follows the aliased base
+        rebased = False
+        for s in self.sg.summaries:
+            aliases = self.aliases.get(s.modname)
+            if not aliases:
+                continue
+            for q, info in s.classes.items():
+                bases = tuple(_unalias(b, aliases) for b in info.bases)
+                if bases != tuple(info.bases) and lk.classes.get(q) is info:
+                    lk.classes[q] = replace(info, bases=bases)
+                    rebased = True
+        if rebased:
+            lk._mro.clear()
+            lk._subclasses = None
         for s in self.sg.summaries:
             for q, info in s.classes.items():
                 self.classes_of.setdefault(s.modname, []).append(q)

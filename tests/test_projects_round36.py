@@ -228,3 +228,49 @@ def test_a_loud_import_inside_an_option_branch_is_guarded_by_the_option(tmp_path
                         and f["guard"]["line"] == 8 for f in apex), apex
     lamb = _by(rep, "apex.optimizers.FusedLAMB")
     assert lamb and any(f["counted"] for f in lamb), lamb
+
+
+# ---------------------------------------------------------------- a base class and a class attribute belong to the class
+
+CLASS_PARTS = {
+    "run.py": """
+        import torch
+        from torch import nn
+        from torch.nn.attention.flex_attention import flex_attention
+
+
+        class MaxPool3d(nn.MaxPool3d):
+            def forward(self, x):
+                return super().forward(x)
+
+
+        class Pool(nn.MaxPool3d):
+            pass
+
+
+        class FlexAttention(nn.Module):
+            compiled = torch.compile(flex_attention)
+
+
+        def main():
+            print(Pool(2)(torch.ones(1, 1, 4, 4, 4)))
+
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_a_base_class_and_a_class_attribute_count_where_the_class_is_used(tmp_path, kb):
+    # INVALID (old: both counted, reached by importing the module): a subclass of an unsupported module class that
+    # nothing builds, and a class attribute of a class that nothing builds, are not on the path. VALID: the subclass
+    # the program builds (line 12) still counts
+    write_files(tmp_path, CLASS_PARTS)
+    rep = run_script([tmp_path], kb)
+    pools = {f["line"]: f for f in _by(rep, "torch.nn.MaxPool3d")}
+    assert pools[12]["counted"] and pools[12]["reach"]["status"] == "reachable", pools[12]
+    assert not pools[7]["counted"] and pools[7]["reach"]["status"] != "reachable", pools[7]
+    (flex,) = _by(rep, "torch.nn.attention.flex_attention.flex_attention")
+    assert not flex["counted"] and flex["reach"]["status"] != "reachable", flex
+

@@ -274,3 +274,46 @@ def test_a_base_class_and_a_class_attribute_count_where_the_class_is_used(tmp_pa
     (flex,) = _by(rep, "torch.nn.attention.flex_attention.flex_attention")
     assert not flex["counted"] and flex["reach"]["status"] != "reachable", flex
 
+
+
+# ---------------------------------------------------------------- registered or keyed classes are no use
+
+TABLES = {
+    "run.py": """
+        import torch
+        from torch import nn
+
+        REGISTRY = {}
+
+
+        def register(module):
+            REGISTRY[module.__name__] = module
+
+
+        for module in [nn.ReLU, nn.RReLU]:
+            register(module)
+
+        HOOKS = {nn.AvgPool3d: len, nn.ReLU: len}
+
+        for cls in [nn.RReLU]:
+            layer = cls()
+
+
+        def main():
+            print(REGISTRY, HOOKS, layer(torch.ones(2)))
+
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_classes_registered_or_used_as_keys_are_not_uses(tmp_path, kb):
+    # INVALID (old: RReLU manual at line 12, AvgPool3d manual at line 15): a class handed to a registry by a loop
+    # and a class used as a dict key (a type-keyed table) are not built there. VALID: the loop that builds its
+    # variable (line 17, `cls()`) still counts
+    write_files(tmp_path, TABLES)
+    rep = run_script([tmp_path], kb)
+    got = {(f["api"], f["line"]) for f in rep["findings"] if f["severity"] == "manual"}
+    assert got == {("torch.nn.RReLU", 17)}, got

@@ -1000,7 +1000,10 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
     guard, cond = top
     for key, g, c in reversed(chain):
         cond = C.conj(c, cond) if c is not None else cond
-        if g is not None:
+        # the innermost guard, except an import's own try/except that fails loudly inside a guard with a
+        # fallback: `elif args.optim == "apex": try: import apex / except ImportError: raise` runs only for that
+        # choice, and the other choices are the fallback; the loud import does not make the branch required
+        if g is not None and (guard is None or g.fallback or not guard.fallback or g.kind != "import-fallback"):
             guard = g
         state = (guard, cond)
         if memo is not None:

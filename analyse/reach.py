@@ -455,7 +455,7 @@ class ModuleFacts(TypedDict):
     # (a flag value is a nested tuple that :meth:`Reach._evaluate` reads defensively)
     flag_args: Dict[int, List[Tuple[str, Tuple[Tuple[str, tuple], ...]]]]
     flag_params: Dict[str, Dict[str, Optional[bool]]]
-    class_defaults: Dict[int, str]   # line -> the class whose body gives a constant default there
+    class_defaults: Dict[int, str]   # line -> the class whose body gives a class attribute (or a base) there
 
 
 def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: bool,
@@ -529,8 +529,14 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
             if fp:
                 flag_params[n.qname()] = fp
         if isinstance(n, nodes.ClassDef):
+            # a base class (`class MaxPool3d(nn.MaxPool3d):`) runs in the instances of the class, like a default
+            for b in n.bases:
+                for ln in range(b.lineno or 0, (b.end_lineno or b.lineno or 0) + 1):
+                    class_defaults.setdefault(ln, n.qname())
             for stmt in n.body:
-                if isinstance(stmt, (nodes.Assign, nodes.AnnAssign)) and _constant_default(stmt.value):
+                # a class attribute (a constant default, or a value such as a compiled function the methods call)
+                # is used by the instances
+                if isinstance(stmt, (nodes.Assign, nodes.AnnAssign)) and stmt.value is not None:
                     for ln in range(stmt.lineno or 0, (stmt.end_lineno or stmt.lineno or 0) + 1):
                         class_defaults[ln] = n.qname()
         if isinstance(n, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and n.decorators:
@@ -868,6 +874,21 @@ class Reach:
                         m = ".".join(parts[:i])
                         if m in lk.modules and m != summ.modname:
                             self._import_edge(caller, f"{m}.{MODULE_FN}", line, summ.relpath, guard)
+        # a class whose base is imported relative to the script's folder (`from trainer import Trainer`): its
+        # methods come from the real module's class, so the method lookup follows the aliased base
+        rebased = False
+        for s in self.sg.summaries:
+            aliases = self.aliases.get(s.modname)
+            if not aliases:
+                continue
+            for q, info in s.classes.items():
+                bases = tuple(_unalias(b, aliases) for b in info.bases)
+                if bases != tuple(info.bases) and lk.classes.get(q) is info:
+                    lk.classes[q] = replace(info, bases=bases)
+                    rebased = True
+        if rebased:
+            lk._mro.clear()
+            lk._subclasses = None
         for s in self.sg.summaries:
             for q, info in s.classes.items():
                 self.classes_of.setdefault(s.modname, []).append(q)
@@ -1278,9 +1299,9 @@ class Reach:
         return st
 
     def default_owner(self, path: str, line: int) -> Optional[str]:
-        """The class whose body gives a constant default at *line* of *path* (``device_type: str = "cuda"``,
-        ``device = field(default="cuda")``), when that class is on the graph: the value selects nothing until an
-        instance (or the class) is used. None otherwise."""
+        """The class whose body gives a class attribute at *line* of *path* (``device_type: str = "cuda"``,
+        ``device = field(default="cuda")``, ``compiled = torch.compile(fn)``) or names a base class there, when that
+        class is on the graph: the value selects nothing until an instance (or the class) is used. None otherwise."""
         q = ((self.facts_by_path.get(path) or {}).get("class_defaults") or {}).get(line)
         return q if q in self.linker.classes else None
 
@@ -1332,15 +1353,6 @@ class Reach:
         if fn in st.unknown:
             return UNKNOWN, 10 ** 6
         return None
-
-
-def _constant_default(value) -> bool:
-    """A constant, or a dataclass ``field(default=<constant>)``."""
-    if isinstance(value, nodes.Const):
-        return True
-    if isinstance(value, nodes.Call) and _func_leaf(value.func) == "field":
-        return any(k.arg == "default" and isinstance(k.value, nodes.Const) for k in value.keywords or ())
-    return False
 
 
 EVIDENCE_SEVERITIES = ("blocker", "manual", "auto")

@@ -33,7 +33,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 import astroid
 from astroid import nodes
 
-from analyse.syntax import lookup, nodes_of, own_bindings, positions_of
+from analyse.syntax import in_annotation, lookup, nodes_of, own_bindings, positions_of
 
 _MAX_DEPTH = 12
 _MISSING = object()
@@ -287,7 +287,7 @@ class Resolver:
                 if isinstance(parent, attr_like) and parent.expr is node:
                     continue
                 q = self.qualname(node)
-                if q:
+                if q and not in_annotation(node):   # a type named in an annotation is no use of it
                     out.append((pos, node, q))
             self._outer = out
         return self._outer

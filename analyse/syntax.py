@@ -171,6 +171,28 @@ def _in_log_or_docstring(node) -> bool:
     return False
 
 
+def in_annotation(node) -> bool:
+    """True when *node* is part of a type annotation: of an annotated assignment (``self.g: torch.cuda.CUDAGraph
+    | None = None``), a parameter or a return. An annotation only names a type; nothing in it runs a device call
+    (inside a function it is not even evaluated), so a name in it is no use of the API it names."""
+    cur = node
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, nodes.AnnAssign):
+            return cur is parent.annotation
+        if isinstance(parent, nodes.Arguments):
+            return any(cur is a for group in (parent.annotations, parent.posonlyargs_annotations,
+                                              parent.kwonlyargs_annotations) for a in group or ()) \
+                or cur is parent.varargannotation or cur is parent.kwargannotation
+        if isinstance(parent, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+            return cur is parent.returns
+        if getattr(parent, "is_statement", False) or isinstance(parent, (nodes.Lambda, nodes.Module)):
+            return False
+        cur = parent
+        parent = parent.parent
+    return False
+
+
 def is_main_guard(node) -> bool:
     """``if __name__ == "__main__":`` (either operand order)."""
     if not isinstance(node, nodes.If) or not isinstance(node.test, nodes.Compare):

@@ -795,6 +795,20 @@ STATIC_FACTS = [
         "in torch_npu.npu.__all__; torch.get_autocast_gpu_dtype is not a torch.cuda name)",
     },
     {
+        "id": "flex-attention",
+        "apis": ["torch.nn.attention.flex_attention.flex_attention"],
+        "reason": "flex_attention checks the device of its inputs before it runs, eagerly or compiled: PyTorch's _validate_device "
+        "accepts only cuda, cpu, xpu, hpu and mps and raises ValueError ('FlexAttention is only supported on CUDA, CPU, HPU, or MPS "
+        "devices') for tensors on an NPU; its fused form is an Inductor Triton template written for those devices. torch_npu's "
+        "native-API lists do not list it, and transfer_to_npu does not wrap it.",
+        "replacement": "Express the mask as an attention mask and call torch_npu.npu_fusion_attention (atten_mask / sparse_mode for causal "
+        "and block-causal masks; actual_seq_qlen / actual_seq_kvlen for packed documents), or torch.nn.functional."
+        "scaled_dot_product_attention with a boolean attn_mask built from the same mask function.",
+        "severity": "manual",
+        "source": f"pytorch/pytorch torch/nn/attention/flex_attention.py (torch 2.13.0: flex_attention -> _validate_device, "
+        f"supported_devices = {{cuda, cpu, xpu, hpu, mps}}); {S_DOCS} (not listed); {S_OPP} torch_npu.npu_fusion_attention",
+    },
+    {
         "id": "cuda-default-generators",
         "apis": ["torch.cuda.default_generators"],
         "reason": "Older guides say torch.cuda.default_generators is not supported; newer transfer_to_npu (2.7.1 and later) patches it lazily to "

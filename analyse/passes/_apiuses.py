@@ -32,6 +32,22 @@ def _in_type_check(node) -> bool:
             and parent.func.name in ("isinstance", "issubclass") and node is not parent.func)
 
 
+def _in_type_table(node) -> bool:
+    """A key of a dict literal (``{nn.AvgPool3d: pool_flops_hook}``: an identity lookup), or an element of the
+    literal a ``for`` loop walks whose body never calls the loop variable (``for m in [nn.ReLU, nn.RReLU]:
+    REGISTRY.register_module(module=m)``): the name is registered or looked up, and runs only where a config or
+    a lookup builds it."""
+    parent = node.parent
+    if isinstance(parent, nodes.Dict):
+        return any(k is node for k, _v in parent.items)
+    loop = parent.parent if isinstance(parent, (nodes.List, nodes.Tuple, nodes.Set)) else None
+    if not isinstance(loop, nodes.For) or loop.iter is not parent or not isinstance(loop.target, nodes.AssignName):
+        return False
+    var = loop.target.name
+    return not any(isinstance(c.func, nodes.Name) and c.func.name == var
+                   for stmt in loop.body for c in stmt.nodes_of_class(nodes.Call))
+
+
 def api_uses(ctx: ModuleContext, prefix: str = "torch.") -> List[ApiUse]:
     """Calls, method calls on typed receivers and references of ``torch.*`` names."""
     key = f"api_uses:{prefix}"
@@ -73,8 +89,8 @@ def api_uses(ctx: ModuleContext, prefix: str = "torch.") -> List[ApiUse]:
                 continue
             if isinstance(node, nodes.Name) and isinstance(parent, (nodes.Import, nodes.ImportFrom)):
                 continue
-            if isinstance(node, nodes.AssignAttr) or _in_type_check(node):
-                continue  # monkey-patching target / isinstance(x, nn.RNN): not a use of the API
+            if isinstance(node, nodes.AssignAttr) or _in_type_check(node) or _in_type_table(node):
+                continue  # monkey-patching target / isinstance(x, nn.RNN) / a registered or keyed name: no use
             q = r.qualname(node)
             if q and q.startswith(prefix) and q.count(".") >= 1 and not _is_private(q):
                 out.append(ApiUse(node, q, "reference", "high"))

@@ -32,6 +32,10 @@ BUILTIN_OP_NS = {
     "_caffe2", "debugprims", "_test", "inductor", "_inductor_test", "npu", "npu_graph", "torchvision", "image",
     "torchaudio", "_torch_testing", "hpu", "torch_mlu", "mlu", "xpu", "habana", "ipex", "torch_ipex", "neuron", "_functorch", "_higher_order_ops", "_mkldnn", "onednn", "_native",
     "_quantized_decomposed", "_export", "_prims", "_refs", "_nvfuser", "symm_mem", "_allgather_base",
+    # ao::offload / ao::reload / ao::wait_tensor: torch/_functorch/_activation_offloading/offload_ops.py (torch 2.13)
+    # defines them with torch.library custom_op / Library("ao", "DEF"), one device-generic implementation over
+    # torch.accelerator streams and a CompositeExplicitAutograd wait_tensor
+    "ao",
 }
 
 ANY, NPU = "any", "npu"

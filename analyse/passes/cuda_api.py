@@ -117,7 +117,8 @@ DEVICE_CALLS = {"torch.device", "torch.cuda.device"}
 # CUDA-only facts about names outside torch.cuda / torch.backends that this pass reports
 # (the others belong to other passes: distributed, third-party, cuda-extension; float64 is a dtype
 # matter, not CUDA API use)
-GENERAL_FACTS = {"jit-script-disabled", "channels-last", "cuda-autocast-helpers", "cuda-ipc-tensor-sharing", "cuda-nvrtc-kernel"}
+GENERAL_FACTS = {"jit-script-disabled", "channels-last", "cuda-autocast-helpers", "cuda-ipc-tensor-sharing", "cuda-nvrtc-kernel",
+                 "flex-attention"}
 # names reported by the distributed pass
 OTHER_PASSES = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.distributed")
 _COMPARE_METHODS = {"startswith", "endswith", "__eq__", "find", "index", "count"}

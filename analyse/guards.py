@@ -765,10 +765,21 @@ def keeps_prior_bindings(trynode) -> bool:
     return out
 
 
+def _call_fails_by_import(trynode) -> bool:
+    """``try: return _load_native() is not None / except ImportError: return False``: no import in the body, but a
+    handler that names ``ImportError`` / ``ModuleNotFoundError`` itself says the call imports lazily and fails that way
+    when the optional dependency is missing -- on an NPU host, the GPU-only one -- so the handler is its fallback."""
+    named = {_leaf(t) for h in trynode.handlers if h.type is not None
+             for t in (h.type.elts if isinstance(h.type, nodes.Tuple) else [h.type])}
+    if not named & {"ImportError", "ModuleNotFoundError"}:
+        return False
+    return any(isinstance(n, nodes.Call) for st in trynode.body for n in st.nodes_of_class(nodes.Call))
+
+
 def _try_guard(trynode, in_orelse: bool, imports: bool) -> Optional[Guard]:
     """*in_orelse*: the statement is in the ``else`` block (else in the body); *imports*: ``_has_import(trynode.body)``."""
     handlers = [h for h in trynode.handlers if handler_catches_import(h)]
-    if not handlers or not imports:
+    if not handlers or not (imports or _call_fails_by_import(trynode)):
         return None
     # a fallback that itself needs GPU-only code (`except ImportError: import xformers.ops`) is no fallback; one
     # that passes while earlier definitions (or a patched library's own attributes) stay in place is one

@@ -84,3 +84,51 @@ def test_gpu_triton_kernels_and_hard_violations_stay_unsupported(tmp_path, kb):
     assert by["ascendlib.ops.scale.scale"]["reasons"] == ["triton-kernel:ascendlib.ops.scale._scale_kernel"]
     assert by["ascendlib.ops.backends._ascend.wide.wide"]["status"] == "unsupported"
     assert by["ascendlib.ops.backends._ascend.borrowed.borrowed"]["status"] == "unsupported"
+
+
+PROBE = {
+    "__init__.py": """
+        import importlib
+
+        _native = None
+
+
+        def _load_native():
+            global _native
+            try:
+                _native = importlib.import_module("liger_cute_kernels.tvm_ffi")
+            except ImportError as exc:
+                raise ImportError("install the CUDA wheel") from exc
+            return _native
+
+
+        def is_available() -> bool:
+            try:
+                return _load_native() is not None
+            except ImportError:
+                return False
+
+
+        def must_have() -> bool:
+            try:
+                return _load_native() is not None
+            except ImportError:
+                raise RuntimeError("no native core")
+
+
+        def anything() -> bool:
+            try:
+                return _load_native() is not None
+            except ValueError:
+                return False
+    """,
+}
+
+
+def test_a_call_under_except_importerror_with_a_fallback_is_conditional(tmp_path, kb):
+    rep = library_report(tmp_path, kb, PROBE, "probelib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    assert by["probelib._load_native"]["status"] == "unsupported"
+    assert by["probelib.is_available"]["status"] == "conditional"
+    assert by["probelib.must_have"]["status"] == "unsupported"   # the handler raises: no fallback
+    assert by["probelib.anything"]["status"] == "unsupported"    # ValueError says nothing about imports

@@ -317,6 +317,8 @@ def _classify(test, ctx) -> Optional[Tuple[str, str, bool]]:
         return "option", BODY, False
     if params_are_choices() and _input_size_test(test):
         return "option", BODY, False
+    if params_are_choices() and _table_membership_test(test):
+        return "option", (ORELSE if test.ops[0][0] == "not in" else BODY), False
     avail = _availability_test(test, ctx)
     if avail is not None:
         return avail
@@ -483,6 +485,26 @@ def _sized_param(node) -> bool:
     if not isinstance(target, nodes.Name):
         return False
     return _param_default(target.name, target)[0]
+
+
+def _table_membership_test(test) -> bool:
+    """``backend in _HUB_KERNELS_REGISTRY`` / ``if name not in _REGISTRY: return``: a library function's test of a
+    parameter (the caller's value) against a table of its module (a dict / set / list / tuple display, or a
+    registry built by a call): the branch runs for the caller's values that the table lists, the rest for the
+    others (library mode, where parameters are the caller's)."""
+    if not (isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0][0] in ("in", "not in")):
+        return False
+    left, right = test.left, test.ops[0][1]
+    if not (isinstance(left, nodes.Name) and isinstance(right, nodes.Name) and _param_default(left.name, left)[0]):
+        return False
+    try:
+        _scope, defs = right.lookup(right.name)
+    except Exception:
+        return False
+    return bool(defs) and all(
+        isinstance(d, nodes.AssignName) and isinstance(d.scope(), nodes.Module)
+        and isinstance(getattr(d.parent, "value", None), (nodes.Dict, nodes.Set, nodes.List, nodes.Tuple, nodes.Call))
+        for d in defs)
 
 
 def _input_size_test(test) -> bool:
@@ -992,7 +1014,9 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
     guard, cond = top
     for key, g, c in reversed(chain):
         cond = C.conj(c, cond) if c is not None else cond
-        if g is not None:
+        if g is not None and (guard is None or g.fallback or g.kind != "import-fallback" or not guard.fallback):
+            # an inner try whose handler re-raises (`try: ... except Exception: raise`) is no fallback and leaves the
+            # code under the outer guard that has one: it still runs only when that guard's condition holds
             guard = g
         state = (guard, cond)
         if memo is not None:

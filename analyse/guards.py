@@ -291,6 +291,10 @@ def _classify(test, ctx) -> Optional[Tuple[str, str, bool]]:
             return None
         order = ("device-branch", "availability-check", "version-check", "platform-check", "option")
         found.sort(key=lambda g: order.index(g[0]))
+        if test.op == "and":
+            # `if ops is not None and x.is_cuda:` needs every operand: an operand that is off on an NPU host with a
+            # fallback (an optional kernel, an option) decides it even beside a CUDA test
+            found.sort(key=lambda g: g[2] and g[1] == BODY)
         kind, pol, cuda = found[0]
         if test.op == "or" and pol != BOTH:
             # `if not HAVE_X or args.cpu:` -> the else branch needs every operand false: keep the polarity
@@ -520,6 +524,24 @@ def _input_size_test(test) -> bool:
     return _sized_param(test)
 
 
+def _optional_module_object(name: nodes.Name) -> bool:
+    """*name* is bound only at module level, once to ``None`` and otherwise to something made at import under the
+    module's own choice (``if USE_HUB: ops = get_kernel(...) else: ops = None``): an optional object, so
+    ``ops is not None`` tests whether it was made."""
+    try:
+        scope, defs = name.lookup(name.name)
+    except Exception:
+        return False
+    if not isinstance(scope, nodes.Module) or len(defs) < 2:
+        return False
+    values = []
+    for d in defs:
+        if not (isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Assign)):
+            return False
+        values.append(d.parent.value)
+    return any(_is_none(v) for v in values) and not all(_is_none(v) for v in values)
+
+
 def _availability_test(test, ctx) -> Optional[Tuple[str, str, bool]]:
     # X is None / X is not None for a guarded-import name or a module-level name
     if isinstance(test, nodes.Compare) and len(test.ops) == 1:
@@ -530,7 +552,8 @@ def _availability_test(test, ctx) -> Optional[Tuple[str, str, bool]]:
             inner = _availability_test(other, ctx)
             if inner is not None:
                 return inner[0], (BODY if op in ("is not", "!=") else ORELSE), inner[2]
-            if isinstance(other, nodes.Name) and (_bound_by_guarded_import(other) or AVAIL_NAME_RE.match(other.name)):
+            if isinstance(other, nodes.Name) and (_bound_by_guarded_import(other) or AVAIL_NAME_RE.match(other.name)
+                                                  or _optional_module_object(other)):
                 return "availability-check", (BODY if op in ("is not", "!=") else ORELSE), False
             if isinstance(other, nodes.Call) and _leaf(other.func) in ("find_spec", "find_loader", "get_loader"):
                 return "availability-check", (BODY if op in ("is not", "!=") else ORELSE), False

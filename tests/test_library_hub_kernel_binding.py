@@ -38,6 +38,18 @@ LIB = {
             return x @ w.T
 
 
+        if os.getenv("USE_W4A4", "false") == "true":
+            from kernels import get_kernel
+
+            w4a4 = get_kernel("org/w4a4").ops
+        else:
+            w4a4 = None
+
+
+        def quantize(x):
+            return w4a4.quantize_act(x)
+
+
         def local(x):
             ops = torch.nn.functional
             return ops.relu(x)
@@ -53,3 +65,5 @@ def test_a_call_through_a_module_level_hub_kernel_is_a_compiled_op(tmp_path, kb)
     assert by["hublib._fused"]["status"] == "unsupported"
     assert by["hublib.forward"]["status"] == "conditional"
     assert "hublib.local" not in by
+    assert by["hublib.quantize"]["status"] == "unsupported"
+    assert by["hublib.quantize"]["reasons"] == ["w4a4.quantize_act"]

@@ -202,15 +202,19 @@ class CompiledCodePass(Pass):
 
 def _hub_bindings(tree: nodes.Module, r) -> Dict[str, str]:
     """Module-level names bound to a kernel-hub download (``ops = get_kernel("Isotr0py/ggml")`` under the module's
-    own ``if``, ``ops = None`` otherwise): name -> the kernel id (or the loader's name)."""
+    own ``if``, ``ops = None`` otherwise; ``ops = get_kernel(repo).ops``): name -> the kernel id (or the loader's
+    name)."""
     out: Dict[str, str] = {}
     for asg in nodes_of(tree, nodes.Assign):
-        if not (isinstance(asg.value, nodes.Call) and isinstance(asg.scope(), nodes.Module)):
+        value = asg.value
+        while isinstance(value, nodes.Attribute):   # `get_kernel(repo).ops`: the kernel's op namespace
+            value = value.expr
+        if not (isinstance(value, nodes.Call) and isinstance(asg.scope(), nodes.Module)):
             continue
-        q = r.qualname(asg.value.func)
+        q = r.qualname(value.func)
         if q not in HUB_LOADERS:
             continue
-        repo = _const(asg.value.args[0]) if asg.value.args else None
+        repo = _const(value.args[0]) if value.args else None
         for t in asg.targets:
             if isinstance(t, nodes.AssignName):
                 out[t.name] = repo or q

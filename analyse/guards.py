@@ -1007,6 +1007,9 @@ def _level(parent, cur, tables):
     return g, c
 
 
+_VALIDATIONS = ("import-fallback", "availability-check")   # inner guards without a fallback that yield to an outer one
+
+
 def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
     """The innermost guard of *node*, or None when it runs unconditionally.
 
@@ -1037,8 +1040,9 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
     guard, cond = top
     for key, g, c in reversed(chain):
         cond = C.conj(c, cond) if c is not None else cond
-        if g is not None and (guard is None or g.fallback or g.kind != "import-fallback" or not guard.fallback):
-            # an inner try whose handler re-raises (`try: ... except Exception: raise`) is no fallback and leaves the
+        if g is not None and (guard is None or g.fallback or g.kind not in _VALIDATIONS or not guard.fallback):
+            # an inner try whose handler re-raises (`try: ... except Exception: raise`), or an availability check
+            # whose other branch raises (`if not is_xformers_available(): raise ...`), is no fallback and leaves the
             # code under the outer guard that has one: it still runs only when that guard's condition holds
             guard = g
         state = (guard, cond)

@@ -5,8 +5,10 @@
   fallback (INVALID: ``unsupported``);
 * a parameter tested against a table of the module (``if backend not in _HUB_KERNELS: return``): the rest runs for
   the caller's values the table lists (INVALID: ``unsupported``);
-* an inner ``try`` whose handler re-raises inside such a choice leaves the code under the choice (INVALID: the
-  re-raising ``try`` made it ``unsupported``).
+* an inner ``try`` whose handler re-raises, or an availability check whose other branch raises, inside such a choice
+  leaves the code under the choice (INVALID: the inner guard without a fallback made it ``unsupported`` /
+  ``needs-migration``), and the GPU-only library used there stays a blocker under that choice (a caller's option is
+  no presence test).
 
 VALID: a handler that raises, or one that catches an unrelated error, is no fallback; a table local to the function
 is its own data; a re-raising ``try`` alone guards nothing.
@@ -134,3 +136,47 @@ def test_an_inner_guard_without_fallback_keeps_the_outer_choice(tmp_path, kb):
     assert by["nestlib.download"]["status"] == "conditional"
     assert any("`backend in _HUB_KERNELS`" in c for c in by["nestlib.download"]["conditions"])
     assert by["nestlib.download_any"]["status"] == "unsupported"   # the re-raising try alone is no fallback
+
+
+CHOICE = {
+    "__init__.py": """
+        import torch
+
+        try:
+            import xformers.ops
+        except ImportError:
+            xformers = None
+
+
+        def is_xformers_available():
+            return xformers is not None
+
+
+        class Attention(torch.nn.Module):
+            def set_xformers(self, use_xformers: bool) -> None:
+                if use_xformers:
+                    if not is_xformers_available():
+                        raise ModuleNotFoundError("install xformers")
+                    else:
+                        q = torch.randn((1, 2, 40), device="cuda")
+                        _ = xformers.ops.memory_efficient_attention(q, q, q)
+                    self.processor = "xformers"
+                else:
+                    self.processor = "sdpa"
+
+            def check_xformers(self) -> None:
+                if not is_xformers_available():
+                    raise ModuleNotFoundError("install xformers")
+                else:
+                    q = torch.randn((1, 2, 40), device="cuda")
+                    _ = xformers.ops.memory_efficient_attention(q, q, q)
+    """,
+}
+
+
+def test_a_raising_availability_check_inside_the_callers_choice_keeps_the_choice(tmp_path, kb):
+    rep = library_report(tmp_path, kb, CHOICE, "choicelib2")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    assert by["choicelib2.Attention.set_xformers"]["status"] == "conditional"
+    assert any("`use_xformers`" in c for c in by["choicelib2.Attention.set_xformers"]["conditions"])
+    assert by["choicelib2.Attention.check_xformers"]["status"] == "unsupported"

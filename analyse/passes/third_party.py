@@ -226,6 +226,13 @@ def import_guard(node) -> Optional[Guard]:
     return None
 
 
+def _tests_availability(g) -> bool:
+    """*g* (the use's own guard) is a presence test with a fallback (``if HAS_X:``, ``try: ... except ImportError``):
+    the use runs only where the library imported. A caller's option with a fallback (``if use_xformers:``) is not
+    one: the library is still missing when the caller turns the option on."""
+    return bool(g) and bool(g.fallback) and g.kind in ("availability-check", "import-fallback")
+
+
 def _negated_flags(test) -> List[nodes.Name]:
     """The flags of ``not A`` / ``not A and not B`` (the test holds when every flag is false); empty otherwise."""
     parts = test.values if isinstance(test, nodes.BoolOp) and test.op == "and" else [test]
@@ -691,7 +698,7 @@ class ThirdPartyPass(Pass):
             guard = Guard(fallback=False, line=guard.line)
         elif guard is not None and guard.fallback and isinstance(root, nodes.Name) and ctx.project.mode == "thirdparty" \
                 and _unbound_after_failure(defs, root.name) \
-                and not getattr(guard_of(node, tree_memo(node.root())), "fallback", False):
+                and not _tests_availability(guard_of(node, tree_memo(node.root()))):
             # a library function that calls the optional library unconditionally (or after `if not HAS_X: raise`)
             # fails without it (``except ImportError: HAS_FA3 = False`` then ``_flash_attn_forward(...)``);
             # its callers that check the flag first are conditional through the guarded call

@@ -291,6 +291,10 @@ def _classify(test, ctx) -> Optional[Tuple[str, str, bool]]:
             return None
         order = ("device-branch", "availability-check", "version-check", "platform-check", "option")
         found.sort(key=lambda g: order.index(g[0]))
+        if test.op == "and":
+            # `if ops is not None and x.is_cuda:` needs every operand: an operand that is off on an NPU host with a
+            # fallback (an optional kernel, an option) decides it even beside a CUDA test
+            found.sort(key=lambda g: g[2] and g[1] == BODY)
         kind, pol, cuda = found[0]
         if test.op == "or" and pol != BOTH:
             # `if not HAVE_X or args.cpu:` -> the else branch needs every operand false: keep the polarity
@@ -317,6 +321,8 @@ def _classify(test, ctx) -> Optional[Tuple[str, str, bool]]:
         return "option", BODY, False
     if params_are_choices() and _input_size_test(test):
         return "option", BODY, False
+    if params_are_choices() and _table_membership_test(test):
+        return "option", (ORELSE if test.ops[0][0] == "not in" else BODY), False
     avail = _availability_test(test, ctx)
     if avail is not None:
         return avail
@@ -485,6 +491,26 @@ def _sized_param(node) -> bool:
     return _param_default(target.name, target)[0]
 
 
+def _table_membership_test(test) -> bool:
+    """``backend in _HUB_KERNELS_REGISTRY`` / ``if name not in _REGISTRY: return``: a library function's test of a
+    parameter (the caller's value) against a table of its module (a dict / set / list / tuple display, or a
+    registry built by a call): the branch runs for the caller's values that the table lists, the rest for the
+    others (library mode, where parameters are the caller's)."""
+    if not (isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0][0] in ("in", "not in")):
+        return False
+    left, right = test.left, test.ops[0][1]
+    if not (isinstance(left, nodes.Name) and isinstance(right, nodes.Name) and _param_default(left.name, left)[0]):
+        return False
+    try:
+        _scope, defs = right.lookup(right.name)
+    except Exception:
+        return False
+    return bool(defs) and all(
+        isinstance(d, nodes.AssignName) and isinstance(d.scope(), nodes.Module)
+        and isinstance(getattr(d.parent, "value", None), (nodes.Dict, nodes.Set, nodes.List, nodes.Tuple, nodes.Call))
+        for d in defs)
+
+
 def _input_size_test(test) -> bool:
     """A library function's branch on the size of a caller's data (``if inverse_indices.numel() > 0:``,
     ``if len(lengths) == 0:``): it runs for some inputs only (library mode, where parameters are the caller's)."""
@@ -498,6 +524,24 @@ def _input_size_test(test) -> bool:
     return _sized_param(test)
 
 
+def _optional_module_object(name: nodes.Name) -> bool:
+    """*name* is bound only at module level, once to ``None`` and otherwise to something made at import under the
+    module's own choice (``if USE_HUB: ops = get_kernel(...) else: ops = None``): an optional object, so
+    ``ops is not None`` tests whether it was made."""
+    try:
+        scope, defs = name.lookup(name.name)
+    except Exception:
+        return False
+    if not isinstance(scope, nodes.Module) or len(defs) < 2:
+        return False
+    values = []
+    for d in defs:
+        if not (isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Assign)):
+            return False
+        values.append(d.parent.value)
+    return any(_is_none(v) for v in values) and not all(_is_none(v) for v in values)
+
+
 def _availability_test(test, ctx) -> Optional[Tuple[str, str, bool]]:
     # X is None / X is not None for a guarded-import name or a module-level name
     if isinstance(test, nodes.Compare) and len(test.ops) == 1:
@@ -508,7 +552,8 @@ def _availability_test(test, ctx) -> Optional[Tuple[str, str, bool]]:
             inner = _availability_test(other, ctx)
             if inner is not None:
                 return inner[0], (BODY if op in ("is not", "!=") else ORELSE), inner[2]
-            if isinstance(other, nodes.Name) and (_bound_by_guarded_import(other) or AVAIL_NAME_RE.match(other.name)):
+            if isinstance(other, nodes.Name) and (_bound_by_guarded_import(other) or AVAIL_NAME_RE.match(other.name)
+                                                  or _optional_module_object(other)):
                 return "availability-check", (BODY if op in ("is not", "!=") else ORELSE), False
             if isinstance(other, nodes.Call) and _leaf(other.func) in ("find_spec", "find_loader", "get_loader"):
                 return "availability-check", (BODY if op in ("is not", "!=") else ORELSE), False
@@ -782,10 +827,21 @@ def keeps_prior_bindings(trynode) -> bool:
     return out
 
 
+def _call_fails_by_import(trynode) -> bool:
+    """``try: return _load_native() is not None / except ImportError: return False``: no import in the body, but a
+    handler that names ``ImportError`` / ``ModuleNotFoundError`` itself says the call imports lazily and fails that way
+    when the optional dependency is missing -- on an NPU host, the GPU-only one -- so the handler is its fallback."""
+    named = {_leaf(t) for h in trynode.handlers if h.type is not None
+             for t in (h.type.elts if isinstance(h.type, nodes.Tuple) else [h.type])}
+    if not named & {"ImportError", "ModuleNotFoundError"}:
+        return False
+    return any(isinstance(n, nodes.Call) for st in trynode.body for n in st.nodes_of_class(nodes.Call))
+
+
 def _try_guard(trynode, in_orelse: bool, imports: bool) -> Optional[Guard]:
     """*in_orelse*: the statement is in the ``else`` block (else in the body); *imports*: ``_has_import(trynode.body)``."""
     handlers = [h for h in trynode.handlers if handler_catches_import(h)]
-    if not handlers or not imports:
+    if not handlers or not (imports or _call_fails_by_import(trynode)):
         return None
     # a fallback that itself needs GPU-only code (`except ImportError: import xformers.ops`) is no fallback; one
     # that passes while earlier definitions (or a patched library's own attributes) stay in place is one
@@ -970,6 +1026,9 @@ def _level(parent, cur, tables):
     return g, c
 
 
+_VALIDATIONS = ("import-fallback", "availability-check")   # inner guards without a fallback that yield to an outer one
+
+
 def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
     """The innermost guard of *node*, or None when it runs unconditionally.
 
@@ -1000,10 +1059,12 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
     guard, cond = top
     for key, g, c in reversed(chain):
         cond = C.conj(c, cond) if c is not None else cond
-        # the innermost guard, except an import's own try/except that fails loudly inside a guard with a
-        # fallback: `elif args.optim == "apex": try: import apex / except ImportError: raise` runs only for that
-        # choice, and the other choices are the fallback; the loud import does not make the branch required
-        if g is not None and (guard is None or g.fallback or not guard.fallback or g.kind != "import-fallback"):
+        if g is not None and (guard is None or g.fallback or g.kind not in _VALIDATIONS or not guard.fallback):
+            # an inner try whose handler re-raises (`try: ... except Exception: raise`), an import's own try/except
+            # that fails loudly (`elif args.optim == "apex": try: import apex / except ImportError: raise`), or an
+            # availability check whose other branch raises (`if not is_xformers_available(): raise ...`), is no
+            # fallback and leaves the code under the outer guard that has one: it still runs only when that guard's
+            # condition holds, and the other choices are the fallback
             guard = g
         state = (guard, cond)
         if memo is not None:

@@ -269,8 +269,33 @@ class Resolver:
             base = self.qualname(node.expr, depth + 1)
             if base is not None:
                 return f"{base}.{node.attrname}"
+            if isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name == "self":
+                return self._self_attr_import(node, depth)
             return None
         return None
+
+    def _self_attr_import(self, node: nodes.Attribute, depth: int) -> Optional[str]:
+        """``self.op`` of a class whose only assignment of it is ``self.op = GATConvFuse``, a name bound by imports
+        alone (``from dgNN.operators import GATConvFuse`` in ``__init__``): the imported object, so
+        ``self.op(...)`` in another method is a call of it."""
+        scope = node.scope()
+        cls = scope.parent if isinstance(scope, nodes.FunctionDef) else None
+        if not isinstance(cls, nodes.ClassDef):
+            return None
+        assigns = cls.instance_attrs.get(node.attrname)
+        if not assigns or len(assigns) != 1:
+            return None
+        parent = assigns[0].parent
+        value = parent.value if isinstance(parent, nodes.Assign) and len(parent.targets) == 1 else None
+        if not isinstance(value, nodes.Name):
+            return None
+        try:
+            _scope, defs = lookup(value, value.name)
+        except Exception:
+            return None
+        if not defs or not all(isinstance(d, (nodes.Import, nodes.ImportFrom)) for d in defs):
+            return None
+        return self.qualname(value, depth + 1)
 
     def outer_names(self) -> List[Tuple[int, object, str]]:
         """(pre-order position, node, dotted name) of every Name / Attribute / AssignAttr of the module

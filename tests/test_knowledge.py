@@ -324,3 +324,12 @@ def test_an_unlisted_method_of_a_listed_class_takes_the_class_row(kb):
     # INVALID: a made-up function of a module is still unverified; a listed method keeps its own row
     assert not kb.is_documented("torch.special.zeta_not_documented")
     assert not kb.is_documented("torch.nn.NotAModuleAnywhere.forward")
+
+
+def test_torch_nn_parallel_submodule_spellings_answer_for_the_public_name(kb):
+    # `from torch.nn.parallel.distributed import DistributedDataParallel` names the class the tables list as
+    # torch.nn.parallel.DistributedDataParallel (torch/nn/parallel/__init__.py re-exports it)
+    assert kb.api_status("torch.nn.parallel.distributed.DistributedDataParallel") == \
+        kb.api_status("torch.nn.parallel.DistributedDataParallel") == "supported"
+    assert kb.api_status("torch.nn.parallel.data_parallel.DataParallel") == kb.api_status("torch.nn.parallel.DataParallel")
+    assert not kb.is_documented("torch.nn.parallel.distributed.NoSuchThing")

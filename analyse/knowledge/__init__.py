@@ -392,7 +392,16 @@ def public_alias(name: str) -> str | None:
         parts = name.split(".")
         if len(parts) >= 5:
             return "torch.nn." + ".".join(parts[4:])
+    if name.startswith("torch.nn.parallel."):
+        # torch/nn/parallel/__init__.py re-exports its submodules' public names (DataParallel, data_parallel,
+        # DistributedDataParallel, parallel_apply, replicate, scatter, gather): the tables list the short spelling
+        parts = name.split(".")
+        if len(parts) >= 5 and parts[3] in _NN_PARALLEL_SUBMODULES:
+            return "torch.nn.parallel." + ".".join(parts[4:])
     return None
+
+
+_NN_PARALLEL_SUBMODULES = frozenset({"data_parallel", "distributed", "parallel_apply", "replicate", "scatter_gather"})
 
 
 class KnowledgeBase:

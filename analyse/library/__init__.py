@@ -64,6 +64,9 @@ MAX_DYNAMIC = 200
 EXT_FINDING_CODES = {"NPU504", "NPU505"}
 BUILD_ONLY_CODES = {"NPU503"}    # cuda-toolchain-config: CUDA_HOME is None on an Ascend host, nothing raises
 IMPORT_CODE = "NPU401"           # gpu-only-library-import (the import statement itself)
+TRITON_KERNEL_CODE = "NPU506"    # triton-kernel: manual when it breaks no documented Triton-Ascend constraint
+# a folder of the library's own Ascend backend: `npu/`, `ascend/`, `_ascend/`, `npu_ops/`, `kernels_ascend/`
+_NPU_BACKEND_DIR = re.compile(r"^_*(?:npu|ascend)(?:_\w*)?$|^\w*_(?:npu|ascend)$", re.I)
 DEVICE_TYPE_CHECK = "NPU004"     # `x.device.type == 'cuda'`: the other branch runs on an NPU
 
 
@@ -294,6 +297,8 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
                 continue
         elif ref == "value":   # a class named in a registry, a dict, isinstance(): not a call
             continue
+        if _ascend_triton_port(f, st):
+            continue   # a Triton kernel of the library's own Ascend backend: written for Triton-Ascend, nothing to port
         if _probed_import(f):
             continue   # `if has_x: import x` runs only where the presence test found the library: it binds, nothing more
         cond = _finding_condition(f, st)
@@ -468,6 +473,23 @@ def _inside_tree(inputs: Sequence[Path], files, errors: List[AnalysisError]):
             continue
         keep.append((abspath, rel))
     return keep, escaped
+
+
+def in_npu_backend(path: str) -> bool:
+    """*path* (a relative file path, or a dotted module / qualified name) lies in a folder of the library's own
+    NPU backend: a folder named ``npu`` / ``ascend`` (``_ascend``, ``npu_ops``, ``kernels_npu``)."""
+    parts = re.split(r"[/\\]", path) if ("/" in path or "\\" in path) else path.split(".")
+    return any(_NPU_BACKEND_DIR.match(p) for p in parts[:-1])
+
+
+def _ascend_triton_port(f: Finding, status: Optional[str]) -> bool:
+    """A Triton kernel that breaks no documented Triton-Ascend constraint (NPU506, manual), defined and launched in
+    the library's own Ascend backend folder (``ops/backends/_ascend/``): it was written for Triton-Ascend, so on an
+    NPU it is the library's NPU implementation, not a GPU kernel to port. A kernel with a hard violation stays."""
+    if f.code != TRITON_KERNEL_CODE or f.severity != "manual" or status != "unsupported":
+        return False
+    kernel = f.api.partition(":")[2]
+    return in_npu_backend(f.path) and (not kernel or in_npu_backend(kernel))
 
 
 def _probed_import(f: Finding) -> bool:

@@ -161,8 +161,17 @@ class CompiledCodePass(Pass):
             return
         r = ctx.resolver
         ops = store.get(OPS_KEY) or {}
+        hub_bound = _hub_bindings(ctx.tree, r) if hub else {}
         for call in nodes_of(ctx.tree, nodes.Call):
             func = call.func
+            if hub_bound and isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) \
+                    and func.expr.name in hub_bound and _module_binding(func.expr, ctx.source.modname):
+                repo = hub_bound[func.expr.name]
+                yield ctx.finding(R_LOOKUP, call, f"{func.expr.name}.{func.attrname}",
+                                  f"`{func.as_string()}(...)` calls `{func.attrname}` of the kernel `{repo}` that "
+                                  f"`{func.expr.name}` holds (fetched from a kernel hub at module level): a compiled "
+                                  "CUDA build with no NPU kernel.", replacement=R_LOOKUP.fix, confidence="medium")
+                continue
             if natives and isinstance(func, nodes.Attribute) and isinstance(func.expr, (nodes.Name, nodes.Attribute)):
                 owner = r.qualname(func.expr) or _module_binding(func.expr, ctx.source.modname)
                 if owner in natives:
@@ -207,6 +216,27 @@ class CompiledCodePass(Pass):
                 yield ctx.finding(R_LOOKUP, call, f"torch.ops.{ns}.{name}",
                                   f"`{func.as_string()}(...)` returns the compiled operator `{ns}::{name}`{has}: no "
                                   "NPU kernel.", replacement=R_LOOKUP.fix)
+
+
+def _hub_bindings(tree: nodes.Module, r) -> Dict[str, str]:
+    """Module-level names bound to a kernel-hub download (``ops = get_kernel("Isotr0py/ggml")`` under the module's
+    own ``if``, ``ops = None`` otherwise; ``ops = get_kernel(repo).ops``): name -> the kernel id (or the loader's
+    name)."""
+    out: Dict[str, str] = {}
+    for asg in nodes_of(tree, nodes.Assign):
+        value = asg.value
+        while isinstance(value, nodes.Attribute):   # `get_kernel(repo).ops`: the kernel's op namespace
+            value = value.expr
+        if not (isinstance(value, nodes.Call) and isinstance(asg.scope(), nodes.Module)):
+            continue
+        q = r.qualname(value.func)
+        if q not in HUB_LOADERS:
+            continue
+        repo = _const(value.args[0]) if value.args else None
+        for t in asg.targets:
+            if isinstance(t, nodes.AssignName):
+                out[t.name] = repo or q
+    return out
 
 
 def _module_binding(node, modname: str):

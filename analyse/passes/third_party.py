@@ -36,7 +36,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 from astroid import nodes
 
 from analyse.findings import Finding, Rule, SEVERITIES
-from analyse.guards import _needs_gpu_only, guard_of, handler_catches_import, is_probe, keeps_prior_bindings, tree_memo
+from analyse.guards import _needs_gpu_only, _only_raises, guard_of, handler_catches_import, is_probe, keeps_prior_bindings, tree_memo
 from analyse.passes import ModuleContext, Pass, nodes_of, walk
 # the library table and the project scan live below the passes (no pass imports another pass)
 from analyse.passes._libtable import (  # noqa: F401  (re-exported for callers of the old names)
@@ -237,6 +237,24 @@ def import_guard(node) -> Optional[Guard]:
                 return Guard(fallback=fallback, line=h.lineno)
         cur, parent = parent, parent.parent
     return None
+
+
+def _tests_availability(g) -> bool:
+    """*g* (the use's own guard) is a presence test with a fallback (``if HAS_X:``, ``try: ... except ImportError``):
+    the use runs only where the library imported. A caller's option with a fallback (``if use_xformers:``) is not
+    one: the library is still missing when the caller turns the option on."""
+    return bool(g) and bool(g.fallback) and g.kind in ("availability-check", "import-fallback")
+
+
+def _negated_flags(test) -> List[nodes.Name]:
+    """The flags of ``not A`` / ``not A and not B`` (the test holds when every flag is false); empty otherwise."""
+    parts = test.values if isinstance(test, nodes.BoolOp) and test.op == "and" else [test]
+    out = []
+    for p in parts:
+        if not (isinstance(p, nodes.UnaryOp) and p.op == "not" and isinstance(p.operand, nodes.Name)):
+            return []
+        out.append(p.operand)
+    return out
 
 
 def _type_checking_only(node, r) -> bool:
@@ -501,6 +519,9 @@ class ThirdPartyPass(Pass):
             f = self._import(ctx, table, node, guarded)
             if f is not None:
                 yield _with_rework(table, f)
+        if ctx.project.mode == "thirdparty" and guarded:
+            for f in self._required_by_flag(ctx, table):
+                yield _with_rework(table, f)
         names = [item for item in r.outer_names() if not isinstance(item[1], nodes.AssignAttr)]
         for node in merged(names, selection(ctx.tree, nodes.Call)):
             if isinstance(node, (nodes.Name, nodes.Attribute)):
@@ -511,6 +532,65 @@ class ThirdPartyPass(Pass):
                 f = self._dynamic_import(ctx, table, node)
                 if f is not None:
                     yield _with_rework(table, f)
+
+    def _required_by_flag(self, ctx, table) -> Iterator[Finding]:
+        """Library mode: ``if not HAS_PYLIBCUGRAPHOPS and not LEGACY_MODE: raise ModuleNotFoundError(...)`` in a
+        function, where every flag is set true only inside a ``try`` that imports a GPU-only library: on an Ascend
+        host the import failed, so the function raises -- it needs that library as much as a call of it would."""
+        for node in nodes_of(ctx.tree, nodes.If):
+            if node.orelse or not _only_raises(node.body) or not isinstance(node.scope(), nodes.FunctionDef):
+                continue
+            flags = _negated_flags(node.test)
+            if not flags:
+                continue
+            libs = [self._flag_library(ctx, table, f) for f in flags]
+            if not all(libs):
+                continue
+            q, info, line = libs[0]
+            msg = (f"Raises unless `{q}` ({info['library']}) was imported: the flag `{flags[0].name}` is set only by "
+                   f"the import at {ctx.path}:{line}, which fails on an Ascend host. {info['reason']}")
+            yield ctx.finding(R_USE, node, q, msg, replacement=info["replacement"], severity=info["severity"],
+                              confidence="medium", evidence="knowledge")
+
+    def _flag_library(self, ctx, table, flag: nodes.Name):
+        """(library qualname, its facts, import line) when every assignment of *flag* to ``True`` sits in the body
+        of a ``try`` that imports a GPU-only library; None otherwise."""
+        try:
+            _scope, defs = lookup(flag, flag.name)
+        except Exception:
+            return None
+        trues = [d for d in defs if isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Assign)
+                 and isinstance(d.parent.value, nodes.Const) and d.parent.value.value is True]
+        if not trues:
+            return None
+        found = None
+        for d in trues:
+            cur, got = d.parent, None
+            while cur is not None and not isinstance(cur, (nodes.FunctionDef, nodes.ClassDef)):
+                parent = cur.parent
+                if isinstance(parent, nodes.Try) and cur in parent.body:
+                    got = self._try_library(ctx, table, parent)
+                    break
+                cur = parent
+            if got is None:
+                return None
+            found = found or got
+        return found
+
+    def _try_library(self, ctx, table, trynode):
+        r = ctx.resolver
+        for imp in nodes_of(trynode, nodes.Import, nodes.ImportFrom):
+            if isinstance(imp, nodes.Import):
+                quals = [mod for mod, _as in imp.names]
+            else:
+                base = r.absolute_import(imp.modname, imp.level)
+                quals = [f"{base}.{n}" for n, _as in imp.names if n != "*"] if base else []
+            for q in quals:
+                info = self._lookup(ctx, table, q)
+                if info is not None and info["severity"] in ("blocker", "manual") \
+                        and not (info.get("entry") is not None and info["entry"].imports_on_npu):
+                    return q, info, imp.lineno
+        return None
 
     def _import(self, ctx, table, node, guarded) -> Optional[Finding]:
         r = ctx.resolver
@@ -637,7 +717,7 @@ class ThirdPartyPass(Pass):
             guard = Guard(fallback=False, line=guard.line)
         elif guard is not None and guard.fallback and isinstance(root, nodes.Name) and ctx.project.mode == "thirdparty" \
                 and _unbound_after_failure(defs, root.name) \
-                and not getattr(guard_of(node, tree_memo(node.root())), "fallback", False):
+                and not _tests_availability(guard_of(node, tree_memo(node.root()))):
             # a library function that calls the optional library unconditionally (or after `if not HAS_X: raise`)
             # fails without it (``except ImportError: HAS_FA3 = False`` then ``_flash_attn_forward(...)``);
             # its callers that check the flag first are conditional through the guarded call

@@ -462,8 +462,13 @@ def _decorator_registration(d, target, r: Resolver, s: "ModuleSummary") -> None:
 
 
 def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: Resolver,
-                     is_package: bool = False, n_lines: int = 0) -> ModuleSummary:
-    """Reduce one parsed module to what the call graph needs."""
+                     is_package: bool = False, n_lines: int = 0, guards: bool = True) -> ModuleSummary:
+    """Reduce one parsed module to what the call graph needs.
+
+    *guards* False leaves :attr:`ModuleSummary.guards` empty: the conditions of the call edges are read by the
+    library statuses only (:meth:`CallGraph.guarded_edges`, :attr:`CallGraph.ext_calls`); script mode's reach
+    keeps its own guards (:func:`analyse.reach.module_facts`), and building one per call was a tenth of a
+    script run."""
     r = resolver
     s = ModuleSummary(modname=modname, relpath=relpath, is_package=is_package,
                       n_lines=n_lines or (tree.tolineno or 1))
@@ -631,7 +636,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             caller, cls, selfname, clsname = here
             before = len(s.calls)
             _record_call(s, r, node, caller, cls, selfname, clsname)
-            if any(s.calls[i][2] != K_REF for i in range(before, len(s.calls))):
+            if guards and any(s.calls[i][2] != K_REF for i in range(before, len(s.calls))):
                 # only a call's callees carry its guard (references handed to it do not): no callee, no question
                 cond = _condition(node, relpath, guard_memo, mentions_npu)
                 if cond:

@@ -324,8 +324,9 @@ class _Worker:
             from analyse.callgraph import summarise_module
 
             try:
+                # script mode reads no call-edge conditions (only the library statuses do)
                 out.summary = summarise_module(sf.tree, sf.modname, sf.relpath, resolver, sf.is_package_init,
-                                               len(sf.lines))
+                                               len(sf.lines), guards=self.project.mode != "script")
             except MemoryError:   # not one file's problem: the run cannot go on (exit 3)
                 raise
             except Exception as exc:

@@ -788,3 +788,40 @@ def test_background_import_runs_at_the_lowest_priority_of_its_own_thread(monkeyp
     pipeline._import_in_background("colorsys")
     assert "colorsys" in sys.modules
     assert calls == [(os.PRIO_PROCESS, threading.get_native_id(), 19)]   # this thread, not the process
+
+
+GUARDED = {
+    "lib/ops.py": """
+        import torch
+
+
+        def fused(x):
+            return x
+
+
+        def plain(x):
+            return x
+
+
+        def forward(x, use_fused=False):
+            if use_fused:
+                return fused(x)
+            else:
+                return plain(x)
+    """,
+}
+
+
+def test_only_library_runs_build_call_edge_conditions(tmp_path, kb):
+    """A call's edge condition is read by the library statuses only (guarded edges, external calls):
+    script mode's summaries leave them out (building one per call was a tenth of a script run), a
+    thirdparty run keeps them."""
+    root = write(tmp_path, GUARDED)
+    script = pipeline.run([root], kb, mode="script", settings=Settings(jobs=1))
+    library = pipeline.run([root], kb, mode="thirdparty", settings=Settings(jobs=1))
+    (s,) = [s for s in script.summaries if s.relpath == "lib/ops.py"]
+    (t,) = [t for t in library.summaries if t.relpath == "lib/ops.py"]
+    assert s.calls == t.calls and s.guards == {}
+    conds = {t.calls[i][3]: c for i, c in t.guards.items()}
+    assert set(conds) == {"lib.ops.fused"}   # the else branch is the default path
+    assert conds["lib.ops.fused"] == "only when a caller sets `use_fused` (off by default, lib/ops.py:13)"

@@ -331,7 +331,9 @@ class _Worker:
                 raise
             except Exception as exc:
                 out.summary_error = _internal(sf.relpath, "call graph", exc)
-            if out.summary is not None:
+            if out.summary is not None and self.project.mode == "script":
+                # entry points and reach are script mode's (analyse.modes.run_script); the library statuses
+                # read none of these facts
                 from analyse.reach import call_lines, module_facts
 
                 try:

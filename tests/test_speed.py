@@ -825,3 +825,16 @@ def test_only_library_runs_build_call_edge_conditions(tmp_path, kb):
     conds = {t.calls[i][3]: c for i, c in t.guards.items()}
     assert set(conds) == {"lib.ops.fused"}   # the else branch is the default path
     assert conds["lib.ops.fused"] == "only when a caller sets `use_fused` (off by default, lib/ops.py:13)"
+
+
+def test_only_script_runs_build_reach_facts(tmp_path, kb):
+    """Entry points and reach are script mode's: a thirdparty run's summaries carry no reach facts."""
+    from analyse.reach import ModuleFacts
+
+    root = write(tmp_path, GUARDED)
+    script = pipeline.run([root], kb, mode="script", settings=Settings(jobs=1))
+    library = pipeline.run([root], kb, mode="thirdparty", settings=Settings(jobs=1))
+    (s,) = [s for s in script.summaries if s.relpath == "lib/ops.py"]
+    (t,) = [t for t in library.summaries if t.relpath == "lib/ops.py"]
+    assert set(s.reach) == set(ModuleFacts.__annotations__) and s.reach["call_guards"]
+    assert t.reach == {} and t.calls == s.calls

@@ -543,6 +543,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     if mentions_npu:
         s.npu_evidence = npu_evidence(tree, relpath)
     guard_memo = tree_memo(tree)
+    builtins_own = guards and r.index.has_root("builtins")
 
     # ---- walk with scope tracking
     # stack items: (iterator of nodes, context); context: (caller qualname, enclosing class qualname for
@@ -636,7 +637,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             caller, cls, selfname, clsname = here
             before = len(s.calls)
             _record_call(s, r, node, caller, cls, selfname, clsname)
-            if guards and any(s.calls[i][2] != K_REF for i in range(before, len(s.calls))):
+            if guards and any(_may_take_edge(c, builtins_own) for c in s.calls[before:]):
                 # only a call's callees carry its guard (references handed to it do not): no callee, no question
                 cond = _condition(node, relpath, guard_memo, mentions_npu)
                 if cond:
@@ -658,6 +659,17 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
         push((it, here))
     _registrations(tree, r, s)
     return s
+
+
+def _may_take_edge(call: Tuple[str, int, str, str, str], builtins_own: bool) -> bool:
+    """False for a recorded call the linker never makes an edge or an external call of, so its condition
+    is never read: a reference handed to a call, a dynamic dispatch (:data:`K_DYN`), a builtin
+    (``builtins.len``; its qualname is external unless a project package is named ``builtins``, *builtins_own*).
+    A third of a library's calls are builtins."""
+    kind = call[2]
+    if kind == K_REF or kind == K_DYN:
+        return False
+    return not (kind == K_NAME and not builtins_own and call[3].startswith("builtins."))
 
 
 # node type -> 1 function, 2 class, 3 call, 0 any other node with children (filled as types are met)

@@ -838,3 +838,24 @@ def test_only_script_runs_build_reach_facts(tmp_path, kb):
     (t,) = [t for t in library.summaries if t.relpath == "lib/ops.py"]
     assert set(s.reach) == set(ModuleFacts.__annotations__) and s.reach["call_guards"]
     assert t.reach == {} and t.calls == s.calls
+
+
+def test_a_builtin_call_gets_no_edge_condition_unless_the_project_defines_builtins(tmp_path, kb):
+    """The linker makes no edge of ``len(x)`` (``builtins.len`` is external): its condition is never read,
+    so a thirdparty run does not build it -- unless a project package is named ``builtins``."""
+    files = {"lib/ops.py": GUARDED["lib/ops.py"] + """
+
+        def size(x, use_len=False):
+            if use_len:
+                return len(x)
+            return 0
+    """}
+    root = write(tmp_path / "a", files)
+    (t,) = [t for t in pipeline.run([root], kb, mode="thirdparty", settings=Settings(jobs=1)).summaries
+            if t.relpath == "lib/ops.py"]
+    assert {t.calls[i][3] for i in t.guards} == {"lib.ops.fused"}
+    assert any(c[3] == "builtins.len" for c in t.calls)
+    root = write(tmp_path / "b", dict(files, **{"builtins/__init__.py": "def len(x):\n    return 0\n"}))
+    (t,) = [t for t in pipeline.run([root], kb, mode="thirdparty", settings=Settings(jobs=1)).summaries
+            if t.relpath == "lib/ops.py"]
+    assert {t.calls[i][3] for i in t.guards} == {"lib.ops.fused", "builtins.len"}

@@ -298,8 +298,13 @@ def _container_of(node, r: Resolver, s: "ModuleSummary", caller: str) -> Optiona
         value = r.assigned_value(defs[0])
         if value is not None and _is_container_literal(value):
             name = f"{caller}#{node.name}"
-            if not any(c == name for c, _k, _t in s.registrations):
-                s.registrations.extend((name, k, q) for k, q in _literal_entries(value, r))
+            # once per name and binding (a set kept on the summary while it is made): `dict(model_args, **kwargs)`
+            # in every factory of a module read the same literal again, and again when it holds no callable
+            done = s.__dict__.setdefault("_containers_read", set())
+            if (name, id(defs[0])) not in done:
+                done.add((name, id(defs[0])))
+                if not any(c == name for c, _k, _t in s.registrations):
+                    s.registrations.extend((name, k, q) for k, q in _literal_entries(value, r))
             return name
     return None
 
@@ -658,6 +663,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
         it = node.get_children()
         push((it, here))
     _registrations(tree, r, s)
+    s.__dict__.pop("_containers_read", None)   # _container_of's memo: not part of the summary
     return s
 
 
@@ -1074,11 +1080,16 @@ def _container_args(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str
     """A container of callables handed whole to a call (``CLI(COMMANDS)``, ``fire.Fire({"train": train})``):
     the callee picks an entry at run time (a subcommand), so each entry is a callable of the program."""
     line = call.lineno or 1
+    names = None
     for a in list(call.args) + [k.value for k in (call.keywords or ())]:
         if _is_container_literal(a):
             for _k, q in _literal_entries(a, r):
                 s.calls.append((caller, line, K_REF, q, ""))
         elif isinstance(a, nodes.Name):
+            if names is None:
+                names = _container_names(r.tree)
+            if a.name not in names:
+                continue
             try:   # the scope's or the module's own binding (dict lookups: this runs for every argument)
                 defs = a.scope().locals.get(a.name) or a.root().locals.get(a.name) or ()
             except Exception:
@@ -1088,6 +1099,23 @@ def _container_args(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str
                 cont = _container_of(a, r, s, caller)
                 if cont:
                     s.calls.append((caller, line, K_LOOKUP, cont, ALL_KEYS))
+
+
+def _container_names(tree: nodes.Module) -> Set[str]:
+    """Names some plain ``x = <literal>`` / ``x: T = <literal>`` / ``(x := <literal>)`` of the module binds to a
+    dict / list / tuple / set literal or ``dict(...)`` (what :meth:`Resolver.assigned_value` reads): a name
+    argument outside this set is no container, and its scope lookup is skipped (kept on the tree)."""
+    got = tree.__dict__.get("_npu_container_names")
+    if got is None:
+        got = set()
+        for st in nodes_of(tree, nodes.Assign, nodes.AnnAssign, nodes.NamedExpr):
+            if st.value is None or not _is_container_literal(st.value):
+                continue
+            for t in (st.targets if isinstance(st, nodes.Assign) else (st.target,)):
+                if isinstance(t, nodes.AssignName):
+                    got.add(t.name)
+        tree.__dict__["_npu_container_names"] = got
+    return got
 
 
 # --------------------------------------------------------------------------- linking

@@ -859,3 +859,50 @@ def test_a_builtin_call_gets_no_edge_condition_unless_the_project_defines_builti
     (t,) = [t for t in pipeline.run([root], kb, mode="thirdparty", settings=Settings(jobs=1)).summaries
             if t.relpath == "lib/ops.py"]
     assert {t.calls[i][3] for i in t.guards} == {"lib.ops.fused", "builtins.len"}
+
+
+def test_a_local_container_is_read_once_per_binding(tmp_path, kb, monkeypatch):
+    """``run(opts)`` in every line of a function read ``opts = dict(lr=1)`` again each time (it registers
+    no callable, so nothing said it was read): a binding's literal is read once per summary, and a name
+    argument no literal is bound to is not looked up; the calls and registrations are the same."""
+    from analyse import callgraph
+
+    root = write(tmp_path, {"cli.py": """
+        import fire
+
+
+        def train():
+            pass
+
+
+        def evaluate():
+            pass
+
+
+        def main(cfg):
+            commands = {"train": train, "eval": evaluate}
+            opts = dict(lr=1)
+            fire.Fire(commands)
+            run(commands)
+            run(opts)
+            run(opts)
+            run(cfg)
+    """})
+    reads = []
+    orig = callgraph._literal_entries
+
+    def spy(value, r, key="", depth=0):
+        if depth == 0:
+            reads.append(value.lineno)
+        return orig(value, r, key, depth)
+
+    monkeypatch.setattr(callgraph, "_literal_entries", spy)
+    (s,) = [s for s in pipeline.run([root], kb, mode="script", settings=Settings(jobs=1)).summaries
+            if s.relpath == "cli.py"]
+    assert sorted(reads) == [13, 14]
+    assert sorted(s.registrations) == [("cli.main#commands", "eval", "cli.evaluate"),
+                                       ("cli.main#commands", "train", "cli.train")]
+    lookups = sorted((line, a) for _c, line, kind, a, _b in s.calls if kind == callgraph.K_LOOKUP)
+    assert lookups == [(15, "cli.main#commands"), (16, "cli.main#commands"), (17, "cli.main#opts"),
+                       (18, "cli.main#opts")]
+    assert not hasattr(s, "_containers_read")

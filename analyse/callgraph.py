@@ -1145,6 +1145,7 @@ class Linker:
         self.ext_modules = set(ext_modules)
         self.tops = {m.split(".")[0] for m in self.modules} | {m.split(".")[0] for m in self.failed}
         self._canon: Dict[str, Tuple[str, str]] = {}
+        self._exports: Dict[str, Set[str]] = {}
         self._mro: Dict[str, List[str]] = {}
         self._subclasses: Optional[Dict[str, List[str]]] = None
         self._registry: Optional[Dict[str, List[Tuple[str, str]]]] = None
@@ -1160,6 +1161,14 @@ class Linker:
 
     def in_library(self, q: str) -> bool:
         return q.split(".")[0] in self.tops
+
+    def _exported(self, modname: str) -> Set[str]:
+        """:meth:`ModuleSummary.exported` of a module, made once (every name looked up through a star import
+        asked again, and each answer is a new set of the module's public names)."""
+        got = self._exports.get(modname)
+        if got is None:
+            got = self._exports[modname] = self.modules[modname].exported()
+        return got
 
     def canonical(self, q: str) -> Tuple[str, str]:
         """(kind, qualname): kind is def, class, module, external, ext, unresolved, ambiguous or broken."""
@@ -1218,7 +1227,7 @@ class Linker:
                 return k
         if first in s.top_names:
             return ("other", q)   # a variable / constant of the module
-        cands = [src for src in s.star_imports if src in self.modules and first in self.modules[src].exported()]
+        cands = [src for src in s.star_imports if src in self.modules and first in self._exported(src)]
         unknown_src = [src for src in s.star_imports if src not in self.modules and self.in_library(src)]
         if len(cands) == 1 and not unknown_src:
             return self._canonical(f"{cands[0]}.{rest}", depth + 1)

@@ -906,3 +906,21 @@ def test_a_local_container_is_read_once_per_binding(tmp_path, kb, monkeypatch):
     assert lookups == [(15, "cli.main#commands"), (16, "cli.main#commands"), (17, "cli.main#opts"),
                        (18, "cli.main#opts")]
     assert not hasattr(s, "_containers_read")
+
+
+def test_star_import_exports_are_made_once_per_module(monkeypatch):
+    """Every name looked up through ``from pkg.ops import *`` made the exporting module's public names again."""
+    from analyse import callgraph
+    from analyse.callgraph import Linker, ModuleSummary
+
+    ops = ModuleSummary(modname="pkg.ops", relpath="pkg/ops.py", is_package=False, n_lines=6, top_names={"f", "g", "_h"})
+    ops.functions.update({"pkg.ops.f": (1, 2), "pkg.ops.g": (3, 4), "pkg.ops._h": (5, 6)})
+    user = ModuleSummary(modname="pkg.user", relpath="pkg/user.py", is_package=False, n_lines=1,
+                         star_imports=["pkg.ops"])
+    made = []
+    orig = ModuleSummary.exported
+    monkeypatch.setattr(callgraph.ModuleSummary, "exported", lambda self: made.append(self.modname) or orig(self))
+    lk = Linker([ops, user])
+    assert [lk.canonical(f"pkg.user.{n}") for n in ("f", "g")] == [("def", "pkg.ops.f"), ("def", "pkg.ops.g")]
+    assert lk.canonical("pkg.user._h")[0] != "def" and lk.canonical("pkg.user.x")[0] != "def"
+    assert made == ["pkg.ops"]

@@ -924,3 +924,29 @@ def test_star_import_exports_are_made_once_per_module(monkeypatch):
     assert [lk.canonical(f"pkg.user.{n}") for n in ("f", "g")] == [("def", "pkg.ops.f"), ("def", "pkg.ops.g")]
     assert lk.canonical("pkg.user._h")[0] != "def" and lk.canonical("pkg.user.x")[0] != "def"
     assert made == ["pkg.ops"]
+
+
+def test_reach_asks_no_guard_of_a_line_whose_calls_all_leave_the_project(tmp_path, kb):
+    """``torch.zeros(3, dtype=torch.float32)`` hands a reference (``torch.float32``) to a call: neither makes an
+    edge into the project, so the line's guard is not made; a reference to a project function keeps it."""
+    from analyse.reach import call_lines
+
+    root = write(tmp_path, {"pkg/__init__.py": "", "pkg/train.py": """
+        import torch
+
+
+        def step(x):
+            return x
+
+
+        def main(use_gpu=False):
+            if use_gpu:
+                x = torch.zeros(3, dtype=torch.float32)
+                y = map(step, [x])
+            return y
+    """})
+    res = pipeline.run([root], kb, mode="script", settings=Settings(jobs=1))
+    (s,) = [s for s in res.summaries if s.relpath == "pkg/train.py"]
+    assert {(line, kind) for _c, line, kind, _a, _b in s.calls} >= {(10, "name"), (10, "ref"), (11, "ref")}
+    assert call_lines(s, {x.modname for x in res.summaries}) == {11}
+    assert set(s.reach["call_guards"]) == {11}

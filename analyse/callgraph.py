@@ -299,8 +299,13 @@ def _container_of(node, r: Resolver, s: "ModuleSummary", caller: str) -> Optiona
         value = r.assigned_value(defs[0])
         if value is not None and _is_container_literal(value):
             name = f"{caller}#{node.name}"
-            if not any(c == name for c, _k, _t in s.registrations):
-                s.registrations.extend((name, k, q) for k, q in _literal_entries(value, r))
+            # once per name and binding (a set kept on the summary while it is made): `dict(model_args, **kwargs)`
+            # in every factory of a module read the same literal again, and again when it holds no callable
+            done = s.__dict__.setdefault("_containers_read", set())
+            if (name, id(defs[0])) not in done:
+                done.add((name, id(defs[0])))
+                if not any(c == name for c, _k, _t in s.registrations):
+                    s.registrations.extend((name, k, q) for k, q in _literal_entries(value, r))
             return name
     return None
 
@@ -463,8 +468,13 @@ def _decorator_registration(d, target, r: Resolver, s: "ModuleSummary") -> None:
 
 
 def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: Resolver,
-                     is_package: bool = False, n_lines: int = 0) -> ModuleSummary:
-    """Reduce one parsed module to what the call graph needs."""
+                     is_package: bool = False, n_lines: int = 0, guards: bool = True) -> ModuleSummary:
+    """Reduce one parsed module to what the call graph needs.
+
+    *guards* False leaves :attr:`ModuleSummary.guards` empty: the conditions of the call edges are read by the
+    library statuses only (:meth:`CallGraph.guarded_edges`, :attr:`CallGraph.ext_calls`); script mode's reach
+    keeps its own guards (:func:`analyse.reach.module_facts`), and building one per call was a tenth of a
+    script run."""
     r = resolver
     s = ModuleSummary(modname=modname, relpath=relpath, is_package=is_package,
                       n_lines=n_lines or (tree.tolineno or 1))
@@ -539,6 +549,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     if mentions_npu:
         s.npu_evidence = npu_evidence(tree, relpath)
     guard_memo = tree_memo(tree)
+    builtins_own = guards and r.index.has_root("builtins")
 
     # ---- walk with scope tracking
     # stack items: (iterator of nodes, context); context: (caller qualname, enclosing class qualname for
@@ -632,7 +643,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             caller, cls, selfname, clsname = here
             before = len(s.calls)
             _record_call(s, r, node, caller, cls, selfname, clsname)
-            if any(s.calls[i][2] != K_REF for i in range(before, len(s.calls))):
+            if guards and any(_may_take_edge(c, builtins_own) for c in s.calls[before:]):
                 # only a call's callees carry its guard (references handed to it do not): no callee, no question
                 cond = _condition(node, relpath, guard_memo, mentions_npu)
                 if cond:
@@ -653,7 +664,19 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
         it = node.get_children()
         push((it, here))
     _registrations(tree, r, s)
+    s.__dict__.pop("_containers_read", None)   # _container_of's memo: not part of the summary
     return s
+
+
+def _may_take_edge(call: Tuple[str, int, str, str, str], builtins_own: bool) -> bool:
+    """False for a recorded call the linker never makes an edge or an external call of, so its condition
+    is never read: a reference handed to a call, a dynamic dispatch (:data:`K_DYN`), a builtin
+    (``builtins.len``; its qualname is external unless a project package is named ``builtins``, *builtins_own*).
+    A third of a library's calls are builtins."""
+    kind = call[2]
+    if kind == K_REF or kind == K_DYN:
+        return False
+    return not (kind == K_NAME and not builtins_own and call[3].startswith("builtins."))
 
 
 # node type -> 1 function, 2 class, 3 call, 0 any other node with children (filled as types are met)
@@ -1066,11 +1089,16 @@ def _container_args(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str
     """A container of callables handed whole to a call (``CLI(COMMANDS)``, ``fire.Fire({"train": train})``):
     the callee picks an entry at run time (a subcommand), so each entry is a callable of the program."""
     line = call.lineno or 1
+    names = None
     for a in list(call.args) + [k.value for k in (call.keywords or ())]:
         if _is_container_literal(a):
             for _k, q in _literal_entries(a, r):
                 s.calls.append((caller, line, K_REF, q, ""))
         elif isinstance(a, nodes.Name):
+            if names is None:
+                names = _container_names(r.tree)
+            if a.name not in names:
+                continue
             try:   # the scope's or the module's own binding (dict lookups: this runs for every argument)
                 defs = a.scope().locals.get(a.name) or a.root().locals.get(a.name) or ()
             except Exception:
@@ -1080,6 +1108,23 @@ def _container_args(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str
                 cont = _container_of(a, r, s, caller)
                 if cont:
                     s.calls.append((caller, line, K_LOOKUP, cont, ALL_KEYS))
+
+
+def _container_names(tree: nodes.Module) -> Set[str]:
+    """Names some plain ``x = <literal>`` / ``x: T = <literal>`` / ``(x := <literal>)`` of the module binds to a
+    dict / list / tuple / set literal or ``dict(...)`` (what :meth:`Resolver.assigned_value` reads): a name
+    argument outside this set is no container, and its scope lookup is skipped (kept on the tree)."""
+    got = tree.__dict__.get("_npu_container_names")
+    if got is None:
+        got = set()
+        for st in nodes_of(tree, nodes.Assign, nodes.AnnAssign, nodes.NamedExpr):
+            if st.value is None or not _is_container_literal(st.value):
+                continue
+            for t in (st.targets if isinstance(st, nodes.Assign) else (st.target,)):
+                if isinstance(t, nodes.AssignName):
+                    got.add(t.name)
+        tree.__dict__["_npu_container_names"] = got
+    return got
 
 
 # --------------------------------------------------------------------------- linking
@@ -1109,6 +1154,7 @@ class Linker:
         self.ext_modules = set(ext_modules)
         self.tops = {m.split(".")[0] for m in self.modules} | {m.split(".")[0] for m in self.failed}
         self._canon: Dict[str, Tuple[str, str]] = {}
+        self._exports: Dict[str, Set[str]] = {}
         self._mro: Dict[str, List[str]] = {}
         self._subclasses: Optional[Dict[str, List[str]]] = None
         self._registry: Optional[Dict[str, List[Tuple[str, str]]]] = None
@@ -1124,6 +1170,14 @@ class Linker:
 
     def in_library(self, q: str) -> bool:
         return q.split(".")[0] in self.tops
+
+    def _exported(self, modname: str) -> Set[str]:
+        """:meth:`ModuleSummary.exported` of a module, made once (every name looked up through a star import
+        asked again, and each answer is a new set of the module's public names)."""
+        got = self._exports.get(modname)
+        if got is None:
+            got = self._exports[modname] = self.modules[modname].exported()
+        return got
 
     def canonical(self, q: str) -> Tuple[str, str]:
         """(kind, qualname): kind is def, class, module, external, ext, unresolved, ambiguous or broken."""
@@ -1182,7 +1236,7 @@ class Linker:
                 return k
         if first in s.top_names:
             return ("other", q)   # a variable / constant of the module
-        cands = [src for src in s.star_imports if src in self.modules and first in self.modules[src].exported()]
+        cands = [src for src in s.star_imports if src in self.modules and first in self._exported(src)]
         unknown_src = [src for src in s.star_imports if src not in self.modules and self.in_library(src)]
         if len(cands) == 1 and not unknown_src:
             return self._canonical(f"{cands[0]}.{rest}", depth + 1)

@@ -324,13 +324,16 @@ class _Worker:
             from analyse.callgraph import summarise_module
 
             try:
+                # script mode reads no call-edge conditions (only the library statuses do)
                 out.summary = summarise_module(sf.tree, sf.modname, sf.relpath, resolver, sf.is_package_init,
-                                               len(sf.lines))
+                                               len(sf.lines), guards=self.project.mode != "script")
             except MemoryError:   # not one file's problem: the run cannot go on (exit 3)
                 raise
             except Exception as exc:
                 out.summary_error = _internal(sf.relpath, "call graph", exc)
-            if out.summary is not None:
+            if out.summary is not None and self.project.mode == "script":
+                # entry points and reach are script mode's (analyse.modes.run_script); the library statuses
+                # read none of these facts
                 from analyse.reach import call_lines, module_facts
 
                 try:

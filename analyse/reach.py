@@ -417,8 +417,9 @@ _PARTS: tuple = (None, 0, set())
 
 def call_lines(summary, project_modules: Iterable[str]) -> Set[int]:
     """Lines of the summary's calls that may lead into project code (the only call sites whose guard
-    the reach walk asks for): self/super/typed-receiver calls, references, and names whose first part
-    is a part of a project module name."""
+    the reach walk asks for): self/super/typed-receiver calls, and names or references whose first part
+    is a part of a project module name (a reference handed to a call, ``dtype=torch.float32``, is
+    linked like a called name: one outside the project makes no edge)."""
     global _PARTS
     if _PARTS[0] is not project_modules or _PARTS[1] != len(project_modules):
         parts: Set[str] = set()
@@ -428,7 +429,7 @@ def call_lines(summary, project_modules: Iterable[str]) -> Set[int]:
     parts = _PARTS[2]
     out: Set[int] = set()
     for _caller, line, kind, a, _b in summary.calls:
-        if kind != K_NAME or a.split(".", 1)[0] in parts:
+        if (kind != K_NAME and kind != K_REF) or a.split(".", 1)[0] in parts:
             out.add(line)
     return out
 

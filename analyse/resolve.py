@@ -111,6 +111,15 @@ class ProjectIndex:
     modules: Set[str] = field(default_factory=set)
 
     _module_cache: Dict[str, bool] = field(default_factory=dict)
+    _roots: Tuple[int, frozenset] = (-1, frozenset())   # (len(modules) when made, top-level names of modules)
+
+    def has_root(self, name: str) -> bool:
+        """True when a project module is *name* or inside it (``builtins`` shadowed by a project package)."""
+        n, roots = self._roots
+        if n != len(self.modules):
+            roots = frozenset(m.partition(".")[0] for m in self.modules)
+            self._roots = (len(self.modules), roots)
+        return name in roots
 
     def add_module(self, modname: str, tree: nodes.Module, resolver: "Resolver") -> None:
         self.modules.add(modname)

@@ -788,3 +788,165 @@ def test_background_import_runs_at_the_lowest_priority_of_its_own_thread(monkeyp
     pipeline._import_in_background("colorsys")
     assert "colorsys" in sys.modules
     assert calls == [(os.PRIO_PROCESS, threading.get_native_id(), 19)]   # this thread, not the process
+
+
+GUARDED = {
+    "lib/ops.py": """
+        import torch
+
+
+        def fused(x):
+            return x
+
+
+        def plain(x):
+            return x
+
+
+        def forward(x, use_fused=False):
+            if use_fused:
+                return fused(x)
+            else:
+                return plain(x)
+    """,
+}
+
+
+def test_only_library_runs_build_call_edge_conditions(tmp_path, kb):
+    """A call's edge condition is read by the library statuses only (guarded edges, external calls):
+    script mode's summaries leave them out (building one per call was a tenth of a script run), a
+    thirdparty run keeps them."""
+    root = write(tmp_path, GUARDED)
+    script = pipeline.run([root], kb, mode="script", settings=Settings(jobs=1))
+    library = pipeline.run([root], kb, mode="thirdparty", settings=Settings(jobs=1))
+    (s,) = [s for s in script.summaries if s.relpath == "lib/ops.py"]
+    (t,) = [t for t in library.summaries if t.relpath == "lib/ops.py"]
+    assert s.calls == t.calls and s.guards == {}
+    conds = {t.calls[i][3]: c for i, c in t.guards.items()}
+    assert set(conds) == {"lib.ops.fused"}   # the else branch is the default path
+    assert conds["lib.ops.fused"] == "only when a caller sets `use_fused` (off by default, lib/ops.py:13)"
+
+
+def test_only_script_runs_build_reach_facts(tmp_path, kb):
+    """Entry points and reach are script mode's: a thirdparty run's summaries carry no reach facts."""
+    from analyse.reach import ModuleFacts
+
+    root = write(tmp_path, GUARDED)
+    script = pipeline.run([root], kb, mode="script", settings=Settings(jobs=1))
+    library = pipeline.run([root], kb, mode="thirdparty", settings=Settings(jobs=1))
+    (s,) = [s for s in script.summaries if s.relpath == "lib/ops.py"]
+    (t,) = [t for t in library.summaries if t.relpath == "lib/ops.py"]
+    assert set(s.reach) == set(ModuleFacts.__annotations__) and s.reach["call_guards"]
+    assert t.reach == {} and t.calls == s.calls
+
+
+def test_a_builtin_call_gets_no_edge_condition_unless_the_project_defines_builtins(tmp_path, kb):
+    """The linker makes no edge of ``len(x)`` (``builtins.len`` is external): its condition is never read,
+    so a thirdparty run does not build it -- unless a project package is named ``builtins``."""
+    files = {"lib/ops.py": GUARDED["lib/ops.py"] + """
+
+        def size(x, use_len=False):
+            if use_len:
+                return len(x)
+            return 0
+    """}
+    root = write(tmp_path / "a", files)
+    (t,) = [t for t in pipeline.run([root], kb, mode="thirdparty", settings=Settings(jobs=1)).summaries
+            if t.relpath == "lib/ops.py"]
+    assert {t.calls[i][3] for i in t.guards} == {"lib.ops.fused"}
+    assert any(c[3] == "builtins.len" for c in t.calls)
+    root = write(tmp_path / "b", dict(files, **{"builtins/__init__.py": "def len(x):\n    return 0\n"}))
+    (t,) = [t for t in pipeline.run([root], kb, mode="thirdparty", settings=Settings(jobs=1)).summaries
+            if t.relpath == "lib/ops.py"]
+    assert {t.calls[i][3] for i in t.guards} == {"lib.ops.fused", "builtins.len"}
+
+
+def test_a_local_container_is_read_once_per_binding(tmp_path, kb, monkeypatch):
+    """``run(opts)`` in every line of a function read ``opts = dict(lr=1)`` again each time (it registers
+    no callable, so nothing said it was read): a binding's literal is read once per summary, and a name
+    argument no literal is bound to is not looked up; the calls and registrations are the same."""
+    from analyse import callgraph
+
+    root = write(tmp_path, {"cli.py": """
+        import fire
+
+
+        def train():
+            pass
+
+
+        def evaluate():
+            pass
+
+
+        def main(cfg):
+            commands = {"train": train, "eval": evaluate}
+            opts = dict(lr=1)
+            fire.Fire(commands)
+            run(commands)
+            run(opts)
+            run(opts)
+            run(cfg)
+    """})
+    reads = []
+    orig = callgraph._literal_entries
+
+    def spy(value, r, key="", depth=0):
+        if depth == 0:
+            reads.append(value.lineno)
+        return orig(value, r, key, depth)
+
+    monkeypatch.setattr(callgraph, "_literal_entries", spy)
+    (s,) = [s for s in pipeline.run([root], kb, mode="script", settings=Settings(jobs=1)).summaries
+            if s.relpath == "cli.py"]
+    assert sorted(reads) == [13, 14]
+    assert sorted(s.registrations) == [("cli.main#commands", "eval", "cli.evaluate"),
+                                       ("cli.main#commands", "train", "cli.train")]
+    lookups = sorted((line, a) for _c, line, kind, a, _b in s.calls if kind == callgraph.K_LOOKUP)
+    assert lookups == [(15, "cli.main#commands"), (16, "cli.main#commands"), (17, "cli.main#opts"),
+                       (18, "cli.main#opts")]
+    assert not hasattr(s, "_containers_read")
+
+
+def test_star_import_exports_are_made_once_per_module(monkeypatch):
+    """Every name looked up through ``from pkg.ops import *`` made the exporting module's public names again."""
+    from analyse import callgraph
+    from analyse.callgraph import Linker, ModuleSummary
+
+    ops = ModuleSummary(modname="pkg.ops", relpath="pkg/ops.py", is_package=False, n_lines=6, top_names={"f", "g", "_h"})
+    ops.functions.update({"pkg.ops.f": (1, 2), "pkg.ops.g": (3, 4), "pkg.ops._h": (5, 6)})
+    user = ModuleSummary(modname="pkg.user", relpath="pkg/user.py", is_package=False, n_lines=1,
+                         star_imports=["pkg.ops"])
+    made = []
+    orig = ModuleSummary.exported
+    monkeypatch.setattr(callgraph.ModuleSummary, "exported", lambda self: made.append(self.modname) or orig(self))
+    lk = Linker([ops, user])
+    assert [lk.canonical(f"pkg.user.{n}") for n in ("f", "g")] == [("def", "pkg.ops.f"), ("def", "pkg.ops.g")]
+    assert lk.canonical("pkg.user._h")[0] != "def" and lk.canonical("pkg.user.x")[0] != "def"
+    assert made == ["pkg.ops"]
+
+
+def test_reach_asks_no_guard_of_a_line_whose_calls_all_leave_the_project(tmp_path, kb):
+    """``torch.zeros(3, dtype=torch.float32)`` hands a reference (``torch.float32``) to a call: neither makes an
+    edge into the project, so the line's guard is not made; a reference to a project function keeps it."""
+    from analyse.reach import call_lines
+
+    root = write(tmp_path, {"pkg/__init__.py": "", "pkg/train.py": """
+        import torch
+
+
+        def step(x):
+            return x
+
+
+        def main(use_gpu=False):
+            if use_gpu:
+                x = torch.zeros(3, dtype=torch.float32)
+                y = map(step, [x])
+            return y
+    """})
+    res = pipeline.run([root], kb, mode="script", settings=Settings(jobs=1))
+    (s,) = [s for s in res.summaries if s.relpath == "pkg/train.py"]
+    assert {(line, kind) for _c, line, kind, _a, _b in s.calls} >= {(10, "name"), (10, "ref"), (11, "ref")}
+    assert call_lines(s, {x.modname for x in res.summaries}) == {11}
+    assert set(s.reach["call_guards"]) == {11}

@@ -81,6 +81,7 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         graph = None
     # cross-file chains: script call site -> ... -> offending line
     findings = add_chains(result, graph=(graph.summaries, graph.cg) if graph is not None else None)
+    result.findings = []   # the list above replaces them: each generation of a run's findings held until the end
     if entries:
         with _usage():
             eps = given_entries(entries, result.sources, roles)

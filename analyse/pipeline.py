@@ -1053,6 +1053,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
             raise
         except Exception as exc:
             errors.append(_internal("<project>", f"pass {p.name} (project level)", exc))
+    project.facts = {}   # read by the passes' finish only: every file's facts, not held while the report is built
     findings = assign_ids(dedupe(findings))
     timings["finish_s"] = time.perf_counter() - tf
     if cache is not None:

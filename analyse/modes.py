@@ -81,6 +81,7 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         graph = None
     # cross-file chains: script call site -> ... -> offending line
     findings = add_chains(result, graph=(graph.summaries, graph.cg) if graph is not None else None)
+    result.findings = []   # the list above replaces them: each generation of a run's findings held until the end
     if entries:
         with _usage():
             eps = given_entries(entries, result.sources, roles)
@@ -91,6 +92,12 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
     reach = Reach(graph, result.sources, eps) if graph is not None and eps else None
     ep_paths: dict = {}
     findings, members = annotate(findings, reach, eps, roles, ep_paths=ep_paths)
+    ep_unresolved = {ep.id: reach.unresolved(ep.id) for ep in eps} if reach is not None else None
+    cpu_fallback = list(result.project.store.get("cpu_fallback") or [])
+    # the call graph, the summaries and the sources are done with: the memory they hold (about 4 KB a file) serves
+    # the report's finding dicts instead of adding to them
+    del graph, reach
+    result.summaries, result.sources, result.project.files = [], {}, {}
     report = build_report(
         mode="script",
         inputs=input_names or [str(p) for p in inputs],
@@ -105,13 +112,13 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         entry_points=eps,
         ep_members=members,
         ep_paths=ep_paths,
-        ep_unresolved={ep.id: reach.unresolved(ep.id) for ep in eps} if reach is not None else None,
+        ep_unresolved=ep_unresolved,
         roles=roles,
         policy=policy,
     )
     # the ranked "falls back to the CPU" section (analyse/passes/cpu_fallback.py): aten ops without an NPU kernel
     # for the target release, most call sites first
-    report.setdefault("summary", {})["cpu_fallback"] = list(result.project.store.get("cpu_fallback") or [])
+    report.setdefault("summary", {})["cpu_fallback"] = cpu_fallback
     from analyse.places import abspath_resolver, add_places
 
     return add_places(report, abspath_resolver(list(inputs)))   # source context, notebook cells

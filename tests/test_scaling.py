@@ -143,3 +143,45 @@ def test_discovery_asks_once_per_root_whether_it_is_a_package(tmp_path, is_file_
     names = {rel: mod for _p, _r, rel, mod in found}
     assert names["sub/m7.py"] == "proj.sub.m7" and names["__init__.py"] == "proj"
     assert len(asked) <= 2, len(asked)
+
+
+def test_results_held_by_the_main_process_share_their_texts(tmp_path, kb):
+    """Every file's result carried its own copy of each message, snippet and API name (unpickled from a worker
+    or the cache: a new string each); the main process keeps one copy of each text for all files, and the
+    findings are the same."""
+    import pickle
+
+    from analyse.pipeline import ModuleResult, _Sharer
+
+    root = _files(tmp_path, 3)
+    res = pipeline.run([root], kb, mode="script", settings=Settings(jobs=1))
+    cuda = sorted((f for f in res.findings if f.code == "NPU002"), key=lambda f: f.path)
+    assert [f.path for f in cuda] == ["m0.py", "m1.py", "m2.py"]
+    assert cuda[0].message is cuda[1].message is cuda[2].message
+    assert cuda[0].snippet is cuda[2].snippet
+    # results as they arrive from a worker: equal texts, distinct objects, until shared
+    sharer = _Sharer()
+    shipped = [pickle.loads(pickle.dumps(ModuleResult(f.path, findings=[f], facts={"k": [f.api]}))) for f in cuda]
+    assert shipped[0].findings[0].message is not shipped[1].findings[0].message
+    shared = [sharer.result(r) for r in shipped]
+    assert shared[0].findings[0].message is shared[1].findings[0].message
+    assert next(iter(shared[0].facts)) is next(iter(shared[1].facts))
+    assert shared[0].facts["k"][0] is shared[1].findings[0].api
+    assert [r.findings for r in shared] == [[f] for f in cuda]
+    assert res.project.facts == {}   # read by the passes' finish, then released
+
+
+def test_policy_keeps_only_what_the_baseline_file_needs(tmp_path):
+    """--write-baseline writes each kept finding's id, code, path and API: the whole finding dict of every
+    finding (about 1 KB) was kept to the end of every run."""
+    from analyse.baseline import render_baseline
+    from analyse.findings import Finding
+    from analyse.policy import Locator, Policy
+
+    f = Finding(code="NPU002", category="cuda-api", severity="auto", path="m.py", line=4,
+                api="torch.Tensor.cuda", message="moves data", snippet="x.cuda()", id="abc")
+    policy = Policy(locator=Locator([tmp_path]), suppressions=False)
+    kept, _summary, _sections = policy.apply([f])
+    assert kept == [f]
+    assert policy.before_baseline == [{"id": "abc", "code": "NPU002", "path": "m.py", "api": "torch.Tensor.cuda"}]
+    assert render_baseline(policy.before_baseline) == render_baseline([f.to_dict()])

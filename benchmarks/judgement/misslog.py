@@ -203,15 +203,17 @@ def main() -> int:
     by_class = {}
     for r, c in held:
         n = notes.get((c["label"], c["check"]))
-        by_class[n["class"] if n else "UNEXPLAINED"] = by_class.get(n["class"] if n else "UNEXPLAINED", 0) + 1
-    print("| class | misses |\n|---|---|")
-    for k, v in sorted(by_class.items(), key=lambda kv: -kv[1]):
-        print(f"| {k} | {v} |")
-    print("\n| kind | check | class | why it stays |\n|---|---|---|---|")
+        key = (_part(r, batch_of), n["class"] if n else "UNEXPLAINED")
+        by_class[key] = by_class.get(key, 0) + 1
+    print("| part | class | misses |\n|---|---|---|")
+    for (p, k), v in sorted(by_class.items(), key=lambda kv: (kv[0][0], -kv[1])):
+        print(f"| {p} | {k} | {v} |")
+    print("\n| part | kind | check | class | why it stays |\n|---|---|---|---|---|")
     for r, c in held:
         n = notes.get((c["label"], c["check"]))
         text = " ".join(str(n["note"]).split()).replace("|", "/") if n else "UNEXPLAINED"
-        print(f"| {r['kind']} | `{c['label']}` {c['check']} | {n['class'] if n else '-'} | {text} |")
+        print(f"| {_part(r, batch_of)} | {r['kind']} | `{c['label']}` {c['check']} | {n['class'] if n else '-'} | "
+              f"{text} |")
     return 0
 
 

@@ -218,6 +218,11 @@ def _implicit_switch(name: str, kb) -> Optional[List[str]]:
         # a call that switches the library on by itself (`AORecipeKwargs(...)`, `prepare_model_for_kbit_training`)
         rows = [sw for sw in switch_table(kb) if sw.keyword is None and any(fnmatchcase(name, g) for g in sw.calls)]
         head = f"{name}  (a call that switches on a GPU-only library)"
+        if not rows:
+            # a library or a call whose keyword arguments ask for GPUs (`ray`, `ray.remote`: num_gpus=, bundles)
+            rows = [sw for sw in switch_table(kb) if sw.keyword is not None
+                    and (sw.via == name or any(g == name for g in sw.calls))]
+            head = f"{name}  (its keyword arguments can switch on a GPU-only feature)"
     else:
         rows = [sw for sw in switch_table(kb) if sw.keyword == m.group(1)]
         head = f"{name}  (a keyword argument that switches on a GPU-only library)"

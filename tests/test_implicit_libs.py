@@ -236,3 +236,16 @@ def test_explain_knows_the_calls_that_switch_a_library_on():
     text, status = explain_name("accelerate.utils.TERecipeKwargs")
     assert status == 0 and "Transformer Engine" in text
     assert explain_name("accelerate.utils.ProjectConfiguration")[1] == 1   # not every accelerate class switches one on
+
+
+def test_explain_names_the_switches_of_a_library_and_of_its_calls():
+    from analyse.explain import explain_name
+
+    for name in ("ray", "ray.remote"):
+        text, status = explain_name(name)
+        assert status == 0, name
+        assert "NPU470 (ray-num-gpus)" in text and 'resources={"NPU": 1}' in text
+    text, status = explain_name("ray")
+    assert "NPU470 (ray-gpu-bundles)" in text           # the library lists every switch, the call only its own
+    assert "ray-gpu-bundles" not in explain_name("ray.remote")[0]
+    assert explain_name("ray.get")[1] == 1               # a call of the library with no switch stays unknown

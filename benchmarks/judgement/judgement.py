@@ -98,26 +98,21 @@ def validate_target(obj: Any, where: str, kind: str) -> Dict[str, Any]:
     return obj
 
 
+def _frozen_records(folder: pathlib.Path) -> Dict[str, Tuple[str, str]]:
+    """path (relative to the benchmark folder) -> (the SHA-256 it was frozen with, the FROZEN-*.sha256 file that
+    records it); the first record wins."""
+    out: Dict[str, Tuple[str, str]] = {}
+    for f in sorted(folder.glob("FROZEN-*.sha256")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            parts = line.split()
+            if len(parts) == 2 and re.fullmatch(r"[0-9a-f]{64}", parts[0]):
+                out.setdefault(parts[1].lstrip("*"), (parts[0], f.name))
+    return out
+
+
 def frozen_hashes(folder: pathlib.Path = HERE) -> Dict[str, str]:
     """path (relative to the benchmark folder) -> the SHA-256 it was frozen with (first record wins)."""
-    out: Dict[str, str] = {}
-    for f in sorted(folder.glob("FROZEN-*.sha256")):
-        for line in f.read_text(encoding="utf-8").splitlines():
-            parts = line.split()
-            if len(parts) == 2 and re.fullmatch(r"[0-9a-f]{64}", parts[0]):
-                out.setdefault(parts[1].lstrip("*"), parts[0])
-    return out
-
-
-def frozen_in(folder: pathlib.Path = HERE) -> Dict[str, str]:
-    """path (relative to the benchmark folder) -> the name of the FROZEN-*.sha256 file that first records it."""
-    out: Dict[str, str] = {}
-    for f in sorted(folder.glob("FROZEN-*.sha256")):
-        for line in f.read_text(encoding="utf-8").splitlines():
-            parts = line.split()
-            if len(parts) == 2 and re.fullmatch(r"[0-9a-f]{64}", parts[0]):
-                out.setdefault(parts[1].lstrip("*"), f.name)
-    return out
+    return {path: digest for path, (digest, _file) in _frozen_records(folder).items()}
 
 
 def load_batches(folder: pathlib.Path = HERE) -> List[Dict[str, Any]]:
@@ -162,8 +157,9 @@ def apply_corrections(obj: Dict[str, Any], corr: List[Dict[str, Any]], kind: str
 
 def load_targets(folder: pathlib.Path = HERE, require_frozen: bool = True) -> List[Dict[str, Any]]:
     """Every project and library file, validated, with corrections applied; ``kind`` and ``file`` added."""
-    hashes = frozen_hashes(folder)
-    where_frozen = frozen_in(folder)
+    records = _frozen_records(folder)
+    hashes = {path: digest for path, (digest, _file) in records.items()}
+    where_frozen = {path: file for path, (_digest, file) in records.items()}
     batches = load_batches(folder)
     out = []
     for kind, sub in (("project", "projects"), ("library", "libraries")):

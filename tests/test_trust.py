@@ -816,6 +816,28 @@ _SHAPED_PROJECT = {
 }
 
 
+def _edit_cached_entries(cache_dir: Path, edit) -> int:
+    """Decode every per-file entry of the cache under *cache_dir* and hand it to *edit*; write back each entry
+    *edit* changed (it returns True). Returns how many were written."""
+    from analyse import pipeline
+
+    types = pipeline._cache_types()
+    db = sqlite3.connect(str(next(cache_dir.rglob("cache.sqlite"))), isolation_level=None)
+    written = 0
+    try:
+        for key, data in db.execute("SELECT key, data FROM entries").fetchall():
+            try:
+                entry = cache_mod.decode(data, types)
+            except Exception:   # noqa: BLE001 - the memo and other entries
+                continue
+            if isinstance(entry, dict) and edit(entry):
+                db.execute("UPDATE entries SET data = ? WHERE key = ?", (cache_mod.encode(entry, types), key))
+                written += 1
+    finally:
+        db.close()
+    return written
+
+
 def test_a_cached_prescan_of_the_wrong_shape_is_a_miss(tmp_path, kb):
     """A per-file entry whose pass data had another shape ended in 'not enough values to unpack (expected 7,
     got 2)' in the compiled-code pass's combine step, reported as a usage error (exit 2)."""
@@ -834,28 +856,23 @@ def test_a_cached_prescan_of_the_wrong_shape_is_a_miss(tmp_path, kb):
     cold = pipeline.run([root], kb, settings=settings)
     warm = pipeline.run([root], kb, settings=settings)
     assert warm.cache_hits == 5   # the shapes the passes declare fit what they store
-    db = sqlite3.connect(str(next((tmp_path / "c").rglob("cache.sqlite"))), isolation_level=None)
-    types = pipeline._cache_types()
     declared = set()
-    poisoned = 0
-    for key, data in db.execute("SELECT key, data FROM entries").fetchall():
-        try:
-            entry = cache_mod.decode(data, types)
-        except Exception:   # noqa: BLE001 - the memo and other entries
-            continue
-        if not isinstance(entry, dict) or not isinstance(entry.get("prescan"), pipeline.Prescan):
-            continue
-        pre = entry["prescan"]
+
+    def poison(entry) -> bool:
+        pre = entry.get("prescan")
+        if not isinstance(pre, pipeline.Prescan):
+            return False
         for name, d in pre.passes:
             if d is not None and name in PRESCAN_SHAPES:
                 assert conforms(d, PRESCAN_SHAPES[name]), (name, d)
                 declared.add(name)
-        if any(name == "compiled-code" and d is not None for name, d in pre.passes):
-            entry["prescan"] = dataclasses.replace(pre, passes=tuple(
-                (name, (1, 2) if name == "compiled-code" else d) for name, d in pre.passes))
-            db.execute("UPDATE entries SET data = ? WHERE key = ?", (cache_mod.encode(entry, types), key))
-            poisoned += 1
-    db.close()
+        if not any(name == "compiled-code" and d is not None for name, d in pre.passes):
+            return False
+        entry["prescan"] = dataclasses.replace(pre, passes=tuple(
+            (name, (1, 2) if name == "compiled-code" else d) for name, d in pre.passes))
+        return True
+
+    poisoned = _edit_cached_entries(tmp_path / "c", poison)
     assert declared == {"compiled-code", "cuda-extension", "triton"} and poisoned == 1
     again = pipeline.run([root], kb, settings=settings)
     assert again.cache_hits == 4
@@ -914,17 +931,11 @@ def test_a_cached_result_with_a_badly_shaped_field_is_a_miss(tmp_path, kb, poiso
     settings = Settings(jobs=1, cache_dir=tmp_path / "c")
     cold = pipeline.run([root], kb, settings=settings)
     assert pipeline.run([root], kb, settings=settings).cache_hits == 5
-    db = sqlite3.connect(str(next((tmp_path / "c").rglob("cache.sqlite"))), isolation_level=None)
-    types = pipeline._cache_types()
-    poisoned = 0
-    for key, data in db.execute("SELECT key, data FROM entries").fetchall():
-        try:
-            entry = cache_mod.decode(data, types)
-        except Exception:   # noqa: BLE001 - the memo and other entries
-            continue
-        res = entry.get("result") if isinstance(entry, dict) else None
+
+    def edit(entry) -> bool:
+        res = entry.get("result")
         if not isinstance(res, pipeline.ModuleResult) or res.relpath != "train.py":
-            continue
+            return False
         assert set(res.facts) >= {"performance-advice", "cpu-fallback"}
         if poison == "facts-type":
             res = dataclasses.replace(res, facts={**res.facts, "performance-advice": "notadict"})
@@ -937,10 +948,9 @@ def test_a_cached_result_with_a_badly_shaped_field_is_a_miss(tmp_path, kb, poiso
         else:
             res.summary.reach = {"imports": "notalist"}
         entry["result"] = res
-        db.execute("UPDATE entries SET data = ? WHERE key = ?", (cache_mod.encode(entry, types), key))
-        poisoned += 1
-    db.close()
-    assert poisoned == 1
+        return True
+
+    assert _edit_cached_entries(tmp_path / "c", edit) == 1
     again = pipeline.run([root], kb, settings=settings)
     assert again.cache_hits == 4
     assert [f.to_dict() for f in again.findings] == [f.to_dict() for f in cold.findings]

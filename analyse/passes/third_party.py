@@ -239,6 +239,17 @@ def import_guard(node) -> Optional[Guard]:
     return None
 
 
+def _import_quals(r, node, star: bool = True) -> List[str]:
+    """The absolute names an import statement binds: ``import a.b`` -> ``a.b``; ``from .m import x`` -> ``pkg.m.x``
+    (``from m import *`` -> ``m`` when *star*, nothing otherwise); none for a relative import that leaves the tree."""
+    if isinstance(node, nodes.Import):
+        return [mod for mod, _as in node.names]
+    base = r.absolute_import(node.modname, node.level)
+    if not base:
+        return []
+    return [base if name == "*" else f"{base}.{name}" for name, _as in node.names if star or name != "*"]
+
+
 def _tests_availability(g) -> bool:
     """*g* (the use's own guard) is a presence test with a fallback (``if HAS_X:``, ``try: ... except ImportError``):
     the use runs only where the library imported. A caller's option with a fallback (``if use_xformers:``) is not
@@ -513,25 +524,28 @@ class ThirdPartyPass(Pass):
     # ------------------------------------------------------------------ main
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
         table = lib_table(ctx.kb)
+        for f in self._findings(ctx, table):
+            yield _with_rework(table, f)
+
+    def _findings(self, ctx: ModuleContext, table: LibTable) -> Iterator[Finding]:
         r = ctx.resolver
         guarded: Dict[int, Guard] = {}
         for node in nodes_of(ctx.tree, nodes.Import, nodes.ImportFrom):
             f = self._import(ctx, table, node, guarded)
             if f is not None:
-                yield _with_rework(table, f)
+                yield f
         if ctx.project.mode == "thirdparty" and guarded:
-            for f in self._required_by_flag(ctx, table):
-                yield _with_rework(table, f)
+            yield from self._required_by_flag(ctx, table)
         names = [item for item in r.outer_names() if not isinstance(item[1], nodes.AssignAttr)]
         for node in merged(names, selection(ctx.tree, nodes.Call)):
             if isinstance(node, (nodes.Name, nodes.Attribute)):
                 f = self._use(ctx, table, node, guarded)
                 if f is not None:
-                    yield _with_rework(table, f)
+                    yield f
             elif isinstance(node, nodes.Call):
                 f = self._dynamic_import(ctx, table, node)
                 if f is not None:
-                    yield _with_rework(table, f)
+                    yield f
 
     def _required_by_flag(self, ctx, table) -> Iterator[Finding]:
         """Library mode: ``if not HAS_PYLIBCUGRAPHOPS and not LEGACY_MODE: raise ModuleNotFoundError(...)`` in a
@@ -578,14 +592,8 @@ class ThirdPartyPass(Pass):
         return found
 
     def _try_library(self, ctx, table, trynode):
-        r = ctx.resolver
         for imp in nodes_of(trynode, nodes.Import, nodes.ImportFrom):
-            if isinstance(imp, nodes.Import):
-                quals = [mod for mod, _as in imp.names]
-            else:
-                base = r.absolute_import(imp.modname, imp.level)
-                quals = [f"{base}.{n}" for n, _as in imp.names if n != "*"] if base else []
-            for q in quals:
+            for q in _import_quals(ctx.resolver, imp, star=False):
                 info = self._lookup(ctx, table, q)
                 if info is not None and info["severity"] in ("blocker", "manual") \
                         and not (info.get("entry") is not None and info["entry"].imports_on_npu):
@@ -596,15 +604,7 @@ class ThirdPartyPass(Pass):
         r = ctx.resolver
         if _type_checking_only(node, r):
             return None
-        quals = []
-        if isinstance(node, nodes.Import):
-            quals = [mod for mod, _as in node.names]
-        else:
-            base = r.absolute_import(node.modname, node.level)
-            if not base:
-                return None
-            for name, _as in node.names:
-                quals.append(base if name == "*" else f"{base}.{name}")
+        quals = _import_quals(r, node)
         hits = []
         for q in quals:
             info = self._lookup(ctx, table, q)

@@ -103,6 +103,15 @@ def test_held_out_files_belong_to_exactly_one_batch(tmp_path):
     (tmp_path / "heldout_batches.json").write_text(json.dumps(batches))
     got = {t["folder"]: t["batch"] for t in J.load_targets(tmp_path)}
     assert got == {"a": "H1", "b": "H2", "c": None}
+    assert [t["heldout"] for t in sorted(J.load_targets(tmp_path), key=lambda t: t["folder"])] == [True, True, False]
+    # a batch released to the tuned part keeps its name but is no longer held out; the others stay held out
+    released = [dict(batches[0], released="stop 37: misses read and tuned on"), batches[1]]
+    (tmp_path / "heldout_batches.json").write_text(json.dumps(released))
+    got = {t["folder"]: (t["batch"], t["heldout"]) for t in J.load_targets(tmp_path)}
+    assert got == {"a": ("H1", False), "b": ("H2", True), "c": (None, False)}
+    (tmp_path / "heldout_batches.json").write_text(json.dumps([dict(batches[0], released=""), batches[1]]))
+    with pytest.raises(J.Invalid, match="released must say"):
+        J.load_targets(tmp_path)
     # a held-out file frozen in no batch's FROZEN file is refused
     (tmp_path / "heldout_batches.json").write_text(json.dumps(batches[:1]))
     with pytest.raises(J.Invalid, match="exactly one batch"):
@@ -121,3 +130,17 @@ def test_results_print_each_held_out_batch_apart(capsys):
     lines = {ln.split()[0]: ln.split()[1] for ln in out.splitlines() if ln.strip().startswith("H")}
     assert lines == {"H1": "3/4", "H2": "1/4"}
     assert "4/8 (50%)" in out
+
+
+def test_a_released_batch_is_shown_with_the_tuned_part(capsys):
+    def res(name, batch, heldout, met):
+        return {"name": name, "repo": f"o/{name}", "kind": "project", "heldout": heldout, "batch": batch,
+                "effort": "low", "seconds": 0.1, "withdrawn": [], "met": met, "total": 4,
+                "checks": [{"label": name, "check": "effort", "met": True, "expected": "low", "got": "low",
+                            "expected_why": ""}]}
+    J.print_results([res("a", None, False, 4), res("b", "H1", False, 2), res("c", "H3", True, 1)])
+    out = capsys.readouterr().out
+    assert "[tuned, released H1]" in out and "[held-out H3]" in out
+    assert "tuned            6/8 (75%)" in out and "held-out         1/4 (25%)" in out
+    sub = {ln.split()[0]: ln.split()[1] for ln in out.splitlines() if ln.startswith(" ") and ln.split()[0] in ("own", "H1")}
+    assert sub == {"own": "4/4", "H1": "2/4"}

@@ -118,7 +118,9 @@ def frozen_hashes(folder: pathlib.Path = HERE) -> Dict[str, str]:
 def load_batches(folder: pathlib.Path = HERE) -> List[Dict[str, Any]]:
     """The held-out batches (``heldout_batches.json``): each names the judges' FROZEN files its targets were
     frozen in and when it was judged. A batch is scored and reported apart, so that a batch judged after the
-    tool's authors had read an earlier batch's misses still measures code nobody tuned for."""
+    tool's authors had read an earlier batch's misses still measures code nobody tuned for. A batch whose
+    misses were read and then tuned on says so in ``released``: from then on it is scored with the tuned part
+    (still named by its batch), and only the batches not released measure generalisation."""
     path = folder / "heldout_batches.json"
     if not path.exists():
         return []
@@ -135,6 +137,8 @@ def load_batches(folder: pathlib.Path = HERE) -> List[Dict[str, Any]]:
               and all(isinstance(x, str) and re.fullmatch(r"FROZEN-[A-Za-z0-9_-]+\.sha256", x) for x in b["frozen_in"]),
               w, "frozen_in must list FROZEN-*.sha256 files")
         _need(isinstance(b.get("judged"), str) and b["judged"].strip(), w, "judged missing")
+        _need(b.get("released") is None or (isinstance(b["released"], str) and b["released"].strip()), w,
+              "released must say when and why the batch joined the tuned part")
     return data
 
 
@@ -184,6 +188,9 @@ def load_targets(folder: pathlib.Path = HERE, require_frozen: bool = True) -> Li
                 _need(len(hits) == 1, rel, "a held-out file must be frozen in the FROZEN file of exactly one batch "
                       f"of heldout_batches.json (found {hits or 'none'})")
                 obj["batch"] = hits[0]
+                released = next(b.get("released") for b in batches if b["name"] == hits[0])
+                if released:
+                    obj["heldout"], obj["released"] = False, released
             out.append(obj)
     return out
 
@@ -409,7 +416,8 @@ def score(targets: List[Dict[str, Any]], dest: pathlib.Path, tool: str, reports:
 
 def print_results(results: List[Dict[str, Any]]) -> None:
     for r in results:
-        tag = (f" [held-out {r['batch']}]" if r.get("batch") else " [held-out]") if r["heldout"] else ""
+        tag = ((f" [held-out {r['batch']}]" if r.get("batch") else " [held-out]") if r["heldout"]
+               else f" [tuned, released {r['batch']}]" if r.get("batch") else "")
         head = f"{r['effort']}" if r["kind"] == "project" else f"{r.get('by_status')}"
         print(f"== {r['kind']} {r['name']}{tag}: {_pct(r['met'], r['total'])}  ({head}; {r['seconds']} s)")
         for w in r.get("withdrawn", ()):
@@ -429,11 +437,11 @@ def print_results(results: List[Dict[str, Any]]) -> None:
                 print(f"{kind + ' checks' if kind == 'project' else 'library labels':<15} {part:<9} "
                       f"{_pct(m, n):>16}  over {len(rs)} {kind if len(rs) == 1 else kind + 's'}")
                 batches = sorted({r.get("batch") for r in rs if r.get("batch")})
-                if sel and len(batches) > 1:
-                    for b in batches:
+                if (sel and len(batches) > 1) or (not sel and batches):
+                    for b in ([None] if not sel else []) + batches:
                         rb = [r for r in rs if r.get("batch") == b]
                         m, n = sum(r["met"] for r in rb), sum(r["total"] for r in rb)
-                        print(f"{'':<15}   {b:<7} {_pct(m, n):>16}  over {len(rb)} {kind if len(rb) == 1 else kind + 's'}")
+                        print(f"{'':<15}   {b or 'own':<7} {_pct(m, n):>16}  over {len(rb)} {kind if len(rb) == 1 else kind + 's'}")
     m, n = sum(r["met"] for r in results), sum(r["total"] for r in results)
     print(f"{'all':<25} {_pct(m, n):>16}")
 
@@ -471,6 +479,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     a.extra = extra
     if a.cmd == "show":
         res = json.loads(a.results.read_text(encoding="utf-8"))["results"]
+        now = {(t["kind"], t["folder"]): t for t in load_targets(require_frozen=False)}
+        for r in res:   # a batch released to the tuned part since the result was saved is shown with it
+            t = now.get((r["kind"], r["name"]))
+            if t is not None:
+                r["heldout"], r["batch"] = t["heldout"], t["batch"]
         print_results([r for r in res if (a.part == "all" or r["heldout"] == (a.part == "heldout"))
                        and (not a.batch or r.get("batch") in a.batch)])
         return 0

@@ -80,10 +80,12 @@ def batches() -> Dict[Tuple[str, str], str]:
 
 
 def _part(r: Dict, batch_of: Dict[Tuple[str, str], str]) -> str:
-    if not r["heldout"]:
-        return "tuned"
+    """A batch keeps its name in every measurement, also once released to the tuned part (its first measurement
+    was taken while it was held out)."""
     b = r.get("batch") or batch_of.get((r["kind"], r["name"]))
-    return f"held-out {b}" if b else "held-out"
+    if b:
+        return f"batch {b}"
+    return "held-out" if r["heldout"] else "tuned"
 
 
 def _key(r: Dict, c: Dict) -> Tuple[str, str, str]:

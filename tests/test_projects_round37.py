@@ -82,3 +82,75 @@ def test_a_reassigned_or_argv_driven_flag_stays_unknown(tmp_path, kb):
         (load,) = _by(rep, "torch.utils.cpp_extension.load")
         assert load["guard"]["on_path"]["transfer_to_npu"] == "conditional", (lines, load["guard"])
         assert not load["counted"], load
+
+
+# ---------------------------------------------------------------- values of the configuration file the program loads
+
+def _config_demo(value: str) -> dict:
+    return {
+        "configs/run.yaml": f"""
+            model:
+              name: tiny
+              low_resource: {value}
+        """,
+        "lowres/model.py": """
+            import torch
+            from transformers import AutoModelForCausalLM
+
+
+            class Model(torch.nn.Module):
+                def __init__(self, path, low_resource=False):
+                    super().__init__()
+                    self.llm = self.load_llm(path, low_resource=low_resource)
+
+                def load_llm(self, path, low_resource=False):
+                    if low_resource:
+                        return AutoModelForCausalLM.from_pretrained(path, load_in_8bit=True, device_map={"": 0})
+                    return AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float16)
+
+                @classmethod
+                def from_config(cls, cfg):
+                    low_resource = cfg.get("low_resource", False)
+                    return cls(cfg.get("path"), low_resource=low_resource)
+        """,
+        "demo.py": """
+            import argparse
+            import yaml
+            from lowres.model import Model
+
+
+            def main():
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--cfg-path", default="configs/run.yaml")
+                args = parser.parse_args()
+                with open(args.cfg_path) as fh:
+                    cfg = yaml.safe_load(fh)
+                model = Model.from_config(cfg["model"]).to("cuda")
+                print(model)
+
+
+            if __name__ == "__main__":
+                main()
+        """,
+    }
+
+
+def test_a_flag_set_in_the_default_configuration_file_is_threaded_to_the_parameter(tmp_path, kb):
+    # VALID (old: `low_resource=False by default`, off by default, low): the YAML the argparse default names sets
+    # low_resource: True (read as data), and the parameter of that name takes it, so the 8-bit load is counted
+    write_files(tmp_path, _config_demo("True"))
+    rep = run_script([tmp_path], kb)
+    (q8,) = [f for f in rep["findings"] if f["api"] == "load_in_8bit=True"]
+    assert q8["path"] == "lowres/model.py" and q8["line"] == 13 and q8["counted"], q8
+    assert q8["guard"]["on_path"]["transfer_to_npu"] == "on", q8["guard"]
+    assert rep["summary"]["verdict"]["effort"] == "medium"
+    assert "load_in_8bit=True" in _drivers(rep)
+
+
+def test_a_flag_cleared_in_the_configuration_file_keeps_the_python_default_path(tmp_path, kb):
+    # INVALID: the same file with low_resource: False leaves the 8-bit branch off (the fp16 load runs)
+    write_files(tmp_path, _config_demo("False"))
+    rep = run_script([tmp_path], kb)
+    (q8,) = [f for f in rep["findings"] if f["api"] == "load_in_8bit=True"]
+    assert not q8["counted"] and q8["off_path"]["reason"] == "off-by-default", q8
+    assert rep["summary"]["verdict"]["effort"] == "low"

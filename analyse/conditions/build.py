@@ -33,7 +33,7 @@ from typing import Optional, Tuple
 from astroid import nodes
 
 from analyse.conditions import model as m
-from analyse.conditions.options import literal, option_values, params_are_choices, torch_has
+from analyse.conditions.options import config_value, literal, option_values, params_are_choices, torch_has
 from analyse.syntax import nodes_of, own_bindings
 
 _MISSING = object()
@@ -376,6 +376,12 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
         if is_param:
             # a setting: a parameter with a flag / string / None default (others are data)
             if found and (default is None or isinstance(default, (bool, str))):
+                if not params_are_choices():
+                    # a parameter named as a key of the configuration the program loads is threaded from it
+                    # (`low_resource = cfg.get("low_resource")` -> `init_llm(low_resource=low_resource)`)
+                    ok, v = config_value(node.name)
+                    if ok and (default is None or type(v) is type(default)):
+                        return _Val(m.OPTION, v, True, f"{node.name} = {v!r} in the configuration file the code names")
                 return _Val(m.PARAM, default, True, f"{node.name}={default!r} by default")
             if _command_function(node):   # click / typer: the parameter is the declared option
                 return _option_name_value(node.name, "")

@@ -154,3 +154,137 @@ def test_a_flag_cleared_in_the_configuration_file_keeps_the_python_default_path(
     (q8,) = [f for f in rep["findings"] if f["api"] == "load_in_8bit=True"]
     assert not q8["counted"] and q8["off_path"]["reason"] == "off-by-default", q8
     assert rep["summary"]["verdict"]["effort"] == "low"
+
+
+# ---------------------------------------------------------------- many GPU-only libraries central to the model
+
+def _many_libs(extra: str) -> dict:
+    return {
+        "tinylm/model.py": f"""
+            import torch
+            from flash_attn import flash_attn_func
+            from xformers.ops import SwiGLU
+{extra}
+
+
+            class Block(torch.nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.mlp = SwiGLU(n, 4 * n)
+
+                def forward(self, q, k, v):
+                    return self.mlp(flash_attn_func(q, k, v, causal=True))
+        """,
+        "pretrain.py": """
+            import torch
+            from tinylm.model import Block
+
+
+            def main():
+                block = Block(64).cuda()
+                x = torch.randn(2, 16, 4, 16, device="cuda")
+                print(block(x, x, x).sum())
+
+
+            if __name__ == "__main__":
+                main()
+        """,
+    }
+
+
+_FOUR = """
+            import rotary_emb
+            import xentropy_cuda_lib
+
+
+            def rope(x, cos, sin):
+                out = torch.empty_like(x)
+                rotary_emb.apply_rotary(x, x, cos, sin, out, out, False)
+                return out
+
+
+            def loss(logits, labels):
+                return xentropy_cuda_lib.forward(logits, labels, 0.0)
+"""
+
+
+def test_four_gpu_only_libraries_on_one_program_grade_it_high(tmp_path, kb):
+    # VALID (old: medium, 6 distinct library APIs and 6 places are under the "woven through" thresholds): four distinct
+    # GPU-only libraries (attention, MLP, rotary, loss kernels) each need their own replacement: high, said why
+    files = _many_libs(_FOUR)
+    files["tinylm/model.py"] = files["tinylm/model.py"].replace(
+        "return self.mlp(flash_attn_func(q, k, v, causal=True))",
+        "return loss(self.mlp(rope(flash_attn_func(q, k, v, causal=True), q, k)), v)")
+    write_files(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    v = rep["summary"]["verdict"]
+    assert v["effort"] == "high", v["explanation"]
+    assert "High because 4 GPU-only libraries are used on the default path (flash_attn, rotary_emb, xentropy_cuda_lib, " \
+           "xformers)" in v["explanation"], v["explanation"]
+
+
+def test_two_gpu_only_libraries_stay_medium(tmp_path, kb):
+    # INVALID: flash-attn and xFormers alone (two replacements) stay medium
+    write_files(tmp_path, _many_libs(""))
+    rep = run_script([tmp_path], kb)
+    v = rep["summary"]["verdict"]
+    assert v["effort"] == "medium", v["explanation"]
+    assert "GPU-only libraries are used" not in v["explanation"]
+
+
+# ---------------------------------------------------------------- TorchScript that nothing relies on is a speed note
+
+def _scripted(extra: str) -> dict:
+    return {
+        "rnn_demo.py": f"""
+            import torch
+
+
+            class Cell(torch.jit.ScriptModule):
+                def __init__(self):
+                    super().__init__()
+                    self.w = torch.nn.Parameter(torch.randn(8, 8))
+
+                @torch.jit.script_method
+                def forward(self, x):
+                    return torch.tanh(x @ self.w)
+
+
+            @torch.jit.script
+            def step(x):
+                return x * 2
+
+
+            def main():
+                cell = Cell().cuda()
+                x = torch.randn(4, 8, device="cuda")
+                y = step(cell(x))
+                torch.cuda.synchronize()
+                print(y){extra}
+
+
+            if __name__ == "__main__":
+                main()
+        """,
+    }
+
+
+def test_torchscript_nothing_relies_on_ranks_below_the_cuda_calls(tmp_path, kb):
+    # VALID (old: torch.jit.script / script_method manual, the top drivers of a low program): under transfer_to_npu
+    # the scripted code runs eagerly; nothing saves it or reads its graph, so it is advice and the CUDA calls drive
+    write_files(tmp_path, _scripted(""))
+    rep = run_script([tmp_path], kb)
+    sev = {(f["line"], f["api"]): f["severity"] for f in rep["findings"] if f["code"] == "NPU006"}
+    assert sev and set(sev.values()) == {"advice"} and (10, "torch.jit.script_method") in sev, sev
+    drivers = _drivers(rep)
+    assert not any(d.startswith("torch.jit") for d in drivers), drivers
+    assert any("cuda" in d for d in drivers), drivers
+    assert rep["summary"]["verdict"]["effort"] == "low"
+
+
+def test_torchscript_whose_object_is_saved_stays_a_manual_change(tmp_path, kb):
+    # INVALID: the same module saving the scripted cell (torch.jit.save) relies on the ScriptModule: manual
+    write_files(tmp_path, _scripted('\n                torch.jit.save(cell, "cell.pt")'))
+    rep = run_script([tmp_path], kb)
+    sev = {(f["line"], f["api"]): f["severity"] for f in rep["findings"] if f["code"] == "NPU006"}
+    assert sev and set(sev.values()) == {"manual"} and (10, "torch.jit.script_method") in sev, sev

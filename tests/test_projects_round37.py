@@ -288,3 +288,81 @@ def test_torchscript_whose_object_is_saved_stays_a_manual_change(tmp_path, kb):
     rep = run_script([tmp_path], kb)
     sev = {(f["line"], f["api"]): f["severity"] for f in rep["findings"] if f["code"] == "NPU006"}
     assert sev and set(sev.values()) == {"manual"} and (10, "torch.jit.script_method") in sev, sev
+
+
+# ---------------------------------------------------------------- knowledge: AutoGPTQ, CTranslate2, DeepSpeed itself
+
+def test_autogptq_is_a_gpu_only_library_with_a_documented_way(tmp_path, kb):
+    # VALID (old: nothing found, none): AutoGPTQ's kernels are CUDA/Triton only: its uses are manual, the program medium
+    write_files(tmp_path, {"quantize.py": """
+        from auto_gptq import AutoGPTQForCausalLM, BaseQuantizeConfig
+
+
+        def main():
+            cfg = BaseQuantizeConfig(bits=4, group_size=128)
+            model = AutoGPTQForCausalLM.from_pretrained("m", cfg, device_map="auto")
+            model.quantize([])
+            model.save_quantized("out")
+
+
+        if __name__ == "__main__":
+            main()
+    """})
+    rep = run_script([tmp_path], kb)
+    libs = [f for f in rep["findings"] if f["api"].startswith("auto_gptq") and f["counted"]]
+    assert libs and all(f["severity"] == "manual" for f in libs), libs
+    assert "msModelSlim" in libs[0]["replacement"]
+    assert rep["summary"]["verdict"]["effort"] == "medium"
+    assert any(d.startswith("auto_gptq") for d in _drivers(rep)), _drivers(rep)
+
+
+def test_faster_whisper_on_cuda_is_a_manual_change_and_its_import_is_not(tmp_path, kb):
+    # VALID (old: only the 'cuda' device string, auto): CTranslate2 is not torch, so transfer_to_npu does not reach it
+    write_files(tmp_path, {"asr.py": """
+        from faster_whisper import WhisperModel
+
+
+        def main():
+            model = WhisperModel("large-v3", device="cuda", compute_type="float16")
+            print(model.transcribe("a.wav"))
+
+
+        if __name__ == "__main__":
+            main()
+    """})
+    rep = run_script([tmp_path], kb)
+    sev = {(f["line"], f["code"]): f["severity"] for f in rep["findings"] if f["api"] == "faster_whisper.WhisperModel"}
+    # INVALID part: the import itself runs on an Ascend host (CPU build), so it is advice, not a change
+    assert sev.get((2, "NPU401")) == "advice" and sev.get((6, "NPU402")) == "manual", sev
+    assert "faster_whisper.WhisperModel" in _drivers(rep)
+
+
+def test_deepspeed_itself_runs_through_its_npu_accelerator(tmp_path, kb):
+    # VALID (old: nothing, none): a module-level DeepSpeed import (ZeRO helpers) is a use of a library that runs on
+    # Ascend through its NPU accelerator: auto, low, driven by it; INVALID: a CUDA-only DeepSpeed op keeps its entry
+    write_files(tmp_path, {"finetune.py": """
+        import torch
+        from deepspeed import zero
+
+
+        def main():
+            with zero.GatheredParameters([torch.nn.Parameter(torch.ones(2))]):
+                pass
+
+
+        def legacy():
+            from deepspeed.ops.transformer import DeepSpeedTransformerLayer
+            return DeepSpeedTransformerLayer(None)
+
+
+        if __name__ == "__main__":
+            main()
+    """})
+    rep = run_script([tmp_path], kb)
+    ds = [f for f in rep["findings"] if f["api"].startswith("deepspeed.zero") and f["counted"]]
+    assert ds and {f["severity"] for f in ds} == {"auto"}, ds
+    assert rep["summary"]["verdict"]["effort"] == "low"
+    assert any(d.startswith("deepspeed") for d in _drivers(rep)), _drivers(rep)
+    (layer,) = [f for f in rep["findings"] if f["api"] == "deepspeed.ops.transformer.DeepSpeedTransformerLayer"
+                and f["code"] == "NPU402"]
+    assert layer["severity"] == "manual" and not layer["counted"], layer

@@ -366,3 +366,30 @@ def test_deepspeed_itself_runs_through_its_npu_accelerator(tmp_path, kb):
     (layer,) = [f for f in rep["findings"] if f["api"] == "deepspeed.ops.transformer.DeepSpeedTransformerLayer"
                 and f["code"] == "NPU402"]
     assert layer["severity"] == "manual" and not layer["counted"], layer
+
+
+def test_gsplat_rasterization_is_a_rework_and_its_strategy_is_not(tmp_path, kb):
+    # VALID (old: nothing found for gsplat, the splatting trainer medium through other libraries): gsplat's rasteriser
+    # is its CUDA extension, with torch references only as test helpers: manual with rework, so high;
+    # INVALID part: its default densification strategy (torch code) is no finding
+    write_files(tmp_path, {"splat_train.py": """
+        import torch
+        from gsplat.strategy import DefaultStrategy
+        from gsplat.rendering import rasterization
+
+
+        def main():
+            means = torch.randn(100, 3, device="cuda")
+            strategy = DefaultStrategy()
+            img, alpha, info = rasterization(means, None, None, None, None, None, None, 64, 64)
+            print(img.shape, strategy)
+
+
+        if __name__ == "__main__":
+            main()
+    """})
+    rep = run_script([tmp_path], kb)
+    (ras,) = [f for f in rep["findings"] if f["api"] == "gsplat.rendering.rasterization" and f["code"] == "NPU402"]
+    assert ras["severity"] == "manual" and ras["rework"] == "high" and ras["counted"], ras
+    assert not [f for f in rep["findings"] if "DefaultStrategy" in f["api"]]
+    assert rep["summary"]["verdict"]["effort"] == "high"

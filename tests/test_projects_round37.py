@@ -393,3 +393,37 @@ def test_gsplat_rasterization_is_a_rework_and_its_strategy_is_not(tmp_path, kb):
     assert ras["severity"] == "manual" and ras["rework"] == "high" and ras["counted"], ras
     assert not [f for f in rep["findings"] if "DefaultStrategy" in f["api"]]
     assert rep["summary"]["verdict"]["effort"] == "high"
+
+
+def test_a_string_key_of_the_configuration_file_does_not_set_a_parameter_of_that_name(tmp_path, kb):
+    # INVALID: only flags are threaded; `device: cuda` in the loaded YAML leaves `device="cpu"` of an unrelated
+    # helper at its Python default, so its CUDA-only branch stays off
+    write_files(tmp_path, {
+        "configs/run.yaml": """
+            device: cuda
+            steps: 3
+        """,
+        "main.py": """
+            import torch
+            import yaml
+
+
+            def warm(x, device="cpu"):
+                if device == "cuda":
+                    torch.cuda.nvtx.range_push("warm")
+                return x
+
+
+            def main():
+                with open("configs/run.yaml") as fh:
+                    cfg = yaml.safe_load(fh)
+                print(warm(torch.ones(cfg["steps"])))
+
+
+            if __name__ == "__main__":
+                main()
+        """,
+    })
+    rep = run_script([tmp_path], kb)
+    (nvtx,) = [f for f in rep["findings"] if f["api"].startswith("torch.cuda.nvtx")]
+    assert not nvtx["counted"] and nvtx["guard"]["on_path"]["transfer_to_npu"] == "off", nvtx

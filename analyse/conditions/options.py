@@ -76,13 +76,14 @@ def option_values(name: str) -> tuple:
 
 
 def config_value(name: str) -> Tuple[bool, object]:
-    """(True, value) when a configuration file the program loads sets *name* to one flag or string, and no other
-    declaration of the project gives it another default (``low_resource: True`` in the YAML an argparse default
-    names); (False, None) otherwise. The file was read as data (:func:`read_config`), never run."""
+    """(True, value) when a configuration file the program loads sets *name* to one flag, and no other declaration
+    of the project gives it another default (``low_resource: True`` in the YAML an argparse default names); (False,
+    None) otherwise. Flags only: a string key (``device: cuda``, ``name: tiny``) is too often an unrelated parameter's
+    name. The file was read as data (:func:`read_config`), never run."""
     if name not in _STATE["config_keys"]:
         return False, None
     vals = _STATE["options"].get(name, ())
-    if len(vals) != 1 or not isinstance(vals[0], (bool, str)):
+    if len(vals) != 1 or not isinstance(vals[0], bool):
         return False, None
     return True, vals[0]
 

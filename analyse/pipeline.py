@@ -354,7 +354,7 @@ class _Worker:
     def set_context(self, index: ProjectIndex, prescans: Sequence[Prescan]) -> None:
         self.project.index = index
         configure_conditions(index.option_defaults, self.project.mode, gpu_only=_gpu_only_modules(self.kb),
-                             torch_api=self.kb.documented_names())
+                             torch_api=self.kb.documented_names(), config_keys=index.config_keys)
         _combine(self.project, self.passes, prescans)
 
     def analyse(self, task: _Task) -> ModuleResult:
@@ -940,6 +940,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
         if config_options:
             index.option_defaults = merge_options([tuple(sorted(index.option_defaults.items())),
                                                    tuple(sorted((k, tuple(v)) for k, v in config_options.items()))])
+            index.config_keys = set(config_options)
         context = digest(rkey, repr([(p.relpath, p.modname, p.digest) for p in ordered_pre]),
                          repr(project.other_files), repr(project.root_names), repr(sorted(config_options.items())))
         worker.set_context(index, ordered_pre)

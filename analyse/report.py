@@ -21,19 +21,22 @@ EFFORT_ORDER = ("none", "low", "medium", "high", "blocked")
 
 
 def grade(blockers: int, manual_apis: int, manual: int, auto: int, lib_apis: int = 0, lib_places: int = 0,
-          rework: int = 0) -> str:
+          rework: int = 0, lib_names: int = 0) -> str:
     """Effort grade from the counts; *manual_apis* counts distinct APIs needing a manual change, *lib_apis* /
-    *lib_places* the distinct APIs and places of GPU-only libraries (with a documented replacement) the code uses.
+    *lib_places* the distinct APIs and places of GPU-only libraries (with a documented replacement) the code uses,
+    *lib_names* how many distinct such libraries (:func:`library_of`).
 
     The grades have one meaning each (the report's legend): ``blocked`` -- a kernel must be written (a CUDA
     extension with no fallback, an op with no NPU kernel); ``high`` / ``medium`` -- a documented replacement or edit
     exists, and a GPU-only library on the path (flash-attn, xformers, bitsandbytes, apex...) is at least medium
-    (its calls are swapped for the NPU replacement), high when it is woven through the code or when *rework* of its
-    uses have no drop-in replacement (the knowledge entry's ``rework: high``: the code around them is restructured);
+    (its calls are swapped for the NPU replacement), high when it is woven through the code, when many distinct
+    GPU-only libraries are used (:data:`LIB_HIGH_LIBRARIES`: each is its own replacement to make and validate, and
+    together they cover the model's core), or when *rework* of its uses have no drop-in replacement (the knowledge entry's ``rework: high``: the code around them is restructured);
     ``low`` -- what transfer_to_npu rewrites and a few small edits; ``none`` -- nothing GPU-specific."""
     if blockers:
         return "blocked"
-    if manual_apis > 15 or manual > 60 or lib_apis >= LIB_HIGH_APIS or lib_places >= LIB_HIGH_PLACES or rework:
+    if manual_apis > 15 or manual > 60 or lib_apis >= LIB_HIGH_APIS or lib_places >= LIB_HIGH_PLACES or rework \
+            or lib_names >= LIB_HIGH_LIBRARIES:
         return "high"
     if manual_apis > 4 or manual > 15 or lib_places:
         return "medium"
@@ -45,6 +48,24 @@ def grade(blockers: int, manual_apis: int, manual: int, auto: int, lib_apis: int
 # a GPU-only library woven through the code: this many distinct APIs of such libraries, or places, grade high
 LIB_HIGH_APIS = 8
 LIB_HIGH_PLACES = 20
+# many GPU-only libraries on one program's path: this many distinct ones grade high even when each is used in a few
+# places. Each library is a separate replacement with its own NPU counterpart, numerics and tests (flash-attn ->
+# npu_fusion_attention, its fused cross-entropy -> torch, its rotary kernel -> npu_rotary_mul, xFormers SwiGLU -> torch):
+# four of them swap attention, MLP, embedding and loss, the model's core. One, two or three libraries (flash-attn
+# with apex, or with bitsandbytes) stay medium: the practice set and the tuned projects judge those medium.
+LIB_HIGH_LIBRARIES = 4
+
+
+def library_of(f: Finding) -> str:
+    """The GPU-only library a use belongs to: the top-level module of its API (``flash_attn.flash_attn_func`` ->
+    ``flash_attn``), or the switch itself for a library turned on through another's arguments (``load_in_8bit=True``)."""
+    return f.api.split(".")[0]
+
+
+def _lib_counts(sub) -> Tuple[int, int, int]:
+    """(distinct APIs, places, distinct libraries) of the counted GPU-only library uses in *sub*."""
+    libs = _lib_uses(sub)
+    return len({f.api for f in libs}), len(libs), len({library_of(f) for f in libs})
 
 
 def _lib_uses(sub) -> List:
@@ -77,9 +98,8 @@ def verdict(findings: Sequence[Finding], files_analysed: int) -> dict:
     auto = sev.get("auto", 0)
     manual_apis = Counter(f.api for f in findings if f.severity == "manual")
     blocker_apis = Counter(f.api for f in findings if f.severity == "blocker")
-    libs = _lib_uses(findings)
-    effort = grade(blockers, len(manual_apis), manual, auto, len({f.api for f in libs}), len(libs),
-                   len(_reworks(findings)))
+    effort = grade(blockers, len(manual_apis), manual, auto, *_lib_counts(findings)[:2], len(_reworks(findings)),
+                   _lib_counts(findings)[2])
     parts: List[str] = []
     files = len({p for f in findings for p in (f.path, *f.other_paths)})
     if not findings:
@@ -220,9 +240,9 @@ def grade_findings(fs: Sequence[Finding]) -> Tuple[str, int, int, int]:
     def g(sub):
         sev = Counter(f.severity for f in sub)
         manual_apis = {f.api for f in sub if f.severity == "manual"}
-        libs = _lib_uses(sub)
+        apis, places, names = _lib_counts(sub)
         return grade(sev.get("blocker", 0), len(manual_apis), sev.get("manual", 0), sev.get("auto", 0),
-                     len({f.api for f in libs}), len(libs), len(_reworks(sub)))
+                     apis, places, len(_reworks(sub)), names)
 
     sure = g([f for f in fs if f.confidence != "low"])
     every = g(fs)
@@ -461,12 +481,19 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
                                        "program uses on its default path: rebuild the environment without them (or with their NPU "
                                        "counterparts); the code needs no change for them.")
     rw = _reworks(setter_fs)
-    if effort == "high" and rw and grade(0, len({f.api for f in setter_fs if f.severity == "manual"}),
-                                         sum(f.severity == "manual" for f in setter_fs), 0,
-                                         len({f.api for f in _lib_uses(setter_fs)}), len(_lib_uses(setter_fs))) != "high":
+    set_apis, set_places, set_names = _lib_counts(setter_fs)
+    set_manual = ({f.api for f in setter_fs if f.severity == "manual"}, sum(f.severity == "manual" for f in setter_fs))
+    if effort == "high" and rw and grade(0, len(set_manual[0]), set_manual[1], 0, set_apis, set_places,
+                                         0, set_names) != "high":
         where = ", ".join(dict.fromkeys(f"{f.api} ({f.path}:{f.line})" for f in rw[:2]))
         parts.insert(1 if head else 0, f"High because a GPU-only library with no drop-in NPU replacement is used on the "
                                        f"default path ({where}): the code around it has to be restructured.")
+    elif effort == "high" and set_names >= LIB_HIGH_LIBRARIES and \
+            grade(0, len(set_manual[0]), set_manual[1], 0, set_apis, set_places) != "high":
+        names = sorted({library_of(f) for f in _lib_uses(setter_fs)})
+        parts.insert(1 if head else 0, f"High because {len(names)} GPU-only libraries are used on the default path "
+                                       f"({', '.join(names[:6])}): each needs its own documented NPU replacement, "
+                                       "made and validated by hand.")
     if effort == "medium" and any(gpu_library_use(f) for f in setter_fs) and \
             grade(0, len({f.api for f in setter_fs if f.severity == "manual"}),
                   sum(f.severity == "manual" for f in setter_fs), 0) == "low":

@@ -108,6 +108,7 @@ class ProjectIndex:
     classes: Dict[str, ClassInfo] = field(default_factory=dict)
     argparse_defaults: Dict[str, Set[str]] = field(default_factory=dict)  # dest -> string defaults
     option_defaults: Dict[str, tuple] = field(default_factory=dict)  # option -> default literals (analyse.conditions)
+    config_keys: Set[str] = field(default_factory=set)  # options declared by the configuration files the code names
     modules: Set[str] = field(default_factory=set)
 
     _module_cache: Dict[str, bool] = field(default_factory=dict)

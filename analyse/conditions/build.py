@@ -33,7 +33,7 @@ from typing import Optional, Tuple
 from astroid import nodes
 
 from analyse.conditions import model as m
-from analyse.conditions.options import literal, option_values, params_are_choices, torch_has
+from analyse.conditions.options import config_value, literal, option_values, params_are_choices, torch_has
 from analyse.syntax import nodes_of, own_bindings
 
 _MISSING = object()
@@ -376,6 +376,12 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
         if is_param:
             # a setting: a parameter with a flag / string / None default (others are data)
             if found and (default is None or isinstance(default, (bool, str))):
+                if not params_are_choices():
+                    # a parameter named as a key of the configuration the program loads is threaded from it
+                    # (`low_resource = cfg.get("low_resource")` -> `init_llm(low_resource=low_resource)`)
+                    ok, v = config_value(node.name)
+                    if ok and (default is None or type(v) is type(default)):
+                        return _Val(m.OPTION, v, True, f"{node.name} = {v!r} in the configuration file the code names")
                 return _Val(m.PARAM, default, True, f"{node.name}={default!r} by default")
             if _command_function(node):   # click / typer: the parameter is the declared option
                 return _option_name_value(node.name, "")
@@ -543,6 +549,42 @@ def _single_assignment(name: nodes.Name):
         else:
             return None
     return vals[0] if len(vals) == 1 else None
+
+
+_GLOBALS_MEMO = "_npu_global_names"
+
+
+def _declared_global(module: nodes.Module) -> frozenset:
+    """The names some function of *module* declares ``global`` (it may rebind them), memoised on the module."""
+    got = module.__dict__.get(_GLOBALS_MEMO)
+    if got is None:
+        got = frozenset(n for g in nodes_of(module, nodes.Global) for n in g.names)
+        module.__dict__[_GLOBALS_MEMO] = got
+    return got
+
+
+def module_constant(name: nodes.Name) -> Optional[Tuple[bool, object]]:
+    """(True, value) when *name* is a module constant as written: bound once, at module level, by a plain
+    assignment of a literal (``USE_CUDA_KERNEL = True``), and never declared ``global`` by a function of the
+    module (which could rebind it); None otherwise: a name assigned twice (``if len(sys.argv) > 1: X = False``),
+    from an expression, or in a function stays a value the analysis cannot see."""
+    try:
+        defs = own_bindings(name, name.name)
+    except Exception:
+        return None
+    if len(defs) != 1:
+        return None
+    d = defs[0]
+    st = d.parent
+    if not (isinstance(d, nodes.AssignName) and isinstance(st, (nodes.Assign, nodes.AnnAssign))
+            and isinstance(st.parent, nodes.Module) and st.value is not None):
+        return None
+    if isinstance(st, nodes.Assign) and (len(st.targets) != 1 or st.targets[0] is not d):
+        return None
+    ok, v = literal(st.value)
+    if not ok or name.name in _declared_global(st.parent):
+        return None
+    return True, v
 
 
 # --------------------------------------------------------------------------- the try-import flag family
@@ -1084,6 +1126,11 @@ def _build(test, depth: int) -> Optional[m.Cond]:
         val = value_of(test, depth)
         if val is not None and val.kind != "literal":
             return _truth_atom(val, test)
+        if val is not None and val.known:
+            const = module_constant(test)
+            if const is not None:
+                return _choice_atom(m.OPTION, text, const[1], True, "",
+                                    f"{test.name} = {const[1]!r} as the module sets it")
         bound = _single_assignment(test)
         if bound is not None and depth < MAX_DEPTH:
             inner = build(bound, depth + 1)

@@ -27,18 +27,23 @@ from astroid import nodes
 
 from analyse.syntax import nodes_of
 
-_STATE = {"options": {}, "params_are_choices": False, "gpu_only": frozenset(), "torch_api": frozenset()}
+_STATE = {"options": {}, "params_are_choices": False, "gpu_only": frozenset(), "torch_api": frozenset(),
+          "config_keys": frozenset()}
 MAX_OPTIONS = 20000
 
 
 def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
-              gpu_only: Optional[Iterable[str]] = None, torch_api: Optional[Iterable[str]] = None) -> None:
+              gpu_only: Optional[Iterable[str]] = None, torch_api: Optional[Iterable[str]] = None,
+              config_keys: Optional[Iterable[str]] = None) -> None:
     """Set the project's option table and the mode for the conditions built in this process.
     In ``thirdparty`` mode a parameter of a library function is its caller's choice (conditional);
     in ``script`` mode it takes its default. *gpu_only*: modules with no NPU path (from the knowledge
     base, handed in by the pipeline): a fallback that imports one is no fallback. *torch_api*: the qualified names
-    of the target torch version's API list (``hasattr(F, "scaled_dot_product_attention")`` is true there)."""
+    of the target torch version's API list (``hasattr(F, "scaled_dot_product_attention")`` is true there).
+    *config_keys*: the options declared by the configuration files the code names (YAML / JSON / TOML data read
+    by :func:`read_config`), which :func:`config_value` answers for."""
     _STATE["options"] = dict(options or {})
+    _STATE["config_keys"] = frozenset(config_keys or ())
     _STATE["params_are_choices"] = mode == "thirdparty"
     if gpu_only is not None:
         _STATE["gpu_only"] = frozenset(gpu_only)
@@ -68,6 +73,19 @@ def params_are_choices() -> bool:
 def option_values(name: str) -> tuple:
     """The distinct default literals declared for option *name* in the project (empty: not declared)."""
     return _STATE["options"].get(name, ())
+
+
+def config_value(name: str) -> Tuple[bool, object]:
+    """(True, value) when a configuration file the program loads sets *name* to one flag, and no other declaration
+    of the project gives it another default (``low_resource: True`` in the YAML an argparse default names); (False,
+    None) otherwise. Flags only: a string key (``device: cuda``, ``name: tiny``) is too often an unrelated parameter's
+    name. The file was read as data (:func:`read_config`), never run."""
+    if name not in _STATE["config_keys"]:
+        return False, None
+    vals = _STATE["options"].get(name, ())
+    if len(vals) != 1 or not isinstance(vals[0], bool):
+        return False, None
+    return True, vals[0]
 
 
 def literal(node) -> Tuple[bool, object]:

@@ -117,6 +117,32 @@ DEVICE_CALLS = {"torch.device", "torch.cuda.device"}
 # CUDA-only facts about names outside torch.cuda / torch.backends that this pass reports
 # (the others belong to other passes: distributed, third-party, cuda-extension; float64 is a dtype
 # matter, not CUDA API use)
+# what only a ScriptModule has: code that reads these (or saves / freezes the scripted object) relies on TorchScript
+_SCRIPT_MODULE_ATTRS = frozenset({"graph", "code", "inlined_graph", "code_with_constants", "save_to_buffer",
+                                  "graph_for", "_c"})
+_SCRIPT_MODULE_CALLS = frozenset({"save", "freeze", "optimize_for_inference", "export_opnames", "load"})
+_SCRIPT_MEMO = "_npu_uses_script_module"
+
+
+def _uses_script_module(tree: nodes.Module) -> bool:
+    """The module reads what only a ScriptModule has: ``torch.jit.save`` / ``freeze`` / ``load``, or an attribute
+    named like a ScriptModule's graph or code (``.graph``, ``.code``, ``.inlined_graph``): memoised on the tree."""
+    got = tree.__dict__.get(_SCRIPT_MEMO)
+    if got is None:
+        got = False
+        for a in nodes_of(tree, nodes.Attribute):
+            if a.attrname in _SCRIPT_MODULE_ATTRS:
+                got = True
+                break
+            if a.attrname in _SCRIPT_MODULE_CALLS and (
+                    (isinstance(a.expr, nodes.Attribute) and a.expr.attrname == "jit")
+                    or (isinstance(a.expr, nodes.Name) and a.expr.name == "jit")):
+                got = True
+                break
+        tree.__dict__[_SCRIPT_MEMO] = got
+    return got
+
+
 GENERAL_FACTS = {"jit-script-disabled", "channels-last", "cuda-autocast-helpers", "cuda-ipc-tensor-sharing", "cuda-nvrtc-kernel",
                  "flex-attention"}
 # names reported by the distributed pass
@@ -220,6 +246,13 @@ class CudaApiPass(Pass):
             return None
         fact = ctx.kb.cuda_only(q)
         if fact is not None and fact.id in GENERAL_FACTS:
+            if fact.id == "jit-script-disabled" and not _uses_script_module(ctx.tree):
+                # nothing here reads the ScriptModule (saved, its graph or code): the scripted code runs eagerly
+                # under transfer_to_npu, a speed difference and no change to make
+                return ctx.finding(self.rule("NPU006"), node, q,
+                                   f"`{q}`: {fact.reason} Nothing in this module saves the scripted object or reads its "
+                                   "graph or code, so it runs eagerly: slower, with no change to make.",
+                                   replacement=fact.replacement, severity="advice", evidence="knowledge")
             return ctx.finding(self.rule("NPU006"), node, q, f"`{q}`: {fact.reason}", replacement=fact.replacement,
                                severity=fact.severity, evidence="knowledge")
         return None

@@ -7,10 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from analyse import knowledge, pipeline, torchpin
+from analyse import knowledge, pipeline, render, torchpin
 from analyse.pipeline import Settings
-from analyse.render import write_reports
+from analyse.render import json_report, write_reports
 from analyse.render.json_report import iter_json, render_json
 
 FILE = "import torch\n\ndef step{i}(x):\n    return x.cuda() + torch.cuda.synchronize()\n"
@@ -90,21 +92,54 @@ def test_json_report_is_written_a_finding_at_a_time(tmp_path, monkeypatch):
     report = _report(2000)
     expected = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     sizes = []
-    real = json.dumps
+    real = json_report.iter_json
 
     def spy(*args, **kwargs):
-        text = real(*args, **kwargs)
-        sizes.append(len(text))
-        return text
+        for piece in real(*args, **kwargs):
+            sizes.append(len(piece))
+            yield piece
 
-    monkeypatch.setattr(json, "dumps", spy)
+    monkeypatch.setattr(json_report, "iter_json", spy)
+    monkeypatch.setitem(render._PIECES, "json", lambda report, options: json_report.iter_json(report))
     written = write_reports(report, [], tmp_path / "out", ["json"])
     monkeypatch.undo()
     text = written["json"].read_text(encoding="utf-8")
     assert text == expected.replace("\udcff", "\\udcff")
     assert json.loads(text)["bad\udcffname"] == "\udcff"
-    assert max(sizes) < 1000 < len(expected) // 100
-    assert sum(1 for _ in iter_json(report)) > 2000
+    assert len(sizes) > 2000 and max(sizes) < 1000 < len(expected) // 100
+
+
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
+                     st.text(max_size=8))
+_keys = st.one_of(st.text(max_size=6), st.integers(), st.booleans(), st.none(),
+                  st.floats(allow_nan=False, allow_infinity=True))
+_json_values = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                                st.tuples(inner, inner),
+                                                                st.dictionaries(_keys, inner, max_size=4)),
+                            max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json_values)
+def test_indented_json_is_the_standard_librarys_text(value):
+    """The report's own indenting encoder writes exactly what json.dumps(indent=2, ensure_ascii=False) writes,
+    for every JSON value (nested lists, tuples and dicts, non-string keys, NaN and infinities, any text)."""
+    assert json_report.dumps_indented(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_indented_json_refuses_what_json_refuses():
+    import enum
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    assert json_report.dumps_indented({"a": Level.HIGH, Level.HIGH: [True]}) == \
+        json.dumps({"a": Level.HIGH, Level.HIGH: [True]}, indent=2, ensure_ascii=False)
+    for bad in ({"a": object()}, [1, {2, 3}], {(1, 2): 1}):
+        with pytest.raises(TypeError):
+            json.dumps(bad, indent=2)
+        with pytest.raises(TypeError):
+            json_report.dumps_indented(bad)
 
 
 def test_one_job_run_holds_no_trees_for_the_report(tmp_path, kb):

@@ -220,3 +220,29 @@ def test_policy_keeps_only_what_the_baseline_file_needs(tmp_path):
     assert kept == [f]
     assert policy.before_baseline == [{"id": "abc", "code": "NPU002", "path": "m.py", "api": "torch.Tensor.cuda"}]
     assert render_baseline(policy.before_baseline) == render_baseline([f.to_dict()])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"x = 1", b"# coding: latin-1", b"# -*- coding: utf-8 -*-", b"# coding: bogus",
+                                 b"\xef\xbb\xbf", b"s = '\xc3\xa9'", b"s = '\xe9'", b"#!/usr/bin/env python", b"",
+                                 b"\r", b"pass"]), max_size=5),
+       st.sampled_from([b"\n", b"\r\n", b"\r"]))
+def test_decoding_a_source_is_the_interpreters(parts, sep):
+    """decode_source's ASCII shortcut (no tokenizer detection for an ASCII file with no cookie in its first two
+    lines) gives what the interpreter's detection gives: the same text, or the same kind of error."""
+    import io
+    import tokenize
+
+    from analyse.files import decode_source
+
+    data = sep.join(parts)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        want = data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+        want = type(exc)
+    try:
+        got = decode_source(data)
+    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+        got = type(exc)
+    assert got == want

@@ -246,3 +246,25 @@ def test_decoding_a_source_is_the_interpreters(parts, sep):
     except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
         got = type(exc)
     assert got == want
+
+
+def test_evolve_is_dataclasses_replace_for_a_finding():
+    """findings.evolve (the report's cheap copy of a finding with some fields changed) gives what
+    dataclasses.replace gives, checks a changed checked field like __init__ does, and refuses unknown fields."""
+    import dataclasses
+
+    from analyse.findings import Finding, evolve
+
+    f = Finding(code="NPU001", category="cuda-api", severity="auto", confidence="high", path="a.py", line=3,
+                column=4, api="torch.cuda.synchronize", message="m", snippet="torch.cuda.synchronize()")
+    for changes in ({"id": "abc"}, {"reach": {"status": "reachable"}, "role": "product"}, {"line": 7},
+                    {"chain": ("a", "b")}):
+        got, want = evolve(f, **changes), dataclasses.replace(f, **changes)
+        assert got == want and got.to_dict() == want.to_dict() and got is not f
+    assert f.id != "abc" and f.line == 3
+    with pytest.raises(ValueError, match="line must be"):
+        evolve(f, line=0)
+    with pytest.raises(ValueError, match="unknown severity"):
+        evolve(f, severity="fatal")
+    with pytest.raises(TypeError, match="no field"):
+        evolve(f, colour="red")

@@ -1704,7 +1704,7 @@ def add_chains(result, graph=None) -> list:
 
 
 def _add_chains(result, graph=None) -> list:
-    from dataclasses import replace
+    from analyse.findings import evolve
 
     sources = result.sources
     summaries = list(result.summaries)   # made by the pipeline's per-module step
@@ -1756,5 +1756,5 @@ def _add_chains(result, graph=None) -> list:
             cur = caller
         hops.reverse()
         hops.append(f"{f.path}:{f.line} {f.api}")
-        out.append(replace(f, chain=tuple(hops)))
+        out.append(evolve(f, chain=tuple(hops)))
     return out

@@ -194,7 +194,12 @@ def local_imports(program: Path, limit: int = 2000) -> Tuple[List[Path], List[Tu
 
 
 def decode_source(data: bytes) -> str:
-    """Decode like the interpreter does (BOM, coding cookie, default utf-8)."""
+    """Decode like the interpreter does (BOM, coding cookie, default utf-8). Most sources are ASCII with no
+    cookie in their first two lines: their text is known without running the tokenizer's detection."""
+    if data.isascii():
+        second = data.find(b"\n", data.find(b"\n") + 1) if b"\n" in data else -1
+        if b"coding" not in (data if second < 0 else data[:second]):
+            return data.decode("ascii")
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     return data.decode(encoding)
 

@@ -66,6 +66,7 @@ from astroid import nodes
 
 from analyse.callgraph import (K_INST, K_LOOKUP, K_METHOD, K_NAME, K_REF, K_SELF, MAIN_FN, MODULE_FN, PSEUDO_FNS, FunctionLocator, ModuleSummary,
                                build_graph)
+from analyse.findings import evolve
 from analyse.guards import guard_of, tree_memo
 from analyse.resolve import dynamic_import
 from analyse.syntax import is_main_guard, nodes_of, own_bindings
@@ -1400,7 +1401,7 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
         role = role_of(f.path, roles)
         if not entry_points or reach is None:
             rs = {"status": UNKNOWN, "reason": "no entry point was found or given"}
-            out.append(replace(f, reach=rs, role=role))
+            out.append(evolve(f, reach=rs, role=role))
             continue
         sf = reach.sources.get(f.path)
         if sf is None or not f.path.endswith(_SRC_SUFFIXES):
@@ -1408,7 +1409,7 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
             # the compiled ops, the load() of the extension) are findings of their own with their reach.
             rs = {"status": UNKNOWN, "reason": "not Python: counted through the Python code that builds or "
                                                "loads it"}
-            out.append(replace(f, reach=rs, role=role))
+            out.append(evolve(f, reach=rs, role=role))
             continue
         key = (f.path, f.line)
         if key not in fn_cache:
@@ -1474,5 +1475,5 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
                 rs["entry_points_total"] = len(eps)
         else:
             rs = {"status": UNREACHED}
-        out.append(replace(f, reach=rs, role=role, guard=guard))
+        out.append(evolve(f, reach=rs, role=role, guard=guard))
     return out, members

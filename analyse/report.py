@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from analyse import __version__
-from analyse.findings import CATEGORIES, SEVERITIES, SEVERITY_RANK, AnalysisError, Finding
+from analyse.findings import CATEGORIES, SEVERITIES, SEVERITY_RANK, AnalysisError, Finding, evolve
 
 EFFORT_TEXT = {
     "none": "No migration work found",
@@ -731,7 +730,7 @@ def group_findings(findings: Sequence[Finding], baselined: Sequence[bool],
         reach = dict(best.reach) if best.reach is not None else None
         if reach is not None and eps:
             reach["entry_points"] = eps
-        out.append(replace(head, reach=reach, guard=best.guard, other_paths=tuple(paths[1:]),
+        out.append(evolve(head, reach=reach, guard=best.guard, other_paths=tuple(paths[1:]),
                            message=" ".join([head.message] + extra_msgs)))
     if ep_members is not None:
         ep_members = {k: sorted({new_of[i] for i in v}) for k, v in ep_members.items()}
@@ -800,7 +799,7 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
         if ep_members is not None:
             ep_members = {k: [remap[i] for i in v if i in remap] for k, v in ep_members.items()}
     baselined = [id(f) in base_objs for f in findings]
-    findings = [f if f.role is not None else replace(f, role=role_of(f.path, roles)) for f in findings]
+    findings = [f if f.role is not None else evolve(f, role=role_of(f.path, roles)) for f in findings]
     order = sorted(range(len(findings)), key=lambda i: findings[i].sort_key)
     pos = {old: new for new, old in enumerate(order)}
     findings = [findings[i] for i in order]

@@ -7,10 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from analyse import knowledge, pipeline, torchpin
+from analyse import knowledge, pipeline, render, torchpin
 from analyse.pipeline import Settings
-from analyse.render import write_reports
+from analyse.render import json_report, write_reports
 from analyse.render.json_report import iter_json, render_json
 
 FILE = "import torch\n\ndef step{i}(x):\n    return x.cuda() + torch.cuda.synchronize()\n"
@@ -90,21 +92,54 @@ def test_json_report_is_written_a_finding_at_a_time(tmp_path, monkeypatch):
     report = _report(2000)
     expected = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     sizes = []
-    real = json.dumps
+    real = json_report.iter_json
 
     def spy(*args, **kwargs):
-        text = real(*args, **kwargs)
-        sizes.append(len(text))
-        return text
+        for piece in real(*args, **kwargs):
+            sizes.append(len(piece))
+            yield piece
 
-    monkeypatch.setattr(json, "dumps", spy)
+    monkeypatch.setattr(json_report, "iter_json", spy)
+    monkeypatch.setitem(render._PIECES, "json", lambda report, options: json_report.iter_json(report))
     written = write_reports(report, [], tmp_path / "out", ["json"])
     monkeypatch.undo()
     text = written["json"].read_text(encoding="utf-8")
     assert text == expected.replace("\udcff", "\\udcff")
     assert json.loads(text)["bad\udcffname"] == "\udcff"
-    assert max(sizes) < 1000 < len(expected) // 100
-    assert sum(1 for _ in iter_json(report)) > 2000
+    assert len(sizes) > 2000 and max(sizes) < 1000 < len(expected) // 100
+
+
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
+                     st.text(max_size=8))
+_keys = st.one_of(st.text(max_size=6), st.integers(), st.booleans(), st.none(),
+                  st.floats(allow_nan=False, allow_infinity=True))
+_json_values = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                                st.tuples(inner, inner),
+                                                                st.dictionaries(_keys, inner, max_size=4)),
+                            max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json_values)
+def test_indented_json_is_the_standard_librarys_text(value):
+    """The report's own indenting encoder writes exactly what json.dumps(indent=2, ensure_ascii=False) writes,
+    for every JSON value (nested lists, tuples and dicts, non-string keys, NaN and infinities, any text)."""
+    assert json_report.dumps_indented(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_indented_json_refuses_what_json_refuses():
+    import enum
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    assert json_report.dumps_indented({"a": Level.HIGH, Level.HIGH: [True]}) == \
+        json.dumps({"a": Level.HIGH, Level.HIGH: [True]}, indent=2, ensure_ascii=False)
+    for bad in ({"a": object()}, [1, {2, 3}], {(1, 2): 1}):
+        with pytest.raises(TypeError):
+            json.dumps(bad, indent=2)
+        with pytest.raises(TypeError):
+            json_report.dumps_indented(bad)
 
 
 def test_one_job_run_holds_no_trees_for_the_report(tmp_path, kb):
@@ -185,3 +220,51 @@ def test_policy_keeps_only_what_the_baseline_file_needs(tmp_path):
     assert kept == [f]
     assert policy.before_baseline == [{"id": "abc", "code": "NPU002", "path": "m.py", "api": "torch.Tensor.cuda"}]
     assert render_baseline(policy.before_baseline) == render_baseline([f.to_dict()])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"x = 1", b"# coding: latin-1", b"# -*- coding: utf-8 -*-", b"# coding: bogus",
+                                 b"\xef\xbb\xbf", b"s = '\xc3\xa9'", b"s = '\xe9'", b"#!/usr/bin/env python", b"",
+                                 b"\r", b"pass"]), max_size=5),
+       st.sampled_from([b"\n", b"\r\n", b"\r"]))
+def test_decoding_a_source_is_the_interpreters(parts, sep):
+    """decode_source's ASCII shortcut (no tokenizer detection for an ASCII file with no cookie in its first two
+    lines) gives what the interpreter's detection gives: the same text, or the same kind of error."""
+    import io
+    import tokenize
+
+    from analyse.files import decode_source
+
+    data = sep.join(parts)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        want = data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+        want = type(exc)
+    try:
+        got = decode_source(data)
+    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+        got = type(exc)
+    assert got == want
+
+
+def test_evolve_is_dataclasses_replace_for_a_finding():
+    """findings.evolve (the report's cheap copy of a finding with some fields changed) gives what
+    dataclasses.replace gives, checks a changed checked field like __init__ does, and refuses unknown fields."""
+    import dataclasses
+
+    from analyse.findings import Finding, evolve
+
+    f = Finding(code="NPU001", category="cuda-api", severity="auto", confidence="high", path="a.py", line=3,
+                column=4, api="torch.cuda.synchronize", message="m", snippet="torch.cuda.synchronize()")
+    for changes in ({"id": "abc"}, {"reach": {"status": "reachable"}, "role": "product"}, {"line": 7},
+                    {"chain": ("a", "b")}):
+        got, want = evolve(f, **changes), dataclasses.replace(f, **changes)
+        assert got == want and got.to_dict() == want.to_dict() and got is not f
+    assert f.id != "abc" and f.line == 3
+    with pytest.raises(ValueError, match="line must be"):
+        evolve(f, line=0)
+    with pytest.raises(ValueError, match="unknown severity"):
+        evolve(f, severity="fatal")
+    with pytest.raises(TypeError, match="no field"):
+        evolve(f, colour="red")

@@ -11,8 +11,8 @@ stable finding id, so GitLab tracks a finding across line shifts.
 
 from __future__ import annotations
 
-import json
 
+from .json_report import dumps_indented
 from .common import RenderOptions, counted, finding_text, one_line, sorted_findings, source_path
 
 SEVERITIES = {"blocker": "blocker", "manual": "major", "auto": "minor", "advice": "info", "info": "info"}
@@ -37,4 +37,4 @@ def build_gitlab(report: dict, options: RenderOptions) -> list:
 
 
 def render_gitlab(report: dict, options: RenderOptions) -> str:
-    return json.dumps(build_gitlab(report, options), indent=2, ensure_ascii=False) + "\n"
+    return dumps_indented(build_gitlab(report, options)) + "\n"

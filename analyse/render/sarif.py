@@ -28,11 +28,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import List, Optional
 from urllib.parse import quote
 
+from .json_report import dumps_indented
 from .common import (RenderOptions, cell_text, column1, counted, docs_url, finding_paths, one_line, other_places,
                      places_note, rule_help_uri, sorted_findings, source_path)
 
@@ -270,4 +270,4 @@ def build_sarif(report: dict, options: RenderOptions) -> dict:
 
 
 def render_sarif(report: dict, options: RenderOptions) -> str:
-    return json.dumps(build_sarif(report, options), indent=2, ensure_ascii=False) + "\n"
+    return dumps_indented(build_sarif(report, options)) + "\n"

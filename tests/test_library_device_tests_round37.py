@@ -4,6 +4,12 @@
   'npu')``, ``not x.is_cuda and x.device.type != 'npu'``) needs no migration: an NPU tensor takes the case written
   for it, with or without transfer_to_npu (INVALID: needs-migration). A CUDA test with no NPU case stays
   needs-migration (VALID).
+* A table keyed by device types with no ``'npu'`` key, indexed with ``x.device.type``, raises KeyError for an NPU
+  device (transfer_to_npu does not rename the type): NPU004 manual, the function ``conditional`` (only for an NPU
+  device) and its callers with it (INVALID: supported). A table with an ``'npu'`` key, or a lookup inside
+  ``try/except KeyError``, is no finding (VALID).
+* ``if t.device.type == 'cuda': ... elif t.device.type == 'cpu': ... else: raise``: an NPU takes the ``else``; the
+  device check is NPU004 manual ("stops the program"), not advice naming the ``elif`` branch as the one that runs.
 """
 
 from __future__ import annotations
@@ -54,3 +60,61 @@ def test_a_cuda_test_beside_an_explicit_npu_case_needs_no_migration(tmp_path, kb
     assert guards[7]["npu_branch"] == {"line": 7, "condition": "x.device.type == 'npu'"}
     assert guards[13]["npu_branch"]["line"] == 13
     assert not guards[19].get("npu_branch")
+
+
+TABLES = {
+    "__init__.py": """
+        import torch
+
+
+        class Matcher:
+            thresholds = {"cpu": -1, "mps": -1, "cuda": 1024}
+
+            def __init__(self):
+                self.scales = {"cpu": 1.0, "cuda": 2.0, "npu": 2.0}
+
+            def min_points(self, device):
+                return self.thresholds[device.type]
+
+            def scale(self, x):
+                return self.scales[x.device.type]
+
+            def safe_min_points(self, device):
+                try:
+                    return self.thresholds[device.type]
+                except KeyError:
+                    return -1
+
+            def forward(self, x):
+                th = self.min_points(x.device)
+                return x[:th]
+
+
+        def cast(t):
+            if torch.is_autocast_enabled():
+                if t.device.type == "cuda":
+                    dtype = torch.float16
+                elif t.device.type == "cpu":
+                    dtype = torch.bfloat16
+                else:
+                    raise NotImplementedError()
+                return t.to(dtype=dtype)
+            return t
+    """,
+}
+
+
+def test_a_device_type_table_without_npu_and_a_chain_that_raises_for_npu(tmp_path, kb):
+    rep = library_report(tmp_path, kb, TABLES, "tablelib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    checks = {(f["line"], f["api"], f["severity"]) for f in rep["findings"] if f["code"] == "NPU004"}
+    assert (11, "device-type-table", "manual") in checks, checks
+    assert not any(line in (14, 18) for line, _a, _s in checks), checks   # an 'npu' key; a caught KeyError
+    assert (29, "device-type-check", "manual") in checks, checks        # the NPU takes the raising else
+    assert by["tablelib.Matcher.min_points"]["status"] == "conditional"
+    assert "KeyError" in by["tablelib.Matcher.min_points"]["conditions"][0]
+    assert by["tablelib.Matcher.forward"]["status"] == "conditional"
+    for q in ("tablelib.Matcher.scale", "tablelib.Matcher.safe_min_points"):
+        assert q not in by, by.get(q)
+    assert by["tablelib.cast"]["status"] == "conditional"
+    assert "stops the program" in by["tablelib.cast"]["conditions"][0]

@@ -118,3 +118,39 @@ def test_a_device_type_table_without_npu_and_a_chain_that_raises_for_npu(tmp_pat
         assert q not in by, by.get(q)
     assert by["tablelib.cast"]["status"] == "conditional"
     assert "stops the program" in by["tablelib.cast"]["conditions"][0]
+
+
+ORT = {
+    "__init__.py": """
+        import onnxruntime as ort
+
+
+        class OnnxMixin:
+            def _create_session(self, path, providers=None):
+                return ort.InferenceSession(path, providers=providers or ["CPUExecutionProvider"])
+
+            def as_cpu(self):
+                self._session.set_providers(["CPUExecutionProvider"])
+
+            def as_cuda(self, device_id=0):
+                self._session.set_providers(["CUDAExecutionProvider"], provider_options=[{"device_id": device_id}])
+
+            def as_tensorrt(self):
+                self._session.set_providers([("TensorrtExecutionProvider", {"device_id": 0})])
+    """,
+}
+
+
+def test_onnxruntime_gpu_execution_providers(tmp_path, kb):
+    # INVALID before: a session asked for the CUDA / TensorRT provider was no finding (supported); VALID: the CPU
+    # provider is none, and a caller's providers list makes the session the caller's choice
+    rep = library_report(tmp_path, kb, ORT, "ortlib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    found = {(f["line"], f["api"], f["severity"]) for f in rep["findings"] if f["code"] == "NPU472"}
+    assert {(12, "providers=['CUDAExecutionProvider']", "manual"),
+            (15, "providers=['TensorrtExecutionProvider']", "manual")} <= found, found
+    assert not any(line == 9 for line, _a, _s in found)
+    assert by["ortlib.OnnxMixin.as_cuda"]["status"] == "unsupported"
+    assert by["ortlib.OnnxMixin.as_tensorrt"]["status"] == "unsupported"
+    assert "ortlib.OnnxMixin.as_cpu" not in by
+    assert by["ortlib.OnnxMixin._create_session"]["status"] == "conditional"

@@ -941,12 +941,12 @@ def npu_alternative(node) -> Optional[Tuple[int, int, str]]:
     NPU host is known to differ with and without transfer_to_npu."""
     cur, parent = node, node.parent
     while parent is not None and not isinstance(parent, _SCOPES):
-        if isinstance(parent, nodes.If) and cur is parent.test:
-            same = _npu_case_in_test(parent.test)
-            if same is not None:
-                return parent.lineno or 1, parent.lineno or 1, same
         if isinstance(parent, nodes.If) and (cur is parent.test or cur in parent.body):
             c = _cond(parent.test)
+            if cur is parent.test:
+                same = _npu_case_in_test(c)
+                if same is not None:
+                    return parent.lineno or 1, parent.lineno or 1, same
             if c is not None and C.evaluate(c, C.TRANSFER) is True and C.evaluate(c, C.NO_TRANSFER) is False:
                 alt = parent
                 while len(alt.orelse) == 1 and isinstance(alt.orelse[0], nodes.If):
@@ -959,9 +959,9 @@ def npu_alternative(node) -> Optional[Tuple[int, int, str]]:
     return None
 
 
-def _npu_case_in_test(test) -> Optional[str]:
-    """The text of the explicit NPU test in a device test that also tests CUDA (see :func:`npu_alternative`)."""
-    c = _cond(test)
+def _npu_case_in_test(c) -> Optional[str]:
+    """The text of the explicit NPU test in a device test *c* (a condition) that also tests CUDA (see
+    :func:`npu_alternative`)."""
     if c is None:
         return None
     atoms = list(C.model.atoms(c))

@@ -933,11 +933,20 @@ def npu_alternative(node) -> Optional[Tuple[int, int, str]]:
     Without transfer_to_npu the CUDA test is false on an NPU host and the NPU branch runs; with it the CUDA branch
     runs and transfer_to_npu maps its calls to torch.npu. Either way the CUDA uses need no change. The CUDA test
     must be true with transfer_to_npu and false without it, and the ``elif`` true on an NPU host without it; the
-    walk stops at the enclosing function."""
+    walk stops at the enclosing function.
+
+    The NPU case may also sit in the CUDA test itself: ``if (x.is_cuda) or (HAVE_NPU and x.device.type == 'npu'):``
+    or ``if not x.is_cuda and x.device.type != 'npu': return reference(x)`` name an NPU tensor explicitly, so the
+    CUDA test needs no change for it (-> the ``if``'s line twice and the NPU test), unless the test's value on an
+    NPU host is known to differ with and without transfer_to_npu."""
     cur, parent = node, node.parent
     while parent is not None and not isinstance(parent, _SCOPES):
         if isinstance(parent, nodes.If) and (cur is parent.test or cur in parent.body):
             c = _cond(parent.test)
+            if cur is parent.test:
+                same = _npu_case_in_test(c)
+                if same is not None:
+                    return parent.lineno or 1, parent.lineno or 1, same
             if c is not None and C.evaluate(c, C.TRANSFER) is True and C.evaluate(c, C.NO_TRANSFER) is False:
                 alt = parent
                 while len(alt.orelse) == 1 and isinstance(alt.orelse[0], nodes.If):
@@ -948,6 +957,21 @@ def npu_alternative(node) -> Optional[Tuple[int, int, str]]:
                         return parent.lineno or 1, alt.lineno or 1, _text(alt.test)
         cur, parent = parent, parent.parent
     return None
+
+
+def _npu_case_in_test(c) -> Optional[str]:
+    """The text of the explicit NPU test in a device test *c* (a condition) that also tests CUDA (see
+    :func:`npu_alternative`)."""
+    if c is None:
+        return None
+    atoms = list(C.model.atoms(c))
+    npu = [a for a in atoms if a.kind == C.model.NPU]
+    if not npu or not any(a.kind == C.model.CUDA for a in atoms):
+        return None
+    with_t, without = C.evaluate(c, C.TRANSFER), C.evaluate(c, C.NO_TRANSFER)
+    if with_t is not None and without is not None and with_t != without:
+        return None
+    return npu[0].text
 
 
 def tree_memo(tree: nodes.Module) -> dict:

@@ -213,7 +213,7 @@ EFFORT_LEGEND = {
 # the rules that report a GPU-only library itself (imported, used, or switched on through another library's
 # arguments); calls into an analysed library's functions (NPU45x) are not among them
 GPU_LIBRARY_CODES = frozenset({"NPU401", "NPU402", "NPU403", "NPU404", "NPU460", "NPU461", "NPU463", "NPU464",
-                               "NPU466", "NPU467", "NPU471"})
+                               "NPU466", "NPU467", "NPU471", "NPU472"})
 
 
 def gpu_library_use(f: Finding) -> bool:

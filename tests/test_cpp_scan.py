@@ -198,6 +198,61 @@ def test_device_functions_and_other_accelerators_do_not_make_a_cpu_op_cuda(tmp_p
     assert "pairs_mlu" not in scan.registrations.get("pairs_impl", set())
 
 
+def test_an_npu_function_called_from_a_device_branch_of_the_dispatcher_is_the_npu_implementation(tmp_path):
+    # the dispatcher calls its per-device functions directly under `#ifdef`s: the NPU one is defined only in the
+    # library's npu/ sources (no registration macro), the CUDA one launches a kernel
+    files = _write(tmp_path, _dedent({
+        "csrc/pybind.cpp": """
+            Tensor rot_nms(Tensor dets, Tensor scores);
+            Tensor rot_area(Tensor dets);
+            PYBIND11_MODULE(_ext, m) {
+              m.def("rot_nms", &rot_nms, "rotated nms");
+              m.def("rot_area", &rot_area, "rotated area");
+            }
+        """,
+        "csrc/rot_nms.cpp": """
+            Tensor rot_nms_cuda(Tensor dets, Tensor scores);
+            Tensor rot_nms_npu(Tensor dets, Tensor scores);
+            Tensor rot_nms_cpu(Tensor dets, Tensor scores);
+            Tensor rot_nms(Tensor dets, Tensor scores) {
+              if (dets.device().is_cuda()) {
+                return rot_nms_cuda(dets, scores);
+            #ifdef WITH_PRIVATEUSE1
+              } else if (dets.device().type() == at::kPrivateUse1) {
+                return rot_nms_npu(dets, scores);
+            #endif
+              }
+              return rot_nms_cpu(dets, scores);
+            }
+            Tensor rot_nms_cpu(Tensor dets, Tensor scores) { return dets; }
+        """,
+        "csrc/rot_area.cpp": """
+            Tensor rot_area_cuda(Tensor dets);
+            Tensor rot_area(Tensor dets) { return rot_area_cuda(dets); }
+        """,
+        "csrc/cuda/rot_nms_cuda.cu": """
+            __global__ void rot_nms_kernel(const float* d) {}
+            Tensor rot_nms_cuda(Tensor dets, Tensor scores) { rot_nms_kernel<<<1, 1>>>(nullptr); return dets; }
+            __global__ void rot_area_kernel(const float* d) {}
+            Tensor rot_area_cuda(Tensor dets) { rot_area_kernel<<<1, 1>>>(nullptr); return dets; }
+        """,
+        "csrc/npu/rot_nms_npu.cpp": """
+            Tensor rot_nms_npu(Tensor dets, Tensor scores) {
+              Tensor keep = at::empty({dets.size(0)});
+              EXEC_NPU_CMD(aclnnNmsRotated, dets, scores, keep);
+              return keep;
+            }
+        """,
+    }))
+    scan = scan_sources(files)
+    st, why, ev = scan.op_status("pkg._ext.rot_nms")
+    assert (st, ev) == ("supported", ["csrc/npu/rot_nms_npu.cpp:2 (rot_nms_npu)"])
+    assert "the library's NPU implementation" in why
+    # VALID: an op whose only code is CUDA stays a blocker naming its kernel
+    st, why, _ev = scan.op_status("pkg._ext.rot_area")
+    assert st == "unsupported" and "rot_area_kernel" in why
+
+
 _API_TOKENS = ["__global__", "__global", "global__", "cuda", "Malloc", "MemcpyAsync", "Mem", "cudaGetLastError", "x", "_", "9", "é", "::", "at", "c10",
                "thrust", "cub", "hipcub", "nccl", "ncclAllReduce", "A", "__shfl", "_xor_sync", "__syncthreads",
                "atomicAdd", "__ldg", "__shared__", "warpSize", "cublas", "cublasSgemm", "cudnn", "cudnnConv", " ",

@@ -227,3 +227,60 @@ def test_one_sided_clamps_spawn_and_the_2_13_collectives_gap_are_curated_not_unk
             (14, "torch.multiprocessing.spawn"), (15, "torch.distributed.destroy_process_group")} <= notes, notes
     assert kb.api("torch.distributed.all_gather_into_tensor").curation["id"] == "distributed-collectives-2-13-gap"
     assert load_knowledge("2.12.0").api("torch.distributed.all_gather_into_tensor").curation is None
+
+
+ROUND37 = """\
+import torch
+import torch.distributed.checkpoint as dcp
+from torch.distributed.checkpoint.default_planner import DefaultLoadPlanner, DefaultSavePlanner
+
+
+def sort_index(n):
+    return torch.IntTensor(list(range(n))), torch.LongTensor([0, 1])
+
+
+def spectrum(w):
+    u, s, v = torch.svd_lowrank(w, q=4)
+    return torch.linalg.svdvals(w), torch.det(w @ w.T)
+
+
+def cast(x):
+    if torch.is_autocast_enabled():
+        return x.to(torch.get_autocast_gpu_dtype() if x.is_cuda else torch.get_autocast_cpu_dtype())
+    return x
+
+
+def save(state, path):
+    dcp.save(state, checkpoint_id=path, planner=DefaultSavePlanner())
+    dcp.load(state, checkpoint_id=path, planner=DefaultLoadPlanner())
+
+
+def attention_flags(allow_flash):
+    torch.backends.cuda.enable_flash_sdp(allow_flash)
+    with torch.backends.cuda.sdp_kernel(enable_math=False):
+        pass
+"""
+
+
+def test_typed_constructors_lowrank_det_autocast_state_dcp_and_sdp_flags_are_curated_not_unknown(tmp_path):
+    kb = load_knowledge("2.13.0")
+    findings = analyse_source(tmp_path, ROUND37, kb, name="round37.py").findings
+    curated = {"torch.IntTensor", "torch.LongTensor", "torch.svd_lowrank", "torch.linalg.svdvals", "torch.det",
+               "torch.is_autocast_enabled", "torch.get_autocast_gpu_dtype", "torch.get_autocast_cpu_dtype",
+               "torch.distributed.checkpoint.save", "torch.distributed.checkpoint.load",
+               "torch.distributed.checkpoint.default_planner.DefaultSavePlanner",
+               "torch.distributed.checkpoint.default_planner.DefaultLoadPlanner"}
+    unverified = {f.api for f in findings if f.code == "NPU301"}
+    assert not unverified & curated, unverified & curated
+    notes = {(f.line, f.api) for f in findings if f.code == "NPU205"}
+    assert {(7, "torch.IntTensor"), (11, "torch.svd_lowrank"), (12, "torch.linalg.svdvals"), (12, "torch.det"),
+            (16, "torch.is_autocast_enabled"), (23, "torch.distributed.checkpoint.load")} <= notes, notes
+    assert kb.api("torch.det").status == "limited" and "fall back to CPU" in kb.api("torch.det").limitations
+    assert kb.api("torch.svd_lowrank").curation["id"] == "svd-lowrank"
+    # the package spelling and the submodule spelling of a re-exported checkpoint name answer for each other
+    assert kb.api("torch.distributed.checkpoint.save").status == "supported"      # listed as state_dict_saver.save
+    assert kb.api("torch.distributed.checkpoint.default_planner.DefaultSavePlanner").status == "supported"
+    # a global SDPA flag is a note (harmless, no effect on the NPU); the back-end selection context stays manual
+    sdp = {(f.line, f.api): f.severity for f in findings if f.api.startswith("torch.backends.cuda.")}
+    assert sdp == {(27, "torch.backends.cuda.enable_flash_sdp"): "info",
+                   (28, "torch.backends.cuda.sdp_kernel"): "manual"}, sdp

@@ -63,3 +63,30 @@ def test_explain_a_kernel_id():
     assert rc == 0 and "runs on an NPU" in text
     text, rc = explain_name("kernels-community/activation")
     assert rc == 0 and "no NPU build on record" in text
+
+
+MODULE_LEVEL = """\
+from kernels import get_kernel
+
+npu_norm = get_kernel("kernels-ext-npu/RMSNorm")
+fa = get_kernel("kernels-community/flash-attn3")
+
+
+def norm(x):
+    return npu_norm.forward(x)
+
+
+def attention(q, k, v):
+    return fa.flash_attn_func(q, k, v)
+"""
+
+
+def test_a_kernel_bound_at_module_level_is_judged_by_its_id(tmp_path, kb):
+    # INVALID: the Ascend build bound at module level (line 8) is no finding; VALID: the CUDA-only id bound at module
+    # level is found where it is fetched (line 4) and where it is called (line 12), with the data's reason
+    found = analyse_source(tmp_path, MODULE_LEVEL, kb, passes=[CompiledCodePass()]).findings
+    got = [(f.line, f.code, f.api) for f in found]
+    assert got == [(4, "NPU469", "kernels.get_kernel('kernels-community/flash-attn3')"),
+                   (12, "NPU469", "fa.flash_attn_func")]
+    assert "flash-attention-cuda" in found[1].message
+    assert "kernels-ext-npu/flash-attn2-npu" in found[1].replacement

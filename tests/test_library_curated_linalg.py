@@ -2,7 +2,7 @@
 ``Tensor.scatter_reduce_`` (op-plugin kernel, limits of its documented sibling), ``torch.svd`` (decomposes into
 ``_linalg_svd``, which has a kernel), ``torch.trapz`` (calls the documented ``torch.trapezoid``) or
 ``torch.utils.checkpoint.get_device_states`` (pure Python over the tensors' device module) is not ``unknown``
-(INVALID); an API nobody curated (``torch.det``, routed to the CPU by op-plugin) stays ``unknown`` (VALID).
+(INVALID); an API nobody curated (``torch.linalg.matrix_exp``) stays ``unknown`` (VALID).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ LIB = {
 
 
         def reflection(r):
-            return torch.det(r)
+            return torch.linalg.matrix_exp(r)
     """,
 }
 
@@ -46,6 +46,6 @@ def test_curated_apis_make_library_functions_supported(tmp_path, kb):
     for q in ("curlib.scatter_max", "curlib.align", "curlib.auc", "curlib.RandContext.__init__"):
         assert q not in by, (q, by.get(q))     # supported: no entry
     assert by["curlib.reflection"]["status"] == "unknown"
-    assert by["curlib.reflection"]["reasons"] == ["torch.det"]
+    assert by["curlib.reflection"]["reasons"] == ["torch.linalg.matrix_exp"]
     notes = {f["api"] for f in rep["findings"] if f["code"] == "NPU205"}
     assert "torch.svd" in notes   # "not listed; curated: ..." with its evidence

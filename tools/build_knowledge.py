@@ -721,11 +721,27 @@ STATIC_FACTS = [
         "source": f"{S_DOCS} torch.backends.cuda.matmul.allow_tf32; {S_OPP} torch_npu.npu.matmul.allow_hf32, torch_npu.npu.conv.allow_hf32",
     },
     {
-        "id": "cuda-sdp-kernel-selection",
-        "apis": ["torch.backends.cuda.sdp_kernel", "torch.backends.cuda.enable_flash_sdp", "torch.backends.cuda.enable_mem_efficient_sdp",
+        # the flag setters and getters only touch ATen's global context (present in every build): harmless on an NPU
+        # host, with no effect there; the selection context managers stay manual (they restrict the back-ends a block
+        # may use, which the NPU does not honour)
+        "id": "cuda-sdp-backend-flags",
+        "apis": ["torch.backends.cuda.enable_flash_sdp", "torch.backends.cuda.enable_mem_efficient_sdp",
                  "torch.backends.cuda.enable_math_sdp", "torch.backends.cuda.enable_cudnn_sdp", "torch.backends.cuda.flash_sdp_enabled",
-                 "torch.backends.cuda.mem_efficient_sdp_enabled", "torch.backends.cuda.math_sdp_enabled", "torch.backends.cuda.cudnn_sdp_enabled",
-                 "torch.backends.cuda.preferred_linalg_library", "torch.nn.attention.sdpa_kernel"],
+                 "torch.backends.cuda.mem_efficient_sdp_enabled", "torch.backends.cuda.math_sdp_enabled", "torch.backends.cuda.cudnn_sdp_enabled"],
+        "reason": "A global SDPA back-end flag. The support lists mark these No from torch 2.6.0 on (Yes for 2.1.0): the CUDA back-end "
+        "choice they make does not apply to the NPU. The call only sets or reads a flag in ATen's global context, which every PyTorch "
+        "build has, so it raises nothing on an Ascend host, and scaled_dot_product_attention still dispatches to the NPU fused "
+        "attention kernel by itself.",
+        "replacement": "Leave it or drop it (it has no effect on the NPU); for an explicit fused call use "
+        "torch_npu.npu_fusion_attention(q, k, v, head_num, input_layout='BNSD', scale=..., keep_prob=1-dropout_p)[0].",
+        "severity": "info",
+        "source": f"{S_DOCS} torch.backends.cuda.enable_*_sdp / *_sdp_enabled (Yes for 2.1.0, not supported from 2.6.0); "
+        "pytorch/pytorch torch/backends/cuda/__init__.py (enable_flash_sdp -> torch._C._set_sdp_use_flash, flash_sdp_enabled -> "
+        "torch._C._get_flash_sdp_enabled) and torch/csrc/Module.cpp (the SDP flags of at::globalContext())",
+    },
+    {
+        "id": "cuda-sdp-kernel-selection",
+        "apis": ["torch.backends.cuda.sdp_kernel", "torch.backends.cuda.preferred_linalg_library", "torch.nn.attention.sdpa_kernel"],
         "reason": "Selecting CUDA SDPA back-ends (flash / memory-efficient / math / cuDNN) is documented as not supported on NPU; "
         "scaled_dot_product_attention dispatches to the NPU fused attention kernel by itself.",
         "replacement": "Remove the kernel-selection context/flags and call torch.nn.functional.scaled_dot_product_attention directly, or call "

@@ -398,10 +398,24 @@ def public_alias(name: str) -> str | None:
         parts = name.split(".")
         if len(parts) >= 5 and parts[3] in _NN_PARALLEL_SUBMODULES:
             return "torch.nn.parallel." + ".".join(parts[4:])
+    if name.startswith(_DCP):
+        # torch/distributed/checkpoint/__init__.py re-exports its submodules' public names; the tables list some in
+        # the package spelling (DefaultSavePlanner), others in the submodule one (state_dict_saver.save)
+        parts = name[len(_DCP):].split(".")
+        if len(parts) >= 2 and parts[0] in _DCP_SUBMODULES:
+            return _DCP + ".".join(parts[1:])
+        if parts[0] in _DCP_SAVER_LOADER:
+            return f"{_DCP}{_DCP_SAVER_LOADER[parts[0]]}.{'.'.join(parts)}"
     return None
 
 
 _NN_PARALLEL_SUBMODULES = frozenset({"data_parallel", "distributed", "parallel_apply", "replicate", "scatter_gather"})
+_DCP = "torch.distributed.checkpoint."
+# the submodules whose public names torch.distributed.checkpoint re-exports (its __init__.py), and where the re-exported
+# save / load functions are defined
+_DCP_SUBMODULES = frozenset({"default_planner", "filesystem", "metadata", "planner", "storage", "api"})
+_DCP_SAVER_LOADER = {"save": "state_dict_saver", "async_save": "state_dict_saver", "save_state_dict": "state_dict_saver",
+                     "load": "state_dict_loader", "load_state_dict": "state_dict_loader"}
 
 
 class KnowledgeBase:

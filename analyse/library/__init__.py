@@ -48,6 +48,7 @@ from analyse.callgraph import (MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, UNREACHABL
                                other_device_only, propagate, summarise_module, transfer_only_condition)
 from analyse.findings import AnalysisError, Finding, assign_ids
 from analyse.library.cpp import CPP_SUFFIXES, BuildExt, scan_sources
+from analyse.passes.cuda_api import DEVICE_TABLE, NPU_BRANCH_STOPS
 from analyse.passes.cuda_extension import EXTRA_KEY, prescan_build_file, project_scan
 from analyse.passes.third_party import OWN_PACKAGE_KEY
 from analyse.pipeline import Settings, dedupe
@@ -301,6 +302,8 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
             continue   # a Triton kernel of the library's own Ascend backend: written for Triton-Ascend, nothing to port
         if _probed_import(f):
             continue   # `if has_x: import x` runs only where the presence test found the library: it binds, nothing more
+        if st == "needs-migration" and (f.guard or {}).get("npu_branch"):
+            continue   # a CUDA test in a device test or chain that names the NPU itself: an NPU takes its own case
         cond = _finding_condition(f, st)
         if cond == UNREACHABLE:
             continue
@@ -309,7 +312,13 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
         if st == "unsupported" and not cond and f.category == "cuda-api" and fn.endswith("." + MODULE_FN):
             # module-level code that raises on an NPU host: importing the module fails (#31)
             import_failures.append({"module": fn[:-len(MODULE_FN) - 1], "path": f.path, "line": f.line, "api": api})
-        if f.code == DEVICE_TYPE_CHECK and st == "unsupported":
+        if f.code == DEVICE_TYPE_CHECK and st == "unsupported" and api == DEVICE_TABLE:
+            add_root(fn, "conditional", f"{api}{COND_SEP}only for an NPU device: `{f.snippet.strip()[:80]}` looks up "
+                                        "the device type 'npu', which the table has no key for (KeyError)")
+        elif f.code == DEVICE_TYPE_CHECK and st == "unsupported" and NPU_BRANCH_STOPS in f.message:
+            add_root(fn, "conditional", f"{api}{COND_SEP}only for an NPU device: the branch of `{f.snippet.strip()[:80]}` "
+                                        "that the device type 'npu' takes stops the program")
+        elif f.code == DEVICE_TYPE_CHECK and st == "unsupported":
             add_root(fn, "conditional", f"{api}{COND_SEP}the CUDA branch of `{f.snippet.strip()[:80]}` is skipped on "
                                         "an NPU (the device type is 'npu'); the other branch runs")
         elif cond and st in ("unsupported", "unknown"):

@@ -168,6 +168,8 @@ class CppScan:
     errors: List[AnalysisError] = field(default_factory=list)
     _by_op: Optional[Dict[str, List[Binding]]] = None
     _folder_seen: Dict[str, Set[str]] = field(default_factory=dict)
+    _npu_defined: Dict[str, str] = field(default_factory=dict)              # defined in an NPU source file -> where
+    _other_defined: Set[str] = field(default_factory=set)                   # defined in any other file
 
     # ---- queries
     def binding_for(self, ext_qualname: str) -> List[Binding]:
@@ -406,6 +408,13 @@ def scan_sources(root_files: Sequence[Tuple[Path, str]], setup_texts: Sequence[s
         except UnicodeDecodeError:
             text = data.decode("latin-1")
         _scan_text(scan, text, rel, pending)
+    # a function defined only in the library's NPU sources (an npu/ folder, a *_npu.cpp file) with no CUDA code is
+    # its NPU implementation, whether it is registered (REGISTER_NPU_IMPL, a PrivateUse1 TORCH_LIBRARY_IMPL) or
+    # called from a device branch of the dispatcher (`if (x.device().type() == at::kPrivateUse1) return f_npu(...)`)
+    for name, where in scan._npu_defined.items():
+        if name not in scan._other_defined and name not in scan.cuda_functions and len(name) > 2 \
+                and name not in _GENERIC:
+            _add_npu(scan, name, where)
     known = set(scan.functions) | set(scan.kernels)
     for label, op, rel, args, line in pending:
         ids = set(_IDENT.findall(args))
@@ -426,7 +435,8 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
     folder = rel.rpartition("/")[0] or "."
     scan.folder_files[folder] += 1
     parts = rel.lower().split("/")
-    if "npu" in parts[:-1] or re.search(r"(?:^|_)npu(?:_|\.)", parts[-1]):
+    npu_file = "npu" in parts[:-1] or bool(re.search(r"(?:^|_)npu(?:_|\.)", parts[-1]))
+    if npu_file:
         scan.npu_files.append(rel)
     code = blank_comments_and_strings(text)            # strings kept (op names, schemas)
     nostr = blank_comments_and_strings(text, keep_strings=False)  # same offsets, string contents blanked
@@ -458,6 +468,11 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
         # a __host__ __device__ helper is portable C++; host code in a .cu file is built by nvcc
         if (cuda_file and where != "both") or uses_cuda(body):
             scan.cuda_functions.add(name)
+            scan._other_defined.add(name)
+        elif npu_file:
+            scan._npu_defined.setdefault(name, f"{rel}:{lines.line(a)}")
+        else:
+            scan._other_defined.add(name)
     for m in _REGISTER.finditer(nostr):
         if _in_define(nostr, m.start()) or m.group(2).upper() in _OTHER_DEVICES:
             continue

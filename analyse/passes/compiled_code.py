@@ -23,7 +23,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
-from analyse.knowledge.kernel_hub import hub_kernel
+from analyse.knowledge.kernel_hub import HubKernel, hub_kernel
 from analyse.passes import ModuleContext, Pass, ProjectContext, nodes_of
 from analyse.passes import _oplib
 from analyse.passes._oplib import BUILTIN_OP_NS
@@ -166,11 +166,14 @@ class CompiledCodePass(Pass):
             func = call.func
             if hub_bound and isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) \
                     and func.expr.name in hub_bound and _module_binding(func.expr, ctx.source.modname):
-                repo = hub_bound[func.expr.name]
+                repo, known = hub_bound[func.expr.name]
+                why = (f"{known.reason} (data/kernel_hub.yaml, {known.id})" if known is not None
+                       else "a compiled CUDA build with no NPU kernel on record")
                 yield ctx.finding(R_LOOKUP, call, f"{func.expr.name}.{func.attrname}",
                                   f"`{func.as_string()}(...)` calls `{func.attrname}` of the kernel `{repo}` that "
-                                  f"`{func.expr.name}` holds (fetched from a kernel hub at module level): a compiled "
-                                  "CUDA build with no NPU kernel.", replacement=R_LOOKUP.fix, confidence="medium")
+                                  f"`{func.expr.name}` holds (fetched from a kernel hub at module level): {why}.",
+                                  replacement=known.replacement if known is not None else R_LOOKUP.fix,
+                                  confidence="medium")
                 continue
             if natives and isinstance(func, nodes.Attribute) and isinstance(func.expr, (nodes.Name, nodes.Attribute)):
                 owner = r.qualname(func.expr) or _module_binding(func.expr, ctx.source.modname)
@@ -218,11 +221,12 @@ class CompiledCodePass(Pass):
                                   "NPU kernel.", replacement=R_LOOKUP.fix)
 
 
-def _hub_bindings(tree: nodes.Module, r) -> Dict[str, str]:
+def _hub_bindings(tree: nodes.Module, r) -> Dict[str, Tuple[str, Optional[HubKernel]]]:
     """Module-level names bound to a kernel-hub download (``ops = get_kernel("Isotr0py/ggml")`` under the module's
-    own ``if``, ``ops = None`` otherwise; ``ops = get_kernel(repo).ops``): name -> the kernel id (or the loader's
-    name)."""
-    out: Dict[str, str] = {}
+    own ``if``, ``ops = None`` otherwise; ``ops = get_kernel(repo).ops``): name -> (the kernel id or the loader's
+    name, its ``data/kernel_hub.yaml`` entry). A kernel the hub publishes an Ascend build of (an entry with
+    ``builds: npu``) binds nothing: its calls run on an NPU host, as the same id fetched inside a function does."""
+    out: Dict[str, Tuple[str, Optional[HubKernel]]] = {}
     for asg in nodes_of(tree, nodes.Assign):
         value = asg.value
         while isinstance(value, nodes.Attribute):   # `get_kernel(repo).ops`: the kernel's op namespace
@@ -233,9 +237,12 @@ def _hub_bindings(tree: nodes.Module, r) -> Dict[str, str]:
         if q not in HUB_LOADERS:
             continue
         repo = _const(value.args[0]) if value.args else None
+        known = hub_kernel(repo) if repo else None
+        if known is not None and known.runs_on_npu:
+            continue
         for t in asg.targets:
             if isinstance(t, nodes.AssignName):
-                out[t.name] = repo or q
+                out[t.name] = (repo or q, known)
     return out
 
 

@@ -198,7 +198,14 @@ class CudaApiPass(Pass):
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
         # names: only those that resolve or read `.is_cuda` can give a finding (see _name_use)
         tree = ctx.tree
-        is_cuda = [(pos, n) for pos, n in selection(tree, nodes.Attribute) if n.attrname == "is_cuda"]
+        is_cuda = []
+        for pos, n in selection(tree, nodes.Attribute):
+            if n.attrname == "is_cuda":
+                is_cuda.append((pos, n))
+            elif n.attrname == "type" and isinstance(n.parent, nodes.Subscript) and n.parent.slice is n:
+                f = self._device_table(ctx, n.parent)
+                if f is not None:
+                    yield f
         for node in merged(ctx.resolver.outer_names(), is_cuda,
                            selection(tree, nodes.ImportFrom, nodes.Import, nodes.Call, nodes.Compare, nodes.Const,
                                      nodes.JoinedStr)):
@@ -220,6 +227,30 @@ class CudaApiPass(Pass):
                     yield f
             elif isinstance(node, (nodes.Const, nodes.JoinedStr)):
                 yield from self._string(ctx, node)
+
+    # --------------------------------------------------------------- device-type tables
+    def _device_table(self, ctx: ModuleContext, sub: nodes.Subscript) -> Optional[Finding]:
+        """``TABLE[x.device.type]`` where TABLE is a dict literal (of the module, the class body or ``self.TABLE =
+        {...}`` in the class) keyed by device types with no ``'npu'`` key: a KeyError for an NPU device, which
+        transfer_to_npu does not rename (its type stays 'npu')."""
+        dev = sub.slice.expr
+        if not ((isinstance(dev, nodes.Name) and "device" in dev.name.lower())
+                or (isinstance(dev, nodes.Attribute) and dev.attrname == "device")):
+            return None
+        table = _dict_literal(sub.value)
+        if table is None:
+            return None
+        keys = [k.value for k, _v in table.items if isinstance(k, nodes.Const) and isinstance(k.value, str)]
+        if len(keys) != len(table.items) or "npu" in keys or not any(is_cuda_device_string(k) for k in keys) \
+                or _catches_key_error(sub):
+            return None
+        shown = ", ".join(repr(k) for k in keys[:6])
+        return ctx.finding(self.rule("NPU004"), sub, DEVICE_TABLE,
+                           f"`{sub.as_string()[:80]}` looks the device type up in a table keyed by {shown} "
+                           f"({ctx.path}:{table.lineno}); an NPU device's type is 'npu', which is no key: KeyError "
+                           "(transfer_to_npu does not rename the device type).",
+                           replacement="add an 'npu' entry to the table (or look it up with .get(..., default))",
+                           severity="manual")
 
     # --------------------------------------------------------------- names
     def _name_use(self, ctx: ModuleContext, node) -> Optional[Finding]:
@@ -763,6 +794,55 @@ def _names_npu(node: nodes.Compare) -> bool:
     return False
 
 
+NPU_BRANCH_STOPS = "the branch that runs on an NPU stops the program"   # read by library mode
+DEVICE_TABLE = "device-type-table"   # the api of NPU004 on a device-type table with no 'npu' key
+
+
+def _dict_literal(node) -> Optional[nodes.Dict]:
+    """The dict literal a name (module level), ``self.NAME`` / ``cls.NAME`` (the class body or ``self.NAME = {...}``
+    in a method of the class) is bound to, when it is bound once."""
+    if isinstance(node, nodes.Dict):
+        return node
+    found: List = []
+    if isinstance(node, nodes.Name):
+        scope = node.root()
+        for asg in scope.body:
+            targets = asg.targets if isinstance(asg, nodes.Assign) else [asg.target] if isinstance(asg, nodes.AnnAssign) else []
+            if any(isinstance(t, nodes.AssignName) and t.name == node.name for t in targets):
+                found.append(asg.value)
+    elif isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name in ("self", "cls"):
+        cls = node.frame()
+        cls = cls.parent.frame() if isinstance(cls, nodes.FunctionDef) and cls.parent is not None else None
+        if not isinstance(cls, nodes.ClassDef):
+            return None
+        for st in cls.body:
+            targets = st.targets if isinstance(st, nodes.Assign) else [st.target] if isinstance(st, nodes.AnnAssign) else []
+            if any(isinstance(t, nodes.AssignName) and t.name == node.attrname for t in targets):
+                found.append(st.value)
+        for fn in cls.body:
+            if isinstance(fn, nodes.FunctionDef):
+                for at in nodes_of(fn, nodes.AssignAttr):
+                    if at.attrname == node.attrname and isinstance(at.expr, nodes.Name) and at.expr.name == "self":
+                        asg = at.parent
+                        found.append(asg.value if isinstance(asg, (nodes.Assign, nodes.AnnAssign)) else None)
+    return found[0] if len(found) == 1 and isinstance(found[0], nodes.Dict) else None
+
+
+def _catches_key_error(node) -> bool:
+    """*node* sits in the body of a ``try`` whose handlers catch KeyError (or LookupError / Exception / all)."""
+    cur, parent = node, node.parent
+    while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.ClassDef, nodes.Module)):
+        if isinstance(parent, nodes.Try) and cur in parent.body:
+            for h in parent.handlers:
+                names = [h.type] if h.type is not None and not isinstance(h.type, nodes.Tuple) else \
+                    (h.type.elts if h.type is not None else [])
+                if h.type is None or any(isinstance(n, nodes.Name) and n.name in ("KeyError", "LookupError", "Exception",
+                                                                                   "BaseException") for n in names):
+                    return True
+        cur, parent = parent, parent.parent
+    return False
+
+
 def device_check_effect(node: nodes.Compare, path: str):
     """(severity, words) of a device-type comparison on an Ascend host, valued with the conditions model in the
     transfer_to_npu scenario: ``info`` when the test has the value it has on a CUDA host (``'cuda' in device``
@@ -811,9 +891,19 @@ def device_check_effect(node: nodes.Compare, path: str):
     if whole is None:
         return "manual", ""
     runs, skipped = (holder.body, holder.orelse) if whole else (holder.orelse, holder.body)
+    while not whole and len(runs) == 1 and isinstance(runs[0], nodes.If):
+        # `elif x.device.type == 'cpu': ... else: raise`: follow the chain while its tests are valued on an Ascend host
+        try:
+            nxt = evaluate_condition(build_condition(runs[0].test), TRANSFER_SCENARIO)
+        except (RecursionError, ValueError, TypeError, AttributeError):
+            nxt = None
+        if nxt is None:
+            break
+        whole = nxt
+        runs = runs[0].body if nxt else runs[0].orelse
     if _fails(runs):
         line = runs[-1].lineno if runs else holder.lineno
-        return "manual", f"the branch that runs on an NPU stops the program ({path}:{line})"
+        return "manual", f"{NPU_BRANCH_STOPS} ({path}:{line})"
     if runs:
         where = f"the branch at {path}:{runs[0].lineno} runs instead"
     else:

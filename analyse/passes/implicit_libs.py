@@ -12,7 +12,9 @@ calls it applies to, the keyword, the values that switch the library on, the
 severity on an Ascend NPU and the NPU answer (NF4 4-bit runs through the
 bitsandbytes NPU backend, 8-bit does not; ``attn_implementation="sdpa"``, or
 ``flash_attention_2`` which recent transformers route to
-``torch_npu.npu_fusion_attention``).
+``torch_npu.npu_fusion_attention``). ONNX Runtime sessions asked for the CUDA or TensorRT execution provider
+(``providers=[...]`` of ``InferenceSession``, ``session.set_providers([...])``; a list switches it on when one of
+its names does) are NPU472: an Ascend host has neither provider.
 
 Where the value comes from:
 
@@ -112,6 +114,14 @@ RULES = (
           "kernels only, none for an NPU.",
           "dataset = PygNodePropPredDataset(name, transform=T.ToSparseTensor())",
           "dataset = PygNodePropPredDataset(name)  # keep edge_index: model(data.x, data.edge_index)"),
+    _rule("NPU472", "gpu-execution-provider", "manual",
+          "An ONNX Runtime session asked for the CUDA or TensorRT execution provider "
+          "(`InferenceSession(..., providers=['CUDAExecutionProvider'])`, `session.set_providers([...])`).",
+          "The CUDA and TensorRT execution providers are NVIDIA builds of ONNX Runtime (onnxruntime-gpu); an Ascend "
+          "host has neither, and ONNX Runtime drops a provider it does not have with a warning, so the model runs "
+          "on the CPU, not on the accelerator asked for. ONNX Runtime's Ascend provider is CANNExecutionProvider.",
+          "sess = ort.InferenceSession(path, providers=['CUDAExecutionProvider'])",
+          "sess = ort.InferenceSession(path, providers=['CANNExecutionProvider', 'CPUExecutionProvider'])"),
     _rule("NPU470", "gpu-resource-request", "manual",
           "A scheduler asks for GPUs (`@ray.remote(num_gpus=1)`, `.options(num_gpus=...)`): none exist on an Ascend host.",
           "Ray counts CUDA GPUs for its GPU resource; on an Ascend host it schedules NPUs as the resource 'NPU', so a "
@@ -164,6 +174,8 @@ class Switch:
             return None
         if self.on is not None:
             return bool(value) == self.on if isinstance(value, (bool, int, str, float, type(None))) else None
+        if isinstance(value, tuple):   # a list of values (execution providers): any one that switches it on
+            return any(self.switched_on(v) for v in value) if value else False
         if not isinstance(value, str):
             return False
         if any(fnmatchcase(value, x) for x in self.excludes):
@@ -285,6 +297,18 @@ def _leaf_pattern(table: List[Switch]):
 def _literal(node):
     if isinstance(node, nodes.Const):
         return node.value
+    if isinstance(node, (nodes.List, nodes.Tuple)):
+        # a list of literals (providers=['CUDAExecutionProvider', 'CPUExecutionProvider']) as a tuple of them;
+        # (name, options) pairs count by their name
+        items = []
+        for e in node.elts:
+            if isinstance(e, nodes.Tuple) and e.elts:
+                e = e.elts[0]
+            v = _literal(e)
+            if v is _UNKNOWN or isinstance(v, tuple):
+                return _UNKNOWN
+            items.append(v)
+        return tuple(items)
     if isinstance(node, nodes.UnaryOp) and node.op == "not" and isinstance(node.operand, nodes.Const):
         return not node.operand.value
     return _UNKNOWN
@@ -523,6 +547,9 @@ class ImplicitGpuLibsPass(Pass):
             return None
         shown = repr(value) if on else _text(value_node)
         api = f"{sw.keyword}={repr(value) if on else ('True' if sw.on else '...')}"
+        if on and isinstance(value, tuple):   # a list: name the value in it that switches the library on
+            shown = _text(value_node, 80)
+            api = f"{sw.keyword}=[{next(v for v in value if sw.switched_on(v))!r}]"
         severity, reason = sw.severity, sw.reason
         if sw.quant_type is not None and call is not None:
             severity, reason, qnote = self._quant(sw, call)

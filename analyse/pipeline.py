@@ -198,6 +198,9 @@ def _internal(relpath: str, where: str, exc: BaseException) -> AnalysisError:
     return AnalysisError(relpath, "internal", f"{where} failed: {type(exc).__name__}: {exc}{loc}")
 
 
+_SCALARS = frozenset((int, float, bool, type(None)))   # what :class:`_Sharer` leaves as it is, without a call
+
+
 class _Sharer:
     """Makes the per-file results the main process holds share their equal strings (:meth:`result`).
 
@@ -228,20 +231,33 @@ class _Sharer:
                     d[k] = self._value(v)
 
     def _value(self, v):
+        # strings and plain scalars in a container are handled in place (three items in four of a result):
+        # one call per container, not one per item
         t = type(v)
         if t is str:
             return self.table.setdefault(v, v)
         if t is list:
+            table, value = self.table, self._value
             for i, x in enumerate(v):
-                v[i] = self._value(x)
+                tx = type(x)
+                if tx is str:
+                    v[i] = table.setdefault(x, x)
+                elif tx not in _SCALARS:
+                    v[i] = value(x)
             return v
         if t is tuple:
-            return tuple([self._value(x) for x in v]) if v else v
+            if not v:
+                return v
+            table, value = self.table, self._value
+            return tuple([table.setdefault(x, x) if type(x) is str else x if type(x) in _SCALARS else value(x)
+                          for x in v])
         if t is dict:
             if not v:
                 return v
-            table = self.table
-            out = {table.setdefault(k, k) if type(k) is str else self._value(k): self._value(x) for k, x in v.items()}
+            table, value = self.table, self._value
+            out = {table.setdefault(k, k) if type(k) is str else value(k):
+                   table.setdefault(x, x) if type(x) is str else x if type(x) in _SCALARS else value(x)
+                   for k, x in v.items()}
             v.clear()
             v.update(out)   # the same dict object: whatever else holds it sees the shared texts too
             return v

@@ -33,7 +33,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 import astroid
 from astroid import nodes
 
-from analyse.syntax import in_annotation, lookup, nodes_of, own_bindings, positions_of
+from analyse.syntax import annotation_nodes, lookup, nodes_of, own_bindings, positions_of
 
 _MAX_DEPTH = 12
 _MISSING = object()
@@ -317,12 +317,13 @@ class Resolver:
             kinds = (nodes.Name, nodes.Attribute, nodes.AssignAttr)
             attr_like = (nodes.Attribute, nodes.AssignAttr)
             out: List[Tuple[int, object, str]] = []
+            annotations = annotation_nodes(self.tree)   # ids of the nodes syntax.in_annotation holds for
             for pos, node in zip(positions_of(self.tree, *kinds), nodes_of(self.tree, *kinds)):
                 parent = node.parent
                 if isinstance(parent, attr_like) and parent.expr is node:
                     continue
                 q = self.qualname(node)
-                if q and not in_annotation(node):   # a type named in an annotation is no use of it
+                if q and id(node) not in annotations:   # a type named in an annotation is no use of it
                     out.append((pos, node, q))
             self._outer = out
         return self._outer

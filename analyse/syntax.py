@@ -9,7 +9,7 @@ from bisect import bisect_right
 
 import re
 from operator import itemgetter
-from typing import Iterator, List, Sequence
+from typing import Iterator, List, Sequence, Set
 
 import astroid
 from astroid import nodes
@@ -191,6 +191,34 @@ def in_annotation(node) -> bool:
         cur = parent
         parent = parent.parent
     return False
+
+
+def annotation_nodes(module: nodes.Module) -> Set[int]:
+    """The ids of every node of *module* for which :func:`in_annotation` holds, from the annotations down
+    (a lambda's inner nodes excepted, as there): a pass that asks about each name of the module tests one
+    set instead of climbing from each (kept on the module; few modules annotate much)."""
+    got = module.__dict__.get("_npu_annotation_ids")
+    if got is not None:
+        return got
+    roots = []
+    for owner in nodes_of(module, nodes.AnnAssign, nodes.Arguments, nodes.FunctionDef):
+        if isinstance(owner, nodes.AnnAssign):
+            roots.append(owner.annotation)
+        elif isinstance(owner, nodes.Arguments):
+            for group in (owner.annotations, owner.posonlyargs_annotations, owner.kwonlyargs_annotations):
+                roots.extend(group or ())
+            roots.extend((owner.varargannotation, owner.kwargannotation))
+        else:
+            roots.append(owner.returns)
+    out: Set[int] = set()
+    stack = [r for r in roots if r is not None]
+    while stack:
+        n = stack.pop()
+        out.add(id(n))
+        if type(n) not in LEAVES and not isinstance(n, nodes.Lambda):
+            stack.extend(n.get_children())
+    module.__dict__["_npu_annotation_ids"] = out
+    return out
 
 
 def is_main_guard(node) -> bool:

@@ -472,3 +472,36 @@ def test_a_name_rebound_on_every_line_is_resolved_with_its_bindings_prepared_onc
     assert lines[0] == 1 and lines[1] == 2 and lines[2] == 2 and lines[3] == 4 and lines[-1] == 2 * n
     want = [u.lookup("x")[1][0].lineno for u in uses]
     assert lines == want
+
+
+def test_annotation_nodes_are_the_nodes_in_annotation_holds_for():
+    # outer_names tests one set of ids per module (syntax.annotation_nodes) instead of climbing from every name
+    # (syntax.in_annotation): the same nodes, on every annotation shape and on the look-alikes that are not one
+    from analyse.syntax import annotation_nodes, in_annotation, walk
+
+    src = textwrap.dedent('''
+        import torch
+        from typing import Callable, Optional
+        x: torch.cuda.Stream = torch.cuda.current_stream()
+        y: "torch.cuda.Event"
+        class A:
+            g: Optional[torch.cuda.CUDAGraph] = None
+            def f(self, a: torch.Tensor, *args: torch.cuda.Stream, b: int = torch.cuda.device_count(),
+                  **kw: dict[str, torch.cuda.Event]) -> torch.cuda.Stream:
+                h = lambda q=torch.cuda.Stream: q
+                z: Callable[[int], int] = lambda v: torch.cuda.synchronize()
+                return torch.cuda.current_stream()
+            async def af(self, /, p: torch.device, *, k: list[torch.Tensor] = [torch.zeros(1)]) -> None:
+                m: [torch.cuda.Stream for _ in range(2)]
+        f2: (lambda s: torch.cuda.Stream)(1)
+    ''')
+    sf, err = parse_source(src, Path("m.py"), "m.py", "m")
+    assert err is None
+    ann = annotation_nodes(sf.tree)
+    got = [(n.lineno, n.as_string()) for n in walk(sf.tree) if id(n) in ann]
+    assert [(n.lineno, n.as_string()) for n in walk(sf.tree) if in_annotation(n)] == got
+    texts = {t for _l, t in got}
+    assert {"torch.cuda.Stream", "torch.Tensor", "torch.cuda.CUDAGraph", "torch.device", "'torch.cuda.Event'",
+            "dict[str, torch.cuda.Event]"} <= texts
+    assert "torch.cuda.current_stream()" not in texts and "torch.cuda.device_count()" not in texts
+    assert "torch.cuda.synchronize()" not in texts and "s" not in texts   # inside a lambda of an annotation

@@ -245,6 +245,11 @@ class Resolver:
         self._type_cache: Dict[int, Optional[str]] = {}
         self._outer: Optional[List[Tuple[int, object, str]]] = None
         self._param_memo: Dict[tuple, Optional[str]] = {}
+        # call_target per call, kept only when no qualname / type_of was under way (their cycle guards
+        # answer None meanwhile): every pass asks about every call, and a later question reads the cached
+        # name and receiver type again, so it gets the same answer
+        self._target_cache: Dict[int, Optional[str]] = {}
+        self._busy = 0
 
     # ------------------------------------------------------------------ names
     def absolute_import(self, modname: Optional[str], level: Optional[int]) -> str:
@@ -266,7 +271,11 @@ class Resolver:
         if key in self._qual_cache:
             return self._qual_cache[key]
         self._qual_cache[key] = None  # cycle guard
-        result = self._qualname(node, _depth)
+        self._busy += 1
+        try:
+            result = self._qualname(node, _depth)
+        finally:
+            self._busy -= 1
         self._qual_cache[key] = result
         return result
 
@@ -468,15 +477,21 @@ class Resolver:
     def call_target(self, call: nodes.Call) -> Optional[str]:
         """Qualified name of the callee: a plain dotted name, or a method on a
         receiver whose type is known (``torch.Tensor.nonzero``)."""
-        q = self.qualname(call.func)
-        if q is not None:
-            return q
-        func = call.func
-        if isinstance(func, nodes.Attribute):
-            cands = self.method_candidates(func)
-            if cands:
-                return cands[0]
-        return None
+        key = id(call)
+        got = self._target_cache.get(key, _MISSING)
+        if got is not _MISSING:
+            return got
+        top = self._busy == 0
+        result = self.qualname(call.func)
+        if result is None:
+            func = call.func
+            if isinstance(func, nodes.Attribute):
+                cands = self.method_candidates(func)
+                if cands:
+                    result = cands[0]
+        if top:
+            self._target_cache[key] = result
+        return result
 
     def method_candidates(self, attr: nodes.Attribute) -> List[str]:
         """API names a method access may stand for, most specific first."""
@@ -492,10 +507,13 @@ class Resolver:
             return self._type_cache[key]
         self._type_cache[key] = None
         result = None
+        self._busy += 1
         try:
             result = self._type_of(node, _depth) if _depth <= _MAX_DEPTH else None
         except RecursionError:
             result = None
+        finally:
+            self._busy -= 1
         self._type_cache[key] = result
         return result
 

@@ -1015,6 +1015,11 @@ def _level(parent, cur, tables):
         if cls[2] and kind == "availability-check":   # a CUDA test: skipping it is no fallback
             return Guard(kind, parent.lineno or 1, False, _render(c)), c
         return Guard(kind, parent.lineno or 1, True, _render(c)), c
+    owner = _BLOCK_OWNERS.get(type(parent))
+    if owner is None:
+        owner = _BLOCK_OWNERS[type(parent)] = _block_owner(type(parent))
+    if not owner:   # an expression around the node (a call, an attribute ...): it holds no statement block
+        return None, None
     at = block_position(parent, cur, tables)
     if at is None:
         return None, None
@@ -1048,6 +1053,16 @@ def _level(parent, cur, tables):
     if ec is not None:
         c = C.conj(c, ec)
     return g, c
+
+
+_BLOCK_OWNERS: dict = {}   # node type -> whether its fields include a statement block (filled as types are met)
+
+
+def _block_owner(t: type) -> bool:
+    """Whether nodes of type *t* can hold a ``body`` / ``orelse`` / ``finalbody`` statement list (astroid's
+    fields of the type; a type without the field list counts as one, and :func:`block_position` answers)."""
+    fields = getattr(t, "_astroid_fields", None)
+    return fields is None or any(f in fields for f in _BLOCK_FIELDS)
 
 
 _VALIDATIONS = ("import-fallback", "availability-check")   # inner guards without a fallback that yield to an outer one

@@ -505,3 +505,36 @@ def test_annotation_nodes_are_the_nodes_in_annotation_holds_for():
             "dict[str, torch.cuda.Event]"} <= texts
     assert "torch.cuda.current_stream()" not in texts and "torch.cuda.device_count()" not in texts
     assert "torch.cuda.synchronize()" not in texts and "s" not in texts   # inside a lambda of an annotation
+
+
+def test_call_target_kept_per_call_answers_as_a_fresh_question():
+    # Resolver.call_target keeps its answer per call (every pass asks about every call); kept only when no
+    # qualname / type_of was under way, so asking again, in another order, or on a fresh resolver answers the same
+    src = textwrap.dedent('''
+        import torch
+        import torch.nn as nn
+        from torch import cuda as c
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(2, 2)
+            def forward(self, x):
+                y = x.cuda()
+                z = torch.zeros(2).to("cuda").nonzero()
+                t = y
+                t = t.float()
+                return self.fc(t).sum().backward(), c.synchronize(), z.item()
+        def f(a: torch.Tensor):
+            b = a.nonzero()
+            b = b.cpu()
+            return b.numpy(), f(b)
+    ''')
+    sf, err = parse_source(src, Path("m.py"), "m.py", "m")
+    assert err is None
+    calls = list(sf.tree.nodes_of_class(nodes.Call))
+    first = Resolver(sf.tree, "m")
+    kept = [first.call_target(c) for c in calls]
+    assert [first.call_target(c) for c in reversed(calls)] == kept[::-1]
+    fresh = [Resolver(sf.tree, "m").call_target(c) for c in calls]
+    assert kept == fresh
+    assert {"torch.nn.Linear", "torch.Tensor.nonzero", "torch.Tensor.to", "torch.cuda.synchronize", "torch.zeros"} <= set(kept)

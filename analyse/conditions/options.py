@@ -88,6 +88,14 @@ def config_value(name: str) -> Tuple[bool, object]:
     return True, vals[0]
 
 
+def config_values(name: str) -> tuple:
+    """The values the configuration files the program loads give option *name* (read as data by
+    :func:`read_config`, never run); () when none of them declares it."""
+    if name not in _STATE["config_keys"]:
+        return ()
+    return tuple(_STATE["options"].get(name, ()))
+
+
 def literal(node) -> Tuple[bool, object]:
     """(True, value) for a literal constant of the tree (numbers, strings, None, bools, tuples / lists /
     sets / dicts of literals, a negated number); (False, None) otherwise. Nothing is evaluated."""

@@ -72,11 +72,9 @@ K_LOOKUP = "lookup"
 KEY_SEP = "\x1f"
 ALL_KEYS = "*"
 # b of a lookup may also hold, after METH_SEP, the method called on the entry (``cls = REG.get(k); cls.from_config()``);
-# a key that starts with CONFIG_KEY names a configuration option (``REG.get(cfg.arch)``: the values of ``arch`` in the
-# configuration files the program loads, read at link time); a container ending in KIND_SEP + kind is the part of a
-# registry object filled by its ``register_<kind>`` decorator and read by its ``get_<kind>[_class]`` method
+# a container ending in KIND_SEP + kind is the part of a registry object filled by its ``register_<kind>`` decorator
+# and read by its ``get_<kind>[_class]`` method
 METH_SEP = "\x1d"
-CONFIG_KEY = "\x1e"
 KIND_SEP = ":"
 _GETTER = re.compile(r"^get_(\w+?)(?:_class|_cls)?$")
 _REGISTER = re.compile(r"^register_(\w+)$")
@@ -361,10 +359,11 @@ def _cfg_type(node, r: Resolver, depth: int = 0) -> Optional[Set[str]]:
     return None
 
 
-def _lookup_keys(node, r: Resolver) -> Optional[Set[str]]:
+def _lookup_keys(node, r: Resolver, s: "ModuleSummary") -> Optional[Set[str]]:
     """The keys of a lookup (:func:`_keys`), or, when they cannot be told and the key is read from an option
-    (``cfg.arch``, ``cfg["arch"]``, ``cfg.get("arch")``), that option's name marked CONFIG_KEY: the linker answers
-    it from the configuration files the program loads."""
+    (``cfg.arch``, ``cfg["arch"]``, ``cfg.get("arch")``), the values the configuration files this module names
+    (the configuration it loads by default, read as data) give that option. A module that names no such file
+    (``--cfg-path`` required, or a library function handed the config) cannot tell the key."""
     keys = _keys(node, r)
     if keys:
         return keys
@@ -376,8 +375,10 @@ def _lookup_keys(node, r: Resolver) -> Optional[Set[str]]:
     elif isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute) and node.func.attrname == "get" \
             and node.args and isinstance(node.args[0], nodes.Const):
         name = node.args[0].value
-    if isinstance(name, str) and name.isidentifier():
-        return {CONFIG_KEY + name}
+    if isinstance(name, str):
+        vals = {v for v in config_values(name, s.modname) if isinstance(v, str)}
+        if vals:
+            return vals
     return keys
 
 
@@ -390,14 +391,14 @@ def _lookup_expr(expr, r: Resolver, s: "ModuleSummary", caller: str, depth: int 
     if isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Attribute) and expr.func.attrname == "get" \
             and expr.args:
         cont = _container_of(expr.func.expr, r, s, caller)
-        return (cont, _lookup_keys(expr.args[0], r)) if cont else None
+        return (cont, _lookup_keys(expr.args[0], r, s)) if cont else None
     if isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Attribute) and len(expr.args) == 1:
         # a registry object's getter: ``registry.get_model_class(name)`` reads what ``@registry.register_model``
         # filled
         kind = _GETTER.match(expr.func.attrname)
         if kind and not isinstance(expr.func.expr, nodes.Call):
             cont = _container_of(expr.func.expr, r, s, caller)
-            return (f"{cont}{KIND_SEP}{kind.group(1)}", _lookup_keys(expr.args[0], r)) if cont else None
+            return (f"{cont}{KIND_SEP}{kind.group(1)}", _lookup_keys(expr.args[0], r, s)) if cont else None
         return None
     if isinstance(expr, nodes.Name) and depth == 0:
         try:
@@ -1386,17 +1387,13 @@ class Linker:
 
     def lookup(self, container: str, keys: str) -> Tuple[List[str], bool]:
         """(callables, exact) a call through *container* indexed by *keys* may run: exact when the keys are
-        known and registered (or the whole container is handed over), else every entry, none of them sure.
-        A key read from an option (CONFIG_KEY) takes the values the configuration files the program loads give
-        that option (read as data, :func:`analyse.conditions.options.config_values`)."""
+        known and registered (or the whole container is handed over), else every entry, none of them sure."""
         keys = keys.partition(METH_SEP)[0]
         entries = self.registry().get(self._container_name(container))
         if not entries:
             return [], False
         if keys == ALL_KEYS:
             return list(dict.fromkeys(t for _k, t in entries)), True
-        if keys.startswith(CONFIG_KEY):
-            keys = KEY_SEP.join(str(v) for v in config_values(keys[len(CONFIG_KEY):]) if isinstance(v, str))
         if keys:
             wanted = set(keys.split(KEY_SEP))
             hits = [t for k, t in entries if k in wanted]

@@ -144,3 +144,39 @@ def test_a_registry_lookup_by_an_unknown_key_lists_every_registered_class_as_pos
     (q8,) = _by(rep, "load_in_8bit=True")
     assert not q8["counted"] and q8["reach"]["status"] == "unknown", q8
     assert "chosen at run time" in q8["reach"]["reason"], q8["reach"]
+
+
+def test_a_configuration_keys_a_lookup_only_in_the_module_that_names_it(tmp_path, kb):
+    # INVALID (a project-wide configuration key would make the lookup exact for train.py too): train.py loads a
+    # --cfg-path it requires and a shared builder looks the class up; the arch of the demo's default file is no value
+    # for that lookup, so the 8-bit class is one possible entry of it (reach unknown, no path)
+    files = _registry_demo("              arch: quant")
+    files["zoo/build.py"] = """
+        from zoo.registry import registry
+
+
+        def build_model(model_config):
+            model_cls = registry.get_model_class(model_config.arch)
+            return model_cls.from_config(model_config)
+    """
+    files["train.py"] = """
+        import argparse
+        from omegaconf import OmegaConf
+        import zoo.models
+        from zoo.build import build_model
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--cfg-path", required=True)
+        args = parser.parse_args()
+        model = build_model(OmegaConf.load(args.cfg_path).model)
+    """
+    write_files(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    (q8,) = _by(rep, "load_in_8bit=True")
+    assert q8["counted"] and q8["reach"]["entry_points"] == ["demo.py"], q8["reach"]   # demo.py still runs it
+    eps = {e["path"]: e for e in rep["summary"]["entry_points"]}
+    (d_demo,) = eps["demo.py"]["verdict"]["drivers"]
+    assert d_demo["path"] == ["demo.<module>", "zoo.models.QuantChat.from_config"], d_demo
+    # train.py may run it (one of the registered models), with no path: the key is not known there
+    (d_train,) = eps["train.py"]["verdict"]["drivers"]
+    assert d_train["api"] == "load_in_8bit=True" and "path" not in d_train, d_train

@@ -15,7 +15,10 @@ From each entry point the walk follows, on the static call graph of
   scripts and ``--entry FILE:FUNCTION``, the named function;
 * dispatch the call graph resolves (:mod:`analyse.callgraph`): containers of
   callables indexed by a known key or handed whole to a CLI, decorator
-  registries, ``Registry.build(dict(type=...))``, ``cls(...)`` in classmethods;
+  registries, ``Registry.build(dict(type=...))``, a registry object's getter
+  (``registry.get_model_class(cfg.arch)``, keyed by a literal or by the configuration
+  file the looking-up module names) and the method called on the class it returns,
+  ``cls(...)`` in classmethods;
   ``importlib.import_module`` over known names and ``sys.path`` edits (evaluated
   for the file, from the root) are imports; the ``_target_`` / ``target``
   entries of the YAML config a program loads by a literal name (and of Hydra's

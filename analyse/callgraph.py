@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set,
 from astroid import nodes
 
 from analyse.conditions.model import ENV as ENV_ATOM, atoms as condition_atoms
+from analyse.conditions.options import config_values
 from analyse.guards import block_position, block_tables, guard_of, tree_memo
 from analyse.resolve import Resolver, dynamic_import
 from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, mentions_npu, nodes_of, own_bindings, walk
@@ -70,6 +71,13 @@ K_NAME, K_SELF, K_SUPER, K_METHOD, K_INST, K_EXT, K_DYN, K_REF = "name", "self",
 K_LOOKUP = "lookup"
 KEY_SEP = "\x1f"
 ALL_KEYS = "*"
+# b of a lookup may also hold, after METH_SEP, the method called on the entry (``cls = REG.get(k); cls.from_config()``);
+# a container ending in KIND_SEP + kind is the part of a registry object filled by its ``register_<kind>`` decorator
+# and read by its ``get_<kind>[_class]`` method
+METH_SEP = "\x1d"
+KIND_SEP = ":"
+_GETTER = re.compile(r"^get_(\w+?)(?:_class|_cls)?$")
+_REGISTER = re.compile(r"^register_(\w+)$")
 
 
 @dataclass
@@ -351,6 +359,29 @@ def _cfg_type(node, r: Resolver, depth: int = 0) -> Optional[Set[str]]:
     return None
 
 
+def _lookup_keys(node, r: Resolver, s: "ModuleSummary") -> Optional[Set[str]]:
+    """The keys of a lookup (:func:`_keys`), or, when they cannot be told and the key is read from an option
+    (``cfg.arch``, ``cfg["arch"]``, ``cfg.get("arch")``), the values the configuration files this module names
+    (the configuration it loads by default, read as data) give that option. A module that names no such file
+    (``--cfg-path`` required, or a library function handed the config) cannot tell the key."""
+    keys = _keys(node, r)
+    if keys:
+        return keys
+    name = None
+    if isinstance(node, nodes.Attribute):
+        name = node.attrname
+    elif isinstance(node, nodes.Subscript) and isinstance(node.slice, nodes.Const):
+        name = node.slice.value
+    elif isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute) and node.func.attrname == "get" \
+            and node.args and isinstance(node.args[0], nodes.Const):
+        name = node.args[0].value
+    if isinstance(name, str):
+        vals = {v for v in config_values(name, s.modname) if isinstance(v, str)}
+        if vals:
+            return vals
+    return keys
+
+
 def _lookup_expr(expr, r: Resolver, s: "ModuleSummary", caller: str, depth: int = 0):
     """(container, keys) of a callee taken from a container: ``C[key]``, ``C.get(key)``, or a local name bound
     once to one of them (``cls = MODELS[name]; cls(...)``). None when *expr* is none of these."""
@@ -360,13 +391,21 @@ def _lookup_expr(expr, r: Resolver, s: "ModuleSummary", caller: str, depth: int 
     if isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Attribute) and expr.func.attrname == "get" \
             and expr.args:
         cont = _container_of(expr.func.expr, r, s, caller)
-        return (cont, _keys(expr.args[0], r)) if cont else None
+        return (cont, _lookup_keys(expr.args[0], r, s)) if cont else None
+    if isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Attribute) and len(expr.args) == 1:
+        # a registry object's getter: ``registry.get_model_class(name)`` reads what ``@registry.register_model``
+        # filled
+        kind = _GETTER.match(expr.func.attrname)
+        if kind and not isinstance(expr.func.expr, nodes.Call):
+            cont = _container_of(expr.func.expr, r, s, caller)
+            return (f"{cont}{KIND_SEP}{kind.group(1)}", _lookup_keys(expr.args[0], r, s)) if cont else None
+        return None
     if isinstance(expr, nodes.Name) and depth == 0:
         try:
             defs = own_bindings(expr, expr.name)
         except Exception:
             return None
-        if len(defs) == 1 and isinstance(defs[0], nodes.AssignName) and defs[0].scope() is not defs[0].root():
+        if len(defs) == 1 and isinstance(defs[0], nodes.AssignName):
             value = r.assigned_value(defs[0])
             if isinstance(value, (nodes.Subscript, nodes.Call)):
                 return _lookup_expr(value, r, s, caller, depth + 1)
@@ -387,10 +426,16 @@ def _record_lookup(s: "ModuleSummary", r: Resolver, call: nodes.Call, caller: st
             got = (cont, _cfg_type(call.args[0], r))
     else:
         got = _lookup_expr(func, r, s, caller)
+    meth = ""
+    if got is None and isinstance(func, nodes.Attribute) and isinstance(func.expr, (nodes.Name, nodes.Call)):
+        # a method of the entry: ``cls = registry.get_model_class(cfg.arch); cls.from_config(cfg)``
+        got = _lookup_expr(func.expr, r, s, caller)
+        meth = func.attrname
     if got is None:
         return False
     cont, keys = got
-    s.calls.append((caller, call.lineno or 1, K_LOOKUP, cont, KEY_SEP.join(sorted(keys)) if keys else ""))
+    b = KEY_SEP.join(sorted(keys)) if keys else ""
+    s.calls.append((caller, call.lineno or 1, K_LOOKUP, cont, f"{b}{METH_SEP}{meth}" if meth else b))
     return True
 
 
@@ -461,6 +506,10 @@ def _decorator_registration(d, target, r: Resolver, s: "ModuleSummary") -> None:
         cont = _container_of(func.expr, r, s, f"{s.modname}.{MODULE_FN}")
         if cont:
             s.registrations.append((cont, key, target.qname()))
+            kind = _REGISTER.match(func.attrname)
+            if kind and kind.group(1) != "module":
+                # ``@registry.register_model("name")``: also the part its ``get_model_class(name)`` reads
+                s.registrations.append((f"{cont}{KIND_SEP}{kind.group(1)}", key, target.qname()))
         return
     q = r.qualname(func) if isinstance(func, (nodes.Name, nodes.Attribute)) else None
     if q and not q.startswith(("builtins.", "torch.", "functools.", "typing.", "abc.", "dataclasses.")):
@@ -1049,20 +1098,27 @@ def _may_look_up(func) -> bool:
     if isinstance(func, nodes.Call):
         return isinstance(func.func, nodes.Attribute) and func.func.attrname == "get"
     if isinstance(func, nodes.Attribute):
-        return func.attrname in ("build", "build_from_cfg")
+        if func.attrname in ("build", "build_from_cfg"):
+            return True
+        inner = func.expr
+        if isinstance(inner, nodes.Call):   # ``registry.get_model_class(k).from_config(...)``
+            return isinstance(inner.func, nodes.Attribute) and _GETTER.match(inner.func.attrname) is not None
+        if not isinstance(inner, nodes.Name):
+            return False
+        func = inner
     if isinstance(func, nodes.Name):
         if func.name == "build_from_cfg":
             return True
         try:
-            scope = func.scope()
-            defs = scope.locals.get(func.name, ()) if scope is not func.root() else ()
+            defs = func.scope().locals.get(func.name, ())
         except Exception:
             return False
         if len(defs) != 1 or not isinstance(defs[0], nodes.AssignName):
             return False
         value = Resolver.assigned_value(defs[0])
         return isinstance(value, nodes.Subscript) or (
-            isinstance(value, nodes.Call) and isinstance(value.func, nodes.Attribute) and value.func.attrname == "get")
+            isinstance(value, nodes.Call) and isinstance(value.func, nodes.Attribute)
+            and (value.func.attrname == "get" or _GETTER.match(value.func.attrname) is not None))
     return False
 
 
@@ -1301,8 +1357,9 @@ class Linker:
     def _container_name(self, c: str) -> str:
         if "#" in c:
             return c   # a function's local literal
+        base, sep, kind = c.partition(KIND_SEP)
         try:
-            return self.canonical(c)[1]
+            return self.canonical(base)[1] + sep + kind
         except RecursionError:
             return c
 
@@ -1331,6 +1388,7 @@ class Linker:
     def lookup(self, container: str, keys: str) -> Tuple[List[str], bool]:
         """(callables, exact) a call through *container* indexed by *keys* may run: exact when the keys are
         known and registered (or the whole container is handed over), else every entry, none of them sure."""
+        keys = keys.partition(METH_SEP)[0]
         entries = self.registry().get(self._container_name(container))
         if not entries:
             return [], False
@@ -1356,15 +1414,16 @@ class Linker:
                 # one entry runs, which one is chosen at run time: no edge (script-mode reach lists each entry as
                 # unknown, analyse.reach); a library function's status is not made unknown by it
                 return [], None, None
+            meth = b.partition(METH_SEP)[2]
             out = []
             for t in targets:
                 k, q = self.canonical(t)
-                if k == "def":
+                if k == "def" and not meth:
                     out.append(q)
                 elif k == "class":
-                    init = self.lookup_method(q, "__init__")
-                    if init:
-                        out.append(init)
+                    found = self.lookup_method(q, meth or "__init__")
+                    if found:
+                        out.append(found)
             return out, None, None
         if kind == K_DYN:
             k, q = self.canonical(a)

@@ -370,7 +370,8 @@ class _Worker:
     def set_context(self, index: ProjectIndex, prescans: Sequence[Prescan]) -> None:
         self.project.index = index
         configure_conditions(index.option_defaults, self.project.mode, gpu_only=_gpu_only_modules(self.kb),
-                             torch_api=self.kb.documented_names(), config_keys=index.config_keys)
+                             torch_api=self.kb.documented_names(), config_keys=index.config_keys,
+                             config_by_module=index.config_by_module)
         _combine(self.project, self.passes, prescans)
 
     def analyse(self, task: _Task) -> ModuleResult:
@@ -430,12 +431,14 @@ def _gpu_only_modules(kb) -> Tuple[str, ...]:
                          or (e.severity == "manual" and not e.imports_on_npu) for m in e.modules if "*" not in m}))
 
 
-def _config_options(prescans: Sequence[Prescan], tasks: Dict[str, "_Task"], inputs: Sequence[Path]) -> Dict[str, list]:
+def _config_options(prescans: Sequence[Prescan], tasks: Dict[str, "_Task"], inputs: Sequence[Path],
+                    by_module: Optional[Dict[str, Dict[str, list]]] = None) -> Dict[str, list]:
     """Options from the configuration files the modules name (YAML / JSON / TOML inside the analysed folders,
-    looked up next to the module and in the folders above it up to the analysed root)."""
+    looked up next to the module and in the folders above it up to the analysed root). *by_module*, when given,
+    gets each module's own: module -> options of the files it names."""
     roots = [os.path.realpath(p) for p in inputs if os.path.isdir(p)]
     out: Dict[str, list] = {}
-    seen = set()
+    seen: Dict[str, Optional[Dict[str, list]]] = {}
     for pre in prescans:
         if not pre.configs or pre.relpath not in tasks:
             continue
@@ -447,15 +450,22 @@ def _config_options(prescans: Sequence[Prescan], tasks: Dict[str, "_Task"], inpu
             for _ in range(4):
                 cand = os.path.realpath(folder / ref)
                 if cand in seen:
-                    break
-                if any(os.path.commonpath([cand, r]) == r for r in roots) and os.path.isfile(cand):
-                    seen.add(cand)
-                    table = read_config(cand)
+                    table = seen[cand]
+                elif any(os.path.commonpath([cand, r]) == r for r in roots) and os.path.isfile(cand):
+                    table = seen[cand] = read_config(cand)
                     for k, vals in (table or {}).items():
                         lst = out.setdefault(k, [])
                         for v in vals:
                             if v not in lst and len(lst) < 8:
                                 lst.append(v)
+                else:
+                    table = False
+                if table is not False:
+                    if by_module is not None and table:
+                        own = by_module.setdefault(pre.modname, {})
+                        for k, vals in table.items():
+                            lst = own.setdefault(k, [])
+                            lst.extend(v for v in vals if v not in lst and len(lst) < 8)
                     break
                 if not any(os.path.commonpath([os.path.realpath(folder), r]) == r for r in roots) or \
                         os.path.realpath(folder) in roots:
@@ -952,13 +962,16 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
         # ---- 3. combine
         ordered_pre = [prescans[rel] for rel in order]
         index = _merge_index(ordered_pre)
-        config_options = _config_options(ordered_pre, tasks, inputs)
+        config_by_module: Dict[str, Dict[str, list]] = {}
+        config_options = _config_options(ordered_pre, tasks, inputs, config_by_module)
         if config_options:
             index.option_defaults = merge_options([tuple(sorted(index.option_defaults.items())),
                                                    tuple(sorted((k, tuple(v)) for k, v in config_options.items()))])
             index.config_keys = set(config_options)
+            index.config_by_module = config_by_module
         context = digest(rkey, repr([(p.relpath, p.modname, p.digest) for p in ordered_pre]),
-                         repr(project.other_files), repr(project.root_names), repr(sorted(config_options.items())))
+                         repr(project.other_files), repr(project.root_names), repr(sorted(config_options.items())),
+                         repr(sorted((m, sorted(t.items())) for m, t in config_by_module.items())))
         worker.set_context(index, ordered_pre)
         todo = []
         for rel in order:

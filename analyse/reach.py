@@ -15,7 +15,10 @@ From each entry point the walk follows, on the static call graph of
   scripts and ``--entry FILE:FUNCTION``, the named function;
 * dispatch the call graph resolves (:mod:`analyse.callgraph`): containers of
   callables indexed by a known key or handed whole to a CLI, decorator
-  registries, ``Registry.build(dict(type=...))``, ``cls(...)`` in classmethods;
+  registries, ``Registry.build(dict(type=...))``, a registry object's getter
+  (``registry.get_model_class(cfg.arch)``, keyed by a literal or by the configuration
+  file the looking-up module names) and the method called on the class it returns,
+  ``cls(...)`` in classmethods;
   ``importlib.import_module`` over known names and ``sys.path`` edits (evaluated
   for the file, from the root) are imports; the ``_target_`` / ``target``
   entries of the YAML config a program loads by a literal name (and of Hydra's
@@ -64,7 +67,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypedDi
 
 from astroid import nodes
 
-from analyse.callgraph import (K_INST, K_LOOKUP, K_METHOD, K_NAME, K_REF, K_SELF, MAIN_FN, MODULE_FN, PSEUDO_FNS, FunctionLocator, ModuleSummary,
+from analyse.callgraph import (K_INST, K_LOOKUP, K_METHOD, METH_SEP, K_NAME, K_REF, K_SELF, MAIN_FN, MODULE_FN, PSEUDO_FNS, FunctionLocator, ModuleSummary,
                                build_graph)
 from analyse.findings import evolve
 from analyse.guards import guard_of, tree_memo
@@ -1063,6 +1066,7 @@ class Reach:
         built: the class is live), or, when the key cannot be told, each entry may run (reach unknown)."""
         lk = self.linker
         targets, exact = lk.lookup(container, keys)
+        meth = keys.partition(METH_SEP)[2]
         if exact:
             self._followed.add((relpath, line))
         elif not targets:
@@ -1076,10 +1080,17 @@ class Reach:
                 continue
             if exact:
                 self._edge(caller, q, line, relpath)
+                # a method called on the entry (``cls.from_config(cfg)``): a class or static method runs only where
+                # code names it, and this call names it
+                found = lk.lookup_method(q, meth) if meth and k == "class" else None
+                if found:
+                    self._edge(caller, found, line, relpath, meth)
             else:
-                self.maybe.setdefault(caller, []).append(
-                    (q, f"{relpath}:{line} calls an entry of {container.rpartition('#')[2]} chosen at run time "
-                        f"(the key cannot be told statically); {q} is one of them"))
+                found = lk.lookup_method(q, meth) if meth and k == "class" else None
+                for callee in (q, found) if found else (q,):
+                    self.maybe.setdefault(caller, []).append(
+                        (callee, f"{relpath}:{line} calls an entry of {container.rpartition('#')[2]} chosen at run "
+                                 f"time (the key cannot be told statically); {q} is one of them"))
 
     def _built_only_under_guards(self, cls: str) -> bool:
         """Project code builds class *cls* (names it in a call) and every such call sits under a guard

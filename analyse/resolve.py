@@ -109,6 +109,7 @@ class ProjectIndex:
     argparse_defaults: Dict[str, Set[str]] = field(default_factory=dict)  # dest -> string defaults
     option_defaults: Dict[str, tuple] = field(default_factory=dict)  # option -> default literals (analyse.conditions)
     config_keys: Set[str] = field(default_factory=set)  # options declared by the configuration files the code names
+    config_by_module: Dict[str, Dict[str, list]] = field(default_factory=dict)  # module -> options of the files it names
     modules: Set[str] = field(default_factory=set)
 
     _module_cache: Dict[str, bool] = field(default_factory=dict)

@@ -28,22 +28,25 @@ from astroid import nodes
 from analyse.syntax import nodes_of
 
 _STATE = {"options": {}, "params_are_choices": False, "gpu_only": frozenset(), "torch_api": frozenset(),
-          "config_keys": frozenset()}
+          "config_keys": frozenset(), "config_by_module": {}}
 MAX_OPTIONS = 20000
 
 
 def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
               gpu_only: Optional[Iterable[str]] = None, torch_api: Optional[Iterable[str]] = None,
-              config_keys: Optional[Iterable[str]] = None) -> None:
+              config_keys: Optional[Iterable[str]] = None,
+              config_by_module: Optional[Dict[str, Dict[str, list]]] = None) -> None:
     """Set the project's option table and the mode for the conditions built in this process.
     In ``thirdparty`` mode a parameter of a library function is its caller's choice (conditional);
     in ``script`` mode it takes its default. *gpu_only*: modules with no NPU path (from the knowledge
     base, handed in by the pipeline): a fallback that imports one is no fallback. *torch_api*: the qualified names
     of the target torch version's API list (``hasattr(F, "scaled_dot_product_attention")`` is true there).
     *config_keys*: the options declared by the configuration files the code names (YAML / JSON / TOML data read
-    by :func:`read_config`), which :func:`config_value` answers for."""
+    by :func:`read_config`), which :func:`config_value` answers for; *config_by_module*: module -> the options of
+    the configuration files that module names, which :func:`config_values` answers for."""
     _STATE["options"] = dict(options or {})
     _STATE["config_keys"] = frozenset(config_keys or ())
+    _STATE["config_by_module"] = dict(config_by_module or {})
     _STATE["params_are_choices"] = mode == "thirdparty"
     if gpu_only is not None:
         _STATE["gpu_only"] = frozenset(gpu_only)
@@ -86,6 +89,12 @@ def config_value(name: str) -> Tuple[bool, object]:
     if len(vals) != 1 or not isinstance(vals[0], bool):
         return False, None
     return True, vals[0]
+
+
+def config_values(name: str, module: str) -> tuple:
+    """The values the configuration files module *module* names (its default configuration, read as data by
+    :func:`read_config`, never run) give option *name*; () when none of them declares it."""
+    return tuple((_STATE["config_by_module"].get(module) or {}).get(name, ()))
 
 
 def literal(node) -> Tuple[bool, object]:

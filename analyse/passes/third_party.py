@@ -432,14 +432,16 @@ class ThirdPartyPass(Pass):
     rules = (R_IMPORT, R_USE, R_ATTN, R_GUARDED)
 
     VALID = (
-        "import deepspeed\nimport numba\nfrom mmcv import Config\n@numba.njit\ndef f(x):\n    return x\n",
+        "import numba\nfrom mmcv import Config\n@numba.njit\ndef f(x):\n    return x\n",
         "'''Uses apex.amp and flash_attn on GPUs.'''\n# import apex\nprint('install flash_attn for speed')\n",
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import apex\nimport torch\n",
-        "from deepspeed.ops.adam import DeepSpeedCPUAdam\nopt = DeepSpeedCPUAdam(params)\n",
         # an availability probe is not a use
         "import importlib.util\nHAVE_FLASH = importlib.util.find_spec('flash_attn') is not None\n",
     )
     INVALID = (
+        # DeepSpeed itself runs through its NPU accelerator: an auto note (install torch_npu beside it), no edit
+        "import deepspeed  # expect: NPU401\n",
+        "from deepspeed.ops.adam import DeepSpeedCPUAdam  # expect: NPU401\nopt = DeepSpeedCPUAdam(params)  # expect: NPU402\n",
         "from apex import amp  # expect: NPU401\n"
         "model, opt = amp.initialize(model, opt, opt_level='O1')  # expect: NPU402\n"
         "with amp.scale_loss(loss, opt) as scaled:  # expect: NPU402\n    scaled.backward()\n",

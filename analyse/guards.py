@@ -667,6 +667,27 @@ def _stub_in_other_branch(ifnode, fld: str, cur) -> bool:
     return False
 
 
+def _lone_class_definition(owner, fld: str, cur, g: Guard) -> bool:
+    """*cur* is a class definition that exists only when an optional library is there: ``if is_x_available():
+    class XLinear(...)`` (or in the body of ``try: import x``) with no other branch defining the same name. Without
+    the library the class is not defined, so nobody can build it; with it, its methods run the library. The check
+    is no fallback for the code inside the class: its calls are unconditional once an instance exists, and its
+    builders carry their own guard (library mode: a library's classes are entry points)."""
+    if not isinstance(cur, nodes.ClassDef) or g.kind not in _VALIDATIONS or not params_are_choices():
+        return False
+    if isinstance(owner, nodes.If):
+        other = owner.orelse if fld == "body" else owner.body
+    elif isinstance(owner, nodes.Try) and fld in ("body", "orelse"):
+        other = [st for h in owner.handlers for st in h.body]
+    else:
+        return False
+    for st in other or ():
+        for n in [st] + list(st.nodes_of_class((nodes.ClassDef, nodes.AssignName))):
+            if getattr(n, "name", None) == cur.name:
+                return False
+    return True
+
+
 _MISSING = object()
 
 
@@ -1000,6 +1021,8 @@ def _level(parent, cur, tables):
             g = _if_guard(parent, fld == "body")
             if g is not None and g.fallback and _stub_in_other_branch(parent, fld, cur):
                 g = replace(g, fallback=False)
+            elif g is not None and g.fallback and _lone_class_definition(parent, fld, cur, g):
+                g = replace(g, fallback=False)
             bc = _branch_cond(parent.test, fld == "body")
             # a test the shape rules call a guard counts even when the model cannot value it (conditional)
             c = bc if _known(bc) or _classified(parent) is not None else None
@@ -1011,6 +1034,8 @@ def _level(parent, cur, tables):
             g = _try_guard(parent, fld == "orelse", imports)
             if g is not None:
                 c = _try_cond(parent)
+                if g.fallback and _lone_class_definition(parent, fld, cur, g):
+                    g = replace(g, fallback=False)
     elif isinstance(parent, nodes.With):
         if fld == "body":
             g = _with_guard(parent)

@@ -176,6 +176,16 @@ def _param_default(name: str, node):
     return False, (False, None)
 
 
+def _rebound(name: nodes.Name) -> bool:
+    """The use *name* of a parameter sees another binding than the parameter itself (an assignment in the
+    function's body before it)."""
+    try:
+        defs = own_bindings(name, name.name)
+    except Exception:
+        return False
+    return any(not isinstance(d.parent, nodes.Arguments) for d in defs)
+
+
 def _bool_annotated(name: str, node) -> bool:
     """Parameter *name* of the function enclosing *node* is annotated ``bool``."""
     cur = node.parent
@@ -373,6 +383,14 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
         return _Val("literal", v, True)
     if isinstance(node, nodes.Name):
         is_param, (found, default) = _param_default(node.name, node)
+        if is_param and _rebound(node):
+            # `names = resolve(self, names)` before `if not names:`: the value a call returns, not the parameter's
+            # default, decides it (a rebinding the model can value, or one that keeps the default's reading such as
+            # `x = env_default() if x is None else x.lower()`, is read as before)
+            bound = _single_assignment(node)
+            got = value_of(bound, depth + 1) if bound is not None else None
+            if got is not None or bound is None or isinstance(bound, nodes.Call):
+                return got
         if is_param:
             # a setting: a parameter with a flag / string / None default (others are data)
             if found and (default is None or isinstance(default, (bool, str))):

@@ -438,6 +438,7 @@ def _cache_miss(test) -> set:
 
 LAYOUT_ATTRS = {"is_sparse", "is_sparse_csr", "is_quantized", "is_nested", "is_mkldnn"}
 LAYOUT_WORD_RE = re.compile(r"sparse|nested|quantiz|mkldnn", re.IGNORECASE)
+CONTAINER_TYPES = {"list", "tuple", "dict", "set"}
 
 
 def _input_layout_test(test) -> bool:
@@ -461,8 +462,12 @@ def _input_layout_test(test) -> bool:
         if leaf == "isinstance" and len(test.args) == 2:
             t = test.args[1]
             elts = t.elts if isinstance(t, (nodes.Tuple, nodes.List)) else [t]
-            return any(isinstance(e, (nodes.Name, nodes.Attribute)) and LAYOUT_WORD_RE.search(_leaf(e))
-                       for e in elts)
+            if any(isinstance(e, (nodes.Name, nodes.Attribute)) and LAYOUT_WORD_RE.search(_leaf(e)) for e in elts):
+                return True
+            # library mode: `isinstance(x_or_list, list)` -- the caller passes a container instead of a tensor
+            return params_are_choices() and isinstance(test.args[0], nodes.Name) \
+                and all(isinstance(e, nodes.Name) and e.name in CONTAINER_TYPES for e in elts) \
+                and _param_default(test.args[0].name, test.args[0])[0]
         return bool(re.match(r"^is_\w+$", leaf)) and bool(LAYOUT_WORD_RE.search(leaf))
     return False
 
@@ -750,6 +755,12 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
         # the node is on the ordinary path of this test, unless the test is decided on an NPU host: the `else` of
         # `if self.flash:` with `self.flash = hasattr(F, "scaled_dot_product_attention")` never runs there
         bc = _branch_cond(ifnode.test, in_body)
+        if bc is not None and params_are_choices() and kind == "option" and C.model.off_by_default(bc) \
+                and all(a.kind == C.model.PARAM for a in C.model.atoms(bc)):
+            # library mode: `if scaling_vector is None: <torch> else: <GPU-only kernel>` -- the else runs only for a
+            # caller that passes the argument, and the default branch is its fallback
+            other = ifnode.body if not in_body else ifnode.orelse
+            return Guard("option", ifnode.lineno or 1, _branch_fallback(other), _condition_text(ifnode.test, in_body))
         if bc is None or any(C.evaluate(bc, s) is not False for s in C.SCENARIOS):
             return None
         if params_are_choices() and any(a.kind == C.model.NPU for a in C.model.atoms(bc)):
@@ -764,11 +775,21 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
         if not fallback and kind == "option":
             # `if impl == "a": ... elif impl == "b": ... else: raise` -- the earlier branches are the alternatives
             fallback = any(_branch_fallback(b) for b in _chain_branches(ifnode))
-    elif kind in ("option", "availability-check") and not cuda:
+    elif kind in ("option", "availability-check") and not cuda and not _cuda_valued(ifnode.test, in_body):
         fallback = True   # default off / optional library absent: the branch is skipped
     else:
         fallback = False
     return Guard(kind, ifnode.lineno or 1, fallback, _condition_text(ifnode.test, in_body))
+
+
+def _cuda_valued(test, in_body: bool) -> bool:
+    """Library mode: the branch's condition is a CUDA test by value, not by name (``self.gpu_available`` set from
+    ``torch.cuda.is_available()``): true with transfer_to_npu, false without it. Skipping such a branch skips the
+    accelerator, so it is no fallback: on the default path (transfer_to_npu) the branch runs."""
+    if not params_are_choices():
+        return False
+    c = _branch_cond(test, in_body)
+    return c is not None and C.evaluate(c, C.TRANSFER) is True and C.evaluate(c, C.NO_TRANSFER) is False
 
 
 def _condition_text(test, in_body: bool) -> str:

@@ -323,6 +323,9 @@ def _classify(test, ctx) -> Optional[Tuple[str, str, bool]]:
         return "option", BODY, False
     if params_are_choices() and _table_membership_test(test):
         return "option", (ORELSE if test.ops[0][0] == "not in" else BODY), False
+    if params_are_choices() and _class_identity_test(test):
+        return "option", (ORELSE if isinstance(test, nodes.Compare) and test.ops[0][0] in ("is not", "!=") else BODY), \
+            False
     avail = _availability_test(test, ctx)
     if avail is not None:
         return avail
@@ -504,6 +507,9 @@ def _table_membership_test(test) -> bool:
     if not (isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0][0] in ("in", "not in")):
         return False
     left, right = test.left, test.ops[0][1]
+    if isinstance(left, nodes.Attribute) and _param_root(left) and _literal_table(right):
+        # `optimizer_cls.__name__ in eight_bit_names` (a local list of names): which class the caller passed
+        return True
     if not (isinstance(left, nodes.Name) and isinstance(right, nodes.Name) and _param_default(left.name, left)[0]):
         return False
     try:
@@ -514,6 +520,53 @@ def _table_membership_test(test) -> bool:
         isinstance(d, nodes.AssignName) and isinstance(d.scope(), nodes.Module)
         and isinstance(getattr(d.parent, "value", None), (nodes.Dict, nodes.Set, nodes.List, nodes.Tuple, nodes.Call))
         for d in defs)
+
+
+def _param_root(node) -> bool:
+    """*node* is an attribute chain on a parameter of the enclosing function (``optimizer_cls.__name__``)."""
+    root = node
+    while isinstance(root, nodes.Attribute):
+        root = root.expr
+    return isinstance(root, nodes.Name) and root.name not in ("self", "cls") and _param_default(root.name, root)[0]
+
+
+_DISPLAYS = (nodes.List, nodes.Tuple, nodes.Set, nodes.Dict)
+
+
+def _literal_table(node) -> bool:
+    """A display of constants, or a name bound once (in its scope) to one."""
+    if isinstance(node, nodes.Name):
+        try:
+            defs = own_bindings(node, node.name)
+        except Exception:
+            return False
+        if len(defs) != 1 or not isinstance(defs[0], nodes.AssignName) \
+                or not isinstance(defs[0].parent, nodes.Assign):
+            return False
+        node = defs[0].parent.value
+    if not isinstance(node, _DISPLAYS):
+        return False
+    elts = node.keys if isinstance(node, nodes.Dict) else node.elts
+    return bool(elts) and all(isinstance(e, nodes.Const) for e in elts)
+
+
+def _class_identity_test(test) -> bool:
+    """Library mode: ``optimizer_cls is bnb.optim.Adam8bit`` / ``issubclass(optimizer_cls, bnb.optim.Adam8bit)``:
+    a test of which class the caller passed (a parameter against a named class), the caller's choice."""
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0][0] in ("is", "is not", "==", "!="):
+        sides = (test.left, test.ops[0][1])
+    elif isinstance(test, nodes.Call) and isinstance(test.func, nodes.Name) and test.func.name == "issubclass" \
+            and len(test.args) == 2:
+        sides = tuple(test.args)
+    else:
+        return False
+    a, b = sides
+    for p, c in ((a, b), (b, a)):
+        if isinstance(p, nodes.Name) and _param_default(p.name, p)[0] and p.name not in ("self", "cls") \
+                and isinstance(c, (nodes.Attribute, nodes.Name)) and not _is_none(c) \
+                and _leaf(c)[:1].isupper():
+            return True
+    return False
 
 
 def _input_size_test(test) -> bool:

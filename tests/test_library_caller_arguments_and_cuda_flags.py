@@ -115,3 +115,54 @@ def test_a_kernel_behind_an_argument_the_caller_passes_is_conditional(tmp_path, 
     # VALID: called on the function's own path
     assert by["calllib.blocks.always"]["status"] == "unsupported"
     assert by["calllib.blocks.bias_for"]["status"] == "unsupported"
+
+
+OPT = {
+    "__init__.py": """
+        import torch
+
+        try:
+            from bitsandbytes.optim import Adam8bit, GlobalOptimManager
+        except ImportError:
+            Adam8bit = GlobalOptimManager = None
+
+
+        def make_optimizer(model, optimizer_cls, lr=1e-3):
+            opt = optimizer_cls(model.parameters(), lr=lr)
+            eight_bit = ["Adam8bit", "AdamW8bit"]
+            if optimizer_cls.__name__ in eight_bit:
+                import bitsandbytes
+
+                manager = bitsandbytes.optim.GlobalOptimManager.get_instance()
+                for m in model.modules():
+                    if isinstance(m, torch.nn.Embedding):
+                        manager.register_module_override(m, "weight", {"optim_bits": 32})
+            return opt
+
+
+        def make_optimizer2(model, optimizer_cls, lr=1e-3):
+            opt = optimizer_cls(model.parameters(), lr=lr)
+            if optimizer_cls is Adam8bit:
+                GlobalOptimManager.get_instance().register_parameters(model.parameters())
+            return opt
+
+
+        def paged(model):
+            import bitsandbytes
+
+            return bitsandbytes.optim.GlobalOptimManager.get_instance()
+    """,
+}
+
+
+def test_which_class_the_caller_passes_is_the_callers_choice(tmp_path, kb):
+    # INVALID: `optimizer_cls.__name__ in <names>` / `optimizer_cls is Adam8bit` made the 8-bit manager unsupported
+    rep = library_report(tmp_path, kb, OPT, "optlib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    one, two = by["optlib.make_optimizer"], by["optlib.make_optimizer2"]
+    assert one["status"] == "conditional" and one["reasons"] == ["bitsandbytes.optim.GlobalOptimManager.get_instance"]
+    assert any("`optimizer_cls.__name__ in eight_bit`" in c for c in one["conditions"])
+    # the identity test is no use of the class either
+    assert two["status"] == "conditional" and two["reasons"] == ["bitsandbytes.optim.GlobalOptimManager.get_instance"]
+    assert any("`optimizer_cls is Adam8bit`" in c for c in two["conditions"])
+    assert by["optlib.paged"]["status"] == "unsupported"   # VALID: on the function's own path

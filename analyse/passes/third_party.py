@@ -306,6 +306,9 @@ def _type_probe(node) -> bool:
         cur, parent = parent, parent.parent
     if _type_argument(cur):
         return True
+    if isinstance(parent, nodes.Compare) and len(parent.ops) == 1 and parent.ops[0][0] in ("is", "is not") \
+            and cur is not node.root():
+        return True   # `optimizer_cls is bnb.optim.Adam8bit`: an identity test runs none of the class's code
     return isinstance(cur, nodes.Tuple) and _types_tuple(cur)
 
 

@@ -652,6 +652,80 @@ def _flag_from_bindings(name: nodes.Name, text: str, neg_text: str = "") -> Opti
 _HELPER_MEMO = "_npu_cond_summary"
 
 
+_CUDA_SOURCE = (".cu", ".cuh")
+
+
+def _cuda_build_or_none(trynode) -> bool:
+    """The ``try`` JIT-builds CUDA sources (a ``load(...)`` / ``load_inline(...)`` call naming ``.cu`` files) and
+    a handler that does not re-raise binds the result to None."""
+    built = False
+    for st in trynode.body:
+        for call in ([st] if isinstance(st, nodes.Call) else []) + list(st.nodes_of_class(nodes.Call)):
+            if _leaf(call.func) in ("load", "load_inline") and any(
+                    isinstance(c, nodes.Const) and isinstance(c.value, str) and c.value.endswith(_CUDA_SOURCE)
+                    for c in call.nodes_of_class(nodes.Const)):
+                built = True
+                break
+        if built:
+            break
+    if not built:
+        return False
+    for h in trynode.handlers:
+        if any(isinstance(x, nodes.Raise) for x in h.body):
+            continue
+        for x in h.body:
+            if isinstance(x, nodes.Assign) and isinstance(x.value, nodes.Const) and x.value.value is None:
+                return True
+    return False
+
+
+def _branch_flag(node: nodes.Attribute, depth: int) -> Optional[m.Cond]:
+    """``self.<flag>`` that the class (or a base class of the same module) sets only to ``True`` / ``False`` in
+    the two branches of one ``if T:`` (``if not get_ext(): self.ext_available = False / else: ... = True``):
+    the flag holds T's value (negated for the branch that sets False)."""
+    cls = node.frame()
+    while cls is not None and not isinstance(cls, nodes.ClassDef):
+        cls = cls.parent.frame() if cls.parent is not None else None
+    if cls is None:
+        return None
+    classes, todo = [], [cls]
+    while todo and len(classes) < 8:
+        c = todo.pop()
+        if c in classes:
+            continue
+        classes.append(c)
+        for b in c.bases:
+            if isinstance(b, nodes.Name):
+                try:
+                    _scope, defs = b.lookup(b.name)
+                except Exception:
+                    defs = ()
+                todo.extend(d for d in defs if isinstance(d, nodes.ClassDef) and d.root() is cls.root())
+    sets = []
+    for c in classes:
+        for a in nodes_of(c, nodes.AssignAttr):
+            if a.attrname == node.attrname and isinstance(a.expr, nodes.Name) and a.expr.name == "self":
+                sets.append(a)
+    if len(sets) != 2:
+        return None
+    out = []
+    for a in sets:
+        st = a.parent
+        if not (isinstance(st, nodes.Assign) and isinstance(st.value, nodes.Const)
+                and isinstance(st.value.value, bool) and isinstance(st.parent, nodes.If)):
+            return None
+        out.append((st.parent, st in st.parent.body, st.value.value))
+    (if1, body1, v1), (if2, body2, v2) = out
+    if if1 is not if2 or body1 == body2 or v1 == v2:
+        return None
+    test = build(if1.test, depth + 1)
+    if test is None or not m.known(test):
+        return None
+    # the flag is True exactly where the branch that sets True runs
+    true_in_body = (v1 and body1) or (v2 and body2)
+    return test if true_in_body else m.neg(test)
+
+
 def _helper_summary(fn: nodes.FunctionDef, depth: int) -> Optional[m.Cond]:
     """What an availability helper returns, from its body: the one non-constant return, or a
     try-import that returns True / False."""
@@ -663,7 +737,11 @@ def _helper_summary(fn: nodes.FunctionDef, depth: int) -> Optional[m.Cond]:
     rets = [r for r in fn.nodes_of_class(nodes.Return) if r.value is not None]
     if len(fn.body) <= 12 and rets:
         tries = [t for t in fn.body if isinstance(t, nodes.Try)]
-        if tries and _imported_lib(tries[0]):
+        if tries and _cuda_build_or_none(tries[0]):
+            # `try: ext = load(name=..., sources=[..., "kernel.cu"]) / except Exception: ext = None ... return ext`:
+            # a CUDA JIT build cannot succeed on an Ascend host, so the helper hands back None there
+            out = m.Atom(m.CUDA_BUILD, f"{fn.name}()", (False, False), f"not {fn.name}()")
+        elif tries and _imported_lib(tries[0]):
             out = importable(_imported_lib(tries[0]).split(".")[0], f"{fn.name}()")
         else:
             conds = [build(r.value, depth + 1) for r in rets if not isinstance(r.value, nodes.Const)]
@@ -1089,6 +1167,10 @@ def _build(test, depth: int) -> Optional[m.Cond]:
             if expr is not None:
                 inner = build(expr, depth + 1)
                 if inner is not None and m.known(inner):
+                    return _renamed(inner, text)
+            elif params_are_choices():
+                inner = _branch_flag(test, depth)
+                if inner is not None:
                     return _renamed(inner, text)
         return _unknown(test)
     if isinstance(test, nodes.Name):

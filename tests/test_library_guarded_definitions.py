@@ -9,7 +9,8 @@
   comparison, not a use (INVALID: ``conditional``).
 
 VALID: a call behind the check inside a function keeps its fallback (``conditional``); a parameter tested at its
-default stays a caller's choice; a guarded class that is built (called) stays a use.
+default stays a caller's choice, also when it is rebound through a function that returns a None argument as None
+(``mask = sample(mask)`` with ``if t is None: return t``); a guarded class that is built (called) stays a use.
 """
 
 from __future__ import annotations
@@ -72,6 +73,24 @@ LIB = {
             if not adapter_names:
                 return
             layer.weight = bnb.nn.Int8Params(layer.weight.data)
+
+
+        def stage(pred, mask=None, packed=False):
+            def sample_full(t, mode):
+                if t is None:
+                    return t
+                return t * 2
+
+            def sample_packed(t, mode):
+                if t is None:
+                    return None
+                return t[0]
+
+            sample = sample_packed if packed else sample_full
+            mask = sample(mask, mode="nearest")
+            if mask is not None:
+                return bnb.functional.dequantize_4bit(mask)
+            return pred
     """,
     "checks.py": """
         import torch
@@ -131,6 +150,10 @@ def test_a_parameter_rebound_before_its_test_is_not_decided_by_its_default(tmp_p
     plain = by["qlib.layers.merge_plain"]   # VALID: the parameter itself, None by default: the caller's choice
     assert plain["status"] == "conditional"
     assert any("`adapter_names`" in c and "off by default" in c for c in plain["conditions"])
+    # VALID: rebound through a function that hands a None argument back as None: the default still decides
+    st = by["qlib.layers.stage"]
+    assert st["status"] == "conditional"
+    assert any("`mask is not None`" in c and "off by default" in c for c in st["conditions"])
 
 
 def test_a_guarded_class_kept_in_a_tuple_of_types_is_no_use(tmp_path, kb):

@@ -176,6 +176,63 @@ def _param_default(name: str, node):
     return False, (False, None)
 
 
+def _keeps_none(call: nodes.Call, name: str) -> bool:
+    """``x = sample(x, mode=...)`` where every function *sample* can be (a ``def`` of the module or the function,
+    or a name bound to a conditional expression choosing between such defs) begins with ``if <its parameter> is
+    None: return <it>``: a None argument comes back as None, so the parameter's None default still decides."""
+    pos = [i for i, a in enumerate(call.args) if isinstance(a, nodes.Name) and a.name == name]
+    if len(pos) != 1 or not isinstance(call.func, nodes.Name):
+        return False
+    fns = _callables(call.func)
+    if not fns:
+        return False
+    for fn in fns:
+        params = list(fn.args.posonlyargs or []) + list(fn.args.args or []) if fn.args is not None else []
+        if pos[0] >= len(params) or not fn.body:
+            return False
+        p = params[pos[0]].name
+        first = fn.body[0]
+        if not (isinstance(first, nodes.If) and isinstance(first.test, nodes.Compare) and len(first.test.ops) == 1
+                and first.test.ops[0][0] == "is" and isinstance(first.test.left, nodes.Name)
+                and first.test.left.name == p and isinstance(first.test.ops[0][1], nodes.Const)
+                and first.test.ops[0][1].value is None and len(first.body) == 1
+                and isinstance(first.body[0], nodes.Return)):
+            return False
+        ret = first.body[0].value
+        if not (ret is None or isinstance(ret, nodes.Const) and ret.value is None
+                or isinstance(ret, nodes.Name) and ret.name == p):
+            return False
+    return True
+
+
+def _callables(func: nodes.Name) -> list:
+    """The defs a called name can be: its own ``def`` bindings, or the defs a conditional expression bound to it
+    chooses between (``sample = sample_packed if packed else sample_full``); empty when anything else."""
+    try:
+        defs = own_bindings(func, func.name)
+    except Exception:
+        return []
+    out = []
+    for d in defs:
+        if isinstance(d, nodes.FunctionDef):
+            out.append(d)
+            continue
+        st = d.parent if isinstance(d, nodes.AssignName) else None
+        if not (isinstance(st, nodes.Assign) and isinstance(st.value, nodes.IfExp)):
+            return []
+        for branch in (st.value.body, st.value.orelse):
+            if not isinstance(branch, nodes.Name):
+                return []
+            try:
+                inner = own_bindings(branch, branch.name)
+            except Exception:
+                return []
+            if not inner or not all(isinstance(x, nodes.FunctionDef) for x in inner):
+                return []
+            out.extend(inner)
+    return out
+
+
 def _rebound(name: nodes.Name) -> bool:
     """The use *name* of a parameter sees another binding than the parameter itself (an assignment in the
     function's body before it)."""
@@ -389,7 +446,8 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
             # `x = env_default() if x is None else x.lower()`, is read as before)
             bound = _single_assignment(node)
             got = value_of(bound, depth + 1) if bound is not None else None
-            if got is not None or bound is None or isinstance(bound, nodes.Call):
+            if got is not None or bound is None or isinstance(bound, nodes.Call) and not (
+                    found and default is None and _keeps_none(bound, node.name)):
                 return got
         if is_param:
             # a setting: a parameter with a flag / string / None default (others are data)

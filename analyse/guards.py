@@ -841,8 +841,13 @@ def _cuda_valued(test, in_body: bool) -> bool:
     accelerator, so it is no fallback: on the default path (transfer_to_npu) the branch runs."""
     if not params_are_choices():
         return False
-    c = _branch_cond(test, in_body)
-    return c is not None and C.evaluate(c, C.TRANSFER) is True and C.evaluate(c, C.NO_TRANSFER) is False
+    key = "_npu_cuda_valued_body" if in_body else "_npu_cuda_valued_else"
+    got = test.__dict__.get(key)
+    if got is None:
+        c = _branch_cond(test, in_body)
+        got = test.__dict__[key] = (c is not None and C.evaluate(c, C.TRANSFER) is True
+                                    and C.evaluate(c, C.NO_TRANSFER) is False)
+    return got
 
 
 def _condition_text(test, in_body: bool) -> str:

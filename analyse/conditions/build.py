@@ -761,9 +761,14 @@ def _branch_flag(node: nodes.Attribute, depth: int) -> Optional[m.Cond]:
                 todo.extend(d for d in defs if isinstance(d, nodes.ClassDef) and d.root() is cls.root())
     sets = []
     for c in classes:
-        for a in nodes_of(c, nodes.AssignAttr):
-            if a.attrname == node.attrname and isinstance(a.expr, nodes.Name) and a.expr.name == "self":
-                sets.append(a)
+        table = c.__dict__.get("_npu_self_sets")
+        if table is None:   # attribute -> its `self.<attr> = ...` targets, one walk per class
+            table = {}
+            for a in nodes_of(c, nodes.AssignAttr):
+                if isinstance(a.expr, nodes.Name) and a.expr.name == "self":
+                    table.setdefault(a.attrname, []).append(a)
+            c.__dict__["_npu_self_sets"] = table
+        sets.extend(table.get(node.attrname, ()))
     if len(sets) != 2:
         return None
     out = []

@@ -234,13 +234,14 @@ def _callables(func: nodes.Name) -> list:
 
 
 def _rebound(name: nodes.Name) -> bool:
-    """The use *name* of a parameter sees another binding than the parameter itself (an assignment in the
-    function's body before it)."""
+    """The use *name* of a parameter no longer sees the parameter itself: every binding it sees is an assignment
+    in the function's body before it (``names = resolve(self, names)``). A rebinding on one branch only (``if
+    is_fp16_enabled(): use_kernel = False``) leaves the parameter's value on the other path: not rebound."""
     try:
         defs = own_bindings(name, name.name)
     except Exception:
         return False
-    return any(not isinstance(d.parent, nodes.Arguments) for d in defs)
+    return bool(defs) and not any(isinstance(d.parent, nodes.Arguments) for d in defs)
 
 
 def _bool_annotated(name: str, node) -> bool:

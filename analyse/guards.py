@@ -546,7 +546,7 @@ def _literal_table(node) -> bool:
         node = defs[0].parent.value
     if not isinstance(node, _DISPLAYS):
         return False
-    elts = node.keys if isinstance(node, nodes.Dict) else node.elts
+    elts = [k for k, _v in node.items] if isinstance(node, nodes.Dict) else node.elts
     return bool(elts) and all(isinstance(e, nodes.Const) for e in elts)
 
 

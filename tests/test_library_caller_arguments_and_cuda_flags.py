@@ -147,6 +147,13 @@ OPT = {
             return opt
 
 
+        def make_optimizer3(model, optimizer_cls):
+            bits = {"Adam8bit": 8, "AdamW8bit": 8}
+            if optimizer_cls.__name__ in bits:
+                GlobalOptimManager.get_instance().register_parameters(model.parameters())
+            return optimizer_cls(model.parameters())
+
+
         def paged(model):
             import bitsandbytes
 
@@ -165,4 +172,8 @@ def test_which_class_the_caller_passes_is_the_callers_choice(tmp_path, kb):
     # the identity test is no use of the class either
     assert two["status"] == "conditional" and two["reasons"] == ["bitsandbytes.optim.GlobalOptimManager.get_instance"]
     assert any("`optimizer_cls is Adam8bit`" in c for c in two["conditions"])
+    three = by["optlib.make_optimizer3"]   # a dict of names is a table too (its keys)
+    assert three["status"] == "conditional" and any("`optimizer_cls.__name__ in bits`" in c
+                                                    for c in three["conditions"])
     assert by["optlib.paged"]["status"] == "unsupported"   # VALID: on the function's own path
+    assert not [e for e in rep["errors"] if e.get("kind") == "internal"]

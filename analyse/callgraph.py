@@ -112,6 +112,12 @@ class ModuleSummary:
     calls: List[Tuple[str, int, str, str, str]] = field(default_factory=list)
     has_main_guard: bool = False
     guards: Dict[int, str] = field(default_factory=dict)                 # index in calls -> condition text
+    # index in calls -> how the caller uses the returned value: RESULT_CALLED (`f().forward(x)`, `f()(x)`) or
+    # RESULT_TESTED (`if not f():`, `if f() is None:`)
+    result_uses: Dict[int, str] = field(default_factory=dict)
+    # functions whose except branch (one that does not re-raise) binds None or returns None: on failure they
+    # hand None to their caller (`except Exception: fbd = None` ... `return fbd`)
+    none_on_failure: Set[str] = field(default_factory=set)
     dynamic: List[Tuple[str, int, str]] = field(default_factory=list)    # (caller, line, expression)
     untyped_calls: int = 0                                               # method calls on receivers of unknown type
     npu_evidence: Dict[str, List[str]] = field(default_factory=dict)    # kind -> ["path:line: what"]
@@ -692,6 +698,12 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             caller, cls, selfname, clsname = here
             before = len(s.calls)
             _record_call(s, r, node, caller, cls, selfname, clsname)
+            if len(s.calls) > before:
+                use = _result_use(node)
+                if use:
+                    for i in range(before, len(s.calls)):
+                        if s.calls[i][2] != K_REF:
+                            s.result_uses[i] = use
             if guards and any(_may_take_edge(c, builtins_own) for c in s.calls[before:]):
                 # only a call's callees carry its guard (references handed to it do not): no callee, no question
                 cond = _condition(node, relpath, guard_memo, mentions_npu)
@@ -704,6 +716,8 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                 s.dynamic.append((caller, node.lineno or 1, dyn))
         if kind == 4 and isinstance(node.value, (nodes.Name, nodes.Attribute)):
             _patch_ref(s, r, node, here)
+        if t is nodes.ExceptHandler and here is not top and _hands_none(node):
+            s.none_on_failure.add(here[0])
         if t is nodes.If and here is top and isinstance(node.parent, nodes.Module) and is_main_guard(node):
             main_fn = f"{s.modname}.{MAIN_FN}"
             s.functions[main_fn] = (node.lineno or 1, node.end_lineno or node.lineno or 1)
@@ -715,6 +729,45 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     _registrations(tree, r, s)
     s.__dict__.pop("_containers_read", None)   # _container_of's memo: not part of the summary
     return s
+
+
+RESULT_CALLED, RESULT_TESTED = "called", "tested"
+
+
+def _result_use(call: nodes.Call) -> Optional[str]:
+    """How the code uses the value *call* returns: RESULT_CALLED when it calls it or a method of it
+    (``get_ext().forward(x)``, ``make()(x)``), RESULT_TESTED when it only tests it (``if not get_ext():``,
+    ``if get_ext() is None:``, ``bool(get_ext())``); None otherwise."""
+    parent = call.parent
+    if isinstance(parent, nodes.Call) and parent.func is call:
+        return RESULT_CALLED
+    if isinstance(parent, nodes.Attribute) and isinstance(parent.parent, nodes.Call) and parent.parent.func is parent:
+        return RESULT_CALLED
+    cur = call
+    while isinstance(parent, nodes.UnaryOp) and parent.op == "not":
+        cur, parent = parent, parent.parent
+    if isinstance(parent, nodes.Compare) and len(parent.ops) == 1 and parent.left is cur \
+            and parent.ops[0][0] in ("is", "is not") and isinstance(parent.ops[0][1], nodes.Const) \
+            and parent.ops[0][1].value is None:
+        cur, parent = parent, parent.parent
+    if isinstance(parent, (nodes.If, nodes.IfExp, nodes.While)) and parent.test is cur:
+        return RESULT_TESTED
+    return None
+
+
+def _hands_none(handler: nodes.ExceptHandler) -> bool:
+    """An except branch that does not re-raise and binds a name to None or returns None (no value)."""
+    body = handler.body
+    if any(isinstance(st, nodes.Raise) for st in body):
+        return False
+    for st in body:
+        if isinstance(st, nodes.Assign) and isinstance(st.value, nodes.Const) and st.value.value is None \
+                and all(isinstance(tg, nodes.AssignName) for tg in st.targets):
+            return True
+        if isinstance(st, nodes.Return) and (st.value is None or isinstance(st.value, nodes.Const)
+                                             and st.value.value is None):
+            return True
+    return False
 
 
 def _may_take_edge(call: Tuple[str, int, str, str, str], builtins_own: bool) -> bool:
@@ -1568,10 +1621,16 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
                 if not c or c not in g or (c == caller and kind == K_REF):
                     continue
                 ec = cond or stub.get(c)
+                use = s.result_uses.get(i)
                 if not g.has_edge(caller, c):
-                    g.add_edge(caller, c, line=line, cond=ec)
-                elif ec is None:
-                    g.edges[caller, c]["cond"] = None   # also called unconditionally
+                    g.add_edge(caller, c, line=line, cond=ec, use=use)
+                else:
+                    d = g.edges[caller, c]
+                    if ec is None:
+                        d["cond"] = None   # also called unconditionally
+                    if d.get("use") != use:
+                        # called at several sites: a site that uses the result as it comes decides
+                        d["use"] = RESULT_CALLED if RESULT_CALLED in (use, d.get("use")) else None
             if unknown:
                 unknowns.append(Unknown(caller, line, unknown))
                 unresolved += 1

@@ -323,6 +323,9 @@ def _classify(test, ctx) -> Optional[Tuple[str, str, bool]]:
         return "option", BODY, False
     if params_are_choices() and _table_membership_test(test):
         return "option", (ORELSE if test.ops[0][0] == "not in" else BODY), False
+    if params_are_choices() and _class_identity_test(test):
+        return "option", (ORELSE if isinstance(test, nodes.Compare) and test.ops[0][0] in ("is not", "!=") else BODY), \
+            False
     avail = _availability_test(test, ctx)
     if avail is not None:
         return avail
@@ -438,6 +441,7 @@ def _cache_miss(test) -> set:
 
 LAYOUT_ATTRS = {"is_sparse", "is_sparse_csr", "is_quantized", "is_nested", "is_mkldnn"}
 LAYOUT_WORD_RE = re.compile(r"sparse|nested|quantiz|mkldnn", re.IGNORECASE)
+CONTAINER_TYPES = {"list", "tuple", "dict", "set"}
 
 
 def _input_layout_test(test) -> bool:
@@ -461,8 +465,12 @@ def _input_layout_test(test) -> bool:
         if leaf == "isinstance" and len(test.args) == 2:
             t = test.args[1]
             elts = t.elts if isinstance(t, (nodes.Tuple, nodes.List)) else [t]
-            return any(isinstance(e, (nodes.Name, nodes.Attribute)) and LAYOUT_WORD_RE.search(_leaf(e))
-                       for e in elts)
+            if any(isinstance(e, (nodes.Name, nodes.Attribute)) and LAYOUT_WORD_RE.search(_leaf(e)) for e in elts):
+                return True
+            # library mode: `isinstance(x_or_list, list)` -- the caller passes a container instead of a tensor
+            return params_are_choices() and isinstance(test.args[0], nodes.Name) \
+                and all(isinstance(e, nodes.Name) and e.name in CONTAINER_TYPES for e in elts) \
+                and _param_default(test.args[0].name, test.args[0])[0]
         return bool(re.match(r"^is_\w+$", leaf)) and bool(LAYOUT_WORD_RE.search(leaf))
     return False
 
@@ -499,6 +507,9 @@ def _table_membership_test(test) -> bool:
     if not (isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0][0] in ("in", "not in")):
         return False
     left, right = test.left, test.ops[0][1]
+    if isinstance(left, nodes.Attribute) and _param_root(left) and _literal_table(right):
+        # `optimizer_cls.__name__ in eight_bit_names` (a local list of names): which class the caller passed
+        return True
     if not (isinstance(left, nodes.Name) and isinstance(right, nodes.Name) and _param_default(left.name, left)[0]):
         return False
     try:
@@ -509,6 +520,53 @@ def _table_membership_test(test) -> bool:
         isinstance(d, nodes.AssignName) and isinstance(d.scope(), nodes.Module)
         and isinstance(getattr(d.parent, "value", None), (nodes.Dict, nodes.Set, nodes.List, nodes.Tuple, nodes.Call))
         for d in defs)
+
+
+def _param_root(node) -> bool:
+    """*node* is an attribute chain on a parameter of the enclosing function (``optimizer_cls.__name__``)."""
+    root = node
+    while isinstance(root, nodes.Attribute):
+        root = root.expr
+    return isinstance(root, nodes.Name) and root.name not in ("self", "cls") and _param_default(root.name, root)[0]
+
+
+_DISPLAYS = (nodes.List, nodes.Tuple, nodes.Set, nodes.Dict)
+
+
+def _literal_table(node) -> bool:
+    """A display of constants, or a name bound once (in its scope) to one."""
+    if isinstance(node, nodes.Name):
+        try:
+            defs = own_bindings(node, node.name)
+        except Exception:
+            return False
+        if len(defs) != 1 or not isinstance(defs[0], nodes.AssignName) \
+                or not isinstance(defs[0].parent, nodes.Assign):
+            return False
+        node = defs[0].parent.value
+    if not isinstance(node, _DISPLAYS):
+        return False
+    elts = [k for k, _v in node.items] if isinstance(node, nodes.Dict) else node.elts
+    return bool(elts) and all(isinstance(e, nodes.Const) for e in elts)
+
+
+def _class_identity_test(test) -> bool:
+    """Library mode: ``optimizer_cls is bnb.optim.Adam8bit`` / ``issubclass(optimizer_cls, bnb.optim.Adam8bit)``:
+    a test of which class the caller passed (a parameter against a named class), the caller's choice."""
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0][0] in ("is", "is not", "==", "!="):
+        sides = (test.left, test.ops[0][1])
+    elif isinstance(test, nodes.Call) and isinstance(test.func, nodes.Name) and test.func.name == "issubclass" \
+            and len(test.args) == 2:
+        sides = tuple(test.args)
+    else:
+        return False
+    a, b = sides
+    for p, c in ((a, b), (b, a)):
+        if isinstance(p, nodes.Name) and _param_default(p.name, p)[0] and p.name not in ("self", "cls") \
+                and isinstance(c, (nodes.Attribute, nodes.Name)) and not _is_none(c) \
+                and _leaf(c)[:1].isupper():
+            return True
+    return False
 
 
 def _input_size_test(test) -> bool:
@@ -667,6 +725,27 @@ def _stub_in_other_branch(ifnode, fld: str, cur) -> bool:
     return False
 
 
+def _lone_class_definition(owner, fld: str, cur, g: Guard) -> bool:
+    """*cur* is a class definition that exists only when an optional library is there: ``if is_x_available():
+    class XLinear(...)`` (or in the body of ``try: import x``) with no other branch defining the same name. Without
+    the library the class is not defined, so nobody can build it; with it, its methods run the library. The check
+    is no fallback for the code inside the class: its calls are unconditional once an instance exists, and its
+    builders carry their own guard (library mode: a library's classes are entry points)."""
+    if not isinstance(cur, nodes.ClassDef) or g.kind not in _VALIDATIONS or not params_are_choices():
+        return False
+    if isinstance(owner, nodes.If):
+        other = owner.orelse if fld == "body" else owner.body
+    elif isinstance(owner, nodes.Try) and fld in ("body", "orelse"):
+        other = [st for h in owner.handlers for st in h.body]
+    else:
+        return False
+    for st in other or ():
+        for n in [st] + list(st.nodes_of_class((nodes.ClassDef, nodes.AssignName))):
+            if getattr(n, "name", None) == cur.name:
+                return False
+    return True
+
+
 _MISSING = object()
 
 
@@ -729,6 +808,12 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
         # the node is on the ordinary path of this test, unless the test is decided on an NPU host: the `else` of
         # `if self.flash:` with `self.flash = hasattr(F, "scaled_dot_product_attention")` never runs there
         bc = _branch_cond(ifnode.test, in_body)
+        if bc is not None and params_are_choices() and kind == "option" and C.model.off_by_default(bc) \
+                and all(a.kind == C.model.PARAM for a in C.model.atoms(bc)):
+            # library mode: `if scaling_vector is None: <torch> else: <GPU-only kernel>` -- the else runs only for a
+            # caller that passes the argument, and the default branch is its fallback
+            other = ifnode.body if not in_body else ifnode.orelse
+            return Guard("option", ifnode.lineno or 1, _branch_fallback(other), _condition_text(ifnode.test, in_body))
         if bc is None or any(C.evaluate(bc, s) is not False for s in C.SCENARIOS):
             return None
         if params_are_choices() and any(a.kind == C.model.NPU for a in C.model.atoms(bc)):
@@ -743,11 +828,26 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
         if not fallback and kind == "option":
             # `if impl == "a": ... elif impl == "b": ... else: raise` -- the earlier branches are the alternatives
             fallback = any(_branch_fallback(b) for b in _chain_branches(ifnode))
-    elif kind in ("option", "availability-check") and not cuda:
+    elif kind in ("option", "availability-check") and not cuda and not _cuda_valued(ifnode.test, in_body):
         fallback = True   # default off / optional library absent: the branch is skipped
     else:
         fallback = False
     return Guard(kind, ifnode.lineno or 1, fallback, _condition_text(ifnode.test, in_body))
+
+
+def _cuda_valued(test, in_body: bool) -> bool:
+    """Library mode: the branch's condition is a CUDA test by value, not by name (``self.gpu_available`` set from
+    ``torch.cuda.is_available()``): true with transfer_to_npu, false without it. Skipping such a branch skips the
+    accelerator, so it is no fallback: on the default path (transfer_to_npu) the branch runs."""
+    if not params_are_choices():
+        return False
+    key = "_npu_cuda_valued_body" if in_body else "_npu_cuda_valued_else"
+    got = test.__dict__.get(key)
+    if got is None:
+        c = _branch_cond(test, in_body)
+        got = test.__dict__[key] = (c is not None and C.evaluate(c, C.TRANSFER) is True
+                                    and C.evaluate(c, C.NO_TRANSFER) is False)
+    return got
 
 
 def _condition_text(test, in_body: bool) -> str:
@@ -1029,6 +1129,8 @@ def _level(parent, cur, tables):
             g = _if_guard(parent, fld == "body")
             if g is not None and g.fallback and _stub_in_other_branch(parent, fld, cur):
                 g = replace(g, fallback=False)
+            elif g is not None and g.fallback and _lone_class_definition(parent, fld, cur, g):
+                g = replace(g, fallback=False)
             bc = _branch_cond(parent.test, fld == "body")
             # a test the shape rules call a guard counts even when the model cannot value it (conditional)
             c = bc if _known(bc) or _classified(parent) is not None else None
@@ -1040,6 +1142,8 @@ def _level(parent, cur, tables):
             g = _try_guard(parent, fld == "orelse", imports)
             if g is not None:
                 c = _try_cond(parent)
+                if g.fallback and _lone_class_definition(parent, fld, cur, g):
+                    g = replace(g, fallback=False)
     elif isinstance(parent, nodes.With):
         if fld == "body":
             g = _with_guard(parent)

@@ -176,6 +176,74 @@ def _param_default(name: str, node):
     return False, (False, None)
 
 
+def _keeps_none(call: nodes.Call, name: str) -> bool:
+    """``x = sample(x, mode=...)`` where every function *sample* can be (a ``def`` of the module or the function,
+    or a name bound to a conditional expression choosing between such defs) begins with ``if <its parameter> is
+    None: return <it>``: a None argument comes back as None, so the parameter's None default still decides."""
+    pos = [i for i, a in enumerate(call.args) if isinstance(a, nodes.Name) and a.name == name]
+    if len(pos) != 1 or not isinstance(call.func, nodes.Name):
+        return False
+    fns = _callables(call.func)
+    if not fns:
+        return False
+    for fn in fns:
+        params = list(fn.args.posonlyargs or []) + list(fn.args.args or []) if fn.args is not None else []
+        if pos[0] >= len(params) or not fn.body:
+            return False
+        p = params[pos[0]].name
+        first = fn.body[0]
+        if not (isinstance(first, nodes.If) and isinstance(first.test, nodes.Compare) and len(first.test.ops) == 1
+                and first.test.ops[0][0] == "is" and isinstance(first.test.left, nodes.Name)
+                and first.test.left.name == p and isinstance(first.test.ops[0][1], nodes.Const)
+                and first.test.ops[0][1].value is None and len(first.body) == 1
+                and isinstance(first.body[0], nodes.Return)):
+            return False
+        ret = first.body[0].value
+        if not (ret is None or isinstance(ret, nodes.Const) and ret.value is None
+                or isinstance(ret, nodes.Name) and ret.name == p):
+            return False
+    return True
+
+
+def _callables(func: nodes.Name) -> list:
+    """The defs a called name can be: its own ``def`` bindings, or the defs a conditional expression bound to it
+    chooses between (``sample = sample_packed if packed else sample_full``); empty when anything else."""
+    try:
+        defs = own_bindings(func, func.name)
+    except Exception:
+        return []
+    out = []
+    for d in defs:
+        if isinstance(d, nodes.FunctionDef):
+            out.append(d)
+            continue
+        st = d.parent if isinstance(d, nodes.AssignName) else None
+        if not (isinstance(st, nodes.Assign) and isinstance(st.value, nodes.IfExp)):
+            return []
+        for branch in (st.value.body, st.value.orelse):
+            if not isinstance(branch, nodes.Name):
+                return []
+            try:
+                inner = own_bindings(branch, branch.name)
+            except Exception:
+                return []
+            if not inner or not all(isinstance(x, nodes.FunctionDef) for x in inner):
+                return []
+            out.extend(inner)
+    return out
+
+
+def _rebound(name: nodes.Name) -> bool:
+    """The use *name* of a parameter no longer sees the parameter itself: every binding it sees is an assignment
+    in the function's body before it (``names = resolve(self, names)``). A rebinding on one branch only (``if
+    is_fp16_enabled(): use_kernel = False``) leaves the parameter's value on the other path: not rebound."""
+    try:
+        defs = own_bindings(name, name.name)
+    except Exception:
+        return False
+    return bool(defs) and not any(isinstance(d.parent, nodes.Arguments) for d in defs)
+
+
 def _bool_annotated(name: str, node) -> bool:
     """Parameter *name* of the function enclosing *node* is annotated ``bool``."""
     cur = node.parent
@@ -373,6 +441,15 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
         return _Val("literal", v, True)
     if isinstance(node, nodes.Name):
         is_param, (found, default) = _param_default(node.name, node)
+        if is_param and _rebound(node):
+            # `names = resolve(self, names)` before `if not names:`: the value a call returns, not the parameter's
+            # default, decides it (a rebinding the model can value, or one that keeps the default's reading such as
+            # `x = env_default() if x is None else x.lower()`, is read as before)
+            bound = _single_assignment(node)
+            got = value_of(bound, depth + 1) if bound is not None else None
+            if got is not None or bound is None or isinstance(bound, nodes.Call) and not (
+                    found and default is None and _keeps_none(bound, node.name)):
+                return got
         if is_param:
             # a setting: a parameter with a flag / string / None default (others are data)
             if found and (default is None or isinstance(default, (bool, str))):
@@ -676,6 +753,85 @@ def _flag_from_bindings(name: nodes.Name, text: str, neg_text: str = "") -> Opti
 _HELPER_MEMO = "_npu_cond_summary"
 
 
+_CUDA_SOURCE = (".cu", ".cuh")
+
+
+def _cuda_build_or_none(trynode) -> bool:
+    """The ``try`` JIT-builds CUDA sources (a ``load(...)`` / ``load_inline(...)`` call naming ``.cu`` files) and
+    a handler that does not re-raise binds the result to None."""
+    built = False
+    for st in trynode.body:
+        for call in ([st] if isinstance(st, nodes.Call) else []) + list(st.nodes_of_class(nodes.Call)):
+            if _leaf(call.func) in ("load", "load_inline") and any(
+                    isinstance(c, nodes.Const) and isinstance(c.value, str) and c.value.endswith(_CUDA_SOURCE)
+                    for c in call.nodes_of_class(nodes.Const)):
+                built = True
+                break
+        if built:
+            break
+    if not built:
+        return False
+    for h in trynode.handlers:
+        if any(isinstance(x, nodes.Raise) for x in h.body):
+            continue
+        for x in h.body:
+            if isinstance(x, nodes.Assign) and isinstance(x.value, nodes.Const) and x.value.value is None:
+                return True
+    return False
+
+
+def _branch_flag(node: nodes.Attribute, depth: int) -> Optional[m.Cond]:
+    """``self.<flag>`` that the class (or a base class of the same module) sets only to ``True`` / ``False`` in
+    the two branches of one ``if T:`` (``if not get_ext(): self.ext_available = False / else: ... = True``):
+    the flag holds T's value (negated for the branch that sets False)."""
+    cls = node.frame()
+    while cls is not None and not isinstance(cls, nodes.ClassDef):
+        cls = cls.parent.frame() if cls.parent is not None else None
+    if cls is None:
+        return None
+    classes, todo = [], [cls]
+    while todo and len(classes) < 8:
+        c = todo.pop()
+        if c in classes:
+            continue
+        classes.append(c)
+        for b in c.bases:
+            if isinstance(b, nodes.Name):
+                try:
+                    _scope, defs = b.lookup(b.name)
+                except Exception:
+                    defs = ()
+                todo.extend(d for d in defs if isinstance(d, nodes.ClassDef) and d.root() is cls.root())
+    sets = []
+    for c in classes:
+        table = c.__dict__.get("_npu_self_sets")
+        if table is None:   # attribute -> its `self.<attr> = ...` targets, one walk per class
+            table = {}
+            for a in nodes_of(c, nodes.AssignAttr):
+                if isinstance(a.expr, nodes.Name) and a.expr.name == "self":
+                    table.setdefault(a.attrname, []).append(a)
+            c.__dict__["_npu_self_sets"] = table
+        sets.extend(table.get(node.attrname, ()))
+    if len(sets) != 2:
+        return None
+    out = []
+    for a in sets:
+        st = a.parent
+        if not (isinstance(st, nodes.Assign) and isinstance(st.value, nodes.Const)
+                and isinstance(st.value.value, bool) and isinstance(st.parent, nodes.If)):
+            return None
+        out.append((st.parent, st in st.parent.body, st.value.value))
+    (if1, body1, v1), (if2, body2, v2) = out
+    if if1 is not if2 or body1 == body2 or v1 == v2:
+        return None
+    test = build(if1.test, depth + 1)
+    if test is None or not m.known(test):
+        return None
+    # the flag is True exactly where the branch that sets True runs
+    true_in_body = (v1 and body1) or (v2 and body2)
+    return test if true_in_body else m.neg(test)
+
+
 def _helper_summary(fn: nodes.FunctionDef, depth: int) -> Optional[m.Cond]:
     """What an availability helper returns, from its body: the one non-constant return, or a
     try-import that returns True / False."""
@@ -687,7 +843,11 @@ def _helper_summary(fn: nodes.FunctionDef, depth: int) -> Optional[m.Cond]:
     rets = [r for r in fn.nodes_of_class(nodes.Return) if r.value is not None]
     if len(fn.body) <= 12 and rets:
         tries = [t for t in fn.body if isinstance(t, nodes.Try)]
-        if tries and _imported_lib(tries[0]):
+        if tries and _cuda_build_or_none(tries[0]):
+            # `try: ext = load(name=..., sources=[..., "kernel.cu"]) / except Exception: ext = None ... return ext`:
+            # a CUDA JIT build cannot succeed on an Ascend host, so the helper hands back None there
+            out = m.Atom(m.CUDA_BUILD, f"{fn.name}()", (False, False), f"not {fn.name}()")
+        elif tries and _imported_lib(tries[0]):
             out = importable(_imported_lib(tries[0]).split(".")[0], f"{fn.name}()")
         else:
             conds = [build(r.value, depth + 1) for r in rets if not isinstance(r.value, nodes.Const)]
@@ -1113,6 +1273,10 @@ def _build(test, depth: int) -> Optional[m.Cond]:
             if expr is not None:
                 inner = build(expr, depth + 1)
                 if inner is not None and m.known(inner):
+                    return _renamed(inner, text)
+            elif params_are_choices():
+                inner = _branch_flag(test, depth)
+                if inner is not None:
                     return _renamed(inner, text)
         return _unknown(test)
     if isinstance(test, nodes.Name):

@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from analyse.callgraph import (MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, UNREACHABLE, FunctionLocator, ModuleSummary, build_graph, classify,
+from analyse.callgraph import (MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, RESULT_CALLED, RESULT_TESTED, UNREACHABLE, FunctionLocator, ModuleSummary, build_graph, classify,
                                other_device_only, propagate, summarise_module, transfer_only_condition)
 from analyse.findings import AnalysisError, Finding, assign_ids
 from analyse.library.cpp import CPP_SUFFIXES, BuildExt, scan_sources
@@ -349,7 +349,8 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
         else:
             add_root(caller, st, reason)
     _drop_redundant(roots)
-    res.statuses = _propagate_with_guards(cg, roots)
+    none_on_failure = {q for s in res.summaries for q in getattr(s, "none_on_failure", ())}
+    res.statuses = _propagate_with_guards(cg, roots, none_on_failure)
     t["propagation_s"] += time.perf_counter() - t0
 
     # ---- report data
@@ -560,12 +561,42 @@ def _drop_redundant(roots: Dict[str, Dict[str, List[str]]]) -> None:
                                      for h in heads)]
 
 
-def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]]):
+def _none_results(g, roots: Dict[str, Dict[str, List[str]]], none_on_failure: Set[str]):
+    """The edges into a function that hands None to its caller when its GPU-only part fails (its only roots are
+    ``conditional`` through its own except branch, which binds or returns None): a caller that only tests the
+    result (``if not get_ext(): use_ext = False``) takes its own fallback, so the edge carries nothing; a caller
+    that calls the result (``get_ext().forward(x)``) has no fallback: it calls None. Returns (edges to drop,
+    {caller: [callee reasons]} for the callers that call the result)."""
+    drop, called = [], {}
+    for v in none_on_failure:
+        by = roots.get(v)
+        if not by or set(by) != {"conditional"} or v not in g:
+            continue
+        heads, _conds = _split_conditions(by["conditional"])
+        for u, _v, d in g.in_edges(v, data=True):
+            if d.get("use") == RESULT_TESTED:
+                drop.append((u, v))
+            elif d.get("use") == RESULT_CALLED and not d.get("cond"):
+                drop.append((u, v))
+                lst = called.setdefault(u, [])
+                lst.extend(h for h in heads[:4] if h not in lst)
+    return drop, called
+
+
+def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]], none_on_failure: Set[str] = frozenset()):
     """Propagate over the unguarded edges; a guarded call (one with a working
     fallback) into an unsupported or conditional function makes the caller
-    ``conditional`` with that guard's condition, then propagate again."""
+    ``conditional`` with that guard's condition, then propagate again. A call into a function that returns
+    None when its GPU-only part fails follows what the caller does with the result (:func:`_none_results`)."""
     g = cg.graph
-    guarded = cg.guarded_edges()
+    drop, called = _none_results(g, roots, none_on_failure) if none_on_failure else ([], {})
+    if drop:
+        g = g.copy()
+        g.remove_edges_from(drop)
+        for u, heads in called.items():
+            lst = roots.setdefault(u, {}).setdefault("unsupported", [])
+            lst.extend(h for h in heads if h not in lst)
+    guarded = [(u, v, d["cond"]) for u, v, d in g.edges(data=True) if d.get("cond")]
     if not guarded:
         return propagate(g, roots)
     plain = g.copy()

@@ -212,6 +212,20 @@ def _in_other_method(node, defs) -> bool:
 GPU_ONLY_HANDLER = "gpu-only-handler"   # Guard.condition of a try-import whose except branch imports GPU-only code
 UNBOUND = "unbound-after-failure"       # library mode: a function uses the name a failed guarded import leaves unbound
 AFTER_IMPORT = "after-import"           # a use in the body / else of the try that holds its guarded import
+GUARDED_CLASS = "guarded-class"         # library mode: a use in a class defined only when the optional import works
+
+
+def _in_guarded_class(node) -> bool:
+    """*node* sits in a class whose definition runs only under an optional library's import or availability
+    check, with no other definition of the name (:func:`analyse.guards.guard_of` gives the class statement a guard
+    without fallback)."""
+    cur = node.parent
+    while cur is not None and not isinstance(cur, nodes.Module):
+        if isinstance(cur, nodes.ClassDef):
+            g = guard_of(cur, tree_memo(cur.root()))
+            return g is not None and not g.fallback and g.kind in ("import-fallback", "availability-check")
+        cur = cur.parent
+    return False
 
 
 def import_guard(node) -> Optional[Guard]:
@@ -290,8 +304,51 @@ def _type_probe(node) -> bool:
     cur, parent = node, node.parent
     if isinstance(parent, nodes.Tuple) and cur in parent.elts:
         cur, parent = parent, parent.parent
+    if _type_argument(cur):
+        return True
+    if isinstance(parent, nodes.Compare) and len(parent.ops) == 1 and parent.ops[0][0] in ("is", "is not") \
+            and cur is not node.root():
+        return True   # `optimizer_cls is bnb.optim.Adam8bit`: an identity test runs none of the class's code
+    return isinstance(cur, nodes.Tuple) and _types_tuple(cur)
+
+
+def _type_argument(node) -> bool:
+    parent = node.parent
     return (isinstance(parent, nodes.Call) and isinstance(parent.func, nodes.Name)
-            and parent.func.name in ("isinstance", "issubclass") and len(parent.args) == 2 and parent.args[1] is cur)
+            and parent.func.name in ("isinstance", "issubclass") and len(parent.args) == 2 and parent.args[1] is node)
+
+
+def _types_tuple(tup) -> bool:
+    """*tup* (a tuple display) builds a local tuple of classes that is only ever a type filter::
+
+        allowed = (nn.Linear, nn.Conv1d)
+        if Linear4bit is not None:
+            allowed = allowed + (Linear4bit,)
+        ... isinstance(layer, allowed)
+
+    every read of the name is the class argument of ``isinstance`` / ``issubclass`` or extends the tuple itself."""
+    cur, parent = tup, tup.parent
+    while isinstance(parent, nodes.BinOp) and parent.op == "+":
+        cur, parent = parent, parent.parent
+    if isinstance(parent, nodes.Assign) and parent.value is cur and len(parent.targets) == 1 \
+            and isinstance(parent.targets[0], nodes.AssignName):
+        name = parent.targets[0].name
+    elif isinstance(parent, nodes.AugAssign) and parent.op == "+=" and isinstance(parent.target, nodes.AssignName):
+        name = parent.target.name
+    else:
+        return False
+    reads = [n for n in parent.scope().nodes_of_class(nodes.Name) if n.name == name]
+    for n in reads:
+        if _type_argument(n):
+            continue
+        up, p = n, n.parent
+        while isinstance(p, nodes.BinOp) and p.op == "+":
+            up, p = p, p.parent
+        if isinstance(p, nodes.Assign) and p.value is up and all(isinstance(t, nodes.AssignName) and t.name == name
+                                                                 for t in p.targets):
+            continue
+        return False
+    return bool(reads)
 
 
 def _arg(call: nodes.Call, pos: int, name: str):
@@ -711,7 +768,11 @@ class ThirdPartyPass(Pass):
         entry: Optional[LibEntry] = info["entry"]
         call = parent if isinstance(parent, nodes.Call) and parent.func is node else None
         suffix = ""
-        if guard is not None and guard.fallback and isinstance(root, nodes.Name) \
+        if guard is not None and guard.fallback and ctx.project.mode == "thirdparty" and _in_guarded_class(node):
+            # `try: import bnb / class QuantLinear: ... bnb.matmul(...)`: the class exists only with the library,
+            # and once it is built its methods call it with no fallback
+            guard = Guard(fallback=False, line=guard.line, condition=GUARDED_CLASS)
+        elif guard is not None and guard.fallback and isinstance(root, nodes.Name) \
                 and _placeholder_fallback(defs, root.name) and guard_of(node, tree_memo(node.root())) is None \
                 and not _in_other_method(node, defs):
             # `except ImportError: fn = None` then an unconditional `fn(...)`: the placeholder is called (#20);
@@ -724,7 +785,7 @@ class ThirdPartyPass(Pass):
             # fails without it (``except ImportError: HAS_FA3 = False`` then ``_flash_attn_forward(...)``);
             # its callers that check the flag first are conditional through the guarded call
             guard = Guard(fallback=False, line=guard.line, condition=UNBOUND)
-        if guard is not None and _runs_only_after_import(node, defs):
+        if guard is not None and guard.condition != GUARDED_CLASS and _runs_only_after_import(node, defs):
             guard = Guard(fallback=True, line=guard.line, condition=AFTER_IMPORT)
         if guard is not None:
             sev = _DOWNGRADE[sev] if guard.fallback else sev
@@ -738,6 +799,10 @@ class ThirdPartyPass(Pass):
             elif guard.condition == GPU_ONLY_HANDLER:
                 suffix = (f" No working fallback: the except branch at {ctx.path}:{guard.line} imports a GPU-only "
                           "library too, so this line fails on an Ascend host.")
+            elif guard.condition == GUARDED_CLASS:
+                suffix = (" No working fallback here: the class is defined only when the optional import succeeds "
+                          f"(the except branch at {ctx.path}:{guard.line} defines no alternative), and its methods "
+                          "call the library once a caller builds it.")
             elif guard.condition == UNBOUND:
                 suffix = (f" No working fallback here: the except branch at {ctx.path}:{guard.line} leaves the name "
                           "unbound (or None), and this function uses it without checking, so it fails on an Ascend "

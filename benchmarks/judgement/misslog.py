@@ -170,7 +170,8 @@ def main() -> int:
                                    auto_class(r["kind"], c), c["got"][:180].replace("|", "/")))
     print("# Miss log of the judgement benchmark\n")
     print("Every miss of the first measurement (main at af2b05c for the tuned part and held-out batch H1; e8e3844 for "
-          "batch H2, judged in stop 36), its class and what became of it at the final measurement. Written by `misslog.py` from the two saved scores; classes by hand where a "
+          "batch H2, judged in stop 36; 116b430 for batch H3, judged in stop 37: the code of cd03853, stop 36's final "
+          "main), its class and what became of it at the final measurement. Written by `misslog.py` from the two saved scores; classes by hand where a "
           "person read the case (`misslog_classes.yaml`), otherwise by the shape of the miss (see `auto_class`).\n")
     for part in parts:
         sel = [x for x in rows if x[0] == part]

@@ -789,19 +789,22 @@ def _branch_flag(node: nodes.Attribute, depth: int) -> Optional[m.Cond]:
         cls = cls.parent.frame() if cls.parent is not None else None
     if cls is None:
         return None
-    classes, todo = [], [cls]
-    while todo and len(classes) < 8:
-        c = todo.pop()
-        if c in classes:
-            continue
-        classes.append(c)
-        for b in c.bases:
-            if isinstance(b, nodes.Name):
-                try:
-                    _scope, defs = b.lookup(b.name)
-                except Exception:
-                    defs = ()
-                todo.extend(d for d in defs if isinstance(d, nodes.ClassDef) and d.root() is cls.root())
+    classes = cls.__dict__.get("_npu_flag_classes")
+    if classes is None:   # the class and its bases of the same module, looked up once per class
+        classes, todo = [], [cls]
+        while todo and len(classes) < 8:
+            c = todo.pop()
+            if c in classes:
+                continue
+            classes.append(c)
+            for b in c.bases:
+                if isinstance(b, nodes.Name):
+                    try:
+                        _scope, defs = b.lookup(b.name)
+                    except Exception:
+                        defs = ()
+                    todo.extend(d for d in defs if isinstance(d, nodes.ClassDef) and d.root() is cls.root())
+        cls.__dict__["_npu_flag_classes"] = classes
     sets = []
     for c in classes:
         table = c.__dict__.get("_npu_self_sets")

@@ -1398,7 +1398,8 @@ def finding_key(f) -> Tuple[str, int, str, str]:
 def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence, roles=None,
              ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None):
     """Findings with ``reach``, ``role`` and (inherited) ``guard``; and for each entry point id the
-    indexes of the findings it reaches (entry-point, reachable or unknown). *ep_paths*, when given, is
+    indexes of the findings on its own call paths (entry-point or reachable for that entry point, whatever
+    another entry point's reach of them). *ep_paths*, when given, is
     filled with each entry point's own chain to each blocker / manual / auto finding it reaches
     (entry point id -> :func:`finding_key` -> qualified names, the entry point's root first): the
     evidence of an entry point's verdict names a path that starts at that entry point."""
@@ -1407,7 +1408,6 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
     members: Dict[str, List[int]] = {ep.id: [] for ep in entry_points}
     out = []
     fn_cache: Dict[Tuple[str, int], Optional[str]] = {}
-    defaults: Set[Tuple[str, int]] = set()   # findings on a class's constant default
     for i, f in enumerate(findings):
         role = role_of(f.path, roles)
         if not entry_points or reach is None:
@@ -1430,7 +1430,6 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
                 owner = reach.default_owner(f.path, f.line)
                 if owner is not None:
                     got = owner
-                    defaults.add(key)
             fn_cache[key] = got
         fn = fn_cache[key]
         best: Dict[str, List[Tuple[int, object]]] = {ENTRY: [], REACHABLE: [], UNKNOWN: []}
@@ -1440,8 +1439,11 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
                 continue
             status, dist = got
             best[status].append((dist, ep))
-            if status != UNKNOWN or key not in defaults:
-                # a default selects nothing by itself: it counts for the programs that surely use its class
+            if status != UNKNOWN:
+                # a program's members are the findings on its own call paths (or its imports' module-level code):
+                # one it reaches only through calls the analysis cannot follow is not its work, even when another
+                # program reaches it (a module imported for one helper brings no driver of the functions it never
+                # calls); nor is a class's constant default, which selects nothing by itself
                 members[ep.id].append(i)
             if ep_paths is not None and status in (ENTRY, REACHABLE) and f.severity in EVIDENCE_SEVERITIES:
                 ep_paths.setdefault(ep.id, {})[finding_key(f)] = reach.path_to(ep.id, fn)

@@ -1,0 +1,97 @@
+"""Project verdicts, round 38 (script mode): per-program reach, library grades, opt-in defaults. VALID/INVALID
+fixtures of the shapes met in the projects; no project code copied."""
+
+from analyse.modes import run_script
+from helpers import write_files
+
+
+def _by(rep, api):
+    return [f for f in rep["findings"] if f["api"] == api]
+
+
+def _ep(rep, path):
+    (row,) = [e for e in rep["summary"]["entry_points"] if e["path"] == path]
+    return row
+
+
+def _ep_drivers(row):
+    return [d["api"] for d in row["verdict"]["drivers"]]
+
+
+# ---------------------------------------------------------------- a program's verdict uses its own reach
+
+def _two_tools() -> dict:
+    return {
+        "pkg/__init__.py": "",
+        "pkg/trainer.py": """
+            import torch
+            import torch.distributed as dist
+
+
+            def count_params(model):
+                return sum(p.numel() for p in model.parameters())
+
+
+            class Trainer:
+                def __init__(self, model):
+                    self.model = model
+
+                def train(self):
+                    dist.init_process_group(backend="nccl")
+                    torch.cuda.set_device(dist.get_rank())
+                    self.model.to("cuda:{}".format(dist.get_rank()))
+        """,
+        "tools/train.py": """
+            import torch
+            from pkg.trainer import Trainer
+
+
+            def main():
+                Trainer(torch.nn.Linear(2, 2)).train()
+
+
+            if __name__ == "__main__":
+                main()
+        """,
+        "tools/export.py": """
+            import torch
+            from pkg.trainer import count_params
+
+
+            def main():
+                model = torch.nn.Linear(2, 2)
+                print(count_params(model))
+                torch.onnx.export(model, torch.randn(1, 2), "model.onnx")
+
+
+            if __name__ == "__main__":
+                main()
+        """,
+    }
+
+
+def test_a_program_that_only_imports_a_module_gets_no_driver_another_program_reaches(tmp_path, kb):
+    # INVALID (old: export.py was graded with the trainer's nccl/set_device findings, which are reach 'unknown' for
+    # it -- it imports the module for one helper and never names Trainer -- but 'reachable' from train.py)
+    write_files(tmp_path, _two_tools())
+    rep = run_script([tmp_path], kb)
+    (setdev,) = _by(rep, "torch.cuda.set_device")
+    assert setdev["path"] == "pkg/trainer.py" and setdev["line"] == 16, setdev
+    assert setdev["reach"]["status"] == "reachable" and setdev["reach"]["entry_points"] == ["tools/train.py"]
+    export = _ep(rep, "tools/export.py")
+    assert export["verdict"]["effort"] == "none", export["verdict"]
+    assert "torch.cuda.set_device" not in _ep_drivers(export)
+    assert not any("nccl" in d for d in _ep_drivers(export)), export["verdict"]["drivers"]
+
+
+def test_the_program_that_calls_the_module_keeps_its_drivers(tmp_path, kb):
+    # VALID: train.py builds the Trainer and runs train(): its findings count for train.py and set the project grade
+    write_files(tmp_path, _two_tools())
+    rep = run_script([tmp_path], kb)
+    train = _ep(rep, "tools/train.py")
+    assert train["verdict"]["effort"] != "none", train["verdict"]
+    assert "torch.cuda.set_device" in _ep_drivers(train) or any("nccl" in d for d in _ep_drivers(train))
+    (setdev,) = _by(rep, "torch.cuda.set_device")
+    assert setdev["counted"]
+    assert rep["summary"]["verdict"]["effort"] == train["verdict"]["effort"]
+

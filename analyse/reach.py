@@ -652,6 +652,9 @@ class _EPReach:
     parent: Dict[str, Tuple[Optional[str], int]] = field(default_factory=dict)
     inherited: Dict[str, dict] = field(default_factory=dict)     # node -> guard reached only under
     unknown: Dict[str, str] = field(default_factory=dict)        # node -> reason
+    # unknown nodes whose only seed is a helper class the program never names (not a model a config could build):
+    # a guess, which gives the program none of the work another program reaches there
+    guessed: Set[str] = field(default_factory=set)
     roots: Set[str] = field(default_factory=set)
     switched: Dict[str, str] = field(default_factory=dict)      # node -> the caller's argument that turned it on
 
@@ -1258,6 +1261,7 @@ class Reach:
         # 3. unknown: code that reached code may run through dynamic dispatch
         lk = self.linker
         seeds: List[Tuple[str, str]] = []
+        guessed_seeds: Set[str] = set()
         for n in list(parent):
             if n.endswith("." + MODULE_FN):
                 mod = n[: -len(MODULE_FN) - 1]
@@ -1265,6 +1269,8 @@ class Reach:
                     if cls not in parent:
                         seeds.append((cls, f"{cls} is defined in imported code ({mod}) but never named by "
                                            f"reached code: a registry, a config or dynamic dispatch may build it"))
+                        if not self._buildable_by_config(cls):
+                            guessed_seeds.add(cls)
                 for fq in self.decorated.get(mod, ()):
                     if fq not in parent:
                         seeds.append((fq, f"{fq} is decorated (possibly registered) in imported code ({mod})"))
@@ -1298,9 +1304,12 @@ class Reach:
                                  "one of them"))
         unknown = st.unknown
         q = deque()
-        for node, reason in seeds:
+        # the seeds of a real call the analysis cannot follow go first, so that code both reach is not a guess
+        for node, reason in sorted(seeds, key=lambda s: s[0] in guessed_seeds):
             if node not in parent and node not in unknown:
                 unknown[node] = reason
+                if node in guessed_seeds:
+                    st.guessed.add(node)
                 q.append(node)
         # (code that only may run may run any override: no class is waited for here)
         while q:
@@ -1308,8 +1317,22 @@ class Reach:
             for c in edges.get(n, {}):
                 if c not in parent and c not in unknown:
                     unknown[c] = unknown[n]
+                    if n in st.guessed:
+                        st.guessed.add(c)
                     q.append(c)
         return st
+
+    def _buildable_by_config(self, cls: str) -> bool:
+        """Whether a class the program never names may still be what a registry, a config or a framework builds:
+        one derived from another library's class (a torch module or dataset, a trainer framework's model, a
+        Lightning module). A helper class of the project's own (a timer, a profiler, an experiment description
+        whose other methods build a trainer) is not built that way by code that never names it."""
+        for b in self.linker.mro(cls)[1:]:
+            if b in self.linker.classes:
+                continue
+            if b.split(".", 1)[0] not in _PLAIN_BASE_MODULES and b not in _PLAIN_BASE_NAMES:
+                return True
+        return False
 
     def default_owner(self, path: str, line: int) -> Optional[str]:
         """The class whose body gives a class attribute at *line* of *path* (``device_type: str = "cuda"``,
@@ -1369,6 +1392,11 @@ class Reach:
 
 
 EVIDENCE_SEVERITIES = ("blocker", "manual", "auto")
+# bases that make no class a framework's: the language's own (a helper class derives from them or from nothing)
+_PLAIN_BASE_MODULES = frozenset(("abc", "builtins", "typing", "typing_extensions", "enum", "collections", "dataclasses",
+                                 "contextlib", "threading", "numbers"))
+_PLAIN_BASE_NAMES = frozenset(("object", "ABC", "Exception", "BaseException", "RuntimeError", "ValueError", "dict", "list",
+                               "tuple", "str", "int", "float", "Enum", "IntEnum", "NamedTuple", "Generic", "Protocol", "TypedDict"))
 # callers' arguments: a guard `if flag:` / `if not flag:` on a parameter; how many calls up a parameter is followed,
 # how many values are kept
 _FLAG_TEST = re.compile(r"(not\s+)?([A-Za-z_][A-Za-z0-9_]*)")
@@ -1398,8 +1426,7 @@ def finding_key(f) -> Tuple[str, int, str, str]:
 def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence, roles=None,
              ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None):
     """Findings with ``reach``, ``role`` and (inherited) ``guard``; and for each entry point id the
-    indexes of the findings on its own call paths (entry-point or reachable for that entry point, whatever
-    another entry point's reach of them). *ep_paths*, when given, is
+    indexes of the findings it reaches (entry-point, reachable or unknown). *ep_paths*, when given, is
     filled with each entry point's own chain to each blocker / manual / auto finding it reaches
     (entry point id -> :func:`finding_key` -> qualified names, the entry point's root first): the
     evidence of an entry point's verdict names a path that starts at that entry point."""
@@ -1408,6 +1435,7 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
     members: Dict[str, List[int]] = {ep.id: [] for ep in entry_points}
     out = []
     fn_cache: Dict[Tuple[str, int], Optional[str]] = {}
+    defaults: Set[Tuple[str, int]] = set()   # findings on a class's constant default
     for i, f in enumerate(findings):
         role = role_of(f.path, roles)
         if not entry_points or reach is None:
@@ -1430,6 +1458,7 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
                 owner = reach.default_owner(f.path, f.line)
                 if owner is not None:
                     got = owner
+                    defaults.add(key)
             fn_cache[key] = got
         fn = fn_cache[key]
         best: Dict[str, List[Tuple[int, object]]] = {ENTRY: [], REACHABLE: [], UNKNOWN: []}
@@ -1439,11 +1468,10 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
                 continue
             status, dist = got
             best[status].append((dist, ep))
-            if status != UNKNOWN:
-                # a program's members are the findings on its own call paths (or its imports' module-level code):
-                # one it reaches only through calls the analysis cannot follow is not its work, even when another
-                # program reaches it (a module imported for one helper brings no driver of the functions it never
-                # calls); nor is a class's constant default, which selects nothing by itself
+            if status != UNKNOWN or (key not in defaults and fn not in reach.per_ep[ep.id].guessed):
+                # a default selects nothing by itself: it counts for the programs that surely use its class; nor
+                # does code reached only through a helper class the program never names (it imports the module
+                # for something else): another program's reach of it is not this program's work
                 members[ep.id].append(i)
             if ep_paths is not None and status in (ENTRY, REACHABLE) and f.severity in EVIDENCE_SEVERITIES:
                 ep_paths.setdefault(ep.id, {})[finding_key(f)] = reach.path_to(ep.id, fn)

@@ -95,3 +95,51 @@ def test_the_program_that_calls_the_module_keeps_its_drivers(tmp_path, kb):
     assert setdev["counted"]
     assert rep["summary"]["verdict"]["effort"] == train["verdict"]["effort"]
 
+
+
+def test_a_model_class_a_config_may_build_still_counts_for_the_program_that_imports_it(tmp_path, kb):
+    # VALID: serve.py imports the models module and builds its model from a config (hydra instantiate): the torch
+    # module it never names may be what the config builds, so the .cuda() train.py reaches counts for it too
+    write_files(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/models.py": """
+            import torch
+
+
+            class Net(torch.nn.Module):
+                def forward(self, x):
+                    return x.cuda() * 2
+        """,
+        "tools/train.py": """
+            import torch
+            from pkg.models import Net
+
+
+            def main():
+                print(Net()(torch.ones(2)))
+
+
+            if __name__ == "__main__":
+                main()
+        """,
+        "tools/serve.py": """
+            import torch
+            import pkg.models
+            from hydra.utils import instantiate
+            from omegaconf import OmegaConf
+
+
+            def main():
+                model = instantiate(OmegaConf.load("serve.yaml").model)
+                print(model(torch.ones(2)))
+
+
+            if __name__ == "__main__":
+                main()
+        """,
+    })
+    rep = run_script([tmp_path], kb)
+    (cuda,) = [f for f in _by(rep, "torch.Tensor.cuda") if f["path"] == "pkg/models.py"]
+    assert cuda["line"] == 7 and cuda["reach"]["status"] == "reachable", cuda
+    serve = _ep(rep, "tools/serve.py")
+    assert serve["verdict"]["effort"] == "low" and "torch.Tensor.cuda" in _ep_drivers(serve), serve["verdict"]

@@ -486,6 +486,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     literal_targets: List[Tuple[str, int, str]] = []
     imports = []
     decorated = []
+    plain_decorated = []   # decorated only by wrappers that register nothing (a cache, a property, no_grad)
     dyn = []
     calls: Dict[int, list] = {}
     flag_args: Dict[int, list] = {}
@@ -547,6 +548,8 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         if isinstance(n, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and n.decorators:
             if isinstance(n.parent, nodes.Module):
                 decorated.append(n.qname())
+                if all(_decorator_name(d) in _PLAIN_DECORATORS for d in n.decorators.nodes):
+                    plain_decorated.append(n.qname())
             hydra = _hydra_config(n)
             if hydra:
                 configs.append((n.qname(), n.lineno or 1, hydra))
@@ -563,6 +566,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         "targets": literal_targets,
         "imports": imports,
         "decorated": decorated,
+        "plain_decorated": plain_decorated,
         "getattr": dyn,
         "call_guards": {line: lst for line, lst in calls.items() if any(g is not None for _l, g in lst)},
         "flag_args": flag_args,
@@ -680,6 +684,7 @@ class Reach:
         self.needs: Dict[str, Dict[str, str]] = {}
         self._followed: Set[Tuple[str, int]] = set()    # (path, line) of dispatch calls resolved exactly
         self.decorated: Dict[str, List[str]] = {}
+        self.plain_decorated: Set[str] = set()
         self.classes_of: Dict[str, List[str]] = {}
         self.aliases: Dict[str, Dict[str, str]] = {}   # module -> {imported name: project module}
         self.loose: Set[str] = set()                    # modules only reached through such imports
@@ -863,6 +868,7 @@ class Reach:
             aliases = self.aliases.setdefault(summ.modname, {})
             for fq in facts.get("decorated") or ():
                 self.decorated.setdefault(summ.modname, []).append(fq)
+            self.plain_decorated.update(facts.get("plain_decorated") or ())
             for caller, name in facts.get("getattr") or ():
                 target = summ.bindings.get(name)
                 if target in lk.modules or target in lk.classes:
@@ -1274,6 +1280,8 @@ class Reach:
                 for fq in self.decorated.get(mod, ()):
                     if fq not in parent:
                         seeds.append((fq, f"{fq} is decorated (possibly registered) in imported code ({mod})"))
+                        if fq in self.plain_decorated:
+                            guessed_seeds.add(fq)
                 if mod in self.loose:
                     for fq in lk.modules[mod].functions:
                         if fq not in parent:
@@ -1392,6 +1400,24 @@ class Reach:
 
 
 EVIDENCE_SEVERITIES = ("blocker", "manual", "auto")
+# decorators that wrap a function without registering it anywhere: a function decorated only by them, which the
+# program never calls, is not run by a registry or a config
+_PLAIN_DECORATORS = frozenset(("lru_cache", "cache", "cached_property", "wraps", "staticmethod", "classmethod", "property",
+                               "contextmanager", "asynccontextmanager", "no_grad", "inference_mode", "enable_grad",
+                               "dataclass", "total_ordering", "abstractmethod", "overload", "deprecated"))
+
+
+def _decorator_name(d) -> str:
+    """The last name of a decorator expression (`functools.lru_cache()` -> lru_cache)."""
+    if isinstance(d, nodes.Call):
+        d = d.func
+    if isinstance(d, nodes.Attribute):
+        return d.attrname
+    if isinstance(d, nodes.Name):
+        return d.name
+    return ""
+
+
 # bases that make no class a framework's: the language's own (a helper class derives from them or from nothing)
 _PLAIN_BASE_MODULES = frozenset(("abc", "builtins", "typing", "typing_extensions", "enum", "collections", "dataclasses",
                                  "contextlib", "threading", "numbers"))

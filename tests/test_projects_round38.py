@@ -143,3 +143,73 @@ def test_a_model_class_a_config_may_build_still_counts_for_the_program_that_impo
     assert cuda["line"] == 7 and cuda["reach"]["status"] == "reachable", cuda
     serve = _ep(rep, "tools/serve.py")
     assert serve["verdict"]["effort"] == "low" and "torch.Tensor.cuda" in _ep_drivers(serve), serve["verdict"]
+
+
+def _cached_helper(register: str) -> dict:
+    return {
+        "pkg/__init__.py": "",
+        "pkg/registry.py": """
+            HOOKS = {}
+
+
+            def register(fn):
+                HOOKS[fn.__name__] = fn
+                return fn
+        """,
+        "pkg/dist.py": f"""
+            import functools
+            import torch.distributed as dist
+            from pkg.registry import register
+
+
+            {register}
+            def gloo_group():
+                if dist.get_backend() == "nccl":
+                    return dist.new_group(backend="gloo")
+                return dist.group.WORLD
+
+
+            def world_size():
+                return 1
+        """,
+        "tools/train.py": """
+            from pkg.dist import gloo_group
+
+
+            def main():
+                print(gloo_group())
+
+
+            if __name__ == "__main__":
+                main()
+        """,
+        "tools/export.py": """
+            from pkg.dist import world_size
+
+
+            def main():
+                print(world_size())
+
+
+            if __name__ == "__main__":
+                main()
+        """,
+    }
+
+
+def test_a_cached_helper_another_program_calls_is_not_the_importing_programs_work(tmp_path, kb):
+    # INVALID (old: export.py got the nccl test of gloo_group, reach 'unknown' for it because the function is
+    # decorated, 'reachable' from train.py): functools.lru_cache registers nothing, so export.py never runs it
+    write_files(tmp_path, _cached_helper("@functools.lru_cache()"))
+    rep = run_script([tmp_path], kb)
+    (cmp,) = [f for f in rep["findings"] if f["code"] == "NPU102"]
+    assert cmp["path"] == "pkg/dist.py" and cmp["line"] == 9 and cmp["reach"]["entry_points"] == ["tools/train.py"]
+    assert _ep(rep, "tools/export.py")["verdict"]["effort"] == "none"
+    assert _ep(rep, "tools/train.py")["verdict"]["effort"] != "none"
+
+
+def test_a_registered_helper_another_program_calls_still_counts_for_the_importing_program(tmp_path, kb):
+    # VALID: a registering decorator may put the function where the importing program runs it (a hook table)
+    write_files(tmp_path, _cached_helper("@register"))
+    rep = run_script([tmp_path], kb)
+    assert _ep(rep, "tools/export.py")["verdict"]["effort"] != "none"

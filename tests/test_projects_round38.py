@@ -213,3 +213,97 @@ def test_a_registered_helper_another_program_calls_still_counts_for_the_importin
     write_files(tmp_path, _cached_helper("@register"))
     rep = run_script([tmp_path], kb)
     assert _ep(rep, "tools/export.py")["verdict"]["effort"] != "none"
+
+# ---------------------------------------------------------------- library grades (data/third_party_libs.yaml)
+
+def _lib_program(tmp_path, kb, body: str):
+    write_files(tmp_path, {"run.py": body})
+    rep = run_script([tmp_path], kb)
+    return rep, _ep(rep, "run.py")
+
+
+def test_a_triton_kernel_library_is_manual_work_not_a_blocker(tmp_path, kb):
+    # INVALID (old: liger_kernel sat in the blocker group of CUDA kernel libraries, so the program was blocked):
+    # Liger-Kernel is Triton only, which Triton-Ascend compiles: a port, no kernel to write
+    rep, row = _lib_program(tmp_path, kb, """
+        import torch
+        from liger_kernel.transformers import LigerRMSNorm
+
+
+        def main():
+            norm = LigerRMSNorm(64)
+            print(norm(torch.randn(2, 64)))
+
+
+        if __name__ == "__main__":
+            main()
+    """)
+    liger = [f for f in rep["findings"] if f["api"].startswith("liger_kernel")]
+    assert liger and all(f["severity"] == "manual" for f in liger), [(f["api"], f["severity"]) for f in liger]
+    assert any(f["line"] == 7 and f["counted"] for f in liger), [(f["api"], f["line"]) for f in liger]
+    assert row["verdict"]["effort"] == "medium", row["verdict"]
+
+
+def test_a_cuda_kernel_library_stays_a_blocker(tmp_path, kb):
+    # VALID: mamba_ssm (CUDA kernels of its own) keeps the blocker grade that Liger left
+    rep, row = _lib_program(tmp_path, kb, """
+        import torch
+        from mamba_ssm import Mamba
+
+
+        def main():
+            layer = Mamba(d_model=64)
+            print(layer(torch.randn(1, 8, 64)))
+
+
+        if __name__ == "__main__":
+            main()
+    """)
+    assert any(f["api"].startswith("mamba_ssm") and f["severity"] == "blocker" for f in rep["findings"])
+    assert row["verdict"]["effort"] == "blocked", row["verdict"]
+
+
+def test_a_program_built_around_a_tensorrt_engine_is_high(tmp_path, kb):
+    # INVALID (old: torch2trt was unknown to the data and tensorrt graded a plain replacement, medium): a TensorRT
+    # engine has no NPU equivalent, so the conversion and the engine's runtime are restructured
+    rep, row = _lib_program(tmp_path, kb, """
+        import torch
+        import tensorrt as trt
+        from torch2trt import torch2trt
+
+
+        def main():
+            model = torch.nn.Linear(4, 4).eval()
+            x = torch.ones(1, 4)
+            model_trt = torch2trt(model, [x], fp16_mode=True, log_level=trt.Logger.INFO)
+            torch.save(model_trt.state_dict(), "model_trt.pth")
+
+
+        if __name__ == "__main__":
+            main()
+    """)
+    conv = [f for f in rep["findings"] if f["api"].startswith("torch2trt") and f["line"] == 10]
+    assert conv and conv[0]["severity"] == "manual" and conv[0].get("rework") == "high" and conv[0]["counted"], conv
+    assert row["verdict"]["effort"] == "high", row["verdict"]
+
+
+def test_a_third_party_gpu_simulator_is_high_not_blocked(tmp_path, kb):
+    # INVALID (old: Isaac Gym graded blocker as if a kernel had to be written): the simulator is a third-party
+    # library with a CPU pipeline; the program is restructured around it (high)
+    rep, row = _lib_program(tmp_path, kb, """
+        import torch
+        from isaacgym import gymapi
+
+
+        def main():
+            gym = gymapi.acquire_gym()
+            sim = gym.create_sim(0, 0, gymapi.SIM_PHYSX, gymapi.SimParams())
+            print(sim, torch.zeros(1))
+
+
+        if __name__ == "__main__":
+            main()
+    """)
+    isaac = [f for f in rep["findings"] if f["api"].startswith("isaacgym")]
+    assert isaac and all(f["severity"] == "manual" and f.get("rework") == "high" for f in isaac), isaac
+    assert row["verdict"]["effort"] == "high", row["verdict"]

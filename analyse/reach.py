@@ -1267,7 +1267,7 @@ class Reach:
         # 3. unknown: code that reached code may run through dynamic dispatch
         lk = self.linker
         seeds: List[Tuple[str, str]] = []
-        guessed_seeds: Set[str] = set()
+        guessed_seeds: Set[Tuple[str, str]] = set()   # (node, reason) of the seeds that are guesses
         for n in list(parent):
             if n.endswith("." + MODULE_FN):
                 mod = n[: -len(MODULE_FN) - 1]
@@ -1276,12 +1276,12 @@ class Reach:
                         seeds.append((cls, f"{cls} is defined in imported code ({mod}) but never named by "
                                            f"reached code: a registry, a config or dynamic dispatch may build it"))
                         if not self._buildable_by_config(cls):
-                            guessed_seeds.add(cls)
+                            guessed_seeds.add(seeds[-1])
                 for fq in self.decorated.get(mod, ()):
                     if fq not in parent:
                         seeds.append((fq, f"{fq} is decorated (possibly registered) in imported code ({mod})"))
                         if fq in self.plain_decorated:
-                            guessed_seeds.add(fq)
+                            guessed_seeds.add(seeds[-1])
                 if mod in self.loose:
                     for fq in lk.modules[mod].functions:
                         if fq not in parent:
@@ -1311,23 +1311,22 @@ class Reach:
                                  f"instance the program builds out of sight (a saved config, a registry); {c} is "
                                  "one of them"))
         unknown = st.unknown
-        q = deque()
-        # the seeds of a real call the analysis cannot follow go first, so that code both reach is not a guess
-        for node, reason in sorted(seeds, key=lambda s: s[0] in guessed_seeds):
-            if node not in parent and node not in unknown:
-                unknown[node] = reason
-                if node in guessed_seeds:
-                    st.guessed.add(node)
-                q.append(node)
+        # the seeds of a real call the analysis cannot follow spread first, so that code both reach is not a guess
         # (code that only may run may run any override: no class is waited for here)
-        while q:
-            n = q.popleft()
-            for c in edges.get(n, {}):
-                if c not in parent and c not in unknown:
-                    unknown[c] = unknown[n]
-                    if n in st.guessed:
-                        st.guessed.add(c)
-                    q.append(c)
+        for guess in (False, True):
+            q = deque()
+            for node, reason in seeds:
+                if ((node, reason) in guessed_seeds) is guess and node not in parent and node not in unknown:
+                    unknown[node] = reason
+                    q.append(node)
+            while q:
+                n = q.popleft()
+                if guess:
+                    st.guessed.add(n)
+                for c in edges.get(n, {}):
+                    if c not in parent and c not in unknown:
+                        unknown[c] = unknown[n]
+                        q.append(c)
         return st
 
     def _buildable_by_config(self, cls: str) -> bool:

@@ -214,6 +214,50 @@ def test_a_registered_helper_another_program_calls_still_counts_for_the_importin
     rep = run_script([tmp_path], kb)
     assert _ep(rep, "tools/export.py")["verdict"]["effort"] != "none"
 
+
+def test_code_a_real_dynamic_call_reaches_is_no_guess_though_a_helper_class_also_leads_there(tmp_path, kb):
+    # VALID: serve.py calls getattr() on the module, which may run any of its classes; the Timer class is also a
+    # helper never named there (a guess), but the real dynamic call keeps its work counted for serve.py
+    write_files(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/util.py": """
+            import torch
+
+
+            class Timer:
+                def stop(self):
+                    torch.cuda.synchronize()
+        """,
+        "tools/train.py": """
+            from pkg.util import Timer
+
+
+            def main():
+                Timer().stop()
+
+
+            if __name__ == "__main__":
+                main()
+        """,
+        "tools/serve.py": """
+            import sys
+            import pkg.util
+
+
+            def main():
+                getattr(pkg.util, sys.argv[1])().stop()
+
+
+            if __name__ == "__main__":
+                main()
+        """,
+    })
+    rep = run_script([tmp_path], kb)
+    (sync,) = _by(rep, "torch.cuda.synchronize")
+    assert sync["path"] == "pkg/util.py" and sync["line"] == 7 and sync["reach"]["status"] == "reachable", sync
+    serve = _ep(rep, "tools/serve.py")
+    assert "torch.cuda.synchronize" in _ep_drivers(serve), serve["verdict"]
+
 # ---------------------------------------------------------------- library grades (data/third_party_libs.yaml)
 
 def _lib_program(tmp_path, kb, body: str):

@@ -486,6 +486,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     literal_targets: List[Tuple[str, int, str]] = []
     imports = []
     decorated = []
+    plain_decorated = []   # decorated only by wrappers that register nothing (a cache, a property, no_grad)
     dyn = []
     calls: Dict[int, list] = {}
     flag_args: Dict[int, list] = {}
@@ -547,6 +548,8 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         if isinstance(n, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and n.decorators:
             if isinstance(n.parent, nodes.Module):
                 decorated.append(n.qname())
+                if all(_decorator_name(d) in _PLAIN_DECORATORS for d in n.decorators.nodes):
+                    plain_decorated.append(n.qname())
             hydra = _hydra_config(n)
             if hydra:
                 configs.append((n.qname(), n.lineno or 1, hydra))
@@ -563,6 +566,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         "targets": literal_targets,
         "imports": imports,
         "decorated": decorated,
+        "plain_decorated": plain_decorated,
         "getattr": dyn,
         "call_guards": {line: lst for line, lst in calls.items() if any(g is not None for _l, g in lst)},
         "flag_args": flag_args,
@@ -652,6 +656,9 @@ class _EPReach:
     parent: Dict[str, Tuple[Optional[str], int]] = field(default_factory=dict)
     inherited: Dict[str, dict] = field(default_factory=dict)     # node -> guard reached only under
     unknown: Dict[str, str] = field(default_factory=dict)        # node -> reason
+    # unknown nodes whose only seed is a helper class the program never names (not a model a config could build):
+    # a guess, which gives the program none of the work another program reaches there
+    guessed: Set[str] = field(default_factory=set)
     roots: Set[str] = field(default_factory=set)
     switched: Dict[str, str] = field(default_factory=dict)      # node -> the caller's argument that turned it on
 
@@ -677,6 +684,7 @@ class Reach:
         self.needs: Dict[str, Dict[str, str]] = {}
         self._followed: Set[Tuple[str, int]] = set()    # (path, line) of dispatch calls resolved exactly
         self.decorated: Dict[str, List[str]] = {}
+        self.plain_decorated: Set[str] = set()
         self.classes_of: Dict[str, List[str]] = {}
         self.aliases: Dict[str, Dict[str, str]] = {}   # module -> {imported name: project module}
         self.loose: Set[str] = set()                    # modules only reached through such imports
@@ -860,6 +868,7 @@ class Reach:
             aliases = self.aliases.setdefault(summ.modname, {})
             for fq in facts.get("decorated") or ():
                 self.decorated.setdefault(summ.modname, []).append(fq)
+            self.plain_decorated.update(facts.get("plain_decorated") or ())
             for caller, name in facts.get("getattr") or ():
                 target = summ.bindings.get(name)
                 if target in lk.modules or target in lk.classes:
@@ -1258,6 +1267,7 @@ class Reach:
         # 3. unknown: code that reached code may run through dynamic dispatch
         lk = self.linker
         seeds: List[Tuple[str, str]] = []
+        guessed_seeds: Set[Tuple[str, str]] = set()   # (node, reason) of the seeds that are guesses
         for n in list(parent):
             if n.endswith("." + MODULE_FN):
                 mod = n[: -len(MODULE_FN) - 1]
@@ -1265,9 +1275,13 @@ class Reach:
                     if cls not in parent:
                         seeds.append((cls, f"{cls} is defined in imported code ({mod}) but never named by "
                                            f"reached code: a registry, a config or dynamic dispatch may build it"))
+                        if not self._buildable_by_config(cls):
+                            guessed_seeds.add(seeds[-1])
                 for fq in self.decorated.get(mod, ()):
                     if fq not in parent:
                         seeds.append((fq, f"{fq} is decorated (possibly registered) in imported code ({mod})"))
+                        if fq in self.plain_decorated:
+                            guessed_seeds.add(seeds[-1])
                 if mod in self.loose:
                     for fq in lk.modules[mod].functions:
                         if fq not in parent:
@@ -1297,19 +1311,35 @@ class Reach:
                                  f"instance the program builds out of sight (a saved config, a registry); {c} is "
                                  "one of them"))
         unknown = st.unknown
-        q = deque()
-        for node, reason in seeds:
-            if node not in parent and node not in unknown:
-                unknown[node] = reason
-                q.append(node)
+        # the seeds of a real call the analysis cannot follow spread first, so that code both reach is not a guess
         # (code that only may run may run any override: no class is waited for here)
-        while q:
-            n = q.popleft()
-            for c in edges.get(n, {}):
-                if c not in parent and c not in unknown:
-                    unknown[c] = unknown[n]
-                    q.append(c)
+        for guess in (False, True):
+            q = deque()
+            for node, reason in seeds:
+                if ((node, reason) in guessed_seeds) is guess and node not in parent and node not in unknown:
+                    unknown[node] = reason
+                    q.append(node)
+            while q:
+                n = q.popleft()
+                if guess:
+                    st.guessed.add(n)
+                for c in edges.get(n, {}):
+                    if c not in parent and c not in unknown:
+                        unknown[c] = unknown[n]
+                        q.append(c)
         return st
+
+    def _buildable_by_config(self, cls: str) -> bool:
+        """Whether a class the program never names may still be what a registry, a config or a framework builds:
+        one derived from another library's class (a torch module or dataset, a trainer framework's model, a
+        Lightning module). A helper class of the project's own (a timer, a profiler, an experiment description
+        whose other methods build a trainer) is not built that way by code that never names it."""
+        for b in self.linker.mro(cls)[1:]:
+            if b in self.linker.classes:
+                continue
+            if b.split(".", 1)[0] not in _PLAIN_BASE_MODULES and b not in _PLAIN_BASE_NAMES:
+                return True
+        return False
 
     def default_owner(self, path: str, line: int) -> Optional[str]:
         """The class whose body gives a class attribute at *line* of *path* (``device_type: str = "cuda"``,
@@ -1369,6 +1399,29 @@ class Reach:
 
 
 EVIDENCE_SEVERITIES = ("blocker", "manual", "auto")
+# decorators that wrap a function without registering it anywhere: a function decorated only by them, which the
+# program never calls, is not run by a registry or a config
+_PLAIN_DECORATORS = frozenset(("lru_cache", "cache", "cached_property", "wraps", "staticmethod", "classmethod", "property",
+                               "contextmanager", "asynccontextmanager", "no_grad", "inference_mode", "enable_grad",
+                               "dataclass", "total_ordering", "abstractmethod", "overload", "deprecated"))
+
+
+def _decorator_name(d) -> str:
+    """The last name of a decorator expression (`functools.lru_cache()` -> lru_cache)."""
+    if isinstance(d, nodes.Call):
+        d = d.func
+    if isinstance(d, nodes.Attribute):
+        return d.attrname
+    if isinstance(d, nodes.Name):
+        return d.name
+    return ""
+
+
+# bases that make no class a framework's: the language's own (a helper class derives from them or from nothing)
+_PLAIN_BASE_MODULES = frozenset(("abc", "builtins", "typing", "typing_extensions", "enum", "collections", "dataclasses",
+                                 "contextlib", "threading", "numbers"))
+_PLAIN_BASE_NAMES = frozenset(("object", "ABC", "Exception", "BaseException", "RuntimeError", "ValueError", "dict", "list",
+                               "tuple", "str", "int", "float", "Enum", "IntEnum", "NamedTuple", "Generic", "Protocol", "TypedDict"))
 # callers' arguments: a guard `if flag:` / `if not flag:` on a parameter; how many calls up a parameter is followed,
 # how many values are kept
 _FLAG_TEST = re.compile(r"(not\s+)?([A-Za-z_][A-Za-z0-9_]*)")
@@ -1440,8 +1493,10 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
                 continue
             status, dist = got
             best[status].append((dist, ep))
-            if status != UNKNOWN or key not in defaults:
-                # a default selects nothing by itself: it counts for the programs that surely use its class
+            if status != UNKNOWN or (key not in defaults and fn not in reach.per_ep[ep.id].guessed):
+                # a default selects nothing by itself: it counts for the programs that surely use its class; nor
+                # does code reached only through a helper class the program never names (it imports the module
+                # for something else): another program's reach of it is not this program's work
                 members[ep.id].append(i)
             if ep_paths is not None and status in (ENTRY, REACHABLE) and f.severity in EVIDENCE_SEVERITIES:
                 ep_paths.setdefault(ep.id, {})[finding_key(f)] = reach.path_to(ep.id, fn)

@@ -59,7 +59,7 @@ from analyse.conditions import build as build_condition
 from analyse.conditions.build import IMPORT_ERRORS, handler_catches_import  # noqa: F401 (re-exported)
 from analyse.conditions.build import dotted_name as _dotted, leaf_name as _leaf
 from analyse.conditions import classify as classify_condition
-from analyse.conditions.options import params_are_choices
+from analyse.conditions.options import import_helper_name, params_are_choices
 from analyse.syntax import own_bindings
 
 GUARD_KINDS = ("import-fallback", "availability-check", "device-branch", "option", "version-check",
@@ -256,13 +256,27 @@ def _param_default(name: str, node):
     return False, None
 
 
+def _helper_flag(d) -> bool:
+    """*d* binds an element of the tuple an import helper hands back beside the module (``has_cp`` of
+    ``cp, has_cp = optional_import("cupy")``): whether the import worked."""
+    tup = d.parent
+    if not isinstance(tup, nodes.Tuple) or not tup.elts or tup.elts[0] is d:
+        return False
+    stmt = tup.parent
+    return isinstance(stmt, nodes.Assign) and isinstance(stmt.value, nodes.Call) \
+        and import_helper_name(_leaf(stmt.value.func))
+
+
 def _bound_by_guarded_import(name: nodes.Name) -> bool:
-    """The name is bound by an import inside ``try`` (or set to None in its handler)."""
+    """The name is bound by an import inside ``try`` (or set to None in its handler), or is the flag an import
+    helper hands back (:func:`_helper_flag`)."""
     try:
         defs = own_bindings(name, name.name)
     except Exception:
         return False
     for d in defs:
+        if _helper_flag(d):
+            return True
         cur = d
         while cur is not None and not isinstance(cur, (nodes.Module, nodes.FunctionDef, nodes.ClassDef)):
             if isinstance(cur, (nodes.Try, nodes.ExceptHandler)):

@@ -33,7 +33,8 @@ from typing import Optional, Tuple
 from astroid import nodes
 
 from analyse.conditions import model as m
-from analyse.conditions.options import config_value, literal, option_values, params_are_choices, torch_has
+from analyse.conditions.options import (config_value, import_helper_name, literal, option_values, params_are_choices,
+                                        torch_has)
 from analyse.syntax import nodes_of, own_bindings
 
 _MISSING = object()
@@ -709,6 +710,20 @@ def _imported_lib(trynode) -> Optional[str]:
     return None
 
 
+def _helper_flag_lib(d) -> Optional[str]:
+    """The module an import helper was asked for when *d* binds the flag it hands back beside the module
+    (``has_cp`` of ``cp, has_cp = optional_import("cupy")``, the helper one of the project's
+    :class:`analyse.resolve.ImportHelper`), else None."""
+    tup = d.parent
+    if not isinstance(d, nodes.AssignName) or not isinstance(tup, nodes.Tuple) or not tup.elts or tup.elts[0] is d:
+        return None
+    stmt = tup.parent
+    if not isinstance(stmt, nodes.Assign) or not isinstance(stmt.value, nodes.Call) or not stmt.value.args \
+            or not import_helper_name(_leaf(stmt.value.func)):
+        return None
+    return _str(stmt.value.args[0])
+
+
 def _flag_from_bindings(name: nodes.Name, text: str, neg_text: str = "") -> Optional[m.Cond]:
     """``X = True`` in try / ``X = False`` in except; a name bound by a guarded import; a placeholder set
     to None before ``try: import X except ImportError: pass``."""
@@ -718,6 +733,10 @@ def _flag_from_bindings(name: nodes.Name, text: str, neg_text: str = "") -> Opti
         return None
     if not defs:
         return None
+    if len(defs) == 1:
+        lib = _helper_flag_lib(defs[0])
+        if lib:
+            return importable(lib.split(".")[0] if not lib.startswith("torch.") else lib.split(".")[1], text, neg_text)
     lib = None
     saw_import = False
     for d in defs:

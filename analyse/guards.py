@@ -846,7 +846,19 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
         fallback = True   # default off / optional library absent: the branch is skipped
     else:
         fallback = False
+    if kind == "option" and params_are_choices() and _needs_absent_library(ifnode.test, in_body):
+        kind = "availability-check"
     return Guard(kind, ifnode.lineno or 1, fallback, _condition_text(ifnode.test, in_body))
+
+
+def _needs_absent_library(test, in_body: bool) -> bool:
+    """Library mode: the branch is off on every NPU host because it needs a GPU-only library that is not installed
+    there, by value (``use_cp = has_cp and has_cucim and ...`` with ``has_cp`` the flag of the cupy import): it is
+    an availability check, not an option a caller turns on."""
+    bc = _branch_cond(test, in_body)
+    if bc is None or any(C.evaluate(bc, s) is not False for s in C.SCENARIOS):
+        return False
+    return any(a.kind == C.model.IMPORTABLE and a.values == (False, False) for a in C.model.atoms(bc))
 
 
 def _cuda_valued(test, in_body: bool) -> bool:
@@ -1203,7 +1215,7 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
     chain = []          # (statement id, level guard, level condition), innermost first
     cur = node
     parent = node.parent
-    top = (None, None)  # (guard, condition) of the statement above the chain
+    top = (None, None, False)  # (guard, condition, guard decided off) of the statement above the chain
     while parent is not None:
         if memo is not None:
             hit = memo.get(id(cur), _MISSING)
@@ -1213,17 +1225,22 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
         g, c = _level(parent, cur, tables)
         chain.append((id(cur), g, c))
         cur, parent = parent, parent.parent
-    guard, cond = top
+    guard, cond, absent = top
     for key, g, c in reversed(chain):
         cond = C.conj(c, cond) if c is not None else cond
-        if g is not None and (guard is None or g.fallback or g.kind not in _VALIDATIONS or not guard.fallback):
+        if g is not None and not absent and (guard is None or g.fallback or g.kind not in _VALIDATIONS
+                                             or not guard.fallback):
             # an inner try whose handler re-raises (`try: ... except Exception: raise`), an import's own try/except
             # that fails loudly (`elif args.optim == "apex": try: import apex / except ImportError: raise`), or an
             # availability check whose other branch raises (`if not is_xformers_available(): raise ...`), is no
             # fallback and leaves the code under the outer guard that has one: it still runs only when that guard's
             # condition holds, and the other choices are the fallback
             guard = g
-        state = (guard, cond)
+            # an availability check that no NPU host passes (a GPU-only library that is not installed there) decides
+            # everything under it: an inner option (`if use_cp: ... if return_distances:`) is no caller's choice
+            absent = g.kind == "availability-check" and g.fallback and c is not None \
+                and all(C.evaluate(c, sc) is False for sc in C.SCENARIOS)
+        state = (guard, cond, absent)
         if memo is not None:
             memo[key] = state
     if guard is None:

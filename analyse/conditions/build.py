@@ -33,7 +33,7 @@ from typing import Optional, Tuple
 from astroid import nodes
 
 from analyse.conditions import model as m
-from analyse.conditions.options import (config_value, import_helper_name, literal, option_values, params_are_choices,
+from analyse.conditions.options import (config_value, gpu_only_module, import_helper_name, literal, option_values, params_are_choices,
                                         torch_has)
 from analyse.syntax import nodes_of, own_bindings
 
@@ -124,6 +124,9 @@ def importable(lib: str, text: str, neg_text: str = "") -> m.Atom:
     if OTHER_DEVICE_RE.match(low) or low in ("xpu", "mps", "ipex", "intel_extension_for_pytorch", "torch_mlu",
                                                "torch_musa", "habana", "habana_frameworks", "torch_xla"):
         return device_atom(m.OTHER_DEVICE, text, neg_text)
+    if gpu_only_module(lib):
+        # a GPU-only library (no NPU build) is not installed on an NPU host: its availability test is false there
+        return m.Atom(m.IMPORTABLE, text, (False, False), neg_text)
     return m.Atom(m.IMPORTABLE, text, (None, None), neg_text)
 
 

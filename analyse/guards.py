@@ -170,6 +170,10 @@ def _only_raises(body) -> bool:
         return True
     if isinstance(body[-1], nodes.Raise):
         return True
+    last = body[-1]
+    if isinstance(last, nodes.If) and last.orelse and _only_raises(last.body) and _only_raises(last.orelse):
+        # `else: if te_installed: raise RuntimeError(...) else: raise ImportError(...)`: every branch raises
+        return True
     for st in body:
         if isinstance(st, (nodes.Raise, nodes.Pass)):
             continue
@@ -851,14 +855,19 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
     return Guard(kind, ifnode.lineno or 1, fallback, _condition_text(ifnode.test, in_body))
 
 
+def _absent_only(c) -> bool:
+    """The condition is false on every NPU host because it needs a GPU-only library that is not installed there."""
+    if any(C.evaluate(c, sc) is not False for sc in C.SCENARIOS):
+        return False
+    return any(a.kind == C.model.IMPORTABLE and a.values == (False, False) for a in C.model.atoms(c))
+
+
 def _needs_absent_library(test, in_body: bool) -> bool:
     """Library mode: the branch is off on every NPU host because it needs a GPU-only library that is not installed
     there, by value (``use_cp = has_cp and has_cucim and ...`` with ``has_cp`` the flag of the cupy import): it is
     an availability check, not an option a caller turns on."""
     bc = _branch_cond(test, in_body)
-    if bc is None or any(C.evaluate(bc, s) is not False for s in C.SCENARIOS):
-        return False
-    return any(a.kind == C.model.IMPORTABLE and a.values == (False, False) for a in C.model.atoms(bc))
+    return bc is not None and _absent_only(bc)
 
 
 def _cuda_valued(test, in_body: bool) -> bool:
@@ -1227,6 +1236,10 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
         cur, parent = parent, parent.parent
     guard, cond, absent = top
     for key, g, c in reversed(chain):
+        if c is not None and g is not None and g.kind == "availability-check" and not g.fallback and _absent_only(c):
+            # `if te_installed: <TE> else: raise ImportError(...)`: the test does not take the code off an NPU host's
+            # path; the program stops there instead (no fallback), as it does on any host without the library
+            c = None
         cond = C.conj(c, cond) if c is not None else cond
         if g is not None and not absent and (guard is None or g.fallback or g.kind not in _VALIDATIONS
                                              or not guard.fallback):
@@ -1238,8 +1251,7 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
             guard = g
             # an availability check that no NPU host passes (a GPU-only library that is not installed there) decides
             # everything under it: an inner option (`if use_cp: ... if return_distances:`) is no caller's choice
-            absent = g.kind == "availability-check" and g.fallback and c is not None \
-                and all(C.evaluate(c, sc) is False for sc in C.SCENARIOS)
+            absent = g.kind == "availability-check" and g.fallback and c is not None and _absent_only(c)
         state = (guard, cond, absent)
         if memo is not None:
             memo[key] = state

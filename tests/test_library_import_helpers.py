@@ -120,3 +120,35 @@ def test_the_helper_shape():
         "        return False\n"
         "    return True\n")
     assert import_helper_shape(probe.body[1]) is None   # imports, but hands back a flag only
+
+
+FP8 = {
+    "__init__.py": """
+        try:
+            import transformer_engine.pytorch as te
+            te_installed = True
+        except ImportError:
+            te_installed = False
+
+
+        def precision_context(precision="fp32"):
+            if precision == "fp8":
+                if te_installed:
+                    return te.fp8_autocast(enabled=True)
+                else:
+                    if te_installed:
+                        raise RuntimeError("this device does not support FP8")
+                    else:
+                        raise ImportError("install TransformerEngine")
+            return None
+    """,
+}
+
+
+def test_an_absent_library_whose_check_only_raises_stays_the_callers_choice(tmp_path, kb):
+    # VALID: the library is absent on an NPU host, but its check has no fallback (every other branch raises), so
+    # the FP8 precision a caller asks for fails there: still conditional on that choice, not dropped as dead code
+    rep = library_report(tmp_path, kb, FP8, "fp8lib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    assert by["fp8lib.precision_context"]["status"] == "conditional"
+    assert by["fp8lib.precision_context"]["reasons"] == ["transformer_engine.pytorch.fp8_autocast"]

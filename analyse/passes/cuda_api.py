@@ -795,6 +795,21 @@ def _names_npu(node: nodes.Compare) -> bool:
 
 
 NPU_BRANCH_STOPS = "the branch that runs on an NPU stops the program"   # read by library mode
+ASSERT_REJECTS_NPU = "rejects an NPU device"   # read by library mode
+EVERY_CALL = "whenever the function runs"   # read by library mode: the stop is not behind another test of the function
+
+
+def _every_call(stmt) -> str:
+    """`` whenever the function runs`` when no other ``if`` / ``while`` / ``except`` of the function holds *stmt*
+    (``if device.type != "cuda": raise`` at the top of the function, not under ``if torch.is_autocast_enabled():``)."""
+    cur, parent = stmt, stmt.parent
+    while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.Module,
+                                                         nodes.ClassDef, nodes.Lambda)):
+        if isinstance(parent, (nodes.If, nodes.While, nodes.ExceptHandler, nodes.IfExp, nodes.BoolOp)) \
+                and not (isinstance(parent, (nodes.If, nodes.While)) and cur is parent.test):
+            return ""
+        cur, parent = parent, parent.parent
+    return f", {EVERY_CALL}"
 DEVICE_TABLE = "device-type-table"   # the api of NPU004 on a device-type table with no 'npu' key
 
 
@@ -865,7 +880,7 @@ def device_check_effect(node: nodes.Compare, path: str):
         top = top.parent
     if isinstance(top.parent, nodes.Assert) and top.parent.test is top and not _names_npu(node):
         # `assert device in ["cpu", "cuda"]`: a caller that passes the NPU device stops here
-        return "manual", f"the assert ({path}:{top.parent.lineno}) rejects an NPU device"
+        return "manual", f"the assert ({path}:{top.parent.lineno}) {ASSERT_REJECTS_NPU}{_every_call(top.parent)}"
     if v is on_cuda:
         return "info", f"`{node.as_string()[:80]}` holds on an Ascend host as on a CUDA one (with transfer_to_npu)" \
             if on_cuda else f"`{node.as_string()[:80]}` is false on an Ascend host as on a CUDA one"
@@ -903,7 +918,7 @@ def device_check_effect(node: nodes.Compare, path: str):
         runs = runs[0].body if nxt else runs[0].orelse
     if _fails(runs):
         line = runs[-1].lineno if runs else holder.lineno
-        return "manual", f"{NPU_BRANCH_STOPS} ({path}:{line})"
+        return "manual", f"{NPU_BRANCH_STOPS} ({path}:{line}){_every_call(holder)}"
     if runs:
         where = f"the branch at {path}:{runs[0].lineno} runs instead"
     else:

@@ -862,6 +862,11 @@ def _absent_only(c) -> bool:
     return any(a.kind == C.model.IMPORTABLE and a.values == (False, False) for a in C.model.atoms(c))
 
 
+def _absent_texts(c) -> frozenset:
+    """The texts of the tests of absent GPU-only libraries in a condition."""
+    return frozenset(a.text for a in C.model.atoms(c) if a.kind == C.model.IMPORTABLE and a.values == (False, False))
+
+
 def _needs_absent_library(test, in_body: bool) -> bool:
     """Library mode: the branch is off on every NPU host because it needs a GPU-only library that is not installed
     there, by value (``use_cp = has_cp and has_cucim and ...`` with ``has_cp`` the flag of the cupy import): it is
@@ -1224,7 +1229,8 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
     chain = []          # (statement id, level guard, level condition), innermost first
     cur = node
     parent = node.parent
-    top = (None, None, False)  # (guard, condition, guard decided off) of the statement above the chain
+    top = (None, None, False, frozenset())   # (guard, condition, guard decided off, library tests that must hold)
+    # of the statement above the chain
     while parent is not None:
         if memo is not None:
             hit = memo.get(id(cur), _MISSING)
@@ -1234,11 +1240,16 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
         g, c = _level(parent, cur, tables)
         chain.append((id(cur), g, c))
         cur, parent = parent, parent.parent
-    guard, cond, absent = top
+    guard, cond, absent, required = top
     for key, g, c in reversed(chain):
-        if c is not None and g is not None and g.kind == "availability-check" and not g.fallback and _absent_only(c):
+        if c is not None and g is not None and g.kind == "availability-check" and _absent_only(c) \
+                and (not g.fallback or _absent_texts(c) <= required):
             # `if te_installed: <TE> else: raise ImportError(...)`: the test does not take the code off an NPU host's
-            # path; the program stops there instead (no fallback), as it does on any host without the library
+            # path; the program stops there instead (no fallback), as it does on any host without the library. A
+            # test of the same library again inside (`if not is_x_available(): raise ... else: if is_x_available():`)
+            # is decided by the outer one
+            if not g.fallback:
+                required = required | _absent_texts(c)
             c = None
         cond = C.conj(c, cond) if c is not None else cond
         if g is not None and not absent and (guard is None or g.fallback or g.kind not in _VALIDATIONS
@@ -1252,7 +1263,7 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
             # an availability check that no NPU host passes (a GPU-only library that is not installed there) decides
             # everything under it: an inner option (`if use_cp: ... if return_distances:`) is no caller's choice
             absent = g.kind == "availability-check" and g.fallback and c is not None and _absent_only(c)
-        state = (guard, cond, absent)
+        state = (guard, cond, absent, required)
         if memo is not None:
             memo[key] = state
     if guard is None:

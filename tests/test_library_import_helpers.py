@@ -152,3 +152,43 @@ def test_an_absent_library_whose_check_only_raises_stays_the_callers_choice(tmp_
     by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
     assert by["fp8lib.precision_context"]["status"] == "conditional"
     assert by["fp8lib.precision_context"]["reasons"] == ["transformer_engine.pytorch.fp8_autocast"]
+
+
+RECHECK = {
+    "__init__.py": """
+        import importlib.util
+
+        import torch
+
+
+        def is_xformers_available():
+            return importlib.util.find_spec("xformers") is not None
+
+
+        if is_xformers_available():
+            import xformers as xops
+        else:
+            xops = None
+
+
+        def enable_xformers(use_xformers: bool = False):
+            if use_xformers:
+                if not is_xformers_available():
+                    raise ModuleNotFoundError("install xformers")
+                elif not torch.cuda.is_available():
+                    raise ValueError("xformers needs a GPU")
+                else:
+                    if is_xformers_available():
+                        q = torch.randn((1, 2, 40), device="cuda")
+                        xops.ops.memory_efficient_attention(q, q, q)
+    """,
+}
+
+
+def test_a_library_checked_again_under_its_own_required_check(tmp_path, kb):
+    # VALID: `if not is_x_available(): raise` already stopped a host without the library; the same test again inside
+    # the branch that runs with it does not take the use off the path: the caller's choice still reaches it
+    rep = library_report(tmp_path, kb, RECHECK, "recheck")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    assert by["recheck.enable_xformers"]["status"] == "conditional"
+    assert "xformers.ops.memory_efficient_attention" in by["recheck.enable_xformers"]["reasons"]

@@ -124,8 +124,9 @@ def importable(lib: str, text: str, neg_text: str = "") -> m.Atom:
     if OTHER_DEVICE_RE.match(low) or low in ("xpu", "mps", "ipex", "intel_extension_for_pytorch", "torch_mlu",
                                                "torch_musa", "habana", "habana_frameworks", "torch_xla"):
         return device_atom(m.OTHER_DEVICE, text, neg_text)
-    if gpu_only_module(lib):
-        # a GPU-only library (no NPU build) is not installed on an NPU host: its availability test is false there
+    if params_are_choices() and gpu_only_module(lib):
+        # library mode: a GPU-only library (no NPU build) is not installed on an NPU host, so its availability test
+        # is false there (script mode keeps a program's test of what its own host has installed open)
         return m.Atom(m.IMPORTABLE, text, (False, False), neg_text)
     return m.Atom(m.IMPORTABLE, text, (None, None), neg_text)
 

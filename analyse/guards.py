@@ -839,6 +839,8 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
         if any(a.kind == C.model.PARAM for a in C.model.atoms(bc)):
             return None   # `if attention_mask is None:` decided by a parameter's default: callers pass data there
         other = ifnode.body if not in_body else ifnode.orelse
+        if kind == "option" and params_are_choices():
+            kind = _decided_kind(ifnode.test, in_body) or kind
         return Guard(kind, ifnode.lineno or 1, _branch_fallback(other), _condition_text(ifnode.test, in_body))
     other = ifnode.orelse if in_body else ifnode.body
     if other:
@@ -850,8 +852,8 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
         fallback = True   # default off / optional library absent: the branch is skipped
     else:
         fallback = False
-    if kind == "option" and params_are_choices() and _needs_absent_library(ifnode.test, in_body):
-        kind = "availability-check"
+    if kind == "option" and params_are_choices():
+        kind = _decided_kind(ifnode.test, in_body) or kind
     return Guard(kind, ifnode.lineno or 1, fallback, _condition_text(ifnode.test, in_body))
 
 
@@ -867,12 +869,44 @@ def _absent_texts(c) -> frozenset:
     return frozenset(a.text for a in C.model.atoms(c) if a.kind == C.model.IMPORTABLE and a.values == (False, False))
 
 
-def _needs_absent_library(test, in_body: bool) -> bool:
-    """Library mode: the branch is off on every NPU host because it needs a GPU-only library that is not installed
-    there, by value (``use_cp = has_cp and has_cucim and ...`` with ``has_cp`` the flag of the cupy import): it is
-    an availability check, not an option a caller turns on."""
+def _decided_kind(test, in_body: bool) -> Optional[str]:
+    """Library mode: the kind of a flag's test (``if use_cp:``) that is off on every NPU host by value: an
+    availability check when it needs a GPU-only library that is not installed there (``use_cp = has_cp and ...``
+    with ``has_cp`` the flag of the cupy import), a device branch when it needs a CUDA device type (``use_cucim =
+    ... and t.device.type == "cuda"``). Not an option a caller turns on. None otherwise."""
     bc = _branch_cond(test, in_body)
-    return bc is not None and _absent_only(bc)
+    if bc is None or any(C.evaluate(bc, sc) is not False for sc in C.SCENARIOS):
+        return None
+    kinds = {a.kind for a in C.model.atoms(bc) if a.values == (False, False)}
+    if _absent_only(bc):
+        return "availability-check"
+    if C.model.CUDA_TYPE in kinds or _cuda_type_flag(test):
+        return "device-branch"
+    return None
+
+
+def _cuda_type_flag(test) -> bool:
+    """``use_x`` (or ``not use_x``) bound once in its function to an ``and`` that compares a device's type with
+    ``"cuda"`` (``use_cucim = ... and t.device.type == "cuda"``): a device branch under another name."""
+    if isinstance(test, nodes.UnaryOp) and test.op == "not":
+        test = test.operand
+    if not isinstance(test, nodes.Name):
+        return False
+    try:
+        defs = own_bindings(test, test.name)
+    except Exception:
+        return False
+    if len(defs) != 1 or not isinstance(defs[0], nodes.AssignName) or not isinstance(defs[0].parent, nodes.Assign):
+        return False
+    value = defs[0].parent.value
+    if not isinstance(value, nodes.BoolOp) or value.op != "and":
+        return False
+    for v in value.values:
+        if isinstance(v, nodes.Compare) and len(v.ops) == 1 and v.ops[0][0] == "==" \
+                and isinstance(v.left, nodes.Attribute) and v.left.attrname == "type" \
+                and isinstance(v.ops[0][1], nodes.Const) and v.ops[0][1].value == "cuda":
+            return True
+    return False
 
 
 def _cuda_valued(test, in_body: bool) -> bool:

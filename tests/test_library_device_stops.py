@@ -5,6 +5,10 @@
 the device type, so every call stops there. The function is ``unsupported``, and its callers with it (INVALID:
 both were ``conditional``, "only for an NPU device" / "the CUDA branch is skipped; the other branch runs").
 
+A device test folded into a flag (``use_fast = spacing is None and t.device.type == "cuda"``) whose tests take
+branches that complete is advice, and the CUDA-only code behind ``if use_fast:`` is off on an NPU host (INVALID:
+NPU004 manual and the function ``conditional``).
+
 VALID: the same stop inside another test of the function (``if torch.is_autocast_enabled(): if t.device.type ==
 "cuda": ... elif ...: ... else: raise``) stays ``conditional``: it runs only when that test holds.
 """
@@ -67,3 +71,31 @@ def test_a_stop_under_another_test_of_the_function_stays_conditional(tmp_path, k
     by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
     assert by["stoplib.cast"]["status"] == "conditional"
     assert "stops the program" in by["stoplib.cast"]["conditions"][0]
+
+
+FLAG = {
+    "__init__.py": """
+        import torch
+
+        try:
+            import cupy as cp
+        except ImportError:
+            cp = None
+
+
+        def erode(seg, spacing=None):
+            use_fast = spacing is None and cp is not None and seg.device.type == "cuda"
+            if not use_fast:
+                return torch.nn.functional.max_pool2d(seg, 3)
+            else:
+                return cp.asarray(seg)
+    """,
+}
+
+
+def test_a_device_test_folded_into_a_flag_whose_branches_complete(tmp_path, kb):
+    rep = library_report(tmp_path, kb, FLAG, "flaglib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    assert "flaglib.erode" not in by, by.get("flaglib.erode")
+    (check,) = [f for f in rep["findings"] if f["api"] == "device-type-check"]
+    assert check["severity"] == "advice" and "`use_fast`" in check["message"]

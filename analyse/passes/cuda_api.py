@@ -895,6 +895,11 @@ def device_check_effect(node: nodes.Compare, path: str):
         # caller that branches on the answer is where a path is skipped
         return "advice", (f"the function returns the test's NPU value ({path}:{holder.lineno}: the device type is "
                           "'npu') and completes; its callers decide which path runs")
+    if isinstance(holder, nodes.Assign) and holder.value is test and not v and _and_operand(node, test):
+        flag = _flag_branches_complete(holder)
+        if flag:
+            return "advice", (f"`{flag}` ({path}:{holder.lineno}) is false on an NPU (the device type is 'npu'), and "
+                              "the tests of it take branches that complete")
     if not isinstance(holder, nodes.If) or holder.test is not test:
         return "manual", ""
     whole = v if test is node else None
@@ -926,6 +931,31 @@ def device_check_effect(node: nodes.Compare, path: str):
     what = f" and the CUDA branch at {path}:{skipped[0].lineno} is skipped" if skipped and runs else \
         (f" (the CUDA branch at {path}:{skipped[0].lineno})" if skipped else "")
     return "advice", where + what
+
+
+def _and_operand(node, test) -> bool:
+    """*node* is *test* or one of the operands of *test*, an ``and`` (the whole is false when *node* is)."""
+    return node is test or (isinstance(test, nodes.BoolOp) and test.op == "and" and node in test.values)
+
+
+def _flag_branches_complete(assign: nodes.Assign) -> str:
+    """The name ``use_x = <...> and t.device.type == "cuda"`` binds, when it is bound once in its function and every
+    ``if`` of the function that tests it has branches that complete (neither raises nor exits): an NPU host takes the
+    other path of each, which runs. "" otherwise."""
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0], nodes.AssignName):
+        return ""
+    name = assign.targets[0].name
+    scope = assign.scope()
+    if not isinstance(scope, (nodes.FunctionDef, nodes.AsyncFunctionDef)) or len(scope.locals.get(name, ())) != 1:
+        return ""
+    tested = False
+    for ifnode in nodes_of(scope, nodes.If):
+        if not any(isinstance(n, nodes.Name) and n.name == name for n in walk(ifnode.test)):
+            continue
+        if _fails(ifnode.body) or _fails(ifnode.orelse):
+            return ""
+        tested = True
+    return name if tested else ""
 
 
 def _cuda_only_branch(node: nodes.Compare, resolver) -> Optional[str]:

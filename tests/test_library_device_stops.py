@@ -99,3 +99,35 @@ def test_a_device_test_folded_into_a_flag_whose_branches_complete(tmp_path, kb):
     assert "flaglib.erode" not in by, by.get("flaglib.erode")
     (check,) = [f for f in rep["findings"] if f["api"] == "device-type-check"]
     assert check["severity"] == "advice" and "`use_fast`" in check["message"]
+
+
+APEX = {
+    "__init__.py": """
+        import torch
+
+        try:
+            import apex.amp as apex_amp
+        except ImportError:
+            apex_amp = None
+
+
+        class ApexWrapper:
+            def __init__(self, opt_level="O1"):
+                assert apex_amp is not None, "Apex is not installed"
+                self.opt_level = opt_level
+
+            def load_state_dict(self, state):
+                if apex_amp is not None and "apex_amp" in state:
+                    apex_amp.load_state_dict(state["apex_amp"])
+    """,
+}
+
+
+def test_an_assert_on_the_fallback_value_of_a_gpu_only_import(tmp_path, kb):
+    # INVALID before: the assert stops every call on an NPU host (apex is not installed there), yet nothing was found
+    # and __init__ was supported. VALID: the use behind `if apex_amp is not None` keeps its fallback
+    rep = library_report(tmp_path, kb, APEX, "apexlib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    assert by["apexlib.ApexWrapper.__init__"]["status"] == "unsupported"
+    assert by["apexlib.ApexWrapper.__init__"]["reasons"] == ["apex.amp"]
+    assert by.get("apexlib.ApexWrapper.load_state_dict", {}).get("status") != "unsupported"

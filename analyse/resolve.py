@@ -7,7 +7,10 @@ Resolution order (fast and exact first):
    imports give a dotted name (``import torch.nn as nn`` -> ``torch.nn``,
    ``from torch.cuda import amp`` -> ``torch.cuda.amp``, relative imports
    resolved against the module's package); simple assignments are followed
-   (``F = torch.nn.functional``).
+   (``F = torch.nn.functional``); ``importlib.import_module("pkg")`` with a known name, and calls of the
+   project's own import helpers (:class:`ImportHelper`: a function that imports the module a parameter names
+   and hands it back, alone or in a tuple: ``_C, _ = optional_import("pkg._C")``), recognised by that shape
+   when the project is indexed.
 2. **Light type tracking** for receivers of method calls: results of
    ``torch.*`` functions are tensors, calls of ``torch.nn.X`` classes are
    modules, ``self`` inside an ``nn.Module`` subclass is a module,

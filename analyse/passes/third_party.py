@@ -23,7 +23,9 @@ atten_mask + sparse_mode, varlen -> input_layout='TND' + actual_seq_qlen).
 Imports inside ``try: ... except ImportError:`` are NPU404 (lower severity,
 medium confidence); when the except branch provides a fallback (assigns a
 name, sets a flag, imports something else) the message says so and the use
-sites of that import are downgraded too. Imports under ``if TYPE_CHECKING:``,
+sites of that import are downgraded too. In library mode a function that stops when such an import failed
+(``if not HAS_X: raise ...`` with the flag set only by it, ``assert x is not None`` with ``x`` bound only by it
+and to None in its handler) needs the library as much as a call of it would. Imports under ``if TYPE_CHECKING:``,
 comments, docstrings and strings are never findings; a library's own source
 (analysing flash-attn itself) does not report its own package.
 """

@@ -41,7 +41,7 @@ from astroid import nodes
 from analyse.conditions.model import ENV as ENV_ATOM, atoms as condition_atoms
 from analyse.conditions.options import config_values
 from analyse.guards import block_position, block_tables, guard_of, tree_memo
-from analyse.resolve import Resolver, dynamic_import
+from analyse.resolve import Resolver, dynamic_import, unpacked_import
 from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, mentions_npu, nodes_of, own_bindings, walk
 
 if TYPE_CHECKING:  # networkx is imported where a graph is built: the per-file summaries (worker processes) need none
@@ -549,7 +549,9 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                 t = r._def_qualname(d, name, 0)
             elif isinstance(d, nodes.AssignName) and d.scope() is tree:
                 value = r.assigned_value(d)
-                if isinstance(value, (nodes.Name, nodes.Attribute)):
+                if value is None:
+                    t = unpacked_import(d, r)
+                elif isinstance(value, (nodes.Name, nodes.Attribute)):
                     t = r.qualname(value)
                 elif _is_partial_call(value, r):
                     t = r.qualname(value.args[0])

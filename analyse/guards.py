@@ -59,7 +59,7 @@ from analyse.conditions import build as build_condition
 from analyse.conditions.build import IMPORT_ERRORS, handler_catches_import  # noqa: F401 (re-exported)
 from analyse.conditions.build import dotted_name as _dotted, leaf_name as _leaf
 from analyse.conditions import classify as classify_condition
-from analyse.conditions.options import params_are_choices
+from analyse.conditions.options import import_helper_name, params_are_choices
 from analyse.syntax import own_bindings
 
 GUARD_KINDS = ("import-fallback", "availability-check", "device-branch", "option", "version-check",
@@ -170,6 +170,10 @@ def _only_raises(body) -> bool:
         return True
     if isinstance(body[-1], nodes.Raise):
         return True
+    last = body[-1]
+    if isinstance(last, nodes.If) and last.orelse and _only_raises(last.body) and _only_raises(last.orelse):
+        # `else: if te_installed: raise RuntimeError(...) else: raise ImportError(...)`: every branch raises
+        return True
     for st in body:
         if isinstance(st, (nodes.Raise, nodes.Pass)):
             continue
@@ -256,13 +260,27 @@ def _param_default(name: str, node):
     return False, None
 
 
+def _helper_flag(d) -> bool:
+    """*d* binds an element of the tuple an import helper hands back beside the module (``has_cp`` of
+    ``cp, has_cp = optional_import("cupy")``): whether the import worked."""
+    tup = d.parent
+    if not isinstance(tup, nodes.Tuple) or not tup.elts or tup.elts[0] is d:
+        return False
+    stmt = tup.parent
+    return isinstance(stmt, nodes.Assign) and isinstance(stmt.value, nodes.Call) \
+        and import_helper_name(_leaf(stmt.value.func))
+
+
 def _bound_by_guarded_import(name: nodes.Name) -> bool:
-    """The name is bound by an import inside ``try`` (or set to None in its handler)."""
+    """The name is bound by an import inside ``try`` (or set to None in its handler), or is the flag an import
+    helper hands back (:func:`_helper_flag`)."""
     try:
         defs = own_bindings(name, name.name)
     except Exception:
         return False
     for d in defs:
+        if _helper_flag(d):
+            return True
         cur = d
         while cur is not None and not isinstance(cur, (nodes.Module, nodes.FunctionDef, nodes.ClassDef)):
             if isinstance(cur, (nodes.Try, nodes.ExceptHandler)):
@@ -821,6 +839,8 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
         if any(a.kind == C.model.PARAM for a in C.model.atoms(bc)):
             return None   # `if attention_mask is None:` decided by a parameter's default: callers pass data there
         other = ifnode.body if not in_body else ifnode.orelse
+        if kind == "option" and params_are_choices():
+            kind = _decided_kind(ifnode.test, in_body) or kind
         return Guard(kind, ifnode.lineno or 1, _branch_fallback(other), _condition_text(ifnode.test, in_body))
     other = ifnode.orelse if in_body else ifnode.body
     if other:
@@ -832,7 +852,61 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
         fallback = True   # default off / optional library absent: the branch is skipped
     else:
         fallback = False
+    if kind == "option" and params_are_choices():
+        kind = _decided_kind(ifnode.test, in_body) or kind
     return Guard(kind, ifnode.lineno or 1, fallback, _condition_text(ifnode.test, in_body))
+
+
+def _absent_only(c) -> bool:
+    """The condition is false on every NPU host because it needs a GPU-only library that is not installed there."""
+    if any(C.evaluate(c, sc) is not False for sc in C.SCENARIOS):
+        return False
+    return any(a.kind == C.model.IMPORTABLE and a.values == (False, False) for a in C.model.atoms(c))
+
+
+def _absent_texts(c) -> frozenset:
+    """The texts of the tests of absent GPU-only libraries in a condition."""
+    return frozenset(a.text for a in C.model.atoms(c) if a.kind == C.model.IMPORTABLE and a.values == (False, False))
+
+
+def _decided_kind(test, in_body: bool) -> Optional[str]:
+    """Library mode: the kind of a flag's test (``if use_cp:``) that is off on every NPU host by value: an
+    availability check when it needs a GPU-only library that is not installed there (``use_cp = has_cp and ...``
+    with ``has_cp`` the flag of the cupy import), a device branch when it needs a CUDA device type (``use_cucim =
+    ... and t.device.type == "cuda"``). Not an option a caller turns on. None otherwise."""
+    bc = _branch_cond(test, in_body)
+    if bc is None or any(C.evaluate(bc, sc) is not False for sc in C.SCENARIOS):
+        return None
+    kinds = {a.kind for a in C.model.atoms(bc) if a.values == (False, False)}
+    if _absent_only(bc):
+        return "availability-check"
+    if C.model.CUDA_TYPE in kinds or _cuda_type_flag(test):
+        return "device-branch"
+    return None
+
+
+def _cuda_type_flag(test) -> bool:
+    """``use_x`` (or ``not use_x``) bound once in its function to an ``and`` that compares a device's type with
+    ``"cuda"`` (``use_cucim = ... and t.device.type == "cuda"``): a device branch under another name."""
+    if isinstance(test, nodes.UnaryOp) and test.op == "not":
+        test = test.operand
+    if not isinstance(test, nodes.Name):
+        return False
+    try:
+        defs = own_bindings(test, test.name)
+    except Exception:
+        return False
+    if len(defs) != 1 or not isinstance(defs[0], nodes.AssignName) or not isinstance(defs[0].parent, nodes.Assign):
+        return False
+    value = defs[0].parent.value
+    if not isinstance(value, nodes.BoolOp) or value.op != "and":
+        return False
+    for v in value.values:
+        if isinstance(v, nodes.Compare) and len(v.ops) == 1 and v.ops[0][0] == "==" \
+                and isinstance(v.left, nodes.Attribute) and v.left.attrname == "type" \
+                and isinstance(v.ops[0][1], nodes.Const) and v.ops[0][1].value == "cuda":
+            return True
+    return False
 
 
 def _cuda_valued(test, in_body: bool) -> bool:
@@ -1189,7 +1263,8 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
     chain = []          # (statement id, level guard, level condition), innermost first
     cur = node
     parent = node.parent
-    top = (None, None)  # (guard, condition) of the statement above the chain
+    top = (None, None, False, frozenset())   # (guard, condition, guard decided off, library tests that must hold)
+    # of the statement above the chain
     while parent is not None:
         if memo is not None:
             hit = memo.get(id(cur), _MISSING)
@@ -1199,17 +1274,30 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
         g, c = _level(parent, cur, tables)
         chain.append((id(cur), g, c))
         cur, parent = parent, parent.parent
-    guard, cond = top
+    guard, cond, absent, required = top
     for key, g, c in reversed(chain):
+        if c is not None and g is not None and g.kind == "availability-check" and _absent_only(c) \
+                and (not g.fallback or _absent_texts(c) <= required):
+            # `if te_installed: <TE> else: raise ImportError(...)`: the test does not take the code off an NPU host's
+            # path; the program stops there instead (no fallback), as it does on any host without the library. A
+            # test of the same library again inside (`if not is_x_available(): raise ... else: if is_x_available():`)
+            # is decided by the outer one
+            if not g.fallback:
+                required = required | _absent_texts(c)
+            c = None
         cond = C.conj(c, cond) if c is not None else cond
-        if g is not None and (guard is None or g.fallback or g.kind not in _VALIDATIONS or not guard.fallback):
+        if g is not None and not absent and (guard is None or g.fallback or g.kind not in _VALIDATIONS
+                                             or not guard.fallback):
             # an inner try whose handler re-raises (`try: ... except Exception: raise`), an import's own try/except
             # that fails loudly (`elif args.optim == "apex": try: import apex / except ImportError: raise`), or an
             # availability check whose other branch raises (`if not is_xformers_available(): raise ...`), is no
             # fallback and leaves the code under the outer guard that has one: it still runs only when that guard's
             # condition holds, and the other choices are the fallback
             guard = g
-        state = (guard, cond)
+            # an availability check that no NPU host passes (a GPU-only library that is not installed there) decides
+            # everything under it: an inner option (`if use_cp: ... if return_distances:`) is no caller's choice
+            absent = g.kind == "availability-check" and g.fallback and c is not None and _absent_only(c)
+        state = (guard, cond, absent, required)
         if memo is not None:
             memo[key] = state
     if guard is None:

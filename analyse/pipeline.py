@@ -65,7 +65,7 @@ from analyse.conditions.options import collect as collect_options
 from analyse.conditions.options import config_refs, read_config
 from analyse.conditions.options import configure as configure_conditions
 from analyse.conditions.options import merge as merge_options
-from analyse.resolve import ClassInfo, ProjectIndex, Resolver
+from analyse.resolve import ClassInfo, ImportHelper, ProjectIndex, Resolver
 from analyse.runsettings import Settings, _cgroup_cpu_quota, available_cpus, default_jobs  # noqa: F401 (re-exported)
 
 # Below this much Python source to (re)analyse, worker processes cost more than they save.
@@ -112,6 +112,7 @@ class Prescan:
     argparse: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     options: Tuple = ()                            # option declarations and defaults (analyse.conditions.options)
     configs: Tuple[str, ...] = ()                  # configuration files the module names (analyse.conditions.options)
+    import_helpers: Tuple[Tuple[str, Tuple[int, str], Tuple[int, str], int], ...] = ()   # analyse.resolve.ImportHelper
     passes: Tuple[Tuple[str, object], ...] = ()   # (pass name, prescan data)
     errors: Tuple[AnalysisError, ...] = ()
     digest: str = ""
@@ -339,6 +340,7 @@ class _Worker:
             options, configs = (), ()
             errors.append(_internal(task.relpath, "option defaults", exc))
         argparse = tuple(sorted((d, tuple(sorted(v))) for d, v in local.argparse_defaults.items()))
+        helpers = tuple(sorted((h.qualname, h.module, h.attr, h.item) for h in local.import_helpers.values()))
         facts = []
         ctx = ModuleContext(source=sf, resolver=Resolver(sf.tree, task.modname, local, is_package=sf.is_package_init),
                             kb=self.kb, project=self.project)
@@ -355,9 +357,10 @@ class _Worker:
             if data is not None:
                 facts.append((p.name, data))
         pre = Prescan(task.relpath, task.modname, lines=len(sf.lines), classes=classes, argparse=argparse,
-                      options=options, configs=configs, passes=tuple(facts), errors=tuple(errors))
+                      options=options, configs=configs, import_helpers=helpers, passes=tuple(facts),
+                      errors=tuple(errors))
         pre.digest = digest(task.modname, repr(classes), repr(argparse), repr(options), repr(configs),
-                            repr(pre.passes))
+                            repr(helpers), repr(pre.passes))
         if self.keep:
             self.trees[task.relpath] = sf
             # the kept tree lives until the end of the run: out of the collector's sight, or every young-generation
@@ -371,7 +374,8 @@ class _Worker:
         self.project.index = index
         configure_conditions(index.option_defaults, self.project.mode, gpu_only=_gpu_only_modules(self.kb),
                              torch_api=self.kb.documented_names(), config_keys=index.config_keys,
-                             config_by_module=index.config_by_module)
+                             config_by_module=index.config_by_module,
+                             import_helpers=index.helpers_by_leaf())
         _combine(self.project, self.passes, prescans)
 
     def analyse(self, task: _Task) -> ModuleResult:
@@ -484,6 +488,8 @@ def _merge_index(prescans: Iterable[Prescan]) -> ProjectIndex:
             index.classes[q] = ClassInfo(q, bases)
         for dest, defaults in pre.argparse:
             index.argparse_defaults.setdefault(dest, set()).update(defaults)
+        for q, module, attr, item in pre.import_helpers:
+            index.import_helpers[q] = ImportHelper(q, tuple(module), tuple(attr), item)
     index.option_defaults = merge_options(pre.options for pre in prescans if pre.error is None)
     return index
 

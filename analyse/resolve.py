@@ -7,7 +7,10 @@ Resolution order (fast and exact first):
    imports give a dotted name (``import torch.nn as nn`` -> ``torch.nn``,
    ``from torch.cuda import amp`` -> ``torch.cuda.amp``, relative imports
    resolved against the module's package); simple assignments are followed
-   (``F = torch.nn.functional``).
+   (``F = torch.nn.functional``); ``importlib.import_module("pkg")`` with a known name, and calls of the
+   project's own import helpers (:class:`ImportHelper`: a function that imports the module a parameter names
+   and hands it back, alone or in a tuple: ``_C, _ = optional_import("pkg._C")``), recognised by that shape
+   when the project is indexed.
 2. **Light type tracking** for receivers of method calls: results of
    ``torch.*`` functions are tensors, calls of ``torch.nn.X`` classes are
    modules, ``self`` inside an ``nn.Module`` subclass is a module,
@@ -111,7 +114,9 @@ class ProjectIndex:
     config_keys: Set[str] = field(default_factory=set)  # options declared by the configuration files the code names
     config_by_module: Dict[str, Dict[str, list]] = field(default_factory=dict)  # module -> options of the files it names
     modules: Set[str] = field(default_factory=set)
+    import_helpers: Dict[str, "ImportHelper"] = field(default_factory=dict)  # qualname -> helper shape
 
+    _helper_leaves: Tuple[int, Dict[str, list]] = (-1, {})
     _module_cache: Dict[str, bool] = field(default_factory=dict)
     _roots: Tuple[int, frozenset] = (-1, frozenset())   # (len(modules) when made, top-level names of modules)
 
@@ -123,8 +128,19 @@ class ProjectIndex:
             self._roots = (len(self.modules), roots)
         return name in roots
 
+    def helpers_by_leaf(self) -> Dict[str, list]:
+        """The import helpers by function name (built again when helpers were added)."""
+        n, table = self._helper_leaves
+        if n != len(self.import_helpers):
+            table = {}
+            for h in self.import_helpers.values():
+                table.setdefault(h.qualname.rpartition(".")[2], []).append(h)
+            self._helper_leaves = (len(self.import_helpers), table)
+        return table
+
     def add_module(self, modname: str, tree: nodes.Module, resolver: "Resolver") -> None:
         self.modules.add(modname)
+        tried: Set[int] = set()
         for cls in nodes_of(tree, nodes.ClassDef):
             bases = tuple(filter(None, (resolver.qualname(b) for b in cls.bases)))
             self.classes[cls.qname()] = ClassInfo(cls.qname(), bases)
@@ -134,6 +150,14 @@ class ProjectIndex:
                 dest, default = _argparse_dest_default(call)
                 if dest and default:
                     self.argparse_defaults.setdefault(dest, set()).update(default)
+            elif (func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", "")) in _IMPORT_FUNCS:
+                fn = call.scope()
+                if isinstance(fn, nodes.FunctionDef) and id(fn) not in tried \
+                        and isinstance(fn.parent, (nodes.Module, nodes.ClassDef)):
+                    tried.add(id(fn))
+                    helper = import_helper_shape(fn)
+                    if helper is not None:
+                        self.import_helpers[helper.qualname] = helper
 
     def is_module_class(self, qual: str, _depth: int = 0) -> bool:
         if is_module_class_name(qual):
@@ -155,16 +179,148 @@ class ProjectIndex:
 _IMPORT_FUNCS = ("import_module", "__import__")
 
 
+@dataclass(frozen=True)
+class ImportHelper:
+    """A function of the analysed code that imports the module a parameter names and hands it back
+    (``def optional_import(module, version="", name=""): ... the_module = import_module(module) ...
+    the_module = getattr(the_module, name) ... return the_module, True``): a call of it with a known string
+    is an import of that module. *module* / *attr*: (position, name) of the parameter naming the module and
+    of the one naming an attribute taken from it (``getattr(module, name)``), *attr* (-1, "") when none;
+    *item*: the position of the module in the tuple the function returns, -1 when it returns the module
+    itself."""
+
+    qualname: str
+    module: Tuple[int, str]
+    attr: Tuple[int, str] = (-1, "")
+    item: int = -1
+
+
+def import_helper_shape(fn: nodes.FunctionDef) -> Optional[ImportHelper]:
+    """The :class:`ImportHelper` *fn* is, or None: a parameter is passed to ``import_module`` / ``__import__``,
+    the result is bound to a local name (optionally replaced by ``getattr(that, <parameter>)``), and a
+    ``return`` hands back that name or a tuple that holds it. No inference: the function's own statements."""
+    params = [a.name for a in (fn.args.posonlyargs or []) + (fn.args.args or [])]
+    if not params:
+        return None
+    offset = 1 if fn.is_method() and params[0] in ("self", "cls") else 0
+    module_param = None
+    held: Set[str] = set()
+    attr_param = None
+    for assign in fn.nodes_of_class(nodes.Assign):
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0], nodes.AssignName):
+            continue
+        value, target = assign.value, assign.targets[0].name
+        if not isinstance(value, nodes.Call) or not value.args or not isinstance(value.args[0], nodes.Name):
+            continue
+        func = value.func
+        leaf = func.attrname if isinstance(func, nodes.Attribute) else func.name if isinstance(func, nodes.Name) else ""
+        arg = value.args[0].name
+        if leaf in _IMPORT_FUNCS and arg in params:
+            if module_param not in (None, arg):
+                return None
+            module_param = arg
+            held.add(target)
+        elif leaf == "getattr" and arg in held and len(value.args) >= 2 and isinstance(value.args[1], nodes.Name) \
+                and value.args[1].name in params and value.args[1].name != module_param:
+            attr_param = value.args[1].name
+            held.add(target)
+    if module_param is None:
+        return None
+    item = None
+    for ret in fn.nodes_of_class(nodes.Return):
+        if ret.scope() is not fn:
+            continue
+        v = ret.value
+        if isinstance(v, nodes.Name) and v.name in held:
+            got = -1
+        elif isinstance(v, nodes.Tuple) and any(isinstance(e, nodes.Name) and e.name in held for e in v.elts):
+            got = next(i for i, e in enumerate(v.elts) if isinstance(e, nodes.Name) and e.name in held)
+        else:
+            continue
+        if item not in (None, got):
+            return None
+        item = got
+    if item is None:
+        return None
+    pos = params.index(module_param) - offset
+    attr = (params.index(attr_param) - offset, attr_param) if attr_param else (-1, "")
+    return ImportHelper(fn.qname(), (pos, module_param), attr, item)
+
+
+def _helper_arg(call: nodes.Call, where: Tuple[int, str]) -> Optional[str]:
+    pos, name = where
+    for kw in call.keywords or ():
+        if kw.arg == name:
+            return _const_str(kw.value)
+    if 0 <= pos < len(call.args):
+        return _const_str(call.args[pos])
+    return None
+
+
+def helper_import(value, r: Optional["Resolver"], item: int = -1) -> Optional[str]:
+    """The module (or ``module.attr``) a call of one of the project's import helpers (:class:`ImportHelper`)
+    imports, when its names are literal strings, and the value bound from it is the module: the call itself
+    for a helper that returns the module (*item* -1), or element *item* of the tuple a helper hands back
+    (``_C, _ = optional_import("pkg._C")`` is element 0)."""
+    index = getattr(r, "index", None)
+    if index is None or not index.import_helpers or not isinstance(value, nodes.Call):
+        return None
+    func = value.func
+    leaf = func.attrname if isinstance(func, nodes.Attribute) else func.name if isinstance(func, nodes.Name) else ""
+    cands = index.helpers_by_leaf().get(leaf)
+    if not cands:
+        return None
+    q = r.qualname(func)
+    if q is None:
+        return None
+    helper = next((h for h in cands if h.qualname == q), None)
+    if helper is None:
+        # re-exported by a package above the defining module (`from pkg.utils import optional_import` of
+        # pkg/utils/module.py's function)
+        pkg = q.rpartition(".")[0]
+        found = [h for h in cands if pkg and h.qualname.startswith(pkg + ".")]
+        helper = found[0] if len(found) == 1 else None
+    if helper is None or helper.item != item:
+        return None
+    mod = _helper_arg(value, helper.module)
+    if not mod or "{" in mod or mod.startswith(".") or mod.endswith("."):
+        return None
+    if helper.attr[1]:
+        attr = _helper_arg(value, helper.attr)
+        if attr:
+            return f"{mod}.{attr}"
+        if any(kw.arg == helper.attr[1] for kw in value.keywords or ()) or len(value.args) > helper.attr[0] >= 0:
+            return None   # an attribute named by something not literal
+    return mod
+
+
+def unpacked_import(assign_name, r: Optional["Resolver"]) -> Optional[str]:
+    """The module an element of a tuple target receives from an import helper that hands back a tuple
+    (``_C, _ = optional_import("pkg._C")``), or None."""
+    tup = assign_name.parent
+    if not isinstance(tup, nodes.Tuple):
+        return None
+    stmt = tup.parent
+    if not isinstance(stmt, nodes.Assign) or tup not in stmt.targets or not isinstance(stmt.value, nodes.Call):
+        return None
+    try:
+        item = tup.elts.index(assign_name)
+    except ValueError:
+        return None
+    return helper_import(stmt.value, r, item)
+
+
 def dynamic_import(value, r: Optional["Resolver"] = None) -> Optional[str]:
     """The module ``importlib.import_module("pkg.mod")`` / ``__import__("pkg.mod")`` imports when its name is a
     known string (a literal or a name bound once to one); a relative name (``import_module(".mod",
-    __package__)``) is made absolute against the importing module (*r*). None otherwise."""
+    __package__)``) is made absolute against the importing module (*r*); and the module a call of one of the
+    project's import helpers that returns it imports (:func:`helper_import`). None otherwise."""
     if not isinstance(value, nodes.Call) or not value.args:
         return None
     func = value.func
     leaf = func.attrname if isinstance(func, nodes.Attribute) else func.name if isinstance(func, nodes.Name) else ""
     if leaf not in _IMPORT_FUNCS:
-        return None
+        return helper_import(value, r) if r is not None else None
     arg = value.args[0]
     name = _const_str(arg)
     if name is None and isinstance(arg, nodes.Name):
@@ -344,7 +500,10 @@ class Resolver:
         name (a variable holding a call result, a loop variable ...) never resolves, so
         its scope lookup -- the costliest step -- is skipped."""
         if self._bindable is None:
-            self._bindable = self.tree.__dict__.get("_npu_bindable")   # the same for every resolver of the tree
+            # the same for every resolver of the tree whose index knows the same import helpers
+            kept = self.tree.__dict__.get("_npu_bindable")
+            if kept is not None and kept[0] == self._helper_key():
+                self._bindable = kept[1]
         if self._bindable is None:
             out: Set[str] = set()
             for n in nodes_of(self.tree, nodes.Import, nodes.ImportFrom, nodes.FunctionDef, nodes.ClassDef,
@@ -359,8 +518,12 @@ class Resolver:
                     out.add(n.name)
                 elif self._can_resolve(n):
                     out.add(n.name)
-            self._bindable = self.tree._npu_bindable = out
+            self._bindable = out
+            self.tree._npu_bindable = (self._helper_key(), out)
         return self._bindable
+
+    def _helper_key(self) -> FrozenSet[str]:
+        return frozenset(self.index.helpers_by_leaf()) if self.index.import_helpers else frozenset()
 
     def _bindable_scopes(self) -> Set[Tuple[int, str]]:
         """(scope id, name) for every scope of the module whose own bindings of the name include one
@@ -368,14 +531,17 @@ class Resolver:
         the scopes enclosing a use (or builtins), so a use none of whose enclosing scopes has such a
         binding never resolves either."""
         if self._bindable_scoped is None:
-            self._bindable_scoped = self.tree.__dict__.get("_npu_bindable_scoped")
+            kept = self.tree.__dict__.get("_npu_bindable_scoped")
+            if kept is not None and kept[0] == self._helper_key():
+                self._bindable_scoped = kept[1]
         if self._bindable_scoped is None:
             out: Set[Tuple[int, str]] = set()
             for sc in nodes_of(self.tree, *_SCOPE_TYPES):
                 for name, binds in sc.locals.items():
                     if any(self._can_resolve(b) for b in binds):
                         out.add((id(sc), name))
-            self._bindable_scoped = self.tree._npu_bindable_scoped = out
+            self._bindable_scoped = out
+            self.tree._npu_bindable_scoped = (self._helper_key(), out)
         return self._bindable_scoped
 
     def _can_resolve(self, binding) -> bool:
@@ -383,6 +549,14 @@ class Resolver:
             return True
         if isinstance(binding, nodes.AssignName):
             value = self.assigned_value(binding)
+            if value is None and isinstance(binding.parent, nodes.Tuple) and self.index.import_helpers:
+                stmt = binding.parent.parent
+                value = stmt.value if isinstance(stmt, nodes.Assign) else None
+            if isinstance(value, nodes.Call) and self.index.import_helpers:
+                func = value.func
+                leaf = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", "")
+                if leaf in self.index.helpers_by_leaf():
+                    return True   # maybe a call of an import helper: decided when the name is looked up
             return isinstance(value, (nodes.Name, nodes.Attribute)) or dynamic_import(value, self) is not None
         return False
 
@@ -459,6 +633,8 @@ class Resolver:
             value = self.assigned_value(d)
             if value is not None and isinstance(value, (nodes.Name, nodes.Attribute)):
                 return self.qualname(value, depth + 1)
+            if value is None:
+                return unpacked_import(d, self)
             return dynamic_import(value, self)
         return None
 

@@ -33,7 +33,8 @@ from typing import Optional, Tuple
 from astroid import nodes
 
 from analyse.conditions import model as m
-from analyse.conditions.options import config_value, literal, option_values, params_are_choices, torch_has
+from analyse.conditions.options import (config_value, gpu_only_module, import_helper_name, literal, option_values, params_are_choices,
+                                        torch_has)
 from analyse.syntax import nodes_of, own_bindings
 
 _MISSING = object()
@@ -123,6 +124,10 @@ def importable(lib: str, text: str, neg_text: str = "") -> m.Atom:
     if OTHER_DEVICE_RE.match(low) or low in ("xpu", "mps", "ipex", "intel_extension_for_pytorch", "torch_mlu",
                                                "torch_musa", "habana", "habana_frameworks", "torch_xla"):
         return device_atom(m.OTHER_DEVICE, text, neg_text)
+    if params_are_choices() and gpu_only_module(lib):
+        # library mode: a GPU-only library (no NPU build) is not installed on an NPU host, so its availability test
+        # is false there (script mode keeps a program's test of what its own host has installed open)
+        return m.Atom(m.IMPORTABLE, text, (False, False), neg_text)
     return m.Atom(m.IMPORTABLE, text, (None, None), neg_text)
 
 
@@ -709,6 +714,20 @@ def _imported_lib(trynode) -> Optional[str]:
     return None
 
 
+def _helper_flag_lib(d) -> Optional[str]:
+    """The module an import helper was asked for when *d* binds the flag it hands back beside the module
+    (``has_cp`` of ``cp, has_cp = optional_import("cupy")``, the helper one of the project's
+    :class:`analyse.resolve.ImportHelper`), else None."""
+    tup = d.parent
+    if not isinstance(d, nodes.AssignName) or not isinstance(tup, nodes.Tuple) or not tup.elts or tup.elts[0] is d:
+        return None
+    stmt = tup.parent
+    if not isinstance(stmt, nodes.Assign) or not isinstance(stmt.value, nodes.Call) or not stmt.value.args \
+            or not import_helper_name(_leaf(stmt.value.func)):
+        return None
+    return _str(stmt.value.args[0])
+
+
 def _flag_from_bindings(name: nodes.Name, text: str, neg_text: str = "") -> Optional[m.Cond]:
     """``X = True`` in try / ``X = False`` in except; a name bound by a guarded import; a placeholder set
     to None before ``try: import X except ImportError: pass``."""
@@ -718,6 +737,10 @@ def _flag_from_bindings(name: nodes.Name, text: str, neg_text: str = "") -> Opti
         return None
     if not defs:
         return None
+    if len(defs) == 1:
+        lib = _helper_flag_lib(defs[0])
+        if lib:
+            return importable(lib.split(".")[0] if not lib.startswith("torch.") else lib.split(".")[1], text, neg_text)
     lib = None
     saw_import = False
     for d in defs:

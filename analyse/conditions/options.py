@@ -28,14 +28,15 @@ from astroid import nodes
 from analyse.syntax import nodes_of
 
 _STATE = {"options": {}, "params_are_choices": False, "gpu_only": frozenset(), "torch_api": frozenset(),
-          "config_keys": frozenset(), "config_by_module": {}}
+          "config_keys": frozenset(), "config_by_module": {}, "import_helpers": frozenset()}
 MAX_OPTIONS = 20000
 
 
 def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
               gpu_only: Optional[Iterable[str]] = None, torch_api: Optional[Iterable[str]] = None,
               config_keys: Optional[Iterable[str]] = None,
-              config_by_module: Optional[Dict[str, Dict[str, list]]] = None) -> None:
+              config_by_module: Optional[Dict[str, Dict[str, list]]] = None,
+              import_helpers: Optional[Iterable[str]] = None) -> None:
     """Set the project's option table and the mode for the conditions built in this process.
     In ``thirdparty`` mode a parameter of a library function is its caller's choice (conditional);
     in ``script`` mode it takes its default. *gpu_only*: modules with no NPU path (from the knowledge
@@ -43,8 +44,11 @@ def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
     of the target torch version's API list (``hasattr(F, "scaled_dot_product_attention")`` is true there).
     *config_keys*: the options declared by the configuration files the code names (YAML / JSON / TOML data read
     by :func:`read_config`), which :func:`config_value` answers for; *config_by_module*: module -> the options of
-    the configuration files that module names, which :func:`config_values` answers for."""
+    the configuration files that module names, which :func:`config_values` answers for. *import_helpers*: the
+    names of the project's functions that import the module a string names and hand it back
+    (:class:`analyse.resolve.ImportHelper`), for :func:`import_helper_name`."""
     _STATE["options"] = dict(options or {})
+    _STATE["import_helpers"] = frozenset(import_helpers or ())
     _STATE["config_keys"] = frozenset(config_keys or ())
     _STATE["config_by_module"] = dict(config_by_module or {})
     _STATE["params_are_choices"] = mode == "thirdparty"
@@ -67,6 +71,13 @@ def gpu_only_module(name: str) -> bool:
         return False
     parts = name.split(".")
     return any(".".join(parts[:i]) in mods for i in range(1, len(parts) + 1))
+
+
+def import_helper_name(name: str) -> bool:
+    """True when *name* is the name of one of the project's import helpers (``optional_import``): the other
+    elements of the tuple it hands back (``cp, has_cp = optional_import("cupy")``) say whether the import
+    worked."""
+    return name in _STATE["import_helpers"]
 
 
 def params_are_choices() -> bool:

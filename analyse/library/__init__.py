@@ -48,7 +48,7 @@ from analyse.callgraph import (MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, RESULT_CAL
                                other_device_only, propagate, summarise_module, transfer_only_condition)
 from analyse.findings import AnalysisError, Finding, assign_ids
 from analyse.library.cpp import CPP_SUFFIXES, BuildExt, scan_sources
-from analyse.passes.cuda_api import DEVICE_TABLE, NPU_BRANCH_STOPS
+from analyse.passes.cuda_api import ASSERT_REJECTS_NPU, DEVICE_TABLE, EVERY_CALL, NPU_BRANCH_STOPS
 from analyse.passes.cuda_extension import EXTRA_KEY, prescan_build_file, project_scan
 from analyse.passes.third_party import OWN_PACKAGE_KEY
 from analyse.pipeline import Settings, dedupe
@@ -315,6 +315,14 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
         if f.code == DEVICE_TYPE_CHECK and st == "unsupported" and api == DEVICE_TABLE:
             add_root(fn, "conditional", f"{api}{COND_SEP}only for an NPU device: `{f.snippet.strip()[:80]}` looks up "
                                         "the device type 'npu', which the table has no key for (KeyError)")
+        elif f.code == DEVICE_TYPE_CHECK and st == "unsupported" and EVERY_CALL in f.message \
+                and (NPU_BRANCH_STOPS in f.message or ASSERT_REJECTS_NPU in f.message):
+            # `if device.type != "cuda": raise ...`, `assert "cuda" in str(w.device)` at the top of the function: on
+            # an NPU host the device is the NPU, so the function stops there (behind its guard's condition, if any)
+            if cond:
+                add_root(fn, "conditional", f"{api}{COND_SEP}{cond}")
+            else:
+                add_root(fn, "unsupported", api)
         elif f.code == DEVICE_TYPE_CHECK and st == "unsupported" and NPU_BRANCH_STOPS in f.message:
             add_root(fn, "conditional", f"{api}{COND_SEP}only for an NPU device: the branch of `{f.snippet.strip()[:80]}` "
                                         "that the device type 'npu' takes stops the program")

@@ -795,6 +795,21 @@ def _names_npu(node: nodes.Compare) -> bool:
 
 
 NPU_BRANCH_STOPS = "the branch that runs on an NPU stops the program"   # read by library mode
+ASSERT_REJECTS_NPU = "rejects an NPU device"   # read by library mode
+EVERY_CALL = "whenever the function runs"   # read by library mode: the stop is not behind another test of the function
+
+
+def _every_call(stmt) -> str:
+    """`` whenever the function runs`` when no other ``if`` / ``while`` / ``except`` of the function holds *stmt*
+    (``if device.type != "cuda": raise`` at the top of the function, not under ``if torch.is_autocast_enabled():``)."""
+    cur, parent = stmt, stmt.parent
+    while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.Module,
+                                                         nodes.ClassDef, nodes.Lambda)):
+        if isinstance(parent, (nodes.If, nodes.While, nodes.ExceptHandler, nodes.IfExp, nodes.BoolOp)) \
+                and not (isinstance(parent, (nodes.If, nodes.While)) and cur is parent.test):
+            return ""
+        cur, parent = parent, parent.parent
+    return f", {EVERY_CALL}"
 DEVICE_TABLE = "device-type-table"   # the api of NPU004 on a device-type table with no 'npu' key
 
 
@@ -865,7 +880,7 @@ def device_check_effect(node: nodes.Compare, path: str):
         top = top.parent
     if isinstance(top.parent, nodes.Assert) and top.parent.test is top and not _names_npu(node):
         # `assert device in ["cpu", "cuda"]`: a caller that passes the NPU device stops here
-        return "manual", f"the assert ({path}:{top.parent.lineno}) rejects an NPU device"
+        return "manual", f"the assert ({path}:{top.parent.lineno}) {ASSERT_REJECTS_NPU}{_every_call(top.parent)}"
     if v is on_cuda:
         return "info", f"`{node.as_string()[:80]}` holds on an Ascend host as on a CUDA one (with transfer_to_npu)" \
             if on_cuda else f"`{node.as_string()[:80]}` is false on an Ascend host as on a CUDA one"
@@ -880,6 +895,11 @@ def device_check_effect(node: nodes.Compare, path: str):
         # caller that branches on the answer is where a path is skipped
         return "advice", (f"the function returns the test's NPU value ({path}:{holder.lineno}: the device type is "
                           "'npu') and completes; its callers decide which path runs")
+    if isinstance(holder, nodes.Assign) and holder.value is test and not v and _and_operand(node, test):
+        flag = _flag_branches_complete(holder)
+        if flag:
+            return "advice", (f"`{flag}` ({path}:{holder.lineno}) is false on an NPU (the device type is 'npu'), and "
+                              "the tests of it take branches that complete")
     if not isinstance(holder, nodes.If) or holder.test is not test:
         return "manual", ""
     whole = v if test is node else None
@@ -903,7 +923,7 @@ def device_check_effect(node: nodes.Compare, path: str):
         runs = runs[0].body if nxt else runs[0].orelse
     if _fails(runs):
         line = runs[-1].lineno if runs else holder.lineno
-        return "manual", f"{NPU_BRANCH_STOPS} ({path}:{line})"
+        return "manual", f"{NPU_BRANCH_STOPS} ({path}:{line}){_every_call(holder)}"
     if runs:
         where = f"the branch at {path}:{runs[0].lineno} runs instead"
     else:
@@ -911,6 +931,31 @@ def device_check_effect(node: nodes.Compare, path: str):
     what = f" and the CUDA branch at {path}:{skipped[0].lineno} is skipped" if skipped and runs else \
         (f" (the CUDA branch at {path}:{skipped[0].lineno})" if skipped else "")
     return "advice", where + what
+
+
+def _and_operand(node, test) -> bool:
+    """*node* is *test* or one of the operands of *test*, an ``and`` (the whole is false when *node* is)."""
+    return node is test or (isinstance(test, nodes.BoolOp) and test.op == "and" and node in test.values)
+
+
+def _flag_branches_complete(assign: nodes.Assign) -> str:
+    """The name ``use_x = <...> and t.device.type == "cuda"`` binds, when it is bound once in its function and every
+    ``if`` of the function that tests it has branches that complete (neither raises nor exits): an NPU host takes the
+    other path of each, which runs. "" otherwise."""
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0], nodes.AssignName):
+        return ""
+    name = assign.targets[0].name
+    scope = assign.scope()
+    if not isinstance(scope, (nodes.FunctionDef, nodes.AsyncFunctionDef)) or len(scope.locals.get(name, ())) != 1:
+        return ""
+    tested = False
+    for ifnode in nodes_of(scope, nodes.If):
+        if not any(isinstance(n, nodes.Name) and n.name == name for n in walk(ifnode.test)):
+            continue
+        if _fails(ifnode.body) or _fails(ifnode.orelse):
+            return ""
+        tested = True
+    return name if tested else ""
 
 
 def _cuda_only_branch(node: nodes.Compare, resolver) -> Optional[str]:

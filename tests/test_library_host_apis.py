@@ -71,3 +71,28 @@ def test_curation_rows_carry_their_evidence(kb):
         o = ids[oid]
         assert o["official"] == "absent" and o["status"] == "supported" and o["evidence"]
     assert "torch.multiprocessing.get_start_method" in ids["multiprocessing-host-reexports"]["apis"]
+
+
+CUCIM = {
+    "__init__.py": """
+        import numpy as np
+        from cucim.skimage.morphology import binary_erosion
+        from cucim import CuImage
+
+
+        def edges(mask):
+            return mask ^ binary_erosion(mask)
+
+
+        def read_region(path, loc, size):
+            return np.asarray(CuImage(path).read_region(loc, size))
+    """,
+}
+
+
+def test_cucim_image_ops_are_gpu_only_but_its_slide_reader_is_not(tmp_path, kb):
+    rep = library_report(tmp_path, kb, CUCIM, "cclib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    assert by["cclib.edges"]["status"] == "unsupported"
+    assert "cclib.read_region" not in by     # CuImage reads slides on the host
+    assert any(f["api"].startswith("cucim.skimage") and f["code"] in ("NPU401", "NPU402") for f in rep["findings"])

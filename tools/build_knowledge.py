@@ -825,6 +825,18 @@ STATIC_FACTS = [
         f"supported_devices = {{cuda, cpu, xpu, hpu, mps}}); {S_DOCS} (not listed); {S_OPP} torch_npu.npu_fusion_attention",
     },
     {
+        "id": "torch-c-cuda-bindings",
+        "apis": ["torch._C._cuda_*"],
+        "reason": "torch._C._cuda_* are private bindings compiled only into CUDA builds of torch (torch/csrc/cuda/Module.cpp registers "
+        "them when torch is built with CUDA); the torch of an Ascend host is the CPU build, where they do not exist (AttributeError), and "
+        "transfer_to_npu patches the public torch.cuda names, never torch._C.",
+        "replacement": "Use the public stream / device API instead of the private binding (torch.npu.current_stream(device), "
+        "torch.npu.current_device(); or the public torch.cuda name, which transfer_to_npu maps).",
+        "severity": "blocker",
+        "source": f"pytorch/pytorch torch/csrc/cuda/Module.cpp (THCPModule_methods: _cuda_getCurrentRawStream, _cuda_setDevice, ... "
+        f"compiled under USE_CUDA); {S_TRANSFER} summary_master (torch.cuda attribute patches only)",
+    },
+    {
         "id": "cuda-default-generators",
         "apis": ["torch.cuda.default_generators"],
         "reason": "Older guides say torch.cuda.default_generators is not supported; newer transfer_to_npu (2.7.1 and later) patches it lazily to "

@@ -144,7 +144,7 @@ def _uses_script_module(tree: nodes.Module) -> bool:
 
 
 GENERAL_FACTS = {"jit-script-disabled", "channels-last", "cuda-autocast-helpers", "cuda-ipc-tensor-sharing", "cuda-nvrtc-kernel",
-                 "flex-attention"}
+                 "flex-attention", "torch-c-cuda-bindings"}
 # names reported by the distributed pass
 OTHER_PASSES = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.distributed")
 _COMPARE_METHODS = {"startswith", "endswith", "__eq__", "find", "index", "count"}

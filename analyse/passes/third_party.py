@@ -215,6 +215,7 @@ GPU_ONLY_HANDLER = "gpu-only-handler"   # Guard.condition of a try-import whose 
 UNBOUND = "unbound-after-failure"       # library mode: a function uses the name a failed guarded import leaves unbound
 AFTER_IMPORT = "after-import"           # a use in the body / else of the try that holds its guarded import
 GUARDED_CLASS = "guarded-class"         # library mode: a use in a class defined only when the optional import works
+REQUIRED = "required"                   # a presence test that stops the code (assert / raise) when the library is missing
 
 
 def _in_guarded_class(node) -> bool:
@@ -298,6 +299,50 @@ def _type_checking_only(node, r) -> bool:
 
 _IMPORTS_ON_NPU = (" The module imports on an Ascend host; the calls that need CUDA are reported where they are"
                    " made.")
+
+
+def _stops(block) -> bool:
+    """The block stops the program: it raises or exits (after messages), with no alternative path."""
+    if not block or not _only_raises(block):
+        return False
+    return any(isinstance(st, nodes.Raise) or isinstance(st, nodes.Expr) and isinstance(st.value, nodes.Call)
+               and isinstance(st.value.func, (nodes.Name, nodes.Attribute))
+               and (st.value.func.name if isinstance(st.value.func, nodes.Name) else st.value.func.attrname)
+               in ("exit", "_exit", "abort") for st in block)
+
+
+def _requires_library(node) -> bool:
+    """True when *node*, a presence test of an optional library (:func:`analyse.guards.is_probe`), stops the code
+    when the library is missing: ``assert apex_amp is not None``, ``assert flash_attn``, ``if xformers is None:
+    raise ImportError(...)``, ``if HAS_X: ... else: raise``. A "fallback" that asserts or raises is no fallback:
+    the code holding the test needs the library (JUDGING: a fallback that asserts, raises, or calls GPU-only code
+    is none). ``and`` chains in an assert and ``or`` chains in a raising ``if`` require every name they test."""
+    cur, parent = node, node.parent
+    present = True
+    if isinstance(parent, nodes.Compare) and len(parent.ops) == 1:
+        op, right = parent.ops[0]
+        if op not in ("is", "is not", "==", "!=") or not (_is_none_const(right) or _is_none_const(parent.left)):
+            return False
+        present = op in ("is not", "!=")
+        cur, parent = parent, parent.parent
+    ops = set()
+    while isinstance(parent, nodes.UnaryOp) and parent.op == "not" or isinstance(parent, nodes.BoolOp):
+        if isinstance(parent, nodes.UnaryOp):
+            present = not present
+        else:
+            ops.add(parent.op)
+        cur, parent = parent, parent.parent
+    if isinstance(parent, nodes.Assert) and cur is parent.test:
+        return present and ops <= {"and"}
+    if isinstance(parent, nodes.If) and cur is parent.test:
+        if not present:
+            return ops <= {"or"} and _stops(parent.body)
+        return ops <= {"and"} and _stops(parent.orelse)
+    return False
+
+
+def _is_none_const(n) -> bool:
+    return isinstance(n, nodes.Const) and n.value is None
 
 
 def _type_probe(node) -> bool:
@@ -785,9 +830,12 @@ class ThirdPartyPass(Pass):
         info = self._lookup(ctx, table, q)
         if info is None:
             return None
+        required = False
         if is_probe(node):
-            return None  # `if apex is not None:` tests whether the library is installed; it does not use it
-        if _type_probe(node):
+            if not _requires_library(node):
+                return None  # `if apex is not None:` tests whether the library is installed; it does not use it
+            required = True  # `assert apex_amp is not None`: the code stops without the library
+        if not required and _type_probe(node):
             # isinstance(m, bnb.nn.Linear4bit) / isinstance(m, SyncBatchNorm) compares types and runs none of the
             # class's code: not a use (the import that binds the name is reported where it is made) (#30)
             return None
@@ -832,7 +880,11 @@ class ThirdPartyPass(Pass):
             # fails without it (``except ImportError: HAS_FA3 = False`` then ``_flash_attn_forward(...)``);
             # its callers that check the flag first are conditional through the guarded call
             guard = Guard(fallback=False, line=guard.line, condition=UNBOUND)
-        if guard is not None and guard.condition != GUARDED_CLASS and _runs_only_after_import(node, defs):
+        if required:
+            if guard is None:
+                return None   # the name is bound by an unguarded import: that import is the finding
+            guard = Guard(fallback=False, line=guard.line, condition=REQUIRED)
+        elif guard is not None and guard.condition != GUARDED_CLASS and _runs_only_after_import(node, defs):
             guard = Guard(fallback=True, line=guard.line, condition=AFTER_IMPORT)
         if guard is not None:
             sev = _DOWNGRADE[sev] if guard.fallback else sev
@@ -850,6 +902,10 @@ class ThirdPartyPass(Pass):
                 suffix = (" No working fallback here: the class is defined only when the optional import succeeds "
                           f"(the except branch at {ctx.path}:{guard.line} defines no alternative), and its methods "
                           "call the library once a caller builds it.")
+            elif guard.condition == REQUIRED:
+                suffix = (f" No working fallback here: the import is guarded (except branch at {ctx.path}:{guard.line}), "
+                          "but this test stops the code (assert / raise) when the library is missing, so on an Ascend "
+                          "host this code needs it.")
             elif guard.condition == UNBOUND:
                 suffix = (f" No working fallback here: the except branch at {ctx.path}:{guard.line} leaves the name "
                           "unbound (or None), and this function uses it without checking, so it fails on an Ascend "

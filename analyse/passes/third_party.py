@@ -24,8 +24,9 @@ Imports inside ``try: ... except ImportError:`` are NPU404 (lower severity,
 medium confidence); when the except branch provides a fallback (assigns a
 name, sets a flag, imports something else) the message says so and the use
 sites of that import are downgraded too. In library mode a function that stops when such an import failed
-(``if not HAS_X: raise ...`` with the flag set only by it, ``assert x is not None`` with ``x`` bound only by it
-and to None in its handler) needs the library as much as a call of it would. Imports under ``if TYPE_CHECKING:``,
+(``if not HAS_X: raise ...`` with the flag set only by it) needs the library as much as a call of it would; in
+both modes a presence test that stops the code when the library is missing (``assert x is not None``,
+``if x is None: raise``) is a use with no fallback (:func:`_requires_library`). Imports under ``if TYPE_CHECKING:``,
 comments, docstrings and strings are never findings; a library's own source
 (analysing flash-attn itself) does not report its own package.
 """
@@ -642,7 +643,6 @@ class ThirdPartyPass(Pass):
                 yield f
         if ctx.project.mode == "thirdparty" and guarded:
             yield from self._required_by_flag(ctx, table)
-            yield from self._required_by_assert(ctx, table)
         names = [item for item in r.outer_names() if not isinstance(item[1], nodes.AssignAttr)]
         for node in merged(names, selection(ctx.tree, nodes.Call)):
             if isinstance(node, (nodes.Name, nodes.Attribute)):
@@ -672,50 +672,6 @@ class ThirdPartyPass(Pass):
                    f"the import at {ctx.path}:{line}, which fails on an Ascend host. {info['reason']}")
             yield ctx.finding(R_USE, node, q, msg, replacement=info["replacement"], severity=info["severity"],
                               confidence="medium", evidence="knowledge")
-
-    def _required_by_assert(self, ctx, table) -> Iterator[Finding]:
-        """Library mode: ``assert apex_amp is not None`` (or ``assert apex_amp``) in a function, where the name is
-        bound only by an import of a GPU-only library inside a ``try`` and to None in its handler: on an Ascend host
-        the import failed, so the assert stops the function -- a fallback that asserts is none."""
-        for node in nodes_of(ctx.tree, nodes.Assert):
-            if not isinstance(node.scope(), nodes.FunctionDef):
-                continue
-            test = node.test
-            if isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0][0] == "is not" \
-                    and isinstance(test.ops[0][1], nodes.Const) and test.ops[0][1].value is None:
-                test = test.left
-            if not isinstance(test, nodes.Name):
-                continue
-            got = self._none_or_import(ctx, table, test)
-            if got is None:
-                continue
-            q, info, line = got
-            msg = (f"Asserts that `{q}` ({info['library']}) was imported: `{test.name}` is bound by the import at "
-                   f"{ctx.path}:{line} and set to None when it fails, as it does on an Ascend host. {info['reason']}")
-            yield ctx.finding(R_USE, node, q, msg, replacement=info["replacement"], severity=info["severity"],
-                              confidence="medium", evidence="knowledge")
-
-    def _none_or_import(self, ctx, table, name: nodes.Name):
-        """(library qualname, its facts, import line) when *name* is bound only by an import of a GPU-only library
-        in the body of a ``try`` and to ``None`` elsewhere (its handler); None otherwise."""
-        try:
-            _scope, defs = lookup(name, name.name)
-        except Exception:
-            return None
-        found = None
-        for d in defs:
-            if isinstance(d, (nodes.Import, nodes.ImportFrom)):
-                parent = d.parent
-                if not (isinstance(parent, nodes.Try) and d in parent.body):
-                    return None
-                got = self._try_library(ctx, table, parent)
-                if got is None:
-                    return None
-                found = found or got
-            elif not (isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Assign)
-                      and isinstance(d.parent.value, nodes.Const) and d.parent.value.value is None):
-                return None
-        return found
 
     def _flag_library(self, ctx, table, flag: nodes.Name):
         """(library qualname, its facts, import line) when every assignment of *flag* to ``True`` sits in the body

@@ -1,0 +1,108 @@
+"""Dispatch in script mode, round 38: which class a program's default run builds when configuration makes the choice
+(alternative imports under an ``if``/``elif`` on an option). VALID/INVALID fixtures of the shapes met; no project code
+copied."""
+
+from analyse.modes import run_script
+from helpers import write_files
+
+
+def _by(rep, api):
+    return [f for f in rep["findings"] if f["api"] == api]
+
+
+def _drivers(rep):
+    return [d["api"] for d in rep["summary"]["verdict"]["drivers"]]
+
+
+# ---------------------------------------------------------------- if opt.kind == 'x': from a import Net / elif ...
+
+def _backbone_demo(default: str) -> dict:
+    return {
+        "nets/__init__.py": "",
+        "nets/plain.py": """
+            import torch
+
+
+            class Net(torch.nn.Module):
+                def __init__(self, opt):
+                    super().__init__()
+                    self.fc = torch.nn.Linear(4, 4)
+
+                def forward(self, x):
+                    return self.fc(x.cuda())
+        """,
+        "nets/fused.py": """
+            import torch
+            from torch.utils.cpp_extension import load
+
+            _ext = load(name="fused_ext", sources=["fused.cu"])
+
+
+            class Net(torch.nn.Module):
+                def __init__(self, opt):
+                    super().__init__()
+                    self.w = torch.nn.Parameter(torch.zeros(4))
+
+                def forward(self, x):
+                    return _ext.fused_forward(x, self.w)
+        """,
+        "main.py": f"""
+            import argparse
+            import torch
+
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--backbone", type=str, default="{default}", choices=["plain", "fused"])
+            opt = parser.parse_args()
+
+            if opt.backbone == "plain":
+                from nets.plain import Net
+            elif opt.backbone == "fused":
+                from nets.fused import Net
+            else:
+                raise NotImplementedError(opt.backbone)
+
+            model = Net(opt)
+            print(model(torch.zeros(4)))
+        """,
+    }
+
+
+def test_the_option_default_picks_the_alternative_import_the_program_builds(tmp_path, kb):
+    # VALID (old: `Net` bound by two imports is unresolved, the kernel call of the fused class is reach unknown):
+    # the default backbone "fused" selects nets.fused.Net, so its forward (the JIT-built extension) runs
+    write_files(tmp_path, _backbone_demo("fused"))
+    rep = run_script([tmp_path], kb)
+    (kernel,) = _by(rep, "fused_ext.fused_forward")
+    assert kernel["line"] == 14 and kernel["counted"] and kernel["reach"]["status"] == "reachable", kernel
+    assert kernel["reach"]["path"] == ["main.<module>", "nets.fused.Net.forward"], kernel["reach"]
+    assert "fused_ext.fused_forward" in _drivers(rep)
+    assert rep["summary"]["verdict"]["effort"] == "blocked"
+    # the other alternative is not built: its .cuda() is no driver
+    (cuda,) = _by(rep, "torch.Tensor.cuda")
+    assert not cuda["counted"], cuda
+
+
+def test_the_option_default_rules_out_the_other_alternative_import(tmp_path, kb):
+    # INVALID (old: neither class resolved, the program graded none): the default "plain" builds nets.plain.Net,
+    # whose .cuda() runs; the fused class's kernel is not on the default path
+    write_files(tmp_path, _backbone_demo("plain"))
+    rep = run_script([tmp_path], kb)
+    (cuda,) = _by(rep, "torch.Tensor.cuda")
+    assert cuda["path"] == "nets/plain.py" and cuda["line"] == 11 and cuda["counted"], cuda
+    assert cuda["reach"]["path"] == ["main.<module>", "nets.plain.Net.forward"], cuda["reach"]
+    (kernel,) = _by(rep, "fused_ext.fused_forward")
+    assert not kernel["counted"], kernel
+    assert rep["summary"]["verdict"]["effort"] == "low"
+    assert _drivers(rep) == ["torch.Tensor.cuda"]
+
+
+def test_an_option_without_a_known_default_leaves_the_alternative_imports_open(tmp_path, kb):
+    # the option is required (no default): either class may be built, nothing is picked (reach unknown)
+    files = _backbone_demo("plain")
+    files["main.py"] = files["main.py"].replace('default="plain", ', "required=True, ")
+    write_files(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    (kernel,) = _by(rep, "fused_ext.fused_forward")
+    assert kernel["reach"]["status"] == "unknown", kernel["reach"]
+    (cuda,) = _by(rep, "torch.Tensor.cuda")
+    assert cuda["reach"]["status"] == "unknown", cuda["reach"]

@@ -310,6 +310,49 @@ def _hydra_config(fn) -> Optional[str]:
     return None
 
 
+def _hydra_call(n: nodes.Call, modname: str, roots: List[Tuple[str, str]], composed: List[Tuple[str, int]]) -> None:
+    """Hydra's compose API: ``initialize_config_module("pkg")`` / ``initialize(config_path="conf")`` /
+    ``initialize_config_dir(config_dir="conf")`` set where configs are looked up (*roots*), and
+    ``compose(config_name=args.config)`` with a name that is no literal loads one of the configs found there
+    (*composed*, the function and line)."""
+    leaf = _func_leaf(n.func)
+    if leaf not in ("initialize_config_module", "initialize", "initialize_config_dir", "compose"):
+        return
+
+    def arg(name: str):
+        for k in n.keywords or ():
+            if k.arg == name:
+                return k.value
+        return n.args[0] if n.args else None
+
+    if leaf == "compose":
+        name = arg("config_name")
+        if name is not None and not (isinstance(name, nodes.Const) and isinstance(name.value, str)):
+            composed.append((_scope_fn(n, modname), n.lineno or 1))
+        return
+    kind, key = {"initialize_config_module": ("module", "config_module"), "initialize": ("path", "config_path"),
+                 "initialize_config_dir": ("path", "config_dir")}[leaf]
+    value = arg(key)
+    if isinstance(value, nodes.Const) and isinstance(value.value, str) and value.value and len(value.value) < 300:
+        if (kind, value.value) not in roots:
+            roots.append((kind, value.value))
+
+
+def shipped_configs(folder: str) -> List[str]:
+    """The YAML files under *folder* (sorted, at most MAX_CONFIG_FILES), relative to it."""
+    import os
+
+    out: List[str] = []
+    for d, subdirs, files in os.walk(folder):
+        subdirs[:] = sorted(x for x in subdirs if not x.startswith("."))
+        for f in sorted(files):
+            if f.endswith(_CONFIG_SUFFIXES):
+                out.append(os.path.relpath(os.path.join(d, f), folder))
+                if len(out) >= MAX_CONFIG_FILES:
+                    return out
+    return out
+
+
 def config_targets(folder: str, rel: str, root: str) -> List[Tuple[str, str]]:
     """(dotted target, config file) of the ``_target_`` (Hydra) and ``target`` (``instantiate_from_config``)
     entries of the YAML config file *rel* a program loads -- found next to the file (*folder*) or from the root
@@ -451,6 +494,7 @@ class ModuleFacts(TypedDict):
     test_functions: bool
     sys_path: List[str]
     configs: List[Tuple[str, int, str]]
+    config_dirs: List[Tuple[str, int, str, str]]
     targets: List[Tuple[str, int, str]]
     imports: List[Tuple[str, int, Tuple[str, ...], bool, _GuardDict]]
     decorated: List[str]
@@ -483,6 +527,8 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     here = _RelativeTo(modname, is_package)
     sys_path: List[str] = []
     configs: List[Tuple[str, int, str]] = []
+    hydra_roots: List[Tuple[str, str]] = []    # ("module", package) / ("path", folder) Hydra's search path starts at
+    composed: List[Tuple[str, int]] = []       # compose(config_name=<a value the command line gives>)
     literal_targets: List[Tuple[str, int, str]] = []
     imports = []
     decorated = []
@@ -514,6 +560,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
                 if isinstance(a, nodes.Const) and isinstance(a.value, str) and a.value.endswith(_CONFIG_SUFFIXES) \
                         and len(a.value) < 300:
                     configs.append((_scope_fn(n, modname), n.lineno or 1, a.value))
+            _hydra_call(n, modname, hydra_roots, composed)
             added = sys_path_edit(n, relpath)
             if added is not None and added not in sys_path:
                 sys_path.append(added)
@@ -560,6 +607,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         "test_functions": _defines_tests(tree),
         "sys_path": sys_path,
         "configs": configs,
+        "config_dirs": [(c, line, kind, value) for c, line in composed for kind, value in hydra_roots],
         "targets": literal_targets,
         "imports": imports,
         "decorated": decorated,
@@ -680,6 +728,9 @@ class Reach:
         self.classes_of: Dict[str, List[str]] = {}
         self.aliases: Dict[str, Dict[str, str]] = {}   # module -> {imported name: project module}
         self.loose: Set[str] = set()                    # modules only reached through such imports
+        # caller -> {target: config file}: what a config named on the command line builds, read from the configs the
+        # project ships where the program looks them up
+        self.shipped: Dict[str, Dict[str, str]] = {}
         # callers' arguments: callee -> [(caller, line, path)]; function -> its flag parameters' defaults;
         # (path, line) -> [(called name, ((keyword, value), ...))]
         self.callers_of: Dict[str, List[Tuple[str, int, str]]] = {}
@@ -1036,7 +1087,7 @@ class Reach:
             for caller, line, target in facts.get("targets") or ():
                 self._target_edge(caller, line, target)
             configs = facts.get("configs") or ()
-            if not configs:
+            if not configs and not facts.get("config_dirs"):
                 continue
             sf = self.sources.get(summ.relpath)
             path = str(getattr(sf, "path", "") or "")
@@ -1050,16 +1101,57 @@ class Reach:
             for caller, line, rel in configs:
                 for target, _shown in config_targets(folder, rel, root):
                     self._target_edge(caller, line, target)
+            # a config named on the command line (Hydra ``compose(config_name=args.config)``): the program builds
+            # what the configs the project ships under Hydra's search path name
+            for caller, line, kind, value in facts.get("config_dirs") or ():
+                where = self._config_dir(kind, value, folder, root)
+                if where is None:
+                    continue
+                for rel in shipped_configs(where):
+                    for target, shown in config_targets(where, rel, root):
+                        q = self._target_edge(caller, line, target)
+                        if q is not None:
+                            self.shipped.setdefault(caller, {}).setdefault(q, shown)
 
-    def _target_edge(self, caller: str, line: int, target: str) -> None:
+    def _config_dir(self, kind: str, value: str, folder: str, root: str) -> Optional[str]:
+        """The folder of Hydra's search path: a project package's folder, or a path next to the file / from the
+        root; None outside the project."""
+        import os
+
+        if kind == "module":
+            for summ in self.sg.summaries:
+                if summ.modname == value and summ.is_package:
+                    sf = self.sources.get(summ.relpath)
+                    path = str(getattr(sf, "path", "") or "")
+                    return os.path.dirname(path) if path else None
+            return None
+        for base in (folder, root):
+            cand = os.path.normpath(os.path.join(base, value))
+            if os.path.isdir(cand) and (cand == root or cand.startswith(root + os.sep)):
+                return cand
+        return None
+
+    def _target_edge(self, caller: str, line: int, target: str) -> Optional[str]:
+        """An edge from *caller* to the project function or class *target* names; its qualified name, or None."""
         try:
             k, q = self.linker.canonical(target)
         except RecursionError:
-            return
+            return None
         if k in ("def", "class"):
             out = self.edges.setdefault(caller, {})
             if q not in out or out[q][1] is not None:
                 out[q] = (line, None)
+            return q
+        return None
+
+    def shipped_config(self, path: Sequence[str]) -> Optional[str]:
+        """The shipped config file a call path goes through when a step of it is a target read from the configs the
+        project ships for a config named on the command line; None otherwise."""
+        for a, b in zip(path, path[1:]):
+            shown = (self.shipped.get(a) or {}).get(b)
+            if shown is not None:
+                return shown
+        return None
 
     def _lookup_edges(self, caller: str, line: int, container: str, keys: str, relpath: str) -> None:
         """A call through a container of callables: an edge to each entry the keys select (a class entry is
@@ -1455,6 +1547,10 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
             path = reach.path_to(eps[0][1].id, fn)
             if status == REACHABLE or len(path) > 1:
                 rs["path"] = path
+                shown = reach.shipped_config(path)
+                if shown is not None:
+                    rs["reason"] = (f"built from {shown}, a config the project ships where the program looks its "
+                                    f"config up (the config is named on the command line)")
             if guard is not None and (guard.get("on_path") or {}).get("transfer_to_npu") == "off" \
                     and guard.get("path") in (None, f.path) and guard.get("line") \
                     and reach.locator.locate(f.path, guard["line"]) == fn:

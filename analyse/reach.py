@@ -504,6 +504,10 @@ class ModuleFacts(TypedDict):
     # (a flag value is a nested tuple that :meth:`Reach._evaluate` reads defensively)
     flag_args: Dict[int, List[Tuple[str, Tuple[Tuple[str, tuple], ...]]]]
     flag_params: Dict[str, Dict[str, Optional[bool]]]
+    # string-keyed factories: line -> [(called name, ((keyword or position, string literal), ...))];
+    # function -> {parameter: position}
+    str_args: Dict[int, List[Tuple[str, Tuple[Tuple[str, str], ...]]]]
+    param_pos: Dict[str, Dict[str, int]]
     class_defaults: Dict[int, str]   # line -> the class whose body gives a class attribute (or a base) there
 
 
@@ -536,6 +540,8 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     calls: Dict[int, list] = {}
     flag_args: Dict[int, list] = {}
     flag_params: Dict[str, dict] = {}
+    str_args: Dict[int, list] = {}
+    param_pos: Dict[str, Dict[str, int]] = {}
     class_defaults: Dict[int, str] = {}
 
     def gd(n):
@@ -573,6 +579,9 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
             kws = _flag_keywords(n)
             if kws:
                 flag_args.setdefault(n.lineno or 1, []).append((_func_leaf(n.func), kws))
+            lits = _string_arguments(n)
+            if lits:
+                str_args.setdefault(n.lineno or 1, []).append((_func_leaf(n.func), lits))
             if (isinstance(n.func, nodes.Name) and n.func.name == "getattr" and len(n.args) >= 2
                     and isinstance(n.args[0], nodes.Name) and not isinstance(n.args[1], nodes.Const)):
                 dyn.append((_scope_fn(n, modname), n.args[0].name))
@@ -580,6 +589,9 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
             fp = _flag_params(n)
             if fp:
                 flag_params[n.qname()] = fp
+            pp = _param_positions(n)
+            if pp:
+                param_pos[n.qname()] = pp
         if isinstance(n, nodes.ClassDef):
             # a base class (`class MaxPool3d(nn.MaxPool3d):`) runs in the instances of the class, like a default
             for b in n.bases:
@@ -615,6 +627,8 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         "call_guards": {line: lst for line, lst in calls.items() if any(g is not None for _l, g in lst)},
         "flag_args": flag_args,
         "flag_params": flag_params,
+        "str_args": str_args,
+        "param_pos": param_pos,
         "class_defaults": class_defaults,
     }
 
@@ -664,6 +678,36 @@ def _flag_keywords(call: nodes.Call) -> Tuple[Tuple[str, tuple], ...]:
         if v is not None:
             out.append((k.arg, v))
     return tuple(out)
+
+
+def _string_arguments(call: nodes.Call) -> Tuple[Tuple[str, str], ...]:
+    """((keyword, or the position as a string, string literal), ...) of a call's string-literal arguments
+    (``get_encoder("hashgrid", input_dim=3)`` -> (("0", "hashgrid"),))."""
+    out = []
+    for i, a in enumerate(call.args):
+        if isinstance(a, nodes.Const) and isinstance(a.value, str) and len(a.value) < 200:
+            out.append((str(i), a.value))
+    for k in call.keywords or ():
+        if k.arg is not None and isinstance(k.value, nodes.Const) and isinstance(k.value.value, str) \
+                and len(k.value.value) < 200:
+            out.append((k.arg, k.value.value))
+    return tuple(out)
+
+
+def _param_positions(fn) -> Dict[str, int]:
+    """A function's positional parameters -> the position a call passes them at (``self`` / ``cls`` of a method
+    not counted)."""
+    a = fn.args
+    if a is None:
+        return {}
+    pos = [x.name for x in list(a.posonlyargs or []) + list(a.args or [])]
+    if isinstance(fn.parent, nodes.ClassDef) and pos and not _is_staticmethod(fn):
+        pos = pos[1:]
+    return {name: i for i, name in enumerate(pos)}
+
+
+def _is_staticmethod(fn) -> bool:
+    return any(_func_leaf(d) == "staticmethod" for d in (fn.decorators.nodes if fn.decorators else ()))
 
 
 def _flag_params(fn) -> Dict[str, object]:
@@ -736,10 +780,15 @@ class Reach:
         self.callers_of: Dict[str, List[Tuple[str, int, str]]] = {}
         self.flag_params: Dict[str, dict] = {}
         self.flag_args: Dict[Tuple[str, int], list] = {}
+        self.str_args: Dict[Tuple[str, int], list] = {}
+        self.param_pos: Dict[str, Dict[str, int]] = {}
         for relpath, facts in self.facts_by_path.items():
             self.flag_params.update(facts.get("flag_params") or {})
+            self.param_pos.update(facts.get("param_pos") or {})
             for line, lst in (facts.get("flag_args") or {}).items():
                 self.flag_args[(relpath, line)] = lst
+            for line, lst in (facts.get("str_args") or {}).items():
+                self.str_args[(relpath, line)] = lst
         self._build()
         self.locator = FunctionLocator(sg.summaries)
         self.per_ep: Dict[str, _EPReach] = {}
@@ -762,6 +811,31 @@ class Reach:
         for value, where in self._passed(fn, name, reached, 0):
             if value is not _UNREAD and bool(value) == want:
                 return f"{name}={value!r} from the call at {where}"
+        return None
+
+    def selected_by_caller(self, fn: str, g: dict, reached) -> Optional[str]:
+        """When *g* (a guard in function *fn*) compares one of *fn*'s parameters to a string
+        (``if encoding == "hashgrid":`` in a factory), cannot be told by itself, and a call of *fn* from *reached*
+        code passes that string (``get_encoder("hashgrid")``): the words that say which call; None otherwise."""
+        if (g.get("on_path") or {}).get("transfer_to_npu") != "conditional":
+            return None
+        m = _STR_TEST.fullmatch((g.get("condition") or "").strip())
+        if m is None:
+            return None
+        name, lit = m.group(1), m.group(2) if m.group(2) is not None else m.group(3)
+        pos = (self.param_pos.get(fn) or {}).get(name)
+        if pos is None:
+            return None
+        leaf = fn.rsplit(".", 1)[-1]
+        for caller, line, relpath in self.callers_of.get(fn, ()):
+            if caller not in reached:
+                continue
+            for called, args in self.str_args.get((relpath, line), ()):
+                if called != leaf:
+                    continue
+                for key, value in args:
+                    if (key == name or key == str(pos)) and value == lit:
+                        return f"{name}={lit!r} from the call at {relpath}:{line}"
         return None
 
     def _passed(self, fn: str, name: str, reached, depth: int) -> List[Tuple[object, str]]:
@@ -1337,9 +1411,16 @@ class Reach:
             g = st.inherited[c]
             n = parent[c][0]
             edge = edges.get(n, {}).get(c) if n is not None else None
-            if edge is None or edge[1] is not g or (g.get("on_path") or {}).get("transfer_to_npu") != "off":
+            if edge is None or edge[1] is not g:
                 continue
-            on = self.switched_on(n, g, parent)
+            state = (g.get("on_path") or {}).get("transfer_to_npu")
+            if state == "off":
+                on = self.switched_on(n, g, parent)
+            elif state == "conditional":
+                # a string-keyed factory: the branch a reached caller's literal argument selects
+                on = self.selected_by_caller(n, g, parent)
+            else:
+                continue
             if on is None:
                 continue
             new = dict(g, on_path={k: "on" for k in g["on_path"]}, condition=f"{g.get('condition')} ({on})")
@@ -1464,6 +1545,7 @@ EVIDENCE_SEVERITIES = ("blocker", "manual", "auto")
 # callers' arguments: a guard `if flag:` / `if not flag:` on a parameter; how many calls up a parameter is followed,
 # how many values are kept
 _FLAG_TEST = re.compile(r"(not\s+)?([A-Za-z_][A-Za-z0-9_]*)")
+_STR_TEST = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*==\s*(?:'([^'\\]*)'|\"([^\"\\]*)\")")
 MAX_SWITCH_DEPTH = 4
 MAX_SWITCH_VALUES = 16
 _UNREAD = object()
@@ -1551,14 +1633,16 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
                 if shown is not None:
                     rs["reason"] = (f"built from {shown}, a config the project ships where the program looks its "
                                     f"config up (the config is named on the command line)")
-            if guard is not None and (guard.get("on_path") or {}).get("transfer_to_npu") == "off" \
+            if guard is not None and (guard.get("on_path") or {}).get("transfer_to_npu") in ("off", "conditional") \
                     and guard.get("path") in (None, f.path) and guard.get("line") \
                     and reach.locator.locate(f.path, guard["line"]) == fn:
-                # the function's own guard on a flag parameter that a reached caller turns on (callers' arguments);
+                # the function's own guard on a flag parameter that a reached caller turns on (callers' arguments),
+                # or on a string parameter a reached caller passes the compared literal for (a string-keyed factory);
                 # the product entry points' callers decide where there are any
                 prod = [ep for _d, ep in eps if ep.role == "product"] or [ep for _d, ep in eps]
+                pick = reach.switched_on if guard["on_path"]["transfer_to_npu"] == "off" else reach.selected_by_caller
                 for ep in prod:
-                    on = reach.switched_on(fn, guard, reach.per_ep[ep.id].parent)
+                    on = pick(fn, guard, reach.per_ep[ep.id].parent)
                     if on is not None:
                         guard = dict(guard, on_path={k: "on" for k in guard["on_path"]},
                                      condition=f"{guard.get('condition')} ({on})")

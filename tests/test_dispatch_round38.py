@@ -174,3 +174,65 @@ def test_configs_outside_the_search_path_build_nothing(tmp_path, kb):
     rep = run_script([tmp_path], kb)
     (nccl,) = [f for f in rep["findings"] if f["path"] == "training/loop.py" and "nccl" in f["api"]]
     assert not nccl["counted"] and nccl["reach"]["status"] == "unreached", nccl
+
+
+# ---------------------------------------------------------------- a string-keyed factory: make("fused") -> if kind == "fused"
+
+def _factory_demo(key: str) -> dict:
+    return {
+        "enc/__init__.py": "",
+        "enc/fused.py": """
+            import torch
+            from torch.utils.cpp_extension import load
+
+            _ext = load(name="fused_enc", sources=["enc.cu"])
+
+
+            class FusedEncoder(torch.nn.Module):
+                def forward(self, x):
+                    return _ext.encode(x)
+        """,
+        "encoding.py": """
+            import torch
+
+
+            def get_encoder(kind, dim=3):
+                if kind == "plain":
+                    return torch.nn.Identity(), dim
+                elif kind == "fused":
+                    from enc.fused import FusedEncoder
+                    return FusedEncoder(), dim * 2
+                raise NotImplementedError(kind)
+        """,
+        "run.py": f"""
+            import torch
+            from encoding import get_encoder
+
+            if __name__ == "__main__":
+                encoder, out_dim = get_encoder("{key}", dim=3)
+                print(encoder(torch.zeros(out_dim)))
+        """,
+    }
+
+
+def test_a_factory_branch_selected_by_the_callers_literal_runs(tmp_path, kb):
+    # VALID (old: `kind == "fused"` is a value the analysis cannot see, so the JIT build is conditional and not counted):
+    # the reached call passes "fused", so the branch, its import and the class it builds run
+    write_files(tmp_path, _factory_demo("fused"))
+    rep = run_script([tmp_path], kb)
+    (build,) = _by(rep, "torch.utils.cpp_extension.load")
+    assert build["path"] == "enc/fused.py" and build["line"] == 5, build
+    assert build["reach"]["status"] == "reachable" and build["counted"], build
+    assert build["guard"]["on_path"]["transfer_to_npu"] == "on", build["guard"]
+    assert "kind='fused' from the call at run.py:6" in build["guard"]["condition"], build["guard"]
+    assert rep["summary"]["verdict"]["effort"] == "blocked"
+
+
+def test_a_factory_branch_no_reached_caller_selects_stays_conditional(tmp_path, kb):
+    # INVALID: the only call passes "plain"; the fused branch is not turned on by it (still conditional, not counted)
+    write_files(tmp_path, _factory_demo("plain"))
+    rep = run_script([tmp_path], kb)
+    (build,) = _by(rep, "torch.utils.cpp_extension.load")
+    assert not build["counted"], build
+    assert build["guard"]["on_path"]["transfer_to_npu"] == "conditional", build["guard"]
+    assert rep["summary"]["verdict"]["effort"] != "blocked"

@@ -23,7 +23,9 @@ From each entry point the walk follows, on the static call graph of
   for the file, from the root) are imports; the ``_target_`` / ``target``
   entries of the YAML config a program loads by a literal name (and of Hydra's
   default config and its ``defaults`` list, and of Python-literal configs) are
-  built by the function that names them;
+  built by the function that names them; a config named on the command line (Hydra
+  ``compose(config_name=args.config)``) builds the targets of the configs the project ships under
+  Hydra's search path (the finding's reach ``reason`` names the shipped file);
 * a live class's instance methods run; its static and class methods only where
   code names them.
 
@@ -54,7 +56,9 @@ Callers' arguments: a guard on a flag parameter that is off with the function's
 default (``def forward(self, x, use_kernel=False): if use_kernel: ...``) is on
 when a reached call passes a value that makes it true (``use_kernel=True``, or
 ``use_kernel=not use_lma`` whose ``use_lma`` is False by default or by its own
-callers, up to four calls up); the guard's condition then names the call chain.
+callers, up to four calls up); the guard's condition then names the call chain. Likewise a
+string-keyed factory's branch (``if kind == "fused":``) is on when a reached call passes that literal
+(``get_encoder("fused")``, by keyword or position).
 """
 
 from __future__ import annotations

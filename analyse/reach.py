@@ -23,7 +23,9 @@ From each entry point the walk follows, on the static call graph of
   for the file, from the root) are imports; the ``_target_`` / ``target``
   entries of the YAML config a program loads by a literal name (and of Hydra's
   default config and its ``defaults`` list, and of Python-literal configs) are
-  built by the function that names them;
+  built by the function that names them; a config named on the command line (Hydra
+  ``compose(config_name=args.config)``) builds the targets of the configs the project ships under
+  Hydra's search path (the finding's reach ``reason`` names the shipped file);
 * a live class's instance methods run; its static and class methods only where
   code names them.
 
@@ -54,7 +56,9 @@ Callers' arguments: a guard on a flag parameter that is off with the function's
 default (``def forward(self, x, use_kernel=False): if use_kernel: ...``) is on
 when a reached call passes a value that makes it true (``use_kernel=True``, or
 ``use_kernel=not use_lma`` whose ``use_lma`` is False by default or by its own
-callers, up to four calls up); the guard's condition then names the call chain.
+callers, up to four calls up); the guard's condition then names the call chain. Likewise a
+string-keyed factory's branch (``if kind == "fused":``) is on when a reached call passes that literal
+(``get_encoder("fused")``, by keyword or position).
 """
 
 from __future__ import annotations
@@ -310,6 +314,49 @@ def _hydra_config(fn) -> Optional[str]:
     return None
 
 
+def _hydra_call(n: nodes.Call, modname: str, roots: List[Tuple[str, str]], composed: List[Tuple[str, int]]) -> None:
+    """Hydra's compose API: ``initialize_config_module("pkg")`` / ``initialize(config_path="conf")`` /
+    ``initialize_config_dir(config_dir="conf")`` set where configs are looked up (*roots*), and
+    ``compose(config_name=args.config)`` with a name that is no literal loads one of the configs found there
+    (*composed*, the function and line)."""
+    leaf = _func_leaf(n.func)
+    if leaf not in ("initialize_config_module", "initialize", "initialize_config_dir", "compose"):
+        return
+
+    def arg(name: str):
+        for k in n.keywords or ():
+            if k.arg == name:
+                return k.value
+        return n.args[0] if n.args else None
+
+    if leaf == "compose":
+        name = arg("config_name")
+        if name is not None and not (isinstance(name, nodes.Const) and isinstance(name.value, str)):
+            composed.append((_scope_fn(n, modname), n.lineno or 1))
+        return
+    kind, key = {"initialize_config_module": ("module", "config_module"), "initialize": ("path", "config_path"),
+                 "initialize_config_dir": ("path", "config_dir")}[leaf]
+    value = arg(key)
+    if isinstance(value, nodes.Const) and isinstance(value.value, str) and value.value and len(value.value) < 300:
+        if (kind, value.value) not in roots:
+            roots.append((kind, value.value))
+
+
+def shipped_configs(folder: str) -> List[str]:
+    """The YAML files under *folder* (sorted, at most MAX_CONFIG_FILES), relative to it."""
+    import os
+
+    out: List[str] = []
+    for d, subdirs, files in os.walk(folder):
+        subdirs[:] = sorted(x for x in subdirs if not x.startswith("."))
+        for f in sorted(files):
+            if f.endswith(_CONFIG_SUFFIXES):
+                out.append(os.path.relpath(os.path.join(d, f), folder))
+                if len(out) >= MAX_CONFIG_FILES:
+                    return out
+    return out
+
+
 def config_targets(folder: str, rel: str, root: str) -> List[Tuple[str, str]]:
     """(dotted target, config file) of the ``_target_`` (Hydra) and ``target`` (``instantiate_from_config``)
     entries of the YAML config file *rel* a program loads -- found next to the file (*folder*) or from the root
@@ -451,6 +498,7 @@ class ModuleFacts(TypedDict):
     test_functions: bool
     sys_path: List[str]
     configs: List[Tuple[str, int, str]]
+    config_dirs: List[Tuple[str, int, str, str]]
     targets: List[Tuple[str, int, str]]
     imports: List[Tuple[str, int, Tuple[str, ...], bool, _GuardDict]]
     decorated: List[str]
@@ -460,6 +508,10 @@ class ModuleFacts(TypedDict):
     # (a flag value is a nested tuple that :meth:`Reach._evaluate` reads defensively)
     flag_args: Dict[int, List[Tuple[str, Tuple[Tuple[str, tuple], ...]]]]
     flag_params: Dict[str, Dict[str, Optional[bool]]]
+    # string-keyed factories: line -> [(called name, ((keyword or position, string literal), ...))];
+    # function -> {parameter: position}
+    str_args: Dict[int, List[Tuple[str, Tuple[Tuple[str, str], ...]]]]
+    param_pos: Dict[str, Dict[str, int]]
     class_defaults: Dict[int, str]   # line -> the class whose body gives a class attribute (or a base) there
 
 
@@ -483,6 +535,8 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     here = _RelativeTo(modname, is_package)
     sys_path: List[str] = []
     configs: List[Tuple[str, int, str]] = []
+    hydra_roots: List[Tuple[str, str]] = []    # ("module", package) / ("path", folder) Hydra's search path starts at
+    composed: List[Tuple[str, int]] = []       # compose(config_name=<a value the command line gives>)
     literal_targets: List[Tuple[str, int, str]] = []
     imports = []
     decorated = []
@@ -491,6 +545,8 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     calls: Dict[int, list] = {}
     flag_args: Dict[int, list] = {}
     flag_params: Dict[str, dict] = {}
+    str_args: Dict[int, list] = {}
+    param_pos: Dict[str, Dict[str, int]] = {}
     class_defaults: Dict[int, str] = {}
 
     def gd(n):
@@ -515,6 +571,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
                 if isinstance(a, nodes.Const) and isinstance(a.value, str) and a.value.endswith(_CONFIG_SUFFIXES) \
                         and len(a.value) < 300:
                     configs.append((_scope_fn(n, modname), n.lineno or 1, a.value))
+            _hydra_call(n, modname, hydra_roots, composed)
             added = sys_path_edit(n, relpath)
             if added is not None and added not in sys_path:
                 sys_path.append(added)
@@ -527,6 +584,9 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
             kws = _flag_keywords(n)
             if kws:
                 flag_args.setdefault(n.lineno or 1, []).append((_func_leaf(n.func), kws))
+            lits = _string_arguments(n)
+            if lits:
+                str_args.setdefault(n.lineno or 1, []).append((_func_leaf(n.func), lits))
             if (isinstance(n.func, nodes.Name) and n.func.name == "getattr" and len(n.args) >= 2
                     and isinstance(n.args[0], nodes.Name) and not isinstance(n.args[1], nodes.Const)):
                 dyn.append((_scope_fn(n, modname), n.args[0].name))
@@ -534,6 +594,9 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
             fp = _flag_params(n)
             if fp:
                 flag_params[n.qname()] = fp
+            pp = _param_positions(n)
+            if pp:
+                param_pos[n.qname()] = pp
         if isinstance(n, nodes.ClassDef):
             # a base class (`class MaxPool3d(nn.MaxPool3d):`) runs in the instances of the class, like a default
             for b in n.bases:
@@ -563,6 +626,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         "test_functions": _defines_tests(tree),
         "sys_path": sys_path,
         "configs": configs,
+        "config_dirs": [(c, line, kind, value) for c, line in composed for kind, value in hydra_roots],
         "targets": literal_targets,
         "imports": imports,
         "decorated": decorated,
@@ -571,6 +635,8 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         "call_guards": {line: lst for line, lst in calls.items() if any(g is not None for _l, g in lst)},
         "flag_args": flag_args,
         "flag_params": flag_params,
+        "str_args": str_args,
+        "param_pos": param_pos,
         "class_defaults": class_defaults,
     }
 
@@ -620,6 +686,36 @@ def _flag_keywords(call: nodes.Call) -> Tuple[Tuple[str, tuple], ...]:
         if v is not None:
             out.append((k.arg, v))
     return tuple(out)
+
+
+def _string_arguments(call: nodes.Call) -> Tuple[Tuple[str, str], ...]:
+    """((keyword, or the position as a string, string literal), ...) of a call's string-literal arguments
+    (``get_encoder("hashgrid", input_dim=3)`` -> (("0", "hashgrid"),))."""
+    out = []
+    for i, a in enumerate(call.args):
+        if isinstance(a, nodes.Const) and isinstance(a.value, str) and len(a.value) < 200:
+            out.append((str(i), a.value))
+    for k in call.keywords or ():
+        if k.arg is not None and isinstance(k.value, nodes.Const) and isinstance(k.value.value, str) \
+                and len(k.value.value) < 200:
+            out.append((k.arg, k.value.value))
+    return tuple(out)
+
+
+def _param_positions(fn) -> Dict[str, int]:
+    """A function's positional parameters -> the position a call passes them at (``self`` / ``cls`` of a method
+    not counted)."""
+    a = fn.args
+    if a is None:
+        return {}
+    pos = [x.name for x in list(a.posonlyargs or []) + list(a.args or [])]
+    if isinstance(fn.parent, nodes.ClassDef) and pos and not _is_staticmethod(fn):
+        pos = pos[1:]
+    return {name: i for i, name in enumerate(pos)}
+
+
+def _is_staticmethod(fn) -> bool:
+    return any(_func_leaf(d) == "staticmethod" for d in (fn.decorators.nodes if fn.decorators else ()))
 
 
 def _flag_params(fn) -> Dict[str, object]:
@@ -688,15 +784,23 @@ class Reach:
         self.classes_of: Dict[str, List[str]] = {}
         self.aliases: Dict[str, Dict[str, str]] = {}   # module -> {imported name: project module}
         self.loose: Set[str] = set()                    # modules only reached through such imports
+        # caller -> {target: config file}: what a config named on the command line builds, read from the configs the
+        # project ships where the program looks them up
+        self.shipped: Dict[str, Dict[str, str]] = {}
         # callers' arguments: callee -> [(caller, line, path)]; function -> its flag parameters' defaults;
         # (path, line) -> [(called name, ((keyword, value), ...))]
         self.callers_of: Dict[str, List[Tuple[str, int, str]]] = {}
         self.flag_params: Dict[str, dict] = {}
         self.flag_args: Dict[Tuple[str, int], list] = {}
+        self.str_args: Dict[Tuple[str, int], list] = {}
+        self.param_pos: Dict[str, Dict[str, int]] = {}
         for relpath, facts in self.facts_by_path.items():
             self.flag_params.update(facts.get("flag_params") or {})
+            self.param_pos.update(facts.get("param_pos") or {})
             for line, lst in (facts.get("flag_args") or {}).items():
                 self.flag_args[(relpath, line)] = lst
+            for line, lst in (facts.get("str_args") or {}).items():
+                self.str_args[(relpath, line)] = lst
         self._build()
         self.locator = FunctionLocator(sg.summaries)
         self.per_ep: Dict[str, _EPReach] = {}
@@ -719,6 +823,31 @@ class Reach:
         for value, where in self._passed(fn, name, reached, 0):
             if value is not _UNREAD and bool(value) == want:
                 return f"{name}={value!r} from the call at {where}"
+        return None
+
+    def selected_by_caller(self, fn: str, g: dict, reached) -> Optional[str]:
+        """When *g* (a guard in function *fn*) compares one of *fn*'s parameters to a string
+        (``if encoding == "hashgrid":`` in a factory), cannot be told by itself, and a call of *fn* from *reached*
+        code passes that string (``get_encoder("hashgrid")``): the words that say which call; None otherwise."""
+        if (g.get("on_path") or {}).get("transfer_to_npu") != "conditional":
+            return None
+        m = _STR_TEST.fullmatch((g.get("condition") or "").strip())
+        if m is None:
+            return None
+        name, lit = m.group(1), m.group(2) if m.group(2) is not None else m.group(3)
+        pos = (self.param_pos.get(fn) or {}).get(name)
+        if pos is None:
+            return None
+        leaf = fn.rsplit(".", 1)[-1]
+        for caller, line, relpath in self.callers_of.get(fn, ()):
+            if caller not in reached:
+                continue
+            for called, args in self.str_args.get((relpath, line), ()):
+                if called != leaf:
+                    continue
+                for key, value in args:
+                    if (key == name or key == str(pos)) and value == lit:
+                        return f"{name}={lit!r} from the call at {relpath}:{line}"
         return None
 
     def _passed(self, fn: str, name: str, reached, depth: int) -> List[Tuple[object, str]]:
@@ -1045,7 +1174,7 @@ class Reach:
             for caller, line, target in facts.get("targets") or ():
                 self._target_edge(caller, line, target)
             configs = facts.get("configs") or ()
-            if not configs:
+            if not configs and not facts.get("config_dirs"):
                 continue
             sf = self.sources.get(summ.relpath)
             path = str(getattr(sf, "path", "") or "")
@@ -1059,16 +1188,57 @@ class Reach:
             for caller, line, rel in configs:
                 for target, _shown in config_targets(folder, rel, root):
                     self._target_edge(caller, line, target)
+            # a config named on the command line (Hydra ``compose(config_name=args.config)``): the program builds
+            # what the configs the project ships under Hydra's search path name
+            for caller, line, kind, value in facts.get("config_dirs") or ():
+                where = self._config_dir(kind, value, folder, root)
+                if where is None:
+                    continue
+                for rel in shipped_configs(where):
+                    for target, shown in config_targets(where, rel, root):
+                        q = self._target_edge(caller, line, target)
+                        if q is not None:
+                            self.shipped.setdefault(caller, {}).setdefault(q, shown)
 
-    def _target_edge(self, caller: str, line: int, target: str) -> None:
+    def _config_dir(self, kind: str, value: str, folder: str, root: str) -> Optional[str]:
+        """The folder of Hydra's search path: a project package's folder, or a path next to the file / from the
+        root; None outside the project."""
+        import os
+
+        if kind == "module":
+            for summ in self.sg.summaries:
+                if summ.modname == value and summ.is_package:
+                    sf = self.sources.get(summ.relpath)
+                    path = str(getattr(sf, "path", "") or "")
+                    return os.path.dirname(path) if path else None
+            return None
+        for base in (folder, root):
+            cand = os.path.normpath(os.path.join(base, value))
+            if os.path.isdir(cand) and (cand == root or cand.startswith(root + os.sep)):
+                return cand
+        return None
+
+    def _target_edge(self, caller: str, line: int, target: str) -> Optional[str]:
+        """An edge from *caller* to the project function or class *target* names; its qualified name, or None."""
         try:
             k, q = self.linker.canonical(target)
         except RecursionError:
-            return
+            return None
         if k in ("def", "class"):
             out = self.edges.setdefault(caller, {})
             if q not in out or out[q][1] is not None:
                 out[q] = (line, None)
+            return q
+        return None
+
+    def shipped_config(self, path: Sequence[str]) -> Optional[str]:
+        """The shipped config file a call path goes through when a step of it is a target read from the configs the
+        project ships for a config named on the command line; None otherwise."""
+        for a, b in zip(path, path[1:]):
+            shown = (self.shipped.get(a) or {}).get(b)
+            if shown is not None:
+                return shown
+        return None
 
     def _lookup_edges(self, caller: str, line: int, container: str, keys: str, relpath: str) -> None:
         """A call through a container of callables: an edge to each entry the keys select (a class entry is
@@ -1254,9 +1424,16 @@ class Reach:
             g = st.inherited[c]
             n = parent[c][0]
             edge = edges.get(n, {}).get(c) if n is not None else None
-            if edge is None or edge[1] is not g or (g.get("on_path") or {}).get("transfer_to_npu") != "off":
+            if edge is None or edge[1] is not g:
                 continue
-            on = self.switched_on(n, g, parent)
+            state = (g.get("on_path") or {}).get("transfer_to_npu")
+            if state == "off":
+                on = self.switched_on(n, g, parent)
+            elif state == "conditional":
+                # a string-keyed factory: the branch a reached caller's literal argument selects
+                on = self.selected_by_caller(n, g, parent)
+            else:
+                continue
             if on is None:
                 continue
             new = dict(g, on_path={k: "on" for k in g["on_path"]}, condition=f"{g.get('condition')} ({on})")
@@ -1425,6 +1602,7 @@ _PLAIN_BASE_NAMES = frozenset(("object", "ABC", "Exception", "BaseException", "R
 # callers' arguments: a guard `if flag:` / `if not flag:` on a parameter; how many calls up a parameter is followed,
 # how many values are kept
 _FLAG_TEST = re.compile(r"(not\s+)?([A-Za-z_][A-Za-z0-9_]*)")
+_STR_TEST = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*==\s*(?:'([^'\\]*)'|\"([^\"\\]*)\")")
 MAX_SWITCH_DEPTH = 4
 MAX_SWITCH_VALUES = 16
 _UNREAD = object()
@@ -1510,14 +1688,20 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
             path = reach.path_to(eps[0][1].id, fn)
             if status == REACHABLE or len(path) > 1:
                 rs["path"] = path
-            if guard is not None and (guard.get("on_path") or {}).get("transfer_to_npu") == "off" \
+                shown = reach.shipped_config(path)
+                if shown is not None:
+                    rs["reason"] = (f"built from {shown}, a config the project ships where the program looks its "
+                                    f"config up (the config is named on the command line)")
+            if guard is not None and (guard.get("on_path") or {}).get("transfer_to_npu") in ("off", "conditional") \
                     and guard.get("path") in (None, f.path) and guard.get("line") \
                     and reach.locator.locate(f.path, guard["line"]) == fn:
-                # the function's own guard on a flag parameter that a reached caller turns on (callers' arguments);
+                # the function's own guard on a flag parameter that a reached caller turns on (callers' arguments),
+                # or on a string parameter a reached caller passes the compared literal for (a string-keyed factory);
                 # the product entry points' callers decide where there are any
                 prod = [ep for _d, ep in eps if ep.role == "product"] or [ep for _d, ep in eps]
+                pick = reach.switched_on if guard["on_path"]["transfer_to_npu"] == "off" else reach.selected_by_caller
                 for ep in prod:
-                    on = reach.switched_on(fn, guard, reach.per_ep[ep.id].parent)
+                    on = pick(fn, guard, reach.per_ep[ep.id].parent)
                     if on is not None:
                         guard = dict(guard, on_path={k: "on" for k in guard["on_path"]},
                                      condition=f"{guard.get('condition')} ({on})")

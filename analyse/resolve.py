@@ -407,6 +407,7 @@ class Resolver:
         # name and receiver type again, so it gets the same answer
         self._target_cache: Dict[int, Optional[str]] = {}
         self._busy = 0
+        self._if_nodes: Dict[int, nodes.If] = {}
 
     # ------------------------------------------------------------------ names
     def absolute_import(self, modname: Optional[str], level: Optional[int]) -> str:
@@ -611,6 +612,73 @@ class Resolver:
         if len(primary) == 1 and all(isinstance(d, (nodes.Import, nodes.ImportFrom)) for d in defs) \
                 and len({r.split(".", 1)[0] for r in results}) == 1:
             return primary.pop()
+        if all(isinstance(d, (nodes.Import, nodes.ImportFrom)) for d in defs):
+            return self._selected_import(defs, name, depth)
+        return None
+
+    def _selected_import(self, defs, name: str, depth: int) -> Optional[str]:
+        """A name bound by alternative imports in the branches of an ``if``/``elif`` chain on an option
+        (``if opt.backbone == 'grid': from .grid import Net`` / ``elif ...: from .plain import Net``): the
+        import of the branch the option's default (argparse ``default=``, a literal, read as written) selects,
+        when every other binding sits in a branch that default rules out. None when any test that tells the
+        bindings apart cannot be told (tests around all of them, ``if __name__ == "__main__"``, do not matter)."""
+        chains = [self._branches(d) for d in defs]
+        common = set.intersection(*(set(c) for c in chains))
+        chosen = set()
+        for d, chain in zip(defs, chains):
+            taken = True
+            for test_id, in_body in chain:
+                if (test_id, in_body) in common:
+                    continue
+                value = self._option_test(self._if_nodes[test_id].test)
+                if value is None:
+                    return None
+                if value != in_body:
+                    taken = False
+            if taken:
+                chosen.add(self._def_qualname(d, name, depth))
+        return chosen.pop() if len(chosen) == 1 and None not in chosen else None
+
+    def _branches(self, stmt) -> List[Tuple[int, bool]]:
+        """The ``if`` statements around *stmt* in its own scope, innermost first: (id of the ``if``, whether
+        *stmt* is in its body rather than its ``else``)."""
+        out = []
+        node, parent = stmt, stmt.parent
+        while parent is not None and not isinstance(parent, _SCOPE_TYPES):
+            if isinstance(parent, nodes.If) and node is not parent.test:
+                self._if_nodes[id(parent)] = parent
+                out.append((id(parent), any(node is b for b in parent.body)))
+            node, parent = parent, parent.parent
+        return out
+
+    def _option_test(self, test) -> Optional[bool]:
+        """The value of ``X == 'lit'`` / ``!=`` / ``in ('a', 'b')`` / ``not in`` whose X has one known string
+        value (an option's default); None otherwise."""
+        if not isinstance(test, nodes.Compare) or len(test.ops) != 1:
+            return None
+        op, right = test.ops[0]
+        if op not in ("==", "!=", "in", "not in"):
+            return None
+        left = test.left
+        lits = self._literal_strings(right)
+        subject = left
+        if lits is None and op in ("==", "!="):
+            lits, subject = self._literal_strings(left), right
+        if lits is None or isinstance(subject, nodes.Const):
+            return None
+        vals = self.strings(subject)
+        if not vals or len(vals) != 1 or any("{}" in v for v in vals):
+            return None
+        hit = next(iter(vals)) in lits
+        return hit if op in ("==", "in") else not hit
+
+    @staticmethod
+    def _literal_strings(node) -> Optional[Set[str]]:
+        if isinstance(node, nodes.Const) and isinstance(node.value, str):
+            return {node.value}
+        if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)) and node.elts \
+                and all(isinstance(e, nodes.Const) and isinstance(e.value, str) for e in node.elts):
+            return {e.value for e in node.elts}
         return None
 
     def _def_qualname(self, d, name: str, depth: int) -> Optional[str]:

@@ -83,10 +83,14 @@ class DeviceHandOverPass(Pass):
         r = ctx.resolver
         kb = ctx.kb
         for call in nodes_of(ctx.tree, nodes.Call):
-            if in_log_or_docstring(call):
-                continue
             target = r.call_target(call)
             func = call.func
+            method = func.attrname if isinstance(func, nodes.Attribute) else None
+            # the text test (a walk up to the statement) only for a call one of the cases below can report: a
+            # loader, torch.device, .to / .to_empty, a torch call with keywords (a tenth of a library's calls)
+            if not (target in LOADERS or target == "torch.device" or method in ("to", "to_empty")
+                    or target and call.keywords and target.startswith("torch.")) or in_log_or_docstring(call):
+                continue
             if target in LOADERS:
                 yield from self._load(ctx, call, target)
                 continue
@@ -99,7 +103,6 @@ class DeviceHandOverPass(Pass):
                                       + _chips(kb, "torch.device"),
                                       replacement=f"torch.device('npu', {n})", evidence="knowledge")
                 continue
-            method = func.attrname if isinstance(func, nodes.Attribute) else None
             if method in ("to", "to_empty") and (target is None or target.startswith("torch.")):
                 arg = call.args[0] if call.args else next((k.value for k in call.keywords or () if k.arg == "device"), None)
                 n = _int_value(arg, r) if arg is not None else None

@@ -195,10 +195,8 @@ class DtypeHazardPass(Pass):
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
         r = ctx.resolver
         for call in nodes_of(ctx.tree, nodes.Call):
-            if in_log_or_docstring(call):
-                continue
-            hit = self._hazard(ctx, call)
-            if hit is None or _on_cpu(r, call):
+            hit = self._hazard(ctx, call)   # first: the text test below walks up to the statement
+            if hit is None or in_log_or_docstring(call) or _on_cpu(r, call):
                 continue
             short, shown, api = hit
             site = _site_fact(ctx.kb, api, short)

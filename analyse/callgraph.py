@@ -971,6 +971,8 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
         return UNREACHABLE
     if g is None:
         return None
+    if g.tried and g.fallback:
+        return UNREACHABLE   # a call tried for a value whose failure the handler answers: the caller completes
     scen = g.on_path.get("transfer_to_npu") if g.path is not None else None
     where = f"{relpath}:{g.line}" if relpath else f"line {g.line}"
     if scen == "off":

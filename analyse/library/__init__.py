@@ -515,6 +515,8 @@ def _finding_condition(f: Finding, status: Optional[str] = None) -> Optional[str
     g = f.guard
     if g and other_device_only(g.get("kind"), g.get("condition")):
         return UNREACHABLE
+    if g and g.get("tried") and g.get("fallback"):
+        return UNREACHABLE   # a call tried for a value whose failure the handler answers: the function completes
     scen = (g.get("on_path") or {}).get("transfer_to_npu") if g else None
     where = f"{f.path}:{g.get('line')}" if g else ""
     if scen == "off" and status == "unsupported" and g.get("kind") == "option" and g.get("fallback") \

@@ -371,7 +371,8 @@ class _Worker:
         self.project.index = index
         configure_conditions(index.option_defaults, self.project.mode, gpu_only=_gpu_only_modules(self.kb),
                              torch_api=self.kb.documented_names(), config_keys=index.config_keys,
-                             config_by_module=index.config_by_module)
+                             config_by_module=index.config_by_module,
+                             torch_version=getattr(self.kb, "torch_version", None))
         _combine(self.project, self.passes, prescans)
 
     def analyse(self, task: _Task) -> ModuleResult:

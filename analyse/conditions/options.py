@@ -28,14 +28,15 @@ from astroid import nodes
 from analyse.syntax import nodes_of
 
 _STATE = {"options": {}, "params_are_choices": False, "gpu_only": frozenset(), "torch_api": frozenset(),
-          "config_keys": frozenset(), "config_by_module": {}}
+          "config_keys": frozenset(), "config_by_module": {}, "torch_version": None}
 MAX_OPTIONS = 20000
 
 
 def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
               gpu_only: Optional[Iterable[str]] = None, torch_api: Optional[Iterable[str]] = None,
               config_keys: Optional[Iterable[str]] = None,
-              config_by_module: Optional[Dict[str, Dict[str, list]]] = None) -> None:
+              config_by_module: Optional[Dict[str, Dict[str, list]]] = None,
+              torch_version: Optional[str] = None) -> None:
     """Set the project's option table and the mode for the conditions built in this process.
     In ``thirdparty`` mode a parameter of a library function is its caller's choice (conditional);
     in ``script`` mode it takes its default. *gpu_only*: modules with no NPU path (from the knowledge
@@ -43,7 +44,8 @@ def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
     of the target torch version's API list (``hasattr(F, "scaled_dot_product_attention")`` is true there).
     *config_keys*: the options declared by the configuration files the code names (YAML / JSON / TOML data read
     by :func:`read_config`), which :func:`config_value` answers for; *config_by_module*: module -> the options of
-    the configuration files that module names, which :func:`config_values` answers for."""
+    the configuration files that module names, which :func:`config_values` answers for. *torch_version*: the torch
+    version the run resolved (``2.13.0``), which a test of ``torch.__version__`` is valued against."""
     _STATE["options"] = dict(options or {})
     _STATE["config_keys"] = frozenset(config_keys or ())
     _STATE["config_by_module"] = dict(config_by_module or {})
@@ -52,6 +54,13 @@ def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
         _STATE["gpu_only"] = frozenset(gpu_only)
     if torch_api is not None:
         _STATE["torch_api"] = frozenset(torch_api)
+    if torch_version is not None:
+        _STATE["torch_version"] = torch_version
+
+
+def torch_version() -> Optional[str]:
+    """The torch version the run resolved (the knowledge base's), or None when none was configured."""
+    return _STATE["torch_version"]
 
 
 def torch_has(qualname: str) -> bool:

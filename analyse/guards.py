@@ -127,6 +127,8 @@ class Guard:
         if self.path is not None:
             op = self.on_path
             d["on_path"] = op
+            if op[C.TRANSFER] == C.OFF and self.kind == "option" and C.model.off_whatever_chosen(self.path):
+                d["off_whatever_chosen"] = True   # an enclosing host test keeps it off, not the option's default
             if op[C.TRANSFER] == C.CONDITIONAL:
                 w = C.words(self.path, C.TRANSFER)
                 if w:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set,
 
 from astroid import nodes
 
-from analyse.conditions.model import ENV as ENV_ATOM, atoms as condition_atoms
+from analyse.conditions.model import ENV as ENV_ATOM, atoms as condition_atoms, off_whatever_chosen
 from analyse.conditions.options import config_values
 from analyse.guards import block_position, block_tables, guard_of, tree_memo
 from analyse.resolve import Resolver, dynamic_import, unpacked_import
@@ -973,11 +973,13 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
         return UNREACHABLE
     if g is None:
         return None
+    if g.tried and g.fallback:
+        return UNREACHABLE   # a call tried for a value whose failure the handler answers: the caller completes
     scen = g.on_path.get("transfer_to_npu") if g.path is not None else None
     where = f"{relpath}:{g.line}" if relpath else f"line {g.line}"
     if scen == "off":
         if g.kind == "option" and g.fallback and g.condition and g.path is not None \
-                and not any(a.kind == ENV_ATOM for a in condition_atoms(g.path)):
+                and not any(a.kind == ENV_ATOM for a in condition_atoms(g.path)) and not off_whatever_chosen(g.path):
             # an option a user of the library can turn on (off with its default, a setting in code rather than an
             # environment switch): the caller's choice, as for the findings behind it (analyse.library); only what
             # is CUDA-only there makes the caller conditional

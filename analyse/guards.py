@@ -105,6 +105,9 @@ class Guard:
     # the whole path condition (this guard and every enclosing branch, early exit and try-import up to the
     # module), as a conditions value; None: only this guard's test is known
     path: Optional[object] = field(default=None, compare=False, repr=False)
+    # a call tried for a value whose failure the handler answers (:func:`_tried_call_guard`): it runs or the
+    # handler's value does, on any host
+    tried: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in GUARD_KINDS:
@@ -119,9 +122,13 @@ class Guard:
         d = {"kind": self.kind, "line": self.line, "fallback": self.fallback}
         if self.condition:
             d["condition"] = self.condition
+        if self.tried:
+            d["tried"] = True
         if self.path is not None:
             op = self.on_path
             d["on_path"] = op
+            if op[C.TRANSFER] == C.OFF and self.kind == "option" and C.model.off_whatever_chosen(self.path):
+                d["off_whatever_chosen"] = True   # an enclosing host test keeps it off, not the option's default
             if op[C.TRANSFER] == C.CONDITIONAL:
                 w = C.words(self.path, C.TRANSFER)
                 if w:
@@ -1015,15 +1022,63 @@ def _call_fails_by_import(trynode) -> bool:
 def _try_guard(trynode, in_orelse: bool, imports: bool) -> Optional[Guard]:
     """*in_orelse*: the statement is in the ``else`` block (else in the body); *imports*: ``_has_import(trynode.body)``."""
     handlers = [h for h in trynode.handlers if handler_catches_import(h)]
-    if not handlers or not (imports or _call_fails_by_import(trynode)):
+    if not handlers:
         return None
+    if not (imports or _call_fails_by_import(trynode)):
+        return _tried_call_guard(trynode, handlers) if not in_orelse else None
+    h = handlers[0]
+    where, text = h.lineno or trynode.lineno or 1, _text(h.type) if h.type else "except"
     # a fallback that itself needs GPU-only code (`except ImportError: import xformers.ops`) is no fallback; one
     # that passes while earlier definitions (or a patched library's own attributes) stay in place is one
     fallback = any(not _only_raises(h.body) and not _needs_gpu_only(h.body) for h in handlers) or \
         (all(not _needs_gpu_only(h.body) and not any(isinstance(x, nodes.Raise) for x in h.body) for h in handlers)
          and keeps_prior_bindings(trynode))
+    return Guard("import-fallback", where, fallback, text)
+
+
+def _stops(body) -> bool:
+    """The block raises or exits the program (at its top level)."""
+    for st in body:
+        if isinstance(st, nodes.Raise):
+            return True
+        if isinstance(st, nodes.Expr) and isinstance(st.value, nodes.Call) and \
+                _leaf(st.value.func) in ("exit", "_exit", "abort"):
+            return True
+    return False
+
+
+_VALUE_STATEMENTS = (nodes.Assign, nodes.AnnAssign, nodes.Return)
+
+
+def _tried_call_guard(trynode, handlers) -> Optional[Guard]:
+    """``try: flag = lib.has_feature() / except (AttributeError, RuntimeError, OSError): flag = False``: a call
+    tried for a value, whose failure (a missing symbol, a CUDA-only build, no device: what a GPU-only library
+    raises on an NPU host) the handler answers with a value of its own. The function completes either way, so the
+    call is *tried*: guarded with a fallback whatever the call does. Only the small shape counts -- a body of at
+    most two statements that bind or return, and a handler that binds the same names or returns -- so a broad
+    ``except Exception`` around a block of work is not taken for a fallback."""
+    body = trynode.body
+    if not body or len(body) > 2 or not all(isinstance(st, _VALUE_STATEMENTS) for st in body):
+        return None
+    bound = {t.name for st in body if isinstance(st, (nodes.Assign, nodes.AnnAssign))
+             for t in (st.targets if isinstance(st, nodes.Assign) else [st.target]) if isinstance(t, nodes.AssignName)}
+    returns = any(isinstance(st, nodes.Return) for st in body)
+    if not bound and not returns:
+        return None
+
+    def answers(h) -> bool:
+        if _stops(h.body) or _needs_gpu_only(h.body):
+            return False
+        got = {t.name for st in h.body if isinstance(st, (nodes.Assign, nodes.AnnAssign))
+               for t in (st.targets if isinstance(st, nodes.Assign) else [st.target]) if isinstance(t, nodes.AssignName)}
+        ret = any(isinstance(st, nodes.Return) and st.value is not None for st in h.body)
+        return (bool(bound) and bound <= got) or (returns and ret)
+
+    if not all(answers(h) for h in handlers):
+        return None
     h = handlers[0]
-    return Guard("import-fallback", h.lineno or trynode.lineno or 1, fallback, _text(h.type) if h.type else "except")
+    return Guard("import-fallback", h.lineno or trynode.lineno or 1, True, _text(h.type) if h.type else "except",
+                 tried=True)
 
 
 def _try_cond(trynode):

@@ -375,7 +375,8 @@ class _Worker:
         configure_conditions(index.option_defaults, self.project.mode, gpu_only=_gpu_only_modules(self.kb),
                              torch_api=self.kb.documented_names(), config_keys=index.config_keys,
                              config_by_module=index.config_by_module,
-                             import_helpers=index.helpers_by_leaf())
+                             import_helpers=index.helpers_by_leaf(),
+                             torch_version=getattr(self.kb, "torch_version", None))
         _combine(self.project, self.passes, prescans)
 
     def analyse(self, task: _Task) -> ModuleResult:

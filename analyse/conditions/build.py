@@ -35,6 +35,7 @@ from astroid import nodes
 from analyse.conditions import model as m
 from analyse.conditions.options import (config_value, gpu_only_module, import_helper_name, literal, option_values, params_are_choices,
                                         torch_has)
+from analyse.conditions.options import torch_version as _resolved_torch_version
 from analyse.syntax import nodes_of, own_bindings
 
 _MISSING = object()
@@ -1222,6 +1223,77 @@ def _dispatch_name(node) -> bool:
     return _leaf(node).lower() in DISPATCH_NAMES
 
 
+_VERSION_WRAPPERS = {"digit_version", "parse", "Version", "LooseVersion", "StrictVersion", "parse_version"}
+_TORCH_VERSION_NAME = re.compile(r"^_?torch_version$", re.I)
+
+
+def _unwrap_version(node):
+    """``digit_version(x)`` / ``version.parse(x)`` / ``LooseVersion(x)`` -> x (one call deep)."""
+    if isinstance(node, nodes.Call) and len(node.args) == 1 and not node.keywords \
+            and _leaf(node.func) in _VERSION_WRAPPERS:
+        return node.args[0], True
+    return node, False
+
+
+def _version_literal(node) -> Optional[Tuple[Tuple[int, ...], bool]]:
+    """((1, 10, 0), padded) for ``digit_version('1.10.0')`` / ``version.parse("1.10")`` / ``(1, 10)``; the bool says
+    whether shorter versions are padded with zeros (strings) or the torch version cut to its length (tuples)."""
+    inner, wrapped = _unwrap_version(node)
+    if isinstance(inner, nodes.Const) and isinstance(inner.value, str) and wrapped:
+        nums = re.match(r"^v?(\d+(?:\.\d+)*)", inner.value.strip())
+        return (tuple(int(x) for x in nums.group(1).split(".")), True) if nums else None
+    if isinstance(inner, nodes.Tuple) and inner.elts and all(isinstance(e, nodes.Const) and type(e.value) is int
+                                                              for e in inner.elts):
+        return tuple(e.value for e in inner.elts), False
+    return None
+
+
+def _is_torch_version(node) -> bool:
+    """``torch.__version__`` / ``TORCH_VERSION`` (a name or a module's attribute), bare or in a version wrapper."""
+    inner, _wrapped = _unwrap_version(node)
+    if isinstance(inner, (nodes.Name, nodes.Attribute)):
+        d = _dotted(inner)
+        return d == "torch.__version__" or bool(_TORCH_VERSION_NAME.match(_leaf(inner)))
+    return False
+
+
+def _torch_version_test(test: nodes.Compare) -> Optional[bool]:
+    """The value of a test of the torch version against literal versions (``digit_version(TORCH_VERSION) <
+    digit_version('1.10.0')``, ``'1.5' <= ... < '1.10'`` chained, ``TORCH_VERSION >= (1, 8)``) on the torch version the
+    run resolved; None when the test has another shape or no version was resolved."""
+    resolved = _resolved_torch_version()
+    if not resolved:
+        return None
+    m_ = re.match(r"^(\d+(?:\.\d+)*)", resolved)
+    if m_ is None:
+        return None
+    have = tuple(int(x) for x in m_.group(1).split("."))
+    operands = [test.left] + [r for _op, r in test.ops]
+    result = True
+    seen = False
+    for i, (op, _r) in enumerate(test.ops):
+        if op not in ("<", "<=", ">", ">=", "==", "!="):
+            return None
+        a, b = operands[i], operands[i + 1]
+        if _is_torch_version(a):
+            lit, tv_left = _version_literal(b), True
+        elif _is_torch_version(b):
+            lit, tv_left = _version_literal(a), False
+        else:
+            return None
+        if lit is None:
+            return None
+        want, padded = lit
+        if padded:
+            n = max(len(want), len(have))
+            mine, want = have + (0,) * (n - len(have)), want + (0,) * (n - len(want))
+        else:
+            mine = have[:len(want)] + (0,) * max(0, len(want) - len(have))
+        seen = True
+        result = result and (_compare(op, mine, want) if tv_left else _compare(op, want, mine))
+    return result if seen else None
+
+
 def _is_version(node) -> bool:
     for n in node.nodes_of_class((nodes.Name, nodes.Attribute)):
         name = n.name if isinstance(n, nodes.Name) else n.attrname
@@ -1262,6 +1334,9 @@ def _build(test, depth: int) -> Optional[m.Cond]:
         return m.Const(bool(test.value))
     text = _text(test)
     if isinstance(test, nodes.Compare):
+        tv = _torch_version_test(test)
+        if tv is not None:
+            return m.Atom(m.VERSION, text, (tv, tv), _unknown(test).neg_text)
         got = _compare_cond(test, depth)
         return got if got is not None else _unknown(test)
     if isinstance(test, nodes.Call):

@@ -28,7 +28,7 @@ from astroid import nodes
 from analyse.syntax import nodes_of
 
 _STATE = {"options": {}, "params_are_choices": False, "gpu_only": frozenset(), "torch_api": frozenset(),
-          "config_keys": frozenset(), "config_by_module": {}, "import_helpers": frozenset()}
+          "config_keys": frozenset(), "config_by_module": {}, "import_helpers": frozenset(), "torch_version": None}
 MAX_OPTIONS = 20000
 
 
@@ -36,7 +36,7 @@ def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
               gpu_only: Optional[Iterable[str]] = None, torch_api: Optional[Iterable[str]] = None,
               config_keys: Optional[Iterable[str]] = None,
               config_by_module: Optional[Dict[str, Dict[str, list]]] = None,
-              import_helpers: Optional[Iterable[str]] = None) -> None:
+              import_helpers: Optional[Iterable[str]] = None, torch_version: Optional[str] = None) -> None:
     """Set the project's option table and the mode for the conditions built in this process.
     In ``thirdparty`` mode a parameter of a library function is its caller's choice (conditional);
     in ``script`` mode it takes its default. *gpu_only*: modules with no NPU path (from the knowledge
@@ -46,7 +46,8 @@ def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
     by :func:`read_config`), which :func:`config_value` answers for; *config_by_module*: module -> the options of
     the configuration files that module names, which :func:`config_values` answers for. *import_helpers*: the
     names of the project's functions that import the module a string names and hand it back
-    (:class:`analyse.resolve.ImportHelper`), for :func:`import_helper_name`."""
+    (:class:`analyse.resolve.ImportHelper`), for :func:`import_helper_name`. *torch_version*: the torch
+    version the run resolved (``2.13.0``), which a test of ``torch.__version__`` is valued against."""
     _STATE["options"] = dict(options or {})
     _STATE["import_helpers"] = frozenset(import_helpers or ())
     _STATE["config_keys"] = frozenset(config_keys or ())
@@ -56,6 +57,13 @@ def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
         _STATE["gpu_only"] = frozenset(gpu_only)
     if torch_api is not None:
         _STATE["torch_api"] = frozenset(torch_api)
+    if torch_version is not None:
+        _STATE["torch_version"] = torch_version
+
+
+def torch_version() -> Optional[str]:
+    """The torch version the run resolved (the knowledge base's), or None when none was configured."""
+    return _STATE["torch_version"]
 
 
 def torch_has(qualname: str) -> bool:

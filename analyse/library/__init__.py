@@ -523,10 +523,12 @@ def _finding_condition(f: Finding, status: Optional[str] = None) -> Optional[str
     g = f.guard
     if g and other_device_only(g.get("kind"), g.get("condition")):
         return UNREACHABLE
+    if g and g.get("tried") and g.get("fallback"):
+        return UNREACHABLE   # a call tried for a value whose failure the handler answers: the function completes
     scen = (g.get("on_path") or {}).get("transfer_to_npu") if g else None
     where = f"{f.path}:{g.get('line')}" if g else ""
     if scen == "off" and status == "unsupported" and g.get("kind") == "option" and g.get("fallback") \
-            and g.get("condition"):
+            and g.get("condition") and not g.get("off_whatever_chosen"):
         # CUDA-only code behind an option a user of the library can turn on (an environment switch read with its
         # default): the caller's choice, not dead code (needs-migration / unknown code there stays off the path)
         return f"only when `{g.get('condition')}` is turned on (off by default, {where}; otherwise the fallback runs)"

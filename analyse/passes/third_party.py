@@ -348,26 +348,56 @@ def _is_none_const(n) -> bool:
 
 def _type_probe(node) -> bool:
     """True when *node* is the class argument of ``isinstance(x, C)`` / ``issubclass(x, C)``
-    (also one element of a tuple there): a type comparison, which runs none of the class's code."""
+    (also one element of a tuple there): a type comparison, which runs none of the class's code. A class kept in
+    a local list or tuple of types that is only ever such an argument counts too (``checklist.append(C)`` then
+    ``isinstance(m, tuple(checklist))``)."""
     cur, parent = node, node.parent
-    if isinstance(parent, nodes.Tuple) and cur in parent.elts:
+    if isinstance(parent, (nodes.Tuple, nodes.List)) and cur in parent.elts:
         cur, parent = parent, parent.parent
     if _type_argument(cur):
         return True
     if isinstance(parent, nodes.Compare) and len(parent.ops) == 1 and parent.ops[0][0] in ("is", "is not") \
             and cur is not node.root():
         return True   # `optimizer_cls is bnb.optim.Adam8bit`: an identity test runs none of the class's code
-    return isinstance(cur, nodes.Tuple) and _types_tuple(cur)
+    if isinstance(cur, (nodes.Tuple, nodes.List)):
+        return _types_tuple(cur)
+    if _introspected(cur):
+        return True
+    # `checklist.append(C)` / `checklist.extend((C, D))` on a local list of types
+    if isinstance(parent, nodes.Call) and cur in parent.args and isinstance(parent.func, nodes.Attribute) \
+            and parent.func.attrname in ("append", "extend", "add") and isinstance(parent.func.expr, nodes.Name):
+        return _types_name(parent.scope(), parent.func.expr.name)
+    return False
+
+
+_INTROSPECTION = {"dir", "vars", "hasattr", "callable", "getmembers", "isclass", "ismodule", "isfunction",
+                  "signature", "getdoc", "getsourcefile"}
+
+
+def _introspected(node) -> bool:
+    """*node* is what ``inspect.getmembers(bnb.optim, ...)`` / ``dir(mod)`` / ``hasattr(mod, name)`` looks at: listing
+    or testing a module's or a class's members runs none of its code."""
+    parent = node.parent
+    if not (isinstance(parent, nodes.Call) and parent.args and parent.args[0] is node):
+        return False
+    func = parent.func
+    if isinstance(func, nodes.Name):
+        return func.name in ("dir", "vars", "hasattr", "callable")
+    return isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) and func.expr.name == "inspect" \
+        and func.attrname in _INTROSPECTION
 
 
 def _type_argument(node) -> bool:
     parent = node.parent
+    if isinstance(parent, nodes.Call) and isinstance(parent.func, nodes.Name) and parent.func.name == "tuple" \
+            and len(parent.args) == 1 and parent.args[0] is node and not parent.keywords:
+        node, parent = parent, parent.parent   # isinstance(m, tuple(checklist))
     return (isinstance(parent, nodes.Call) and isinstance(parent.func, nodes.Name)
             and parent.func.name in ("isinstance", "issubclass") and len(parent.args) == 2 and parent.args[1] is node)
 
 
 def _types_tuple(tup) -> bool:
-    """*tup* (a tuple display) builds a local tuple of classes that is only ever a type filter::
+    """*tup* (a tuple or list display) builds a local collection of classes that is only ever a type filter::
 
         allowed = (nn.Linear, nn.Conv1d)
         if Linear4bit is not None:
@@ -385,11 +415,21 @@ def _types_tuple(tup) -> bool:
         name = parent.target.name
     else:
         return False
-    reads = [n for n in parent.scope().nodes_of_class(nodes.Name) if n.name == name]
+    return _types_name(parent.scope(), name)
+
+
+def _types_name(scope, name: str) -> bool:
+    """Every read of the local *name* in *scope* is the class argument of ``isinstance`` / ``issubclass`` (also
+    through ``tuple(name)``), extends the collection itself (``name = name + (C,)``), or adds to it
+    (``name.append(C)``): a collection of types used only for type tests."""
+    reads = [n for n in scope.nodes_of_class(nodes.Name) if n.name == name]
     for n in reads:
         if _type_argument(n):
             continue
         up, p = n, n.parent
+        if isinstance(p, nodes.Attribute) and p.attrname in ("append", "extend", "add") \
+                and isinstance(p.parent, nodes.Call) and p.parent.func is p and isinstance(p.parent.parent, nodes.Expr):
+            continue
         while isinstance(p, nodes.BinOp) and p.op == "+":
             up, p = p, p.parent
         if isinstance(p, nodes.Assign) and p.value is up and all(isinstance(t, nodes.AssignName) and t.name == name
@@ -397,6 +437,22 @@ def _types_tuple(tup) -> bool:
             continue
         return False
     return bool(reads)
+
+
+def _type_only_import(node) -> bool:
+    """``from gpu_lib.ops import SyncBatchNorm`` inside a function whose every read of each name it binds is a
+    type test (:func:`_type_probe`): importing a class to compare types with runs none of its kernels."""
+    if not isinstance(node, nodes.ImportFrom) or any(name == "*" for name, _ in node.names):
+        return False
+    scope = node.scope()
+    if not isinstance(scope, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+        return False
+    for name, alias in node.names:
+        bound = alias or name
+        reads = [n for n in scope.nodes_of_class(nodes.Name) if n.name == bound]
+        if not reads or not all(_type_probe(n) for n in reads):
+            return False
+    return True
 
 
 def _arg(call: nodes.Call, pos: int, name: str):
@@ -709,7 +765,7 @@ class ThirdPartyPass(Pass):
 
     def _import(self, ctx, table, node, guarded) -> Optional[Finding]:
         r = ctx.resolver
-        if _type_checking_only(node, r):
+        if _type_checking_only(node, r) or _type_only_import(node):
             return None
         quals = _import_quals(r, node)
         hits = []

@@ -27,13 +27,13 @@ LIB_WORDS = ("xformers", "bitsandbytes", "load_in_8bit", "load_in_4bit", "flash_
 
 # what each class's mechanisms were this round (MISSLOG's "fixed by" column for a miss met at the final run)
 MECHANISMS = {
-    "reach": "program model: an imported module's main block is not run; unresolved dispatch listed, not counted (#29); a private method runs through its call sites, an override once its class is built, guards below a no-alternative guard kept (#29, stop 35)",
-    "dispatch": "dispatch resolved in general: dict/registry/config/classmethod/getattr/sys.path (#29); config classes that name the class they build, monkey patches, PYTHONPATH in launch scripts (stop 35)",
+    "reach": "per-program verdicts count only the program's own call paths (stop 38); program model: an imported module's main block is not run; unresolved dispatch listed, not counted (#29); a private method runs through its call sites, an override once its class is built, guards below a no-alternative guard kept (#29, stop 35)",
+    "dispatch": "alternative imports chosen by an option's default, Hydra configs named on the command line, string-keyed factory branches, import helpers read as imports (stop 38); dispatch resolved in general: dict/registry/config/classmethod/getattr/sys.path (#29); config classes that name the class they build, monkey patches, PYTHONPATH in launch scripts (stop 35)",
     "roles": "entry points and roles by evidence (#29)",
-    "conditions": "conditions: caller guards through no-alternative local guards, device tests, fallbacks (#30); callers' arguments, caller-data layout/size, lazy caches, try-import probes (stop 35)",
+    "conditions": "GPU-only availability tests false on an NPU host in library mode, device tests that stop an NPU, presence tests that assert or raise, calls tried for a value, torch version checks on the resolved version (stop 38); conditions: caller guards through no-alternative local guards, device tests, fallbacks (#30); callers' arguments, caller-data layout/size, lazy caches, try-import probes (stop 35)",
     "defaults": "defaults by data flow (#30)",
-    "grades": "grades with one meaning: GPU-only libraries with a replacement are manual, at least medium (#30)",
-    "knowledge": "knowledge: class rows for unlisted methods, one row per aten operator, curation, gaps (#31); DeepSpeed NPU accelerator, PyG ToSparseTensor, GPU-only packages, failed guarded imports (stop 35)",
+    "grades": "Triton-only libraries manual, TensorRT/torch2trt/Isaac Gym manual with high rework (stop 38); grades with one meaning: GPU-only libraries with a replacement are manual, at least medium (#30)",
+    "knowledge": "curated host-side torch APIs, torch._C._cuda_* bindings, cuCIM (stop 38); knowledge: class rows for unlisted methods, one row per aten operator, curation, gaps (#31); DeepSpeed NPU accelerator, PyG ToSparseTensor, GPU-only packages, failed guarded imports (stop 35)",
     "judge": "expectation withdrawn or disputed on a second look (corrections file)",
 }
 

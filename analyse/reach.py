@@ -502,6 +502,7 @@ class ModuleFacts(TypedDict):
     targets: List[Tuple[str, int, str]]
     imports: List[Tuple[str, int, Tuple[str, ...], bool, _GuardDict]]
     decorated: List[str]
+    plain_decorated: List[str]   # decorated only by wrappers that register nothing
     getattr: List[Tuple[str, str]]
     call_guards: Dict[int, List[Tuple[str, _GuardDict]]]
     # callers' arguments: line -> [(called name, ((keyword, flag value), ...))]; function -> {flag parameter: default}

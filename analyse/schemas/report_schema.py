@@ -521,7 +521,18 @@ SCHEMA = {'$schema': 'https://json-schema.org/draft/2020-12/schema',
                                                                         'items': {'type': 'string'},
                                                                         'description': 'one shortest call path from '
                                                                                        'an entry point, caller '
-                                                                                       'first'}}},
+                                                                                       'first'},
+                                                               'reason': {'type': 'string',
+                                                                          'description': 'unknown: why it cannot be '
+                                                                                         'decided; reachable: how '
+                                                                                         'the path was found when a '
+                                                                                         'step of it is a guess of a '
+                                                                                         'kind the words name (a '
+                                                                                         'class built from the '
+                                                                                         'configs the project ships, '
+                                                                                         "the program's config being "
+                                                                                         'named on its command '
+                                                                                         'line)'}}},
                                       'role': {'$ref': '#/$defs/role'},
                                       'guard': {'type': ['object', 'null'],
                                                 'description': 'The condition under which this code runs, when it is '

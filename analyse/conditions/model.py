@@ -104,17 +104,18 @@ def conj(*cs: Optional[Cond]) -> Optional[Cond]:
     return parts[0] if len(parts) == 1 else And(tuple(parts))
 
 
-def evaluate(c: Cond, scenario: str, defaults: bool = False) -> Value:
+def evaluate(c: Cond, scenario: str, defaults: bool = False, unchosen: bool = False) -> Value:
     """Kleene three-valued value of *c* on an NPU host in *scenario*; *defaults*: the choices a caller
-    could change (library parameters) take their default."""
+    could change (library parameters) take their default; *unchosen*: every choice (option, parameter,
+    environment variable) is left open, whatever its value."""
     if isinstance(c, Atom):
-        return c.value(scenario, defaults)
+        return None if unchosen and c.kind in CHOICE_KINDS else c.value(scenario, defaults)
     if isinstance(c, Const):
         return c.value
     if isinstance(c, Not):
-        v = evaluate(c.arg, scenario, defaults)
+        v = evaluate(c.arg, scenario, defaults, unchosen)
         return None if v is None else not v
-    vals = [evaluate(a, scenario, defaults) for a in c.args]
+    vals = [evaluate(a, scenario, defaults, unchosen) for a in c.args]
     if isinstance(c, And):
         if any(v is False for v in vals):
             return False
@@ -181,29 +182,10 @@ def _simple(text: str) -> bool:
     return all(ch.isalnum() or ch in "._()[]'\"," for ch in text.replace(", ", ","))
 
 
-def _evaluate_unchosen(c: Cond, scenario: str) -> Value:
-    """:func:`evaluate` with every choice (option, parameter, environment variable) left open, whatever its value."""
-    if isinstance(c, Atom):
-        return None if c.kind in CHOICE_KINDS else c.value(scenario)
-    if isinstance(c, Const):
-        return c.value
-    if isinstance(c, Not):
-        v = _evaluate_unchosen(c.arg, scenario)
-        return None if v is None else not v
-    vals = [_evaluate_unchosen(a, scenario) for a in c.args]
-    if isinstance(c, And):
-        if any(v is False for v in vals):
-            return False
-        return True if all(v is True for v in vals) else None
-    if any(v is True for v in vals):
-        return True
-    return False if all(v is False for v in vals) else None
-
-
 def off_whatever_chosen(c: Optional[Cond], scenario: str = TRANSFER) -> bool:
     """True when the path is off on an NPU host whatever its options, parameters and environment say: an enclosing
     test of the host (another accelerator's branch, a dead torch-version branch) decides it, not a choice."""
-    return c is not None and _evaluate_unchosen(c, scenario) is False
+    return c is not None and evaluate(c, scenario, unchosen=True) is False
 
 
 def off_by_default(c: Optional[Cond]) -> bool:

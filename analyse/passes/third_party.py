@@ -38,8 +38,9 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from astroid import nodes
 
+from analyse.conditions.build import leaf_name
 from analyse.findings import Finding, Rule, SEVERITIES
-from analyse.guards import _needs_gpu_only, _only_raises, guard_of, handler_catches_import, is_probe, keeps_prior_bindings, tree_memo
+from analyse.guards import _is_none, _needs_gpu_only, _only_raises, guard_of, handler_catches_import, is_probe, keeps_prior_bindings, tree_memo
 from analyse.passes import ModuleContext, Pass, nodes_of, walk
 # the library table and the project scan live below the passes (no pass imports another pass)
 from analyse.passes._libtable import (  # noqa: F401  (re-exported for callers of the old names)
@@ -307,9 +308,7 @@ def _stops(block) -> bool:
     if not block or not _only_raises(block):
         return False
     return any(isinstance(st, nodes.Raise) or isinstance(st, nodes.Expr) and isinstance(st.value, nodes.Call)
-               and isinstance(st.value.func, (nodes.Name, nodes.Attribute))
-               and (st.value.func.name if isinstance(st.value.func, nodes.Name) else st.value.func.attrname)
-               in ("exit", "_exit", "abort") for st in block)
+               and leaf_name(st.value.func) in ("exit", "_exit", "abort") for st in block)
 
 
 def _requires_library(node) -> bool:
@@ -322,7 +321,7 @@ def _requires_library(node) -> bool:
     present = True
     if isinstance(parent, nodes.Compare) and len(parent.ops) == 1:
         op, right = parent.ops[0]
-        if op not in ("is", "is not", "==", "!=") or not (_is_none_const(right) or _is_none_const(parent.left)):
+        if op not in ("is", "is not", "==", "!=") or not (_is_none(right) or _is_none(parent.left)):
             return False
         present = op in ("is not", "!=")
         cur, parent = parent, parent.parent
@@ -340,10 +339,6 @@ def _requires_library(node) -> bool:
             return ops <= {"or"} and _stops(parent.body)
         return ops <= {"and"} and _stops(parent.orelse)
     return False
-
-
-def _is_none_const(n) -> bool:
-    return isinstance(n, nodes.Const) and n.value is None
 
 
 def _type_probe(node) -> bool:

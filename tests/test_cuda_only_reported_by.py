@@ -16,19 +16,18 @@ def npu006(tmp_path, kb, src):
     return [(f.line, f.severity, f.api) for f in r.findings if f.code == "NPU006"]
 
 
-def test_sdpa_kernel_selection_is_reported(tmp_path, kb):
-    # INVALID: the CUDA SDPA back-end selector outside torch.backends (cuda-sdp-kernel-selection, manual)
+def test_nvtx_profiler_outside_torch_cuda_is_reported(tmp_path, kb):
+    # INVALID: torch.autograd.profiler.emit_nvtx (cuda-nvtx, manual: documented as not supported on NPU)
     got = npu006(tmp_path, kb, """
         import torch
-        from torch.nn.attention import SDPBackend, sdpa_kernel
 
-        def attend(q, k, v, ctx=None):
-            if ctx is not None:
-                with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):
-                    return torch.nn.functional.scaled_dot_product_attention(q, k, v)
-            return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        def step(model, x, profile=False):
+            if profile:
+                with torch.autograd.profiler.emit_nvtx():
+                    return model(x)
+            return model(x)
     """)
-    assert (7, "manual", "torch.nn.attention.sdpa_kernel") in got
+    assert (6, "manual", "torch.autograd.profiler.emit_nvtx") in got
 
 
 def test_symmetric_memory_is_a_blocker_despite_the_distributed_prefix(tmp_path, kb):
@@ -47,21 +46,26 @@ def test_symmetric_memory_is_a_blocker_despite_the_distributed_prefix(tmp_path, 
 
 
 def test_facts_of_other_passes_or_none_are_not_reported(tmp_path, kb):
-    # VALID: the NPU spelling of get_device_capability (reported_by: none), DataParallel (distributed),
-    # float64 (dtypes): no NPU006 from the cuda-api pass
+    # VALID: the NPU spelling of get_device_capability and sdpa_kernel (reported_by: none; the latter sets the SDP
+    # flags the NPU ignores), DataParallel (distributed), float64 (dtypes): no NPU006 from the cuda-api pass
     got = npu006(tmp_path, kb, """
         import torch
+
+        from torch.nn.attention import SDPBackend, sdpa_kernel
 
         cap = torch.npu.get_device_capability()
         model = torch.nn.DataParallel(torch.nn.Linear(2, 2))
         x = torch.zeros(2, dtype=torch.float64)
+        with sdpa_kernel([SDPBackend.MATH]):
+            y = torch.nn.functional.scaled_dot_product_attention(x, x, x)
     """)
     assert got == []
 
 
 def test_every_fact_names_its_reporter(kb):
     facts = {f.id: f for f in kb.cuda_only_facts}
-    assert facts["cuda-sdp-kernel-selection"].reported_by == "cuda-api"
+    assert facts["cuda-nvtx"].reported_by == "cuda-api"
+    assert facts["cuda-sdp-kernel-selection"].reported_by == "none"
     assert facts["torch-symmetric-memory"].reported_by == "cuda-api"
     assert facts["data-parallel"].reported_by == "distributed"
     assert facts["float64-dtype"].reported_by == "dtypes"

@@ -82,7 +82,7 @@ R_CUDA_ONLY = Rule(
     why="Some features exist only for CUDA or are switched off by transfer_to_npu: NVTX ranges, "
         "`torch.jit.script` (becomes a no-op), the channels_last memory format, CUDA graphs, CUDA-capability "
         "checks (`get_device_capability()` returns None), float64 CUDA tensor types (downgraded to float32), "
-        "CUDA SDPA back-end selection (`sdpa_kernel`), symmetric memory. Names outside `torch.cuda` are reported "
+        "the NVTX profiler (`emit_nvtx`), symmetric memory. Names outside `torch.cuda` are reported "
         "when their fact in `data/cuda_only.yaml` says `reported_by: cuda-api`.",
     example="model = model.to(memory_format=torch.channels_last)\nscripted = torch.jit.script(model)",
     fix="model = model.contiguous()   # channels_last is not supported by automatic migration\n# keep eager mode (or torch.compile) instead of TorchScript",

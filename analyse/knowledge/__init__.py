@@ -118,6 +118,8 @@ class CudaOnlyFact:
     severity: str  # "blocker" | "manual" | "info"
     source: str
     excludes: tuple[str, ...] = ()
+    # which pass reports the fact's names outside torch.cuda / torch.backends.cuda(nn): one of REPORTERS
+    reported_by: str = "cuda-api"
 
     def matches(self, qualname: str) -> int:
         """Length of the longest entry of ``apis`` matching ``qualname`` (0 = no match)."""
@@ -303,6 +305,10 @@ def _validate_transfer(doc: Any, branch: str, where: str) -> dict:
     return b
 
 
+# the passes a cuda-only fact can name in `reported_by` (meta.reported_by_values of data/cuda_only.yaml says what each means)
+REPORTERS = ("cuda-api", "distributed", "dtypes", "triton", "cuda-extension", "none")
+
+
 def _validate_cuda_only(doc: Any, where: str) -> list:
     _check_meta(doc, where)
     facts = doc.get("facts")
@@ -316,6 +322,7 @@ def _validate_cuda_only(doc: Any, where: str) -> list:
         _require(f["id"] not in seen, w, f"duplicate id {f['id']!r}")
         seen.add(f["id"])
         _require(f.get("severity") in SEVERITIES, w, f"severity must be one of {SEVERITIES}")
+        _require(f.get("reported_by") in REPORTERS, w, f"reported_by must be one of {REPORTERS}")
         _require(isinstance(f.get("apis"), list) and f["apis"] and all(isinstance(a, str) and a for a in f["apis"]), w,
                  "apis must be a non-empty list of strings")
         for k in ("excludes", "torch_versions"):
@@ -470,7 +477,8 @@ class KnowledgeBase:
                 continue
             apis = (f.get("apis_by_torch_version") or {}).get(torch_version, f["apis"])
             facts.append(CudaOnlyFact(id=f["id"], apis=tuple(apis), reason=f["reason"].strip(), replacement=f["replacement"].strip(),
-                                      severity=f["severity"], source=f["source"], excludes=tuple(f.get("excludes") or ())))
+                                      severity=f["severity"], source=f["source"], excludes=tuple(f.get("excludes") or ()),
+                                      reported_by=f["reported_by"]))
         self.cuda_only_facts: tuple[CudaOnlyFact, ...] = tuple(facts)
 
         aten_name = index["files"]["aten_kernels"]

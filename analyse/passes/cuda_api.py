@@ -81,7 +81,9 @@ R_CUDA_ONLY = Rule(
     summary="A CUDA-only feature that transfer_to_npu does not handle (or disables).",
     why="Some features exist only for CUDA or are switched off by transfer_to_npu: NVTX ranges, "
         "`torch.jit.script` (becomes a no-op), the channels_last memory format, CUDA graphs, CUDA-capability "
-        "checks (`get_device_capability()` returns None), float64 CUDA tensor types (downgraded to float32).",
+        "checks (`get_device_capability()` returns None), float64 CUDA tensor types (downgraded to float32), "
+        "the NVTX profiler (`emit_nvtx`), symmetric memory. Names outside `torch.cuda` are reported "
+        "when their fact in `data/cuda_only.yaml` says `reported_by: cuda-api`.",
     example="model = model.to(memory_format=torch.channels_last)\nscripted = torch.jit.script(model)",
     fix="model = model.contiguous()   # channels_last is not supported by automatic migration\n# keep eager mode (or torch.compile) instead of TorchScript",
 )
@@ -114,9 +116,8 @@ def _env_finding_fields(var: str, write: bool) -> tuple:
 DEVICE_KWARGS = {"device", "device_type", "map_location", "device_id", "device_ids", "output_device"}
 # calls that are device-taking even when not in the rewrite lists
 DEVICE_CALLS = {"torch.device", "torch.cuda.device"}
-# CUDA-only facts about names outside torch.cuda / torch.backends that this pass reports
-# (the others belong to other passes: distributed, third-party, cuda-extension; float64 is a dtype
-# matter, not CUDA API use)
+# CUDA-only facts about names outside torch.cuda / torch.backends: this pass reports those whose `reported_by` in
+# data/cuda_only.yaml is "cuda-api" (the others belong to the distributed, dtypes, triton and cuda-extension passes)
 # what only a ScriptModule has: code that reads these (or saves / freezes the scripted object) relies on TorchScript
 _SCRIPT_MODULE_ATTRS = frozenset({"graph", "code", "inlined_graph", "code_with_constants", "save_to_buffer",
                                   "graph_for", "_c"})
@@ -143,10 +144,6 @@ def _uses_script_module(tree: nodes.Module) -> bool:
     return got
 
 
-GENERAL_FACTS = {"jit-script-disabled", "channels-last", "cuda-autocast-helpers", "cuda-ipc-tensor-sharing", "cuda-nvrtc-kernel",
-                 "flex-attention", "torch-c-cuda-bindings"}
-# names reported by the distributed pass
-OTHER_PASSES = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.distributed")
 _COMPARE_METHODS = {"startswith", "endswith", "__eq__", "find", "index", "count"}
 
 
@@ -273,10 +270,9 @@ class CudaApiPass(Pass):
             return self._torch_cuda_finding(ctx, node, q)
         if q.startswith("torch.backends.cudnn") or q.startswith("torch.backends.cuda"):
             return self._backends_finding(ctx, node, q)
-        if q.startswith(OTHER_PASSES):
-            return None
+        # which CUDA-only facts this pass reports outside torch.cuda is data: the fact's reported_by
         fact = ctx.kb.cuda_only(q)
-        if fact is not None and fact.id in GENERAL_FACTS:
+        if fact is not None and fact.reported_by == self.name:
             if fact.id == "jit-script-disabled" and not _uses_script_module(ctx.tree):
                 # nothing here reads the ScriptModule (saved, its graph or code): the scripted code runs eagerly
                 # under transfer_to_npu, a speed difference and no change to make

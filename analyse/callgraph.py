@@ -75,6 +75,9 @@ ALL_KEYS = "*"
 # a container ending in KIND_SEP + kind is the part of a registry object filled by its ``register_<kind>`` decorator
 # and read by its ``get_<kind>[_class]`` method
 METH_SEP = "\x1d"
+# b of an ext / dynamic call whose op name is a parameter of the enclosing function (``getattr(_C, name)`` in the
+# function a factory ``make(name)`` returns): PARAM_MARK + the parameter's name; the factory's call site names the op
+PARAM_MARK = "$"
 KIND_SEP = ":"
 _GETTER = re.compile(r"^get_(\w+?)(?:_class|_cls)?$")
 _REGISTER = re.compile(r"^register_(\w+)$")
@@ -126,6 +129,13 @@ class ModuleSummary:
     # function that stores its argument: the linker finds its container)
     registrations: List[Tuple[str, str, str]] = field(default_factory=list)
     storers: Dict[str, str] = field(default_factory=dict)               # function -> module container it fills
+    # functions that build and hand back a function of their own (``def make(name): def call(*a): ...;
+    # return call``): factory -> (the inner function, the factory's positional parameters)
+    closures: Dict[str, Tuple[str, Tuple[str, ...]]] = field(default_factory=dict)
+    # module-level names bound to a call's result (``contract = make("contract")``): name -> (the callee as
+    # written, its literal string arguments by position (None where not one), its literal keyword arguments)
+    factory_calls: Dict[str, Tuple[str, Tuple[Optional[str], ...], Tuple[Tuple[str, str], ...]]] = \
+        field(default_factory=dict)
     # per-module facts for entry points and reach (analyse.reach.module_facts), made with the summary
     reach: Dict[str, object] = field(default_factory=dict)
 
@@ -197,6 +207,65 @@ def _held_callable(value, r: Resolver) -> Optional[str]:
     return None
 
 
+def _const_str(node) -> Optional[str]:
+    return node.value if isinstance(node, nodes.Const) and isinstance(node.value, str) else None
+
+
+def _module_str(node) -> Optional[str]:
+    """The string a name stands for when the module binds it once, at top level, to a literal
+    (``name = "ext_cuda"`` ... ``load(name=name, ...)``)."""
+    if not isinstance(node, nodes.Name):
+        return None
+    try:
+        defs = node.root().locals.get(node.name, ())
+    except Exception:
+        return None
+    if len(defs) != 1 or not isinstance(defs[0], nodes.AssignName) or node.name in node.scope().locals \
+            and node.scope() is not node.root():
+        return None
+    return _const_str(Resolver.assigned_value(defs[0]))
+
+
+def _returned_closure(fn) -> Optional[str]:
+    """The name of the function *fn* defines in its own body and hands back (``def make(name): def call(*a): ...;
+    return call``), when every ``return`` of *fn*'s body returns it; None otherwise."""
+    inner = {st.name for st in fn.body if isinstance(st, (nodes.FunctionDef, nodes.AsyncFunctionDef))}
+    if not inner:
+        return None
+    rets = [st for st in fn.body if isinstance(st, nodes.Return)]
+    names = {st.value.name if isinstance(st.value, nodes.Name) else None for st in rets}
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    if name not in inner or any(isinstance(n, nodes.Return) and n.scope() is fn for n in _nested_returns(fn)):
+        return None
+    return name
+
+
+def _nested_returns(fn):
+    """``return`` statements of *fn* below its top level (in an ``if``, a loop, a ``with``, a ``try``)."""
+    for st in fn.body:
+        if isinstance(st, (nodes.If, nodes.For, nodes.While, nodes.With, nodes.Try)):
+            yield from nodes_of(st, nodes.Return)
+
+
+def _closure_param(name_arg) -> Optional[str]:
+    """``name`` in ``getattr(_C, name)`` inside a function nested in another, when ``name`` is a parameter of the
+    enclosing function (a closure variable): the op is chosen by the enclosing call's argument."""
+    if not isinstance(name_arg, nodes.Name):
+        return None
+    try:
+        scope = name_arg.scope()
+        if name_arg.name in scope.locals or scope.parent is None:
+            return None
+        outer = scope.parent.scope()
+    except Exception:
+        return None
+    if isinstance(outer, nodes.FunctionDef) and name_arg.name in outer.argnames():
+        return name_arg.name
+    return None
+
+
 def _is_partial_call(value, r: Resolver) -> bool:
     return isinstance(value, nodes.Call) and value.args and (r.qualname(value.func) or "").endswith("partial")
 
@@ -213,9 +282,11 @@ def _ext_load(value, r: Resolver, modname: str) -> Optional[Tuple[str, Tuple[str
     ops: Tuple[str, ...] = ()
     if value.args and isinstance(value.args[0], nodes.Const) and isinstance(value.args[0].value, str):
         name = value.args[0].value
+    elif value.args:
+        name = _module_str(value.args[0])
     for kw in value.keywords or ():
-        if kw.arg == "name" and isinstance(kw.value, nodes.Const) and isinstance(kw.value.value, str):
-            name = kw.value.value
+        if kw.arg == "name":
+            name = _const_str(kw.value) or _module_str(kw.value) or name
     if len(value.args) > 1 and isinstance(value.args[1], (nodes.List, nodes.Tuple)):
         ops = tuple(e.value for e in value.args[1].elts if isinstance(e, nodes.Const) and isinstance(e.value, str))
     if name is None:
@@ -561,6 +632,13 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                     ext = _ext_load(value, r, modname)
                     if ext is not None:
                         s.ext_aliases[name] = ext
+                    elif len(defs) == 1 and isinstance(value, nodes.Call) \
+                            and isinstance(value.func, (nodes.Name, nodes.Attribute)):
+                        fq = r.qualname(value.func)
+                        if fq:
+                            s.factory_calls[name] = (fq, tuple(_const_str(a) for a in value.args),
+                                                     tuple((k.arg, _const_str(k.value)) for k in value.keywords or ()
+                                                           if k.arg and _const_str(k.value) is not None))
             if t and t != f"{modname}.{name}":
                 targets.add(t)
         if len(targets) == 1 and not own_def:
@@ -639,6 +717,9 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             caller, cls, selfname, clsname = here
             q = node.qname()
             s.functions[q] = (node.lineno or 1, node.end_lineno or node.lineno or 1)
+            inner = _returned_closure(node)
+            if inner is not None:
+                s.closures[q] = (f"{q}.{inner}", tuple(a.name for a in (node.args.posonlyargs or []) + (node.args.args or [])))
             parent_cls = node.parent if isinstance(node.parent, nodes.ClassDef) else None
             new_cls, new_self, new_clsname = cls, selfname, clsname
             if parent_cls is not None:
@@ -1049,19 +1130,20 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
     if isinstance(func, nodes.Call) and isinstance(func.func, nodes.Name) and func.func.name == "getattr" and func.args:
         obj = func.args[0]
         name_arg = func.args[1] if len(func.args) > 1 else None
+        param = _closure_param(name_arg)
         if isinstance(obj, nodes.Name) and obj.name in s.ext_aliases:
             ext = s.ext_aliases[obj.name][0]
             if isinstance(name_arg, nodes.Const) and isinstance(name_arg.value, str):
                 add((caller, line, K_EXT, ext, name_arg.value))
             else:
-                add((caller, line, K_EXT, ext, "*"))
+                add((caller, line, K_EXT, ext, PARAM_MARK + param if param else "*"))
             return
         q = r.qualname(obj)
         if q:
             if isinstance(name_arg, nodes.Const) and isinstance(name_arg.value, str):
                 add((caller, line, K_NAME, f"{q}.{name_arg.value}", ""))
             else:
-                add((caller, line, K_DYN, q, ""))
+                add((caller, line, K_DYN, q, PARAM_MARK + param if param else ""))
         elif isinstance(obj, nodes.Name) and obj.name in (selfname, clsname) and cls:
             if isinstance(name_arg, nodes.Const) and isinstance(name_arg.value, str):
                 add((caller, line, K_SELF, cls, name_arg.value))
@@ -1271,6 +1353,80 @@ class Linker:
         self._mro: Dict[str, List[str]] = {}
         self._subclasses: Optional[Dict[str, List[str]]] = None
         self._registry: Optional[Dict[str, List[Tuple[str, str]]]] = None
+        self.closures: Dict[str, Tuple[str, Tuple[str, ...]]] = {}
+        for s in self.modules.values():
+            self.closures.update(getattr(s, "closures", None) or {})
+        self._closure_exts: Optional[Dict[str, Tuple[List[Tuple[str, str]], bool]]] = None
+
+    def closure_of(self, factory: str) -> Optional[str]:
+        """The inner function a factory (as written at a module-level call) hands back, or None."""
+        if not self.closures:
+            return None
+        k, q = self.canonical(factory)
+        got = self.closures.get(q) if k == "def" else None
+        return got[0] if got else None
+
+    def closure_exts(self, fn: str) -> Tuple[List[Tuple[str, str]], bool]:
+        """([(compiled module, parameter)], trampoline) for a factory's inner function *fn* that calls an op of a
+        compiled module named by a parameter of the factory (``getattr(_C, name)(*args)``); trampoline when those
+        calls are all it makes."""
+        if self._closure_exts is None:
+            inner = {v[0] for v in self.closures.values()}
+            got: Dict[str, Tuple[List[Tuple[str, str]], bool]] = {}
+            for s in self.modules.values():
+                for caller, _line, kind, a, b in s.calls:
+                    if caller not in inner or kind == K_REF or (kind == K_NAME and a.startswith("builtins.")):
+                        continue
+                    ops, tramp = got.get(caller, ([], True))
+                    if kind in (K_EXT, K_DYN) and b.startswith(PARAM_MARK):
+                        ext = a if kind == K_EXT else None
+                        if ext is None:
+                            k, q = self.canonical(a)
+                            ext = q if k == "ext" else None
+                        if ext is not None:
+                            ops.append((ext, b[len(PARAM_MARK):]))
+                            got[caller] = (ops, tramp)
+                            continue
+                    got[caller] = (ops, False)
+            self._closure_exts = got
+        return self._closure_exts.get(fn, ([], False))
+
+    def bound_ops(self, q: str, fn: str) -> List[str]:
+        """The compiled ops a call of *q* runs when *q* is a module-level name bound to a factory's result and
+        *fn* (the factory's inner function) calls the op its parameter names: ``contract = make("contract")``
+        -> ``<ext>.contract``."""
+        ops, _tramp = self.closure_exts(fn)
+        if not ops:
+            return []
+        made = self._factory_binding(q)
+        if made is None:
+            return []
+        fq, pos, kw = made
+        k, fq = self.canonical(fq)
+        params = self.closures.get(fq, (None, ()))[1]
+        args = dict(zip(params, pos))
+        args.update(dict(kw))
+        return [f"{ext}.{args[p]}" for ext, p in ops if args.get(p)]
+
+    def _factory_binding(self, q: str):
+        for _ in range(12):
+            m = self.module_prefix(q)
+            if m is None:
+                return None
+            first, _, tail = q[len(m) + 1:].partition(".")
+            s = self.modules[m]
+            if tail:
+                return None
+            if first in s.factory_calls:
+                return s.factory_calls[first]
+            if first in s.bindings:
+                q = s.bindings[first]
+                continue
+            cands = [src for src in s.star_imports if src in self.modules and first in self._exported(src)]
+            if len(cands) != 1:
+                return None
+            q = f"{cands[0]}.{first}"
+        return None
 
     # ---- names
     def module_prefix(self, q: str) -> Optional[str]:
@@ -1347,6 +1503,13 @@ class Linker:
             if target != q:
                 k = self._canonical(target, depth + 1)
                 return k
+        if first in s.ext_aliases:   # `from ._backend import _C`, where _backend binds _C to a compiled-module load
+            return ("ext", s.ext_aliases[first][0] + suffix)
+        made = s.factory_calls.get(first) if not tail else None
+        if made is not None:   # `contract = make("contract")`: the function the factory hands back
+            inner = self.closure_of(made[0])
+            if inner is not None:
+                return ("def", inner)
         if first in s.top_names:
             return ("other", q)   # a variable / constant of the module
         cands = [src for src in s.star_imports if src in self.modules and first in self._exported(src)]
@@ -1462,7 +1625,7 @@ class Linker:
     def resolve_call(self, kind: str, a: str, b: str) -> Tuple[List[str], Optional[str], Optional[str]]:
         """(callee nodes, unknown reason, ext target) for one recorded call."""
         if kind == K_EXT:
-            return [], None, f"{a}.{b}"
+            return [], None, f"{a}.{'*' if b.startswith(PARAM_MARK) else b}"
         if kind == K_LOOKUP:
             targets, exact = self.lookup(a, b)
             if not targets:
@@ -1484,6 +1647,8 @@ class Linker:
             return out, None, None
         if kind == K_DYN:
             k, q = self.canonical(a)
+            if k == "ext":   # getattr(_C, name)(...) on a compiled module: some op of it
+                return [], None, f"{q}.*"
             if k in ("module", "class", "def") and self.in_library(q):
                 return [], f"dynamic getattr on {q}", None
             return [], None, None
@@ -1621,6 +1786,14 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
             except RecursionError:
                 callees, unknown, ext = [], f"calls {a}, which cannot be resolved statically", None
             stub = linker.stub_dispatch(a, b) if kind == K_SELF and len(callees) > 1 else {}
+            if kind == K_NAME and len(callees) == 1 and linker.closures:
+                # a name bound to a factory's result whose function calls the op the factory's argument names:
+                # the call runs that op (and, for a function that does nothing else, no more)
+                ops = linker.bound_ops(a, callees[0])
+                if ops:
+                    ext_calls.extend((caller, line, op, cond) for op in ops)
+                    if linker.closure_exts(callees[0])[1]:
+                        callees = []
             for c in callees:
                 if not c or c not in g or (c == caller and kind == K_REF):
                     continue

@@ -95,6 +95,9 @@ class ClassSummary:
     # class attributes holding a callable by name (``_target: Type = field(default_factory=lambda: Model)``,
     # ``_target = Writer``): attribute -> the dotted name it holds, which ``self._target(...)`` calls
     attrs: Dict[str, str] = field(default_factory=dict)
+    # class attributes set to a call's result in the class body (``OPERATOR = get_operator("lib", "op")``):
+    # attribute -> (line, end line) of the assignment; ``Cls.OPERATOR(...)`` / ``self.OPERATOR(...)`` runs that value
+    values: Dict[str, Tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -767,6 +770,9 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                         held = _held_callable(c.value, r)
                         if isinstance(tg, nodes.AssignName) and held:
                             cs.attrs[tg.name] = held
+                        elif isinstance(tg, nodes.AssignName) and isinstance(c.value, nodes.Call) \
+                                and len(c.targets) == 1 and tg.name not in own_defs:
+                            cs.values[tg.name] = (c.lineno or 1, c.end_lineno or c.lineno or 1)
                 elif isinstance(c, nodes.AnnAssign) and isinstance(c.target, nodes.AssignName) and c.value is not None:
                     held = _held_callable(c.value, r)
                     if held:
@@ -790,10 +796,9 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             if guards and any(_may_take_edge(c, builtins_own) for c in s.calls[before:]):
                 # only a call's callees carry its guard (references handed to it do not): no callee, no question
                 cond = _condition(node, relpath, guard_memo, mentions_npu)
-                if cond:
+                if cond:   # a reference's condition is read only when it names a compiled op (the linker's ext call)
                     for i in range(before, len(s.calls)):
-                        if s.calls[i][2] != K_REF:
-                            s.guards[i] = cond
+                        s.guards[i] = cond
             dyn = _dynamic_dispatch(node, r)
             if dyn:
                 s.dynamic.append((caller, node.lineno or 1, dyn))
@@ -859,8 +864,10 @@ def _may_take_edge(call: Tuple[str, int, str, str, str], builtins_own: bool) -> 
     (``builtins.len``; its qualname is external unless a project package is named ``builtins``, *builtins_own*).
     A third of a library's calls are builtins."""
     kind = call[2]
-    if kind == K_REF or kind == K_DYN:
+    if kind == K_DYN:
         return False
+    if kind == K_REF:   # a compiled op handed on runs where the call runs (a torch API or builtin handed on is none)
+        return not call[4] and not call[3].startswith(("torch.", "builtins."))
     return not (kind == K_NAME and not builtins_own and call[3].startswith("builtins."))
 
 
@@ -1273,7 +1280,8 @@ def _arg_refs(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, cls:
     for a in list(call.args) + [k.value for k in (call.keywords or ())]:
         if isinstance(a, (nodes.Name, nodes.Attribute)):
             if isinstance(a, nodes.Attribute) and isinstance(a.expr, nodes.Name) and cls and a.expr.name in (selfname, clsname):
-                add((caller, line, K_REF, f"{cls}", a.attrname))
+                held = r.qualname(a) if a.expr.name == "self" else None   # ``self.op = ext_module.op`` in __init__
+                add((caller, line, K_REF, held, "") if held else (caller, line, K_REF, f"{cls}", a.attrname))
                 continue
             aq = r.qualname(a)
             if aq:
@@ -1353,6 +1361,13 @@ class Linker:
         self._mro: Dict[str, List[str]] = {}
         self._subclasses: Optional[Dict[str, List[str]]] = None
         self._registry: Optional[Dict[str, List[Tuple[str, str]]]] = None
+        # class attribute values (ClassSummary.values): "Cls.ATTR" -> (relpath, line, end); a node of the graph
+        # that a call through the attribute reaches and the findings of the value's expression are roots of
+        self.values: Dict[str, Tuple[str, int, int]] = {}
+        for s in self.modules.values():
+            for cq, info in s.classes.items():
+                for attr, (a, b) in (getattr(info, "values", None) or {}).items():
+                    self.values.setdefault(f"{cq}.{attr}", (s.relpath, a, b))
         self.closures: Dict[str, Tuple[str, Tuple[str, ...]]] = {}
         for s in self.modules.values():
             self.closures.update(getattr(s, "closures", None) or {})
@@ -1464,7 +1479,7 @@ class Linker:
             for a, tgt in self.aliases.items():
                 if (q == a or q.startswith(a + ".")) and a not in self.modules:
                     return self._canonical(tgt + q[len(a):], depth + 1)
-        if q in self.functions:
+        if q in self.functions or q in self.values:
             return ("def", q)
         if q in self.classes:
             return ("class", q)
@@ -1493,7 +1508,7 @@ class Linker:
         cls_q = f"{m}.{first}"
         if cls_q in self.classes and tail:
             meth, _, more = tail.partition(".")
-            found = self.lookup_method(cls_q, meth)
+            found = self.lookup_method(cls_q, meth) or (self.lookup_value(cls_q, meth) if self.values else None)
             if found and not more:
                 return ("def", found)
             if not more:
@@ -1505,11 +1520,18 @@ class Linker:
                 return k
         if first in s.ext_aliases:   # `from ._backend import _C`, where _backend binds _C to a compiled-module load
             return ("ext", s.ext_aliases[first][0] + suffix)
-        made = s.factory_calls.get(first) if not tail else None
-        if made is not None:   # `contract = make("contract")`: the function the factory hands back
-            inner = self.closure_of(made[0])
-            if inner is not None:
+        made = s.factory_calls.get(first)
+        if made is not None:
+            inner = self.closure_of(made[0]) if not tail else None
+            if inner is not None:   # `contract = make("contract")`: the function the factory hands back
                 return ("def", inner)
+            k, cq = self.canonical(made[0])
+            if k == "class" and "." not in tail:
+                # `applier = Applier(2048)`, a module-level instance: calling it runs `__call__`, `applier.m` is
+                # the method
+                found = self.lookup_method(cq, tail or "__call__")
+                if found:
+                    return ("def", found)
         if first in s.top_names:
             return ("other", q)   # a variable / constant of the module
         cands = [src for src in s.star_imports if src in self.modules and first in self._exported(src)]
@@ -1559,6 +1581,19 @@ class Linker:
             info = self.classes.get(c)
             if info is not None and meth in info.methods:
                 return f"{c}.{meth}"
+        return None
+
+    def lookup_value(self, cls: str, attr: str) -> Optional[str]:
+        """The class attribute value (:attr:`values`) *cls* has or inherits for *attr*, unless a method of that
+        name comes first."""
+        for c in self.mro(cls):
+            info = self.classes.get(c)
+            if info is None:
+                continue
+            if attr in info.methods:
+                return None
+            if attr in (getattr(info, "values", None) or {}):
+                return f"{c}.{attr}"
         return None
 
     def is_autograd_function(self, cls: str) -> bool:
@@ -1669,10 +1704,12 @@ class Linker:
                 if meth == "apply" and self.is_autograd_function(cls):
                     return [x for x in (self.lookup_method(cls, "forward"), self.lookup_method(cls, "backward")) if x], None, None
                 return [], None, None
-            if kind == K_REF:
-                return [], None, None   # an op or function named as a value is not called here
-            if k == "ext":
+            if k == "ext" and not (kind == K_REF and q in self.ext_modules):
+                # a compiled op handed to a call (``applier(ext.op, bufs, ...)``, a callback): the callee runs it
+                # (the compiled module itself handed on, ``getattr(_C, name)``, is no op)
                 return [], None, q
+            if kind == K_REF:
+                return [], None, None   # a function named as a value is not called here
             if k == "broken":
                 return [], f"calls {q}, in a module that failed to parse", None
             if k == "ambiguous":
@@ -1685,6 +1722,9 @@ class Linker:
             found = self.lookup_method(a, meth)
             if found:
                 return [found] + self._stub_overrides(a, found, meth), None, None
+            value = self.lookup_value(a, meth) if self.values else None
+            if value:   # self.OPERATOR(x): a class attribute set to a call's result (an op looked up by name)
+                return [value], None, None
             if t:  # self.layer(x): an instance attribute holding a project object
                 return self._instance_call(t), None, None
             overrides = [f"{c}.{meth}" for c in self.subclasses(a) if meth in self.classes[c].methods]
@@ -1772,6 +1812,9 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
     g = nx.DiGraph()
     for q, (path, a, _b) in linker.functions.items():
         g.add_node(q, path=path, line=a)
+    for q, (path, a, _b) in linker.values.items():
+        if q not in g:
+            g.add_node(q, path=path, line=a, value=True)
     unknowns: List[Unknown] = []
     ext_calls: List[Tuple[str, int, str, Optional[str]]] = []
     resolved = unresolved = 0
@@ -1797,7 +1840,7 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
             for c in callees:
                 if not c or c not in g or (c == caller and kind == K_REF):
                     continue
-                ec = cond or stub.get(c)
+                ec = (cond if kind != K_REF else None) or stub.get(c)
                 use = s.result_uses.get(i)
                 if not g.has_edge(caller, c):
                     g.add_edge(caller, c, line=line, cond=ec, use=use)

@@ -4,6 +4,10 @@ the shapes met in the read misses; no project code copied.
 1. A compiled op bound at module level through a factory: ``op = _lazy("op")`` where ``_lazy(name)`` returns an
    inner function that runs ``getattr(_ext, name)(*args)`` on the module a sibling file loads
    (``_ext = load(name=EXT_NAME, ...)``, imported inside the inner function). A call of ``op`` runs that op.
+2. Callables kept for later: a compiled op stored on ``self`` in ``__init__`` (``self.op = ext_module.op``) and
+   handed to a module-level applier object (``applier = Applier(2048)``, whose ``__call__`` calls its argument);
+   a class attribute set to an op looked up by name (``OPERATOR = get_operator("lib", "op")``) and called as
+   ``Cls.OPERATOR(...)`` / ``self.OPERATOR(...)``.
 """
 
 from __future__ import annotations
@@ -117,3 +121,144 @@ def test_the_inner_function_itself_calls_some_op_of_the_compiled_module(tmp_path
     by = _by(library_report(tmp_path, kb, LAZY, "lazylib"))
     run = by["lazylib.kernels._lazy.run"]
     assert run["status"] == "unsupported" and any(r.startswith("lazy_ops.* (an op of the compiled module bound in kernels/src/ops.cu") for r in run["reasons"]), run
+
+
+APPLIER = {
+    "__init__.py": "",
+    "setup.py": """
+        from setuptools import setup
+        from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+        setup(name="applib", ext_modules=[CUDAExtension(name="fused_ops", sources=["csrc/fused.cu"])],
+              cmdclass={"build_ext": BuildExtension})
+    """,
+    "csrc/fused.cu": """
+        #include <torch/extension.h>
+
+        __global__ void axpy_kernel(float* x) { x[threadIdx.x] += 1.0f; }
+
+        void fused_axpy(int chunk, torch::Tensor x) { axpy_kernel<<<1, 32>>>(x.data_ptr<float>()); }
+
+        PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("fused_axpy", &fused_axpy); }
+    """,
+    "apply/__init__.py": """
+        from .applier import Applier
+
+        applier = Applier(2048)
+    """,
+    "apply/applier.py": """
+        class Applier:
+            def __init__(self, chunk):
+                self.chunk = chunk
+
+            def __call__(self, op, *args):
+                return op(self.chunk, *args)
+    """,
+    "optim.py": """
+        import torch
+
+        from applib.apply import applier
+
+
+        class Fused:
+            def __init__(self, params):
+                import fused_ops
+
+                self.params = params
+                self.axpy = fused_ops.fused_axpy
+
+            def step(self):
+                applier(self.axpy, self.params)
+
+            def step_guarded(self, use_fused: bool = False):
+                if use_fused:
+                    applier(self.axpy, self.params)
+                else:
+                    torch.add(self.params, 1)
+
+            def describe(self):
+                return str(self.params)
+    """,
+}
+
+
+def test_a_compiled_op_kept_on_self_and_handed_to_an_applier_runs_where_it_is_handed(tmp_path, kb):
+    # VALID (old: `self.axpy` handed on was a reference to a method that does not exist, `applier(...)` a call of a
+    # module constant: step was supported)
+    by = _by(library_report(tmp_path, kb, APPLIER, "applib"))
+    step = by["applib.optim.Fused.step"]
+    assert step["status"] == "unsupported", step
+    assert any(r.startswith("fused_ops.fused_axpy (compiled op bound in csrc/fused.cu") for r in step["reasons"]), step
+
+
+def test_a_handed_op_keeps_the_guard_of_the_call_it_is_handed_to(tmp_path, kb):
+    # INVALID: behind a default-off option with a torch fallback the op is the option's, and a method that hands
+    # nothing on stays unlisted
+    by = _by(library_report(tmp_path, kb, APPLIER, "applib"))
+    guarded = by["applib.optim.Fused.step_guarded"]
+    assert guarded["status"] == "conditional", guarded
+    assert any("use_fused" in c for c in guarded["conditions"]), guarded
+    assert "applib.optim.Fused.describe" not in by
+
+
+OPERATORS = {
+    "__init__.py": "",
+    "common.py": """
+        import torch
+
+
+        def get_operator(library: str, name: str):
+            def missing(*args, **kwargs):
+                raise RuntimeError(f"no operator {library}::{name}")
+
+            try:
+                return getattr(getattr(torch.ops, library), name)
+            except (RuntimeError, AttributeError):
+                return missing
+
+
+        class BaseOp:
+            OPERATOR = None
+            NAME = ""
+    """,
+    "sparse.py": """
+        import torch
+
+        from .common import BaseOp, get_operator
+
+
+        class Prune(BaseOp):
+            OPERATOR = get_operator("opslib", "prune_rows")
+            NAME = "prune_rows"
+
+            def run(self, x):
+                return self.OPERATOR(x)
+
+
+        class PruneLike(Prune):
+            pass
+
+
+        def prune(x):
+            return Prune.OPERATOR(x)
+
+
+        def prune_like(x):
+            return PruneLike().run(x)
+
+
+        def name_of():
+            return Prune.NAME.upper()
+    """,
+}
+
+
+def test_a_call_through_a_class_attribute_holding_a_looked_up_op_runs_the_op(tmp_path, kb):
+    # VALID (old: the op-lookup finding stayed on the module's code; Prune.OPERATOR(x) was a class attribute with
+    # no edge, so prune and run were supported)
+    by = _by(library_report(tmp_path, kb, OPERATORS, "opslib"))
+    for q in ("opslib.sparse.prune", "opslib.sparse.Prune.run", "opslib.sparse.prune_like"):
+        assert by[q]["status"] == "unsupported", by.get(q)
+        assert "torch.ops.opslib.prune_rows" in by[q]["reasons"], by[q]
+    # the attribute's value is no function of the listing; reading another class attribute calls nothing
+    assert "opslib.sparse.Prune.OPERATOR" not in by and "opslib.sparse.name_of" not in by

@@ -269,6 +269,128 @@ def _closure_param(name_arg) -> Optional[str]:
     return None
 
 
+CONTAINER_CTORS = {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.modules.container.ModuleList",
+                   "torch.nn.modules.container.Sequential", "builtins.list", "builtins.tuple"}
+
+
+def _class_names(func, r: Resolver) -> List[str]:
+    """The project classes a constructor expression stands for: ``Net`` / ``mod.Net``, or a local name every
+    binding of which is a class (``op = Modulated if flag else Plain``, ``if flag: op = A`` / ``else: op = B``)."""
+    q = r.qualname(func) if isinstance(func, (nodes.Name, nodes.Attribute)) else None
+    if q:   # a project name (the linker tells a class, a re-export of one, from a function)
+        return [q] if r.index.is_class(q) or r.index.has_root(q.partition(".")[0]) else []
+    if not isinstance(func, nodes.Name):
+        return []
+    try:
+        defs = own_bindings(func, func.name)
+    except Exception:
+        return []
+    out: List[str] = []
+    for d in defs:
+        value = r.assigned_value(d) if isinstance(d, nodes.AssignName) else None
+        vals = [value.body, value.orelse] if isinstance(value, nodes.IfExp) else [value]
+        for v in vals:
+            vq = r.qualname(v) if isinstance(v, (nodes.Name, nodes.Attribute)) else None
+            if not vq or not (r.index.is_class(vq) or r.index.has_root(vq.partition(".")[0])):
+                return []
+            if vq not in out:
+                out.append(vq)
+    return out
+
+
+def _built(value, r: Resolver, container: bool) -> List[Tuple[str, nodes.Call]]:
+    """(class, constructor call) for each object an assigned value builds: ``Cls(...)`` (*container* False), or
+    the elements of ``nn.ModuleList(Cls(...) for s in scales)`` / ``nn.Sequential(A(), B())`` / ``[Cls(...), ...]``
+    (*container* True)."""
+    calls: List[nodes.Call] = []
+    if container:
+        elts = []
+        if isinstance(value, (nodes.List, nodes.Tuple)):
+            elts = value.elts
+        elif isinstance(value, (nodes.ListComp, nodes.GeneratorExp)):
+            elts = [value.elt]
+        elif isinstance(value, nodes.Call) and (r.qualname(value.func) or "") in CONTAINER_CTORS:
+            for a in value.args:
+                if isinstance(a, (nodes.ListComp, nodes.GeneratorExp)):
+                    elts.append(a.elt)
+                elif isinstance(a, (nodes.List, nodes.Tuple)):
+                    elts.extend(a.elts)
+                else:
+                    elts.append(a)
+        calls = [e for e in elts if isinstance(e, nodes.Call)]
+    elif isinstance(value, nodes.Call) and (r.qualname(value.func) or "") not in CONTAINER_CTORS:
+        calls = [value]
+    return [(c, call) for call in calls for c in _class_names(call.func, r)]
+
+
+def _attr_candidates(s: "ModuleSummary", r: Resolver, attr: nodes.Attribute,
+                     container: bool) -> List[Tuple[str, Optional[str]]]:
+    """(class, condition) of the objects ``self.<attr>`` may hold, from the assignments of the class's methods
+    (``self.conv = op(...)`` with ``op`` one of two classes; ``self.poolers = nn.ModuleList(ROIAlign(...) for ...)``
+    in one branch of an ``if``/``elif`` on a constructor argument, ``RoIPool(...)`` in another). When the attribute
+    is assigned in several places, each candidate carries the condition its assignment runs under (when the
+    summary keeps conditions);
+    a candidate from a local name bound to one of several classes does not (the class is the worst of them).
+    Memoised per (class, attribute) on the summary."""
+    scope = attr.scope()
+    cls = scope.parent if isinstance(scope, nodes.FunctionDef) else None
+    if not isinstance(cls, nodes.ClassDef):
+        return []
+    memo = s.__dict__.setdefault("_attr_candidates", {})
+    key = (id(cls), attr.attrname, container)
+    got = memo.get(key)
+    if got is None:
+        got = []
+        assigns = cls.instance_attrs.get(attr.attrname) or []
+        for a in assigns:
+            parent = a.parent
+            value = parent.value if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) else None
+            if value is None:
+                continue
+            for c, call in _built(value, r, container):
+                cond = None
+                if s.__dict__.get("_guards_on") and len(assigns) > 1:
+                    cond = _condition(call, s.relpath, tree_memo(call.root()), True)
+                if cond == UNREACHABLE:
+                    continue
+                if (c, cond) not in got:
+                    got.append((c, cond))
+        memo[key] = got
+    return got
+
+
+def _iterated_attr(name: nodes.Name) -> Optional[nodes.Attribute]:
+    """``self.X`` when *name* is bound only as the loop variable of ``for name in self.X`` /
+    ``for i, name in enumerate(self.X)`` (or ``zip(self.X, ...)``'s first)."""
+    try:
+        defs = own_bindings(name, name.name)
+    except Exception:
+        return None
+    if len(defs) != 1 or not isinstance(defs[0], nodes.AssignName):
+        return None
+    d = defs[0]
+    loop = d.parent
+    pos = None
+    if isinstance(loop, nodes.Tuple):
+        pos = loop.elts.index(d) if d in loop.elts else None
+        loop = loop.parent
+    if not isinstance(loop, (nodes.For, nodes.Comprehension)):
+        return None
+    it = loop.iter
+    if pos is not None:
+        if not (isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.args):
+            return None
+        if it.func.name == "enumerate" and pos == 1:
+            it = it.args[0]
+        elif it.func.name == "zip" and pos < len(it.args):
+            it = it.args[pos]
+        else:
+            return None
+    if isinstance(it, nodes.Attribute) and isinstance(it.expr, nodes.Name) and it.expr.name == "self":
+        return it
+    return None
+
+
 def _is_partial_call(value, r: Resolver) -> bool:
     return isinstance(value, nodes.Call) and value.args and (r.qualname(value.func) or "").endswith("partial")
 
@@ -608,6 +730,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     s = ModuleSummary(modname=modname, relpath=relpath, is_package=is_package,
                       n_lines=n_lines or (tree.tolineno or 1))
     s.functions[s.module_fn] = (1, max(1, s.n_lines))
+    s.__dict__["_guards_on"] = guards
 
     # ---- module level: bindings, star imports, __all__, ext modules
     for name, defs in tree.locals.items():
@@ -798,7 +921,10 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                 cond = _condition(node, relpath, guard_memo, mentions_npu)
                 if cond:   # a reference's condition is read only when it names a compiled op (the linker's ext call)
                     for i in range(before, len(s.calls)):
-                        s.guards[i] = cond
+                        # a candidate of an attribute built per branch keeps the branch it was built under
+                        # (what decides whether the op is there at all), unless the call itself never runs here
+                        if i not in s.guards or cond == UNREACHABLE:
+                            s.guards[i] = cond
             dyn = _dynamic_dispatch(node, r)
             if dyn:
                 s.dynamic.append((caller, node.lineno or 1, dyn))
@@ -816,6 +942,8 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
         push((it, here))
     _registrations(tree, r, s)
     s.__dict__.pop("_containers_read", None)   # _container_of's memo: not part of the summary
+    s.__dict__.pop("_attr_candidates", None)
+    s.__dict__.pop("_guards_on", None)
     return s
 
 
@@ -1192,7 +1320,17 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
                     t = r.type_of(func)
                 except Exception:
                     t = None
-            add((caller, line, K_SELF, cls, func.attrname if not t else f"{func.attrname}|{t}"))
+            held = r.self_attr_held(func) if expr.name == selfname and not t else None
+            cands = _attr_candidates(s, r, func, False) if expr.name == selfname and not t and not held else ()
+            if held:   # `self.op(x)` with `self.op = ext_module.op` in __init__
+                add((caller, line, K_NAME, held, ""))
+            elif cands:   # `self.conv(x)`, the attribute built as one of several classes
+                for c, cond in cands:
+                    if cond:
+                        s.guards[len(s.calls)] = cond
+                    add((caller, line, K_SELF, cls, f"{func.attrname}|{c}"))
+            else:
+                add((caller, line, K_SELF, cls, func.attrname if not t else f"{func.attrname}|{t}"))
         elif (isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Name) and expr.func.name == "super"
               and cls):
             add((caller, line, K_SUPER, cls, func.attrname))
@@ -1212,6 +1350,19 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
             t = None
         if t and not t.startswith("torch."):
             add((caller, line, K_INST, t, ""))
+        elif not t and cls and selfname:
+            # `self.poolers[0](x)`, `for p in self.poolers: p(x)`: an element of a container of modules the class
+            # builds in __init__
+            held = None
+            if isinstance(func, nodes.Subscript) and isinstance(func.value, nodes.Attribute) \
+                    and isinstance(func.value.expr, nodes.Name) and func.value.expr.name == selfname:
+                held = func.value
+            elif isinstance(func, nodes.Name) and selfname == "self":
+                held = _iterated_attr(func)
+            for c, cond in (_attr_candidates(s, r, held, True) if held is not None else ()):
+                if cond:
+                    s.guards[len(s.calls)] = cond
+                add((caller, line, K_INST, c, ""))
     # function references passed as arguments (callbacks, checkpoint(fn, ...), map(fn, xs)); a
     # registration (register_compile_pass(name, fn), register_forward_hook(fn)) stores the function, it does not run it
     _arg_refs(s, r, call, caller, cls, selfname, clsname)
@@ -1280,7 +1431,7 @@ def _arg_refs(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, cls:
     for a in list(call.args) + [k.value for k in (call.keywords or ())]:
         if isinstance(a, (nodes.Name, nodes.Attribute)):
             if isinstance(a, nodes.Attribute) and isinstance(a.expr, nodes.Name) and cls and a.expr.name in (selfname, clsname):
-                held = r.qualname(a) if a.expr.name == "self" else None   # ``self.op = ext_module.op`` in __init__
+                held = r.self_attr_held(a)   # ``self.op = ext_module.op`` in __init__
                 add((caller, line, K_REF, held, "") if held else (caller, line, K_REF, f"{cls}", a.attrname))
                 continue
             aq = r.qualname(a)

@@ -8,6 +8,11 @@ the shapes met in the read misses; no project code copied.
    handed to a module-level applier object (``applier = Applier(2048)``, whose ``__call__`` calls its argument);
    a class attribute set to an op looked up by name (``OPERATOR = get_operator("lib", "op")``) and called as
    ``Cls.OPERATOR(...)`` / ``self.OPERATOR(...)``.
+3. Attributes built in ``__init__`` and never typed: ``self.conv = op(...)`` with ``op`` a local bound to one of two
+   classes (each candidate's ``forward`` is reached; the worst decides), and a container of modules
+   (``self.pools = nn.ModuleList(Pool(...) for s in scales)``, one class per branch of an ``if``/``elif`` on a
+   constructor argument) indexed (``self.pools[0](x)``) or iterated (``for i, p in enumerate(self.pools): p(x)``):
+   each branch's class is reached under that branch's condition.
 """
 
 from __future__ import annotations
@@ -262,3 +267,144 @@ def test_a_call_through_a_class_attribute_holding_a_looked_up_op_runs_the_op(tmp
         assert "torch.ops.opslib.prune_rows" in by[q]["reasons"], by[q]
     # the attribute's value is no function of the listing; reading another class attribute calls nothing
     assert "opslib.sparse.Prune.OPERATOR" not in by and "opslib.sparse.name_of" not in by
+
+
+MODULES = {
+    "__init__.py": "",
+    "layers/__init__.py": """
+        from .kernels import FusedConv, FusedPlainConv, RotatedPool, PlainPool
+    """,
+    "layers/kernels.py": """
+        import torch
+        from torch import nn
+
+        from modlib import _C
+
+
+        class FusedConv(nn.Module):
+            def forward(self, x, offset):
+                return _C.fused_conv(x, offset)
+
+
+        class FusedPlainConv(nn.Module):
+            def forward(self, x, offset):
+                return _C.fused_plain_conv(x, offset)
+
+
+        class RotatedPool(nn.Module):
+            def __init__(self, scale):
+                super().__init__()
+                self.scale = scale
+
+            def forward(self, x):
+                return _C.rotated_pool(x, self.scale)
+
+
+        class PlainPool(nn.Module):
+            def __init__(self, scale):
+                super().__init__()
+                self.scale = scale
+
+            def forward(self, x):
+                return torch.nn.functional.avg_pool2d(x, 2) * self.scale
+    """,
+    "setup.py": """
+        from setuptools import setup
+        from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+        setup(name="modlib", ext_modules=[CUDAExtension(name="modlib._C", sources=["csrc/ops.cu"])],
+              cmdclass={"build_ext": BuildExtension})
+    """,
+    "csrc/ops.cu": """
+        #include <torch/extension.h>
+
+        __global__ void conv_kernel(float* x) { x[threadIdx.x] *= 2.0f; }
+
+        torch::Tensor fused_conv(torch::Tensor x, torch::Tensor o) { conv_kernel<<<1, 32>>>(x.data_ptr<float>()); return x; }
+        torch::Tensor fused_plain_conv(torch::Tensor x, torch::Tensor o) { conv_kernel<<<1, 32>>>(x.data_ptr<float>()); return x; }
+        torch::Tensor rotated_pool(torch::Tensor x, double s) { conv_kernel<<<1, 32>>>(x.data_ptr<float>()); return x; }
+
+        PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+            m.def("fused_conv", &fused_conv);
+            m.def("fused_plain_conv", &fused_plain_conv);
+            m.def("rotated_pool", &rotated_pool);
+        }
+    """,
+    "blocks.py": """
+        import torch
+        from torch import nn
+
+        from modlib.layers import FusedConv, FusedPlainConv, PlainPool, RotatedPool
+
+
+        class Block(nn.Module):
+            def __init__(self, modulated: bool = False):
+                super().__init__()
+                if modulated:
+                    conv_op = FusedConv
+                else:
+                    conv_op = FusedPlainConv
+                self.conv = conv_op()
+                self.offset = nn.Conv2d(4, 4, 3)
+
+            def forward(self, x):
+                return self.conv(x, self.offset(x))
+
+
+        class Pooler(nn.Module):
+            def __init__(self, scales, pool_type: str = "plain"):
+                super().__init__()
+                if pool_type == "plain":
+                    self.pools = nn.ModuleList(PlainPool(s) for s in scales)
+                elif pool_type == "rotated":
+                    self.pools = nn.ModuleList([RotatedPool(s) for s in scales])
+                else:
+                    raise ValueError(pool_type)
+
+            def forward(self, xs):
+                if len(xs) == 1:
+                    return self.pools[0](xs[0])
+                out = []
+                for level, pool in enumerate(self.pools):
+                    out.append(pool(xs[level]))
+                return torch.cat(out)
+
+            def first(self, x):
+                return self.pools[0](x)
+
+
+        class PlainPooler(nn.Module):
+            def __init__(self, scales):
+                super().__init__()
+                self.pools = nn.ModuleList(PlainPool(s) for s in scales)
+
+            def forward(self, xs):
+                return [pool(x) for pool, x in zip(self.pools, xs)]
+    """,
+}
+
+
+def test_an_attribute_built_from_a_local_bound_to_one_of_two_classes_reaches_both(tmp_path, kb):
+    # VALID (old: `conv_op(...)` was no class name, self.conv was untyped and forward supported)
+    by = _by(library_report(tmp_path, kb, MODULES, "modlib"))
+    fwd = by["modlib.blocks.Block.forward"]
+    assert fwd["status"] == "unsupported", fwd
+    assert any(r.startswith("modlib._C.fused_conv ") for r in fwd["reasons"]), fwd
+    assert any(r.startswith("modlib._C.fused_plain_conv ") for r in fwd["reasons"]), fwd
+
+
+def test_a_container_of_modules_built_per_branch_is_reached_under_each_branch(tmp_path, kb):
+    # VALID (old: `self.pools[0](x)` and the loop variable over self.pools were untyped: forward was supported);
+    # the rotated pool is built only when the caller picks pool_type="rotated", so forward is conditional on it
+    by = _by(library_report(tmp_path, kb, MODULES, "modlib"))
+    for q in ("modlib.blocks.Pooler.forward", "modlib.blocks.Pooler.first"):
+        got = by[q]
+        assert got["status"] == "conditional", got
+        assert any(r.startswith("modlib._C.rotated_pool ") for r in got["reasons"]), got
+        assert any("pool_type" in c and "rotated" in c for c in got["conditions"]), got
+
+
+def test_a_container_of_host_modules_stays_supported(tmp_path, kb):
+    # INVALID: every element is a plain-torch module, so iterating them reaches no compiled op
+    by = _by(library_report(tmp_path, kb, MODULES, "modlib"))
+    assert "modlib.blocks.PlainPooler.forward" not in by, by.get("modlib.blocks.PlainPooler.forward")

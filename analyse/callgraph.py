@@ -78,6 +78,9 @@ METH_SEP = "\x1d"
 # b of an ext / dynamic call whose op name is a parameter of the enclosing function (``getattr(_C, name)`` in the
 # function a factory ``make(name)`` returns): PARAM_MARK + the parameter's name; the factory's call site names the op
 PARAM_MARK = "$"
+# a container of a lookup named by its getter: GETTER_MARK + the qualname of a function that may return an entry
+# of a module-level container (``return SUPPORTED[name][kind]``); the linker reads the container it returns from
+GETTER_MARK = "&"
 KIND_SEP = ":"
 _GETTER = re.compile(r"^get_(\w+?)(?:_class|_cls)?$")
 _REGISTER = re.compile(r"^register_(\w+)$")
@@ -132,6 +135,7 @@ class ModuleSummary:
     # function that stores its argument: the linker finds its container)
     registrations: List[Tuple[str, str, str]] = field(default_factory=list)
     storers: Dict[str, str] = field(default_factory=dict)               # function -> module container it fills
+    getters: Dict[str, str] = field(default_factory=dict)               # function -> module container it reads
     # functions that build and hand back a function of their own (``def make(name): def call(*a): ...;
     # return call``): factory -> (the inner function, the factory's positional parameters)
     closures: Dict[str, Tuple[str, Tuple[str, ...]]] = field(default_factory=dict)
@@ -602,6 +606,14 @@ def _lookup_expr(expr, r: Resolver, s: "ModuleSummary", caller: str, depth: int 
             cont = _container_of(expr.func.expr, r, s, caller)
             return (f"{cont}{KIND_SEP}{kind.group(1)}", _lookup_keys(expr.args[0], r, s)) if cont else None
         return None
+    if isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Name) and depth == 1:
+        # ``cls = get_model_cls(name, kind); cls(...)``: a function that may be a container's getter
+        # (:attr:`ModuleSummary.getters`, told by the linker); the result is untyped otherwise
+        q = r.qualname(expr.func)
+        if q and not q.startswith(("builtins.", "torch.")) and not _is_partial_call(expr, r) \
+                and r.index.has_root(q.partition(".")[0]) and r.type_of(expr) is None:
+            return (GETTER_MARK + q, _lookup_keys(expr.args[0], r, s) if expr.args else None)
+        return None
     if isinstance(expr, nodes.Name) and depth == 0:
         try:
             defs = own_bindings(expr, expr.name)
@@ -665,11 +677,19 @@ def _registrations(tree: nodes.Module, r: Resolver, s: "ModuleSummary") -> None:
             elif isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and node.decorators:
                 for d in node.decorators.nodes:
                     _decorator_registration(d, node, r, s)
+            if isinstance(node, nodes.Expr) and isinstance(node.value, nodes.Call):
+                _call_registration(node.value, r, s)
+            if isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+                cont = _returned_entry(node, r, s)
+                if cont:
+                    s.getters[node.qname()] = cont
     # functions that put a parameter into a module-level container: decorator registries
     for node in nodes_of(tree, nodes.Assign, nodes.Call):
         target = value = None
         if isinstance(node, nodes.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], nodes.Subscript):
             target, value = node.targets[0].value, node.value
+            while isinstance(target, nodes.Subscript):   # ``C[name][kind] = cls``: a nested table
+                target = target.value
         elif isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute) \
                 and node.func.attrname in ("append", "add") and len(node.args) == 1:
             target, value = node.func.expr, node.args[0]
@@ -691,6 +711,52 @@ def _registrations(tree: nodes.Module, r: Resolver, s: "ModuleSummary") -> None:
         while isinstance(fn, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
             s.storers[fn.qname()] = f"{mod}.{target.name}"
             fn = fn.parent.scope() if fn.parent is not None else None
+
+
+def _call_registration(call: nodes.Call, r: Resolver, s: "ModuleSummary") -> None:
+    """A module-level call that may register a project class or function (``register("name", "lora", Trainer)``):
+    recorded as a registration through the callee (``"@" + its qualname``), which the linker keeps only when the
+    callee stores its argument in a module-level container (:attr:`ModuleSummary.storers`); the key is the call's
+    first string argument."""
+    func = call.func
+    q = r.qualname(func) if isinstance(func, (nodes.Name, nodes.Attribute)) else None
+    if not q or not r.index.has_root(q.partition(".")[0]):
+        return
+    key = next((a.value for a in call.args if isinstance(a, nodes.Const) and isinstance(a.value, str)), "")
+    for a in list(call.args) + [k.value for k in call.keywords or ()]:
+        if isinstance(a, (nodes.Name, nodes.Attribute)):
+            t = r.qualname(a)
+            if t and t != q and r.index.has_root(t.partition(".")[0]):
+                s.registrations.append(("@" + q, key, t))
+
+
+def _returned_entry(fn, r: Resolver, s: "ModuleSummary") -> Optional[str]:
+    """The module-level container a function hands an entry of back (``return SUPPORTED[name][kind]``,
+    ``return TABLE.get(name)``), when every value it returns is one: the function is the container's getter."""
+    last = fn.body[-1] if fn.body else None
+    if not (isinstance(last, nodes.Return) and isinstance(last.value, (nodes.Subscript, nodes.Call))):
+        return None   # (cheap test first: a getter ends by handing the entry back)
+    rets = [n for n in nodes_of(fn, nodes.Return) if n.scope() is fn]
+    conts = set()
+    for ret in rets:
+        v = ret.value
+        if isinstance(v, nodes.Call) and isinstance(v.func, nodes.Attribute) and v.func.attrname == "get":
+            v = v.func.expr
+        elif isinstance(v, nodes.Subscript):
+            while isinstance(v, nodes.Subscript):
+                v = v.value
+        else:
+            return None
+        if not isinstance(v, nodes.Name):
+            return None
+        try:
+            defs = own_bindings(v, v.name)
+        except Exception:
+            return None
+        if not defs or not all(isinstance(d, nodes.AssignName) and d.scope() is d.root() for d in defs):
+            return None
+        conts.add(f"{s.modname}.{v.name}")
+    return conts.pop() if len(conts) == 1 else None
 
 
 def _decorator_registration(d, target, r: Resolver, s: "ModuleSummary") -> None:
@@ -1309,6 +1375,14 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
         info = s.classes.get(cls)
         if info is not None and caller.startswith(cls + "."):
             info.constructors.add(caller[len(cls) + 1:].partition(".")[0])
+    if q is None and isinstance(func, nodes.Name):
+        # `cls = Cutlass if backend == "cutlass" else Sparse; cls(...)`: a local bound to one of several classes
+        cands = _class_names(func, r)
+        if len(cands) > 1:
+            for c in cands:
+                add((caller, line, K_NAME, c, ""))
+            _arg_refs(s, r, call, caller, cls, selfname, clsname)
+            return
     if q is not None:
         add((caller, line, K_NAME, q, ""))
     elif isinstance(func, nodes.Attribute):
@@ -1414,8 +1488,9 @@ def _may_look_up(func) -> bool:
             return False
         value = Resolver.assigned_value(defs[0])
         return isinstance(value, nodes.Subscript) or (
-            isinstance(value, nodes.Call) and isinstance(value.func, nodes.Attribute)
-            and (value.func.attrname == "get" or _GETTER.match(value.func.attrname) is not None))
+            isinstance(value, nodes.Call) and (isinstance(value.func, nodes.Name) or (
+                isinstance(value.func, nodes.Attribute)
+                and (value.func.attrname == "get" or _GETTER.match(value.func.attrname) is not None))))
     return False
 
 
@@ -1512,6 +1587,7 @@ class Linker:
         self._mro: Dict[str, List[str]] = {}
         self._subclasses: Optional[Dict[str, List[str]]] = None
         self._registry: Optional[Dict[str, List[Tuple[str, str]]]] = None
+        self._getters: Optional[Dict[str, str]] = None
         # class attribute values (ClassSummary.values): "Cls.ATTR" -> (relpath, line, end); a node of the graph
         # that a call through the attribute reaches and the findings of the value's expression are roots of
         self.values: Dict[str, Tuple[str, int, int]] = {}
@@ -1761,6 +1837,16 @@ class Linker:
 
     # ---- containers of callables
     def _container_name(self, c: str) -> str:
+        if c.startswith(GETTER_MARK):
+            if self._getters is None:
+                self._getters = {}
+                for s in self.modules.values():
+                    self._getters.update(getattr(s, "getters", None) or {})
+            try:
+                k, q = self.canonical(c[1:])
+            except RecursionError:
+                return c
+            return self._container_name(self._getters[q]) if k == "def" and q in self._getters else c
         if "#" in c:
             return c   # a function's local literal
         base, sep, kind = c.partition(KIND_SEP)

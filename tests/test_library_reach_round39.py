@@ -334,6 +334,7 @@ MODULES = {
         import torch
         from torch import nn
 
+        from modlib import _C
         from modlib.layers import FusedConv, FusedPlainConv, PlainPool, RotatedPool
 
 
@@ -373,6 +374,24 @@ MODULES = {
                 return self.pools[0](x)
 
 
+        def _rotated(x):
+            return _C.rotated_pool(x, 1.0)
+
+
+        def _plain(x):
+            return x * 2
+
+
+        def pool_any(x, rotated: bool = False):
+            fn = _rotated if rotated else _plain
+            return fn(x)
+
+
+        def pool_plain(x, half: bool = False):
+            fn = _plain if half else torch.relu
+            return fn(x)
+
+
         class PlainPooler(nn.Module):
             def __init__(self, scales):
                 super().__init__()
@@ -408,3 +427,11 @@ def test_a_container_of_host_modules_stays_supported(tmp_path, kb):
     # INVALID: every element is a plain-torch module, so iterating them reaches no compiled op
     by = _by(library_report(tmp_path, kb, MODULES, "modlib"))
     assert "modlib.blocks.PlainPooler.forward" not in by, by.get("modlib.blocks.PlainPooler.forward")
+
+
+def test_a_local_bound_to_one_of_several_functions_reaches_each(tmp_path, kb):
+    # VALID (old: `fn` bound twice was unresolved, pool_any supported); INVALID: candidates that reach no compiled
+    # op leave the caller unlisted
+    by = _by(library_report(tmp_path, kb, MODULES, "modlib"))
+    assert by["modlib.blocks.pool_any"]["status"] == "unsupported", by.get("modlib.blocks.pool_any")
+    assert "modlib.blocks.pool_plain" not in by

@@ -13,6 +13,8 @@ the shapes met in the read misses; no project code copied.
    (``self.pools = nn.ModuleList(Pool(...) for s in scales)``, one class per branch of an ``if``/``elif`` on a
    constructor argument) indexed (``self.pools[0](x)``) or iterated (``for i, p in enumerate(self.pools): p(x)``):
    each branch's class is reached under that branch's condition.
+4. A build-declared CUDA extension imported by name (``importlib.import_module("norm_cuda")``) where it runs
+   unguarded stops there, like ``import norm_cuda``; inside ``try/except ImportError`` it is advice.
 """
 
 from __future__ import annotations
@@ -435,3 +437,67 @@ def test_a_local_bound_to_one_of_several_functions_reaches_each(tmp_path, kb):
     by = _by(library_report(tmp_path, kb, MODULES, "modlib"))
     assert by["modlib.blocks.pool_any"]["status"] == "unsupported", by.get("modlib.blocks.pool_any")
     assert "modlib.blocks.pool_plain" not in by
+
+
+DYNAMIC_IMPORT = {
+    "__init__.py": "",
+    "setup.py": """
+        from setuptools import setup
+        from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+        setup(name="normlib", ext_modules=[CUDAExtension(name="norm_cuda", sources=["csrc/norm.cu"])],
+              cmdclass={"build_ext": BuildExtension})
+    """,
+    "csrc/norm.cu": """
+        #include <torch/extension.h>
+
+        __global__ void norm_kernel(float* x) { x[threadIdx.x] = 0.0f; }
+
+        torch::Tensor forward(torch::Tensor x) { norm_kernel<<<1, 32>>>(x.data_ptr<float>()); return x; }
+
+        PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("forward", &forward); }
+    """,
+    "norm.py": """
+        import importlib
+
+        import torch
+
+        norm_cuda = None
+
+
+        class FusedNorm(torch.nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                global norm_cuda
+                norm_cuda = importlib.import_module("norm_cuda")
+                self.dim = dim
+
+
+        class MaybeFusedNorm(torch.nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                try:
+                    self.ext = importlib.import_module("norm_cuda")
+                except ImportError:
+                    self.ext = None
+                self.dim = dim
+    """,
+}
+
+
+def test_an_unguarded_import_module_of_a_cuda_extension_stops_the_constructor(tmp_path, kb):
+    # VALID (old: the literal import_module only bound the name for later uses; the constructor was supported)
+    rep = library_report(tmp_path, kb, DYNAMIC_IMPORT, "normlib")
+    by = _by(rep)
+    assert by["normlib.norm.FusedNorm.__init__"]["status"] == "unsupported", by.get("normlib.norm.FusedNorm.__init__")
+    assert by["normlib.norm.FusedNorm.__init__"]["reasons"] == ["norm_cuda"]
+    (f,) = [f for f in rep["findings"] if f["api"] == "norm_cuda" and f["line"] == 12]
+    assert f["code"] == "NPU504" and f["severity"] == "blocker", f
+
+
+def test_a_caught_import_module_of_a_cuda_extension_is_advice(tmp_path, kb):
+    # INVALID: the failed import is caught and the attribute set to None: advice at the call, no status
+    rep = library_report(tmp_path, kb, DYNAMIC_IMPORT, "normlib")
+    (f,) = [f for f in rep["findings"] if f["api"] == "norm_cuda" and f["line"] == 20]
+    assert f["code"] == "NPU504" and f["severity"] == "advice", f
+    assert "normlib.norm.MaybeFusedNorm.__init__" not in _by(rep)

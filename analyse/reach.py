@@ -1295,7 +1295,7 @@ class Reach:
                 found = lk.lookup_method(q, meth) if meth and k == "class" else None
                 for callee in (q, found) if found else (q,):
                     self.maybe.setdefault(caller, []).append(
-                        (callee, f"{relpath}:{line} calls an entry of {container.rpartition('#')[2]} chosen at run "
+                        (callee, f"{relpath}:{line} calls an entry of {lk._container_name(container).rpartition('#')[2]} chosen at run "
                                  f"time (the key cannot be told statically); {q} is one of them"))
 
     def _built_only_under_guards(self, cls: str) -> bool:

@@ -75,6 +75,12 @@ ALL_KEYS = "*"
 # a container ending in KIND_SEP + kind is the part of a registry object filled by its ``register_<kind>`` decorator
 # and read by its ``get_<kind>[_class]`` method
 METH_SEP = "\x1d"
+# b of an ext / dynamic call whose op name is a parameter of the enclosing function (``getattr(_C, name)`` in the
+# function a factory ``make(name)`` returns): PARAM_MARK + the parameter's name; the factory's call site names the op
+PARAM_MARK = "$"
+# a container of a lookup named by its getter: GETTER_MARK + the qualname of a function that may return an entry
+# of a module-level container (``return SUPPORTED[name][kind]``); the linker reads the container it returns from
+GETTER_MARK = "&"
 KIND_SEP = ":"
 _GETTER = re.compile(r"^get_(\w+?)(?:_class|_cls)?$")
 _REGISTER = re.compile(r"^register_(\w+)$")
@@ -92,6 +98,9 @@ class ClassSummary:
     # class attributes holding a callable by name (``_target: Type = field(default_factory=lambda: Model)``,
     # ``_target = Writer``): attribute -> the dotted name it holds, which ``self._target(...)`` calls
     attrs: Dict[str, str] = field(default_factory=dict)
+    # class attributes set to a call's result in the class body (``OPERATOR = get_operator("lib", "op")``):
+    # attribute -> (line, end line) of the assignment; ``Cls.OPERATOR(...)`` / ``self.OPERATOR(...)`` runs that value
+    values: Dict[str, Tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -126,6 +135,14 @@ class ModuleSummary:
     # function that stores its argument: the linker finds its container)
     registrations: List[Tuple[str, str, str]] = field(default_factory=list)
     storers: Dict[str, str] = field(default_factory=dict)               # function -> module container it fills
+    getters: Dict[str, str] = field(default_factory=dict)               # function -> module container it reads
+    # functions that build and hand back a function of their own (``def make(name): def call(*a): ...;
+    # return call``): factory -> (the inner function, the factory's positional parameters)
+    closures: Dict[str, Tuple[str, Tuple[str, ...]]] = field(default_factory=dict)
+    # module-level names bound to a call's result (``contract = make("contract")``): name -> (the callee as
+    # written, its literal string arguments by position (None where not one), its literal keyword arguments)
+    factory_calls: Dict[str, Tuple[str, Tuple[Optional[str], ...], Tuple[Tuple[str, str], ...]]] = \
+        field(default_factory=dict)
     # per-module facts for entry points and reach (analyse.reach.module_facts), made with the summary
     reach: Dict[str, object] = field(default_factory=dict)
 
@@ -197,6 +214,187 @@ def _held_callable(value, r: Resolver) -> Optional[str]:
     return None
 
 
+def _const_str(node) -> Optional[str]:
+    return node.value if isinstance(node, nodes.Const) and isinstance(node.value, str) else None
+
+
+def _module_str(node) -> Optional[str]:
+    """The string a name stands for when the module binds it once, at top level, to a literal
+    (``name = "ext_cuda"`` ... ``load(name=name, ...)``)."""
+    if not isinstance(node, nodes.Name):
+        return None
+    try:
+        defs = node.root().locals.get(node.name, ())
+    except Exception:
+        return None
+    if len(defs) != 1 or not isinstance(defs[0], nodes.AssignName) or node.name in node.scope().locals \
+            and node.scope() is not node.root():
+        return None
+    return _const_str(Resolver.assigned_value(defs[0]))
+
+
+def _returned_closure(fn) -> Optional[str]:
+    """The name of the function *fn* defines in its own body and hands back (``def make(name): def call(*a): ...;
+    return call``), when every ``return`` of *fn*'s body returns it; None otherwise."""
+    inner = {st.name for st in fn.body if isinstance(st, (nodes.FunctionDef, nodes.AsyncFunctionDef))}
+    if not inner:
+        return None
+    rets = [st for st in fn.body if isinstance(st, nodes.Return)]
+    names = {st.value.name if isinstance(st.value, nodes.Name) else None for st in rets}
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    if name not in inner or any(isinstance(n, nodes.Return) and n.scope() is fn for n in _nested_returns(fn)):
+        return None
+    return name
+
+
+def _nested_returns(fn):
+    """``return`` statements of *fn* below its top level (in an ``if``, a loop, a ``with``, a ``try``)."""
+    for st in fn.body:
+        if isinstance(st, (nodes.If, nodes.For, nodes.While, nodes.With, nodes.Try)):
+            yield from nodes_of(st, nodes.Return)
+
+
+def _closure_param(name_arg) -> Optional[str]:
+    """``name`` in ``getattr(_C, name)`` inside a function nested in another, when ``name`` is a parameter of the
+    enclosing function (a closure variable): the op is chosen by the enclosing call's argument."""
+    if not isinstance(name_arg, nodes.Name):
+        return None
+    try:
+        scope = name_arg.scope()
+        if name_arg.name in scope.locals or scope.parent is None:
+            return None
+        outer = scope.parent.scope()
+    except Exception:
+        return None
+    if isinstance(outer, nodes.FunctionDef) and name_arg.name in outer.argnames():
+        return name_arg.name
+    return None
+
+
+CONTAINER_CTORS = {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.modules.container.ModuleList",
+                   "torch.nn.modules.container.Sequential", "builtins.list", "builtins.tuple"}
+
+
+def _class_names(func, r: Resolver) -> List[str]:
+    """The project classes a constructor expression stands for: ``Net`` / ``mod.Net``, or a local name every
+    binding of which is a class (``op = Modulated if flag else Plain``, ``if flag: op = A`` / ``else: op = B``)."""
+    q = r.qualname(func) if isinstance(func, (nodes.Name, nodes.Attribute)) else None
+    if q:   # a project name (the linker tells a class, a re-export of one, from a function)
+        return [q] if r.index.is_class(q) or r.index.has_root(q.partition(".")[0]) else []
+    if not isinstance(func, nodes.Name):
+        return []
+    try:
+        defs = own_bindings(func, func.name)
+    except Exception:
+        return []
+    out: List[str] = []
+    for d in defs:
+        value = r.assigned_value(d) if isinstance(d, nodes.AssignName) else None
+        vals = [value.body, value.orelse] if isinstance(value, nodes.IfExp) else [value]
+        for v in vals:
+            vq = r.qualname(v) if isinstance(v, (nodes.Name, nodes.Attribute)) else None
+            if not vq or not (r.index.is_class(vq) or r.index.has_root(vq.partition(".")[0])):
+                return []
+            if vq not in out:
+                out.append(vq)
+    return out
+
+
+def _built(value, r: Resolver, container: bool) -> List[Tuple[str, nodes.Call]]:
+    """(class, constructor call) for each object an assigned value builds: ``Cls(...)`` (*container* False), or
+    the elements of ``nn.ModuleList(Cls(...) for s in scales)`` / ``nn.Sequential(A(), B())`` / ``[Cls(...), ...]``
+    (*container* True)."""
+    calls: List[nodes.Call] = []
+    if container:
+        elts = []
+        if isinstance(value, (nodes.List, nodes.Tuple)):
+            elts = value.elts
+        elif isinstance(value, (nodes.ListComp, nodes.GeneratorExp)):
+            elts = [value.elt]
+        elif isinstance(value, nodes.Call) and (r.qualname(value.func) or "") in CONTAINER_CTORS:
+            for a in value.args:
+                if isinstance(a, (nodes.ListComp, nodes.GeneratorExp)):
+                    elts.append(a.elt)
+                elif isinstance(a, (nodes.List, nodes.Tuple)):
+                    elts.extend(a.elts)
+                else:
+                    elts.append(a)
+        calls = [e for e in elts if isinstance(e, nodes.Call)]
+    elif isinstance(value, nodes.Call) and (r.qualname(value.func) or "") not in CONTAINER_CTORS:
+        calls = [value]
+    return [(c, call) for call in calls for c in _class_names(call.func, r)]
+
+
+def _attr_candidates(s: "ModuleSummary", r: Resolver, attr: nodes.Attribute,
+                     container: bool) -> List[Tuple[str, Optional[str]]]:
+    """(class, condition) of the objects ``self.<attr>`` may hold, from the assignments of the class's methods
+    (``self.conv = op(...)`` with ``op`` one of two classes; ``self.poolers = nn.ModuleList(ROIAlign(...) for ...)``
+    in one branch of an ``if``/``elif`` on a constructor argument, ``RoIPool(...)`` in another). When the attribute
+    is assigned in several places, each candidate carries the condition its assignment runs under (when the
+    summary keeps conditions);
+    a candidate from a local name bound to one of several classes does not (the class is the worst of them).
+    Memoised per (class, attribute) on the summary."""
+    scope = attr.scope()
+    cls = scope.parent if isinstance(scope, nodes.FunctionDef) else None
+    if not isinstance(cls, nodes.ClassDef):
+        return []
+    memo = s.__dict__.setdefault("_attr_candidates", {})
+    key = (id(cls), attr.attrname, container)
+    got = memo.get(key)
+    if got is None:
+        got = []
+        assigns = cls.instance_attrs.get(attr.attrname) or []
+        for a in assigns:
+            parent = a.parent
+            value = parent.value if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) else None
+            if value is None:
+                continue
+            for c, call in _built(value, r, container):
+                cond = None
+                if s.__dict__.get("_guards_on") and len(assigns) > 1:
+                    cond = _condition(call, s.relpath, tree_memo(call.root()), True)
+                if cond == UNREACHABLE:
+                    continue
+                if (c, cond) not in got:
+                    got.append((c, cond))
+        memo[key] = got
+    return got
+
+
+def _iterated_attr(name: nodes.Name) -> Optional[nodes.Attribute]:
+    """``self.X`` when *name* is bound only as the loop variable of ``for name in self.X`` /
+    ``for i, name in enumerate(self.X)`` (or ``zip(self.X, ...)``'s first)."""
+    try:
+        defs = own_bindings(name, name.name)
+    except Exception:
+        return None
+    if len(defs) != 1 or not isinstance(defs[0], nodes.AssignName):
+        return None
+    d = defs[0]
+    loop = d.parent
+    pos = None
+    if isinstance(loop, nodes.Tuple):
+        pos = loop.elts.index(d) if d in loop.elts else None
+        loop = loop.parent
+    if not isinstance(loop, (nodes.For, nodes.Comprehension)):
+        return None
+    it = loop.iter
+    if pos is not None:
+        if not (isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.args):
+            return None
+        if it.func.name == "enumerate" and pos == 1:
+            it = it.args[0]
+        elif it.func.name == "zip" and pos < len(it.args):
+            it = it.args[pos]
+        else:
+            return None
+    if isinstance(it, nodes.Attribute) and isinstance(it.expr, nodes.Name) and it.expr.name == "self":
+        return it
+    return None
+
+
 def _is_partial_call(value, r: Resolver) -> bool:
     return isinstance(value, nodes.Call) and value.args and (r.qualname(value.func) or "").endswith("partial")
 
@@ -213,9 +411,11 @@ def _ext_load(value, r: Resolver, modname: str) -> Optional[Tuple[str, Tuple[str
     ops: Tuple[str, ...] = ()
     if value.args and isinstance(value.args[0], nodes.Const) and isinstance(value.args[0].value, str):
         name = value.args[0].value
+    elif value.args:
+        name = _module_str(value.args[0])
     for kw in value.keywords or ():
-        if kw.arg == "name" and isinstance(kw.value, nodes.Const) and isinstance(kw.value.value, str):
-            name = kw.value.value
+        if kw.arg == "name":
+            name = _const_str(kw.value) or _module_str(kw.value) or name
     if len(value.args) > 1 and isinstance(value.args[1], (nodes.List, nodes.Tuple)):
         ops = tuple(e.value for e in value.args[1].elts if isinstance(e, nodes.Const) and isinstance(e.value, str))
     if name is None:
@@ -406,6 +606,14 @@ def _lookup_expr(expr, r: Resolver, s: "ModuleSummary", caller: str, depth: int 
             cont = _container_of(expr.func.expr, r, s, caller)
             return (f"{cont}{KIND_SEP}{kind.group(1)}", _lookup_keys(expr.args[0], r, s)) if cont else None
         return None
+    if isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Name) and depth == 1:
+        # ``cls = get_model_cls(name, kind); cls(...)``: a function that may be a container's getter
+        # (:attr:`ModuleSummary.getters`, told by the linker); the result is untyped otherwise
+        q = r.qualname(expr.func)
+        if q and not q.startswith(("builtins.", "torch.")) and not _is_partial_call(expr, r) \
+                and r.index.has_root(q.partition(".")[0]) and r.type_of(expr) is None:
+            return (GETTER_MARK + q, _lookup_keys(expr.args[0], r, s) if expr.args else None)
+        return None
     if isinstance(expr, nodes.Name) and depth == 0:
         try:
             defs = own_bindings(expr, expr.name)
@@ -469,11 +677,19 @@ def _registrations(tree: nodes.Module, r: Resolver, s: "ModuleSummary") -> None:
             elif isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and node.decorators:
                 for d in node.decorators.nodes:
                     _decorator_registration(d, node, r, s)
+            if isinstance(node, nodes.Expr) and isinstance(node.value, nodes.Call):
+                _call_registration(node.value, r, s)
+            if isinstance(node, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+                cont = _returned_entry(node, r, s)
+                if cont:
+                    s.getters[node.qname()] = cont
     # functions that put a parameter into a module-level container: decorator registries
     for node in nodes_of(tree, nodes.Assign, nodes.Call):
         target = value = None
         if isinstance(node, nodes.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], nodes.Subscript):
             target, value = node.targets[0].value, node.value
+            while isinstance(target, nodes.Subscript):   # ``C[name][kind] = cls``: a nested table
+                target = target.value
         elif isinstance(node, nodes.Call) and isinstance(node.func, nodes.Attribute) \
                 and node.func.attrname in ("append", "add") and len(node.args) == 1:
             target, value = node.func.expr, node.args[0]
@@ -495,6 +711,52 @@ def _registrations(tree: nodes.Module, r: Resolver, s: "ModuleSummary") -> None:
         while isinstance(fn, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
             s.storers[fn.qname()] = f"{mod}.{target.name}"
             fn = fn.parent.scope() if fn.parent is not None else None
+
+
+def _call_registration(call: nodes.Call, r: Resolver, s: "ModuleSummary") -> None:
+    """A module-level call that may register a project class or function (``register("name", "lora", Trainer)``):
+    recorded as a registration through the callee (``"@" + its qualname``), which the linker keeps only when the
+    callee stores its argument in a module-level container (:attr:`ModuleSummary.storers`); the key is the call's
+    first string argument."""
+    func = call.func
+    q = r.qualname(func) if isinstance(func, (nodes.Name, nodes.Attribute)) else None
+    if not q or not r.index.has_root(q.partition(".")[0]):
+        return
+    key = next((a.value for a in call.args if isinstance(a, nodes.Const) and isinstance(a.value, str)), "")
+    for a in list(call.args) + [k.value for k in call.keywords or ()]:
+        if isinstance(a, (nodes.Name, nodes.Attribute)):
+            t = r.qualname(a)
+            if t and t != q and r.index.has_root(t.partition(".")[0]):
+                s.registrations.append(("@" + q, key, t))
+
+
+def _returned_entry(fn, r: Resolver, s: "ModuleSummary") -> Optional[str]:
+    """The module-level container a function hands an entry of back (``return SUPPORTED[name][kind]``,
+    ``return TABLE.get(name)``), when every value it returns is one: the function is the container's getter."""
+    last = fn.body[-1] if fn.body else None
+    if not (isinstance(last, nodes.Return) and isinstance(last.value, (nodes.Subscript, nodes.Call))):
+        return None   # (cheap test first: a getter ends by handing the entry back)
+    rets = [n for n in nodes_of(fn, nodes.Return) if n.scope() is fn]
+    conts = set()
+    for ret in rets:
+        v = ret.value
+        if isinstance(v, nodes.Call) and isinstance(v.func, nodes.Attribute) and v.func.attrname == "get":
+            v = v.func.expr
+        elif isinstance(v, nodes.Subscript):
+            while isinstance(v, nodes.Subscript):
+                v = v.value
+        else:
+            return None
+        if not isinstance(v, nodes.Name):
+            return None
+        try:
+            defs = own_bindings(v, v.name)
+        except Exception:
+            return None
+        if not defs or not all(isinstance(d, nodes.AssignName) and d.scope() is d.root() for d in defs):
+            return None
+        conts.add(f"{s.modname}.{v.name}")
+    return conts.pop() if len(conts) == 1 else None
 
 
 def _decorator_registration(d, target, r: Resolver, s: "ModuleSummary") -> None:
@@ -534,6 +796,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     s = ModuleSummary(modname=modname, relpath=relpath, is_package=is_package,
                       n_lines=n_lines or (tree.tolineno or 1))
     s.functions[s.module_fn] = (1, max(1, s.n_lines))
+    s.__dict__["_guards_on"] = guards
 
     # ---- module level: bindings, star imports, __all__, ext modules
     for name, defs in tree.locals.items():
@@ -561,6 +824,13 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                     ext = _ext_load(value, r, modname)
                     if ext is not None:
                         s.ext_aliases[name] = ext
+                    elif len(defs) == 1 and isinstance(value, nodes.Call) \
+                            and isinstance(value.func, (nodes.Name, nodes.Attribute)):
+                        fq = r.qualname(value.func)
+                        if fq:
+                            s.factory_calls[name] = (fq, tuple(_const_str(a) for a in value.args),
+                                                     tuple((k.arg, _const_str(k.value)) for k in value.keywords or ()
+                                                           if k.arg and _const_str(k.value) is not None))
             if t and t != f"{modname}.{name}":
                 targets.add(t)
         if len(targets) == 1 and not own_def:
@@ -639,6 +909,9 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             caller, cls, selfname, clsname = here
             q = node.qname()
             s.functions[q] = (node.lineno or 1, node.end_lineno or node.lineno or 1)
+            inner = _returned_closure(node)
+            if inner is not None:
+                s.closures[q] = (f"{q}.{inner}", tuple(a.name for a in (node.args.posonlyargs or []) + (node.args.args or [])))
             parent_cls = node.parent if isinstance(node.parent, nodes.ClassDef) else None
             new_cls, new_self, new_clsname = cls, selfname, clsname
             if parent_cls is not None:
@@ -686,6 +959,9 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                         held = _held_callable(c.value, r)
                         if isinstance(tg, nodes.AssignName) and held:
                             cs.attrs[tg.name] = held
+                        elif isinstance(tg, nodes.AssignName) and isinstance(c.value, nodes.Call) \
+                                and len(c.targets) == 1 and tg.name not in own_defs:
+                            cs.values[tg.name] = (c.lineno or 1, c.end_lineno or c.lineno or 1)
                 elif isinstance(c, nodes.AnnAssign) and isinstance(c.target, nodes.AssignName) and c.value is not None:
                     held = _held_callable(c.value, r)
                     if held:
@@ -709,9 +985,11 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             if guards and any(_may_take_edge(c, builtins_own) for c in s.calls[before:]):
                 # only a call's callees carry its guard (references handed to it do not): no callee, no question
                 cond = _condition(node, relpath, guard_memo, mentions_npu)
-                if cond:
+                if cond:   # a reference's condition is read only when it names a compiled op (the linker's ext call)
                     for i in range(before, len(s.calls)):
-                        if s.calls[i][2] != K_REF:
+                        # a candidate of an attribute built per branch keeps the branch it was built under
+                        # (what decides whether the op is there at all), unless the call itself never runs here
+                        if i not in s.guards or cond == UNREACHABLE:
                             s.guards[i] = cond
             dyn = _dynamic_dispatch(node, r)
             if dyn:
@@ -730,6 +1008,8 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
         push((it, here))
     _registrations(tree, r, s)
     s.__dict__.pop("_containers_read", None)   # _container_of's memo: not part of the summary
+    s.__dict__.pop("_attr_candidates", None)
+    s.__dict__.pop("_guards_on", None)
     return s
 
 
@@ -778,8 +1058,10 @@ def _may_take_edge(call: Tuple[str, int, str, str, str], builtins_own: bool) -> 
     (``builtins.len``; its qualname is external unless a project package is named ``builtins``, *builtins_own*).
     A third of a library's calls are builtins."""
     kind = call[2]
-    if kind == K_REF or kind == K_DYN:
+    if kind == K_DYN:
         return False
+    if kind == K_REF:   # a compiled op handed on runs where the call runs (a torch API or builtin handed on is none)
+        return not call[4] and not call[3].startswith(("torch.", "builtins."))
     return not (kind == K_NAME and not builtins_own and call[3].startswith("builtins."))
 
 
@@ -1049,19 +1331,20 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
     if isinstance(func, nodes.Call) and isinstance(func.func, nodes.Name) and func.func.name == "getattr" and func.args:
         obj = func.args[0]
         name_arg = func.args[1] if len(func.args) > 1 else None
+        param = _closure_param(name_arg)
         if isinstance(obj, nodes.Name) and obj.name in s.ext_aliases:
             ext = s.ext_aliases[obj.name][0]
             if isinstance(name_arg, nodes.Const) and isinstance(name_arg.value, str):
                 add((caller, line, K_EXT, ext, name_arg.value))
             else:
-                add((caller, line, K_EXT, ext, "*"))
+                add((caller, line, K_EXT, ext, PARAM_MARK + param if param else "*"))
             return
         q = r.qualname(obj)
         if q:
             if isinstance(name_arg, nodes.Const) and isinstance(name_arg.value, str):
                 add((caller, line, K_NAME, f"{q}.{name_arg.value}", ""))
             else:
-                add((caller, line, K_DYN, q, ""))
+                add((caller, line, K_DYN, q, PARAM_MARK + param if param else ""))
         elif isinstance(obj, nodes.Name) and obj.name in (selfname, clsname) and cls:
             if isinstance(name_arg, nodes.Const) and isinstance(name_arg.value, str):
                 add((caller, line, K_SELF, cls, name_arg.value))
@@ -1092,6 +1375,14 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
         info = s.classes.get(cls)
         if info is not None and caller.startswith(cls + "."):
             info.constructors.add(caller[len(cls) + 1:].partition(".")[0])
+    if q is None and isinstance(func, nodes.Name):
+        # `cls = Cutlass if backend == "cutlass" else Sparse; cls(...)`: a local bound to one of several classes
+        cands = _class_names(func, r)
+        if len(cands) > 1:
+            for c in cands:
+                add((caller, line, K_NAME, c, ""))
+            _arg_refs(s, r, call, caller, cls, selfname, clsname)
+            return
     if q is not None:
         add((caller, line, K_NAME, q, ""))
     elif isinstance(func, nodes.Attribute):
@@ -1103,7 +1394,17 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
                     t = r.type_of(func)
                 except Exception:
                     t = None
-            add((caller, line, K_SELF, cls, func.attrname if not t else f"{func.attrname}|{t}"))
+            held = r.self_attr_held(func) if expr.name == selfname and not t else None
+            cands = _attr_candidates(s, r, func, False) if expr.name == selfname and not t and not held else ()
+            if held:   # `self.op(x)` with `self.op = ext_module.op` in __init__
+                add((caller, line, K_NAME, held, ""))
+            elif cands:   # `self.conv(x)`, the attribute built as one of several classes
+                for c, cond in cands:
+                    if cond:
+                        s.guards[len(s.calls)] = cond
+                    add((caller, line, K_SELF, cls, f"{func.attrname}|{c}"))
+            else:
+                add((caller, line, K_SELF, cls, func.attrname if not t else f"{func.attrname}|{t}"))
         elif (isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Name) and expr.func.name == "super"
               and cls):
             add((caller, line, K_SUPER, cls, func.attrname))
@@ -1123,6 +1424,19 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
             t = None
         if t and not t.startswith("torch."):
             add((caller, line, K_INST, t, ""))
+        elif not t and cls and selfname:
+            # `self.poolers[0](x)`, `for p in self.poolers: p(x)`: an element of a container of modules the class
+            # builds in __init__
+            held = None
+            if isinstance(func, nodes.Subscript) and isinstance(func.value, nodes.Attribute) \
+                    and isinstance(func.value.expr, nodes.Name) and func.value.expr.name == selfname:
+                held = func.value
+            elif isinstance(func, nodes.Name) and selfname == "self":
+                held = _iterated_attr(func)
+            for c, cond in (_attr_candidates(s, r, held, True) if held is not None else ()):
+                if cond:
+                    s.guards[len(s.calls)] = cond
+                add((caller, line, K_INST, c, ""))
     # function references passed as arguments (callbacks, checkpoint(fn, ...), map(fn, xs)); a
     # registration (register_compile_pass(name, fn), register_forward_hook(fn)) stores the function, it does not run it
     _arg_refs(s, r, call, caller, cls, selfname, clsname)
@@ -1174,8 +1488,9 @@ def _may_look_up(func) -> bool:
             return False
         value = Resolver.assigned_value(defs[0])
         return isinstance(value, nodes.Subscript) or (
-            isinstance(value, nodes.Call) and isinstance(value.func, nodes.Attribute)
-            and (value.func.attrname == "get" or _GETTER.match(value.func.attrname) is not None))
+            isinstance(value, nodes.Call) and (isinstance(value.func, nodes.Name) or (
+                isinstance(value.func, nodes.Attribute)
+                and (value.func.attrname == "get" or _GETTER.match(value.func.attrname) is not None))))
     return False
 
 
@@ -1191,7 +1506,8 @@ def _arg_refs(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, cls:
     for a in list(call.args) + [k.value for k in (call.keywords or ())]:
         if isinstance(a, (nodes.Name, nodes.Attribute)):
             if isinstance(a, nodes.Attribute) and isinstance(a.expr, nodes.Name) and cls and a.expr.name in (selfname, clsname):
-                add((caller, line, K_REF, f"{cls}", a.attrname))
+                held = r.self_attr_held(a)   # ``self.op = ext_module.op`` in __init__
+                add((caller, line, K_REF, held, "") if held else (caller, line, K_REF, f"{cls}", a.attrname))
                 continue
             aq = r.qualname(a)
             if aq:
@@ -1271,6 +1587,88 @@ class Linker:
         self._mro: Dict[str, List[str]] = {}
         self._subclasses: Optional[Dict[str, List[str]]] = None
         self._registry: Optional[Dict[str, List[Tuple[str, str]]]] = None
+        self._getters: Optional[Dict[str, str]] = None
+        # class attribute values (ClassSummary.values): "Cls.ATTR" -> (relpath, line, end); a node of the graph
+        # that a call through the attribute reaches and the findings of the value's expression are roots of
+        self.values: Dict[str, Tuple[str, int, int]] = {}
+        for s in self.modules.values():
+            for cq, info in s.classes.items():
+                for attr, (a, b) in (getattr(info, "values", None) or {}).items():
+                    self.values.setdefault(f"{cq}.{attr}", (s.relpath, a, b))
+        self.closures: Dict[str, Tuple[str, Tuple[str, ...]]] = {}
+        for s in self.modules.values():
+            self.closures.update(getattr(s, "closures", None) or {})
+        self._closure_exts: Optional[Dict[str, Tuple[List[Tuple[str, str]], bool]]] = None
+
+    def closure_of(self, factory: str) -> Optional[str]:
+        """The inner function a factory (as written at a module-level call) hands back, or None."""
+        if not self.closures:
+            return None
+        k, q = self.canonical(factory)
+        got = self.closures.get(q) if k == "def" else None
+        return got[0] if got else None
+
+    def closure_exts(self, fn: str) -> Tuple[List[Tuple[str, str]], bool]:
+        """([(compiled module, parameter)], trampoline) for a factory's inner function *fn* that calls an op of a
+        compiled module named by a parameter of the factory (``getattr(_C, name)(*args)``); trampoline when those
+        calls are all it makes."""
+        if self._closure_exts is None:
+            inner = {v[0] for v in self.closures.values()}
+            got: Dict[str, Tuple[List[Tuple[str, str]], bool]] = {}
+            for s in self.modules.values():
+                for caller, _line, kind, a, b in s.calls:
+                    if caller not in inner or kind == K_REF or (kind == K_NAME and a.startswith("builtins.")):
+                        continue
+                    ops, tramp = got.get(caller, ([], True))
+                    if kind in (K_EXT, K_DYN) and b.startswith(PARAM_MARK):
+                        ext = a if kind == K_EXT else None
+                        if ext is None:
+                            k, q = self.canonical(a)
+                            ext = q if k == "ext" else None
+                        if ext is not None:
+                            ops.append((ext, b[len(PARAM_MARK):]))
+                            got[caller] = (ops, tramp)
+                            continue
+                    got[caller] = (ops, False)
+            self._closure_exts = got
+        return self._closure_exts.get(fn, ([], False))
+
+    def bound_ops(self, q: str, fn: str) -> List[str]:
+        """The compiled ops a call of *q* runs when *q* is a module-level name bound to a factory's result and
+        *fn* (the factory's inner function) calls the op its parameter names: ``contract = make("contract")``
+        -> ``<ext>.contract``."""
+        ops, _tramp = self.closure_exts(fn)
+        if not ops:
+            return []
+        made = self._factory_binding(q)
+        if made is None:
+            return []
+        fq, pos, kw = made
+        k, fq = self.canonical(fq)
+        params = self.closures.get(fq, (None, ()))[1]
+        args = dict(zip(params, pos))
+        args.update(dict(kw))
+        return [f"{ext}.{args[p]}" for ext, p in ops if args.get(p)]
+
+    def _factory_binding(self, q: str):
+        for _ in range(12):
+            m = self.module_prefix(q)
+            if m is None:
+                return None
+            first, _, tail = q[len(m) + 1:].partition(".")
+            s = self.modules[m]
+            if tail:
+                return None
+            if first in s.factory_calls:
+                return s.factory_calls[first]
+            if first in s.bindings:
+                q = s.bindings[first]
+                continue
+            cands = [src for src in s.star_imports if src in self.modules and first in self._exported(src)]
+            if len(cands) != 1:
+                return None
+            q = f"{cands[0]}.{first}"
+        return None
 
     # ---- names
     def module_prefix(self, q: str) -> Optional[str]:
@@ -1308,7 +1706,7 @@ class Linker:
             for a, tgt in self.aliases.items():
                 if (q == a or q.startswith(a + ".")) and a not in self.modules:
                     return self._canonical(tgt + q[len(a):], depth + 1)
-        if q in self.functions:
+        if q in self.functions or q in self.values:
             return ("def", q)
         if q in self.classes:
             return ("class", q)
@@ -1337,7 +1735,7 @@ class Linker:
         cls_q = f"{m}.{first}"
         if cls_q in self.classes and tail:
             meth, _, more = tail.partition(".")
-            found = self.lookup_method(cls_q, meth)
+            found = self.lookup_method(cls_q, meth) or (self.lookup_value(cls_q, meth) if self.values else None)
             if found and not more:
                 return ("def", found)
             if not more:
@@ -1347,6 +1745,20 @@ class Linker:
             if target != q:
                 k = self._canonical(target, depth + 1)
                 return k
+        if first in s.ext_aliases:   # `from ._backend import _C`, where _backend binds _C to a compiled-module load
+            return ("ext", s.ext_aliases[first][0] + suffix)
+        made = s.factory_calls.get(first)
+        if made is not None:
+            inner = self.closure_of(made[0]) if not tail else None
+            if inner is not None:   # `contract = make("contract")`: the function the factory hands back
+                return ("def", inner)
+            k, cq = self.canonical(made[0])
+            if k == "class" and "." not in tail:
+                # `applier = Applier(2048)`, a module-level instance: calling it runs `__call__`, `applier.m` is
+                # the method
+                found = self.lookup_method(cq, tail or "__call__")
+                if found:
+                    return ("def", found)
         if first in s.top_names:
             return ("other", q)   # a variable / constant of the module
         cands = [src for src in s.star_imports if src in self.modules and first in self._exported(src)]
@@ -1398,6 +1810,19 @@ class Linker:
                 return f"{c}.{meth}"
         return None
 
+    def lookup_value(self, cls: str, attr: str) -> Optional[str]:
+        """The class attribute value (:attr:`values`) *cls* has or inherits for *attr*, unless a method of that
+        name comes first."""
+        for c in self.mro(cls):
+            info = self.classes.get(c)
+            if info is None:
+                continue
+            if attr in info.methods:
+                return None
+            if attr in (getattr(info, "values", None) or {}):
+                return f"{c}.{attr}"
+        return None
+
     def is_autograd_function(self, cls: str) -> bool:
         return any(b in AUTOGRAD_FUNCTION_BASES for b in self.mro(cls))
 
@@ -1412,6 +1837,16 @@ class Linker:
 
     # ---- containers of callables
     def _container_name(self, c: str) -> str:
+        if c.startswith(GETTER_MARK):
+            if self._getters is None:
+                self._getters = {}
+                for s in self.modules.values():
+                    self._getters.update(getattr(s, "getters", None) or {})
+            try:
+                k, q = self.canonical(c[1:])
+            except RecursionError:
+                return c
+            return self._container_name(self._getters[q]) if k == "def" and q in self._getters else c
         if "#" in c:
             return c   # a function's local literal
         base, sep, kind = c.partition(KIND_SEP)
@@ -1462,7 +1897,7 @@ class Linker:
     def resolve_call(self, kind: str, a: str, b: str) -> Tuple[List[str], Optional[str], Optional[str]]:
         """(callee nodes, unknown reason, ext target) for one recorded call."""
         if kind == K_EXT:
-            return [], None, f"{a}.{b}"
+            return [], None, f"{a}.{'*' if b.startswith(PARAM_MARK) else b}"
         if kind == K_LOOKUP:
             targets, exact = self.lookup(a, b)
             if not targets:
@@ -1484,6 +1919,8 @@ class Linker:
             return out, None, None
         if kind == K_DYN:
             k, q = self.canonical(a)
+            if k == "ext":   # getattr(_C, name)(...) on a compiled module: some op of it
+                return [], None, f"{q}.*"
             if k in ("module", "class", "def") and self.in_library(q):
                 return [], f"dynamic getattr on {q}", None
             return [], None, None
@@ -1504,10 +1941,12 @@ class Linker:
                 if meth == "apply" and self.is_autograd_function(cls):
                     return [x for x in (self.lookup_method(cls, "forward"), self.lookup_method(cls, "backward")) if x], None, None
                 return [], None, None
-            if kind == K_REF:
-                return [], None, None   # an op or function named as a value is not called here
-            if k == "ext":
+            if k == "ext" and not (kind == K_REF and q in self.ext_modules):
+                # a compiled op handed to a call (``applier(ext.op, bufs, ...)``, a callback): the callee runs it
+                # (the compiled module itself handed on, ``getattr(_C, name)``, is no op)
                 return [], None, q
+            if kind == K_REF:
+                return [], None, None   # a function named as a value is not called here
             if k == "broken":
                 return [], f"calls {q}, in a module that failed to parse", None
             if k == "ambiguous":
@@ -1520,6 +1959,9 @@ class Linker:
             found = self.lookup_method(a, meth)
             if found:
                 return [found] + self._stub_overrides(a, found, meth), None, None
+            value = self.lookup_value(a, meth) if self.values else None
+            if value:   # self.OPERATOR(x): a class attribute set to a call's result (an op looked up by name)
+                return [value], None, None
             if t:  # self.layer(x): an instance attribute holding a project object
                 return self._instance_call(t), None, None
             overrides = [f"{c}.{meth}" for c in self.subclasses(a) if meth in self.classes[c].methods]
@@ -1607,6 +2049,9 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
     g = nx.DiGraph()
     for q, (path, a, _b) in linker.functions.items():
         g.add_node(q, path=path, line=a)
+    for q, (path, a, _b) in linker.values.items():
+        if q not in g:
+            g.add_node(q, path=path, line=a, value=True)
     unknowns: List[Unknown] = []
     ext_calls: List[Tuple[str, int, str, Optional[str]]] = []
     resolved = unresolved = 0
@@ -1621,10 +2066,18 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
             except RecursionError:
                 callees, unknown, ext = [], f"calls {a}, which cannot be resolved statically", None
             stub = linker.stub_dispatch(a, b) if kind == K_SELF and len(callees) > 1 else {}
+            if kind == K_NAME and len(callees) == 1 and linker.closures:
+                # a name bound to a factory's result whose function calls the op the factory's argument names:
+                # the call runs that op (and, for a function that does nothing else, no more)
+                ops = linker.bound_ops(a, callees[0])
+                if ops:
+                    ext_calls.extend((caller, line, op, cond) for op in ops)
+                    if linker.closure_exts(callees[0])[1]:
+                        callees = []
             for c in callees:
                 if not c or c not in g or (c == caller and kind == K_REF):
                     continue
-                ec = cond or stub.get(c)
+                ec = (cond if kind != K_REF else None) or stub.get(c)
                 use = s.result_uses.get(i)
                 if not g.has_edge(caller, c):
                     g.add_edge(caller, c, line=line, cond=ec, use=use)

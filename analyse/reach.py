@@ -125,6 +125,27 @@ def _absolute(modname: str, is_package: bool, target: Optional[str], level: Opti
     return base
 
 
+def _common_base(lk, targets) -> Optional[str]:
+    """The nearest project class every entry of a lookup is or derives from (``register(name, LoraTrainer)`` for
+    subclasses of one ``Trainer``), or None when an entry is no project class or they share none."""
+    common = None
+    first = None
+    for t in targets:
+        try:
+            k, q = lk.canonical(t)
+        except RecursionError:
+            return None
+        if k != "class":
+            return None
+        chain = [c for c in lk.mro(q) if c in lk.classes]
+        if first is None:
+            first = chain
+        common = set(chain) if common is None else common & set(chain)
+        if not common:
+            return None
+    return next((c for c in first or () if c in common), None)
+
+
 def _unalias(q: str, aliases: Dict[str, str]) -> str:
     head = q
     while head:
@@ -1251,6 +1272,11 @@ class Reach:
             self._followed.add((relpath, line))
         elif not targets:
             return
+        if not exact and len(targets) > 1:
+            base = _common_base(lk, targets)
+            if base is not None:
+                # whichever entry runs is an instance of this project base class: its code is live for sure
+                self._edge(caller, base, line, relpath)
         for t in targets:
             try:
                 k, q = lk.canonical(t)
@@ -1269,7 +1295,7 @@ class Reach:
                 found = lk.lookup_method(q, meth) if meth and k == "class" else None
                 for callee in (q, found) if found else (q,):
                     self.maybe.setdefault(caller, []).append(
-                        (callee, f"{relpath}:{line} calls an entry of {container.rpartition('#')[2]} chosen at run "
+                        (callee, f"{relpath}:{line} calls an entry of {lk._container_name(container).rpartition('#')[2]} chosen at run "
                                  f"time (the key cannot be told statically); {q} is one of them"))
 
     def _built_only_under_guards(self, cls: str) -> bool:

@@ -451,9 +451,17 @@ class Resolver:
             return None
         return None
 
-    def _self_attr_import(self, node: nodes.Attribute, depth: int) -> Optional[str]:
-        """``self.op`` of a class whose only assignment of it is ``self.op = GATConvFuse``, a name bound by imports
-        alone (``from dgNN.operators import GATConvFuse`` in ``__init__``): the imported object, so
+    def self_attr_held(self, node: nodes.Attribute) -> Optional[str]:
+        """:meth:`_self_attr_import` that also reads an attribute of an imported name (``self.op = ext_module.op``,
+        ``import ext_module`` in ``__init__``): what the call graph links a call or a hand-on of ``self.op`` to (the
+        passes keep naming the API where it is written)."""
+        if not (isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name == "self"):
+            return None
+        return self._self_attr_import(node, 0, chains=True)
+
+    def _self_attr_import(self, node: nodes.Attribute, depth: int, chains: bool = False) -> Optional[str]:
+        """``self.op`` of a class whose only assignment of it is ``self.op = GATConvFuse``, a
+        name bound by imports alone (``from dgNN.operators import GATConvFuse`` in ``__init__``): the imported object, so
         ``self.op(...)`` in another method is a call of it."""
         scope = node.scope()
         cls = scope.parent if isinstance(scope, nodes.FunctionDef) else None
@@ -464,10 +472,13 @@ class Resolver:
             return None
         parent = assigns[0].parent
         value = parent.value if isinstance(parent, nodes.Assign) and len(parent.targets) == 1 else None
-        if not isinstance(value, nodes.Name):
+        base = value
+        while chains and isinstance(base, nodes.Attribute):   # ``self.op = ext_module.op``
+            base = base.expr
+        if not isinstance(base, nodes.Name):
             return None
         try:
-            _scope, defs = lookup(value, value.name)
+            _scope, defs = lookup(base, base.name)
         except Exception:
             return None
         if not defs or not all(isinstance(d, (nodes.Import, nodes.ImportFrom)) for d in defs):

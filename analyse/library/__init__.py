@@ -266,6 +266,9 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
     library_methods = {m for c in cg.linker.classes.values() for m in c.methods}
     class_lines = {(s.relpath, c.line): q for s in res.summaries for q, c in s.classes.items()}
     import_failures: List[dict] = []
+    values_at: Dict[str, List[Tuple[int, int, str]]] = {}
+    for vq, (vpath, va, vb) in cg.linker.values.items():
+        values_at.setdefault(vpath, []).append((va, vb, vq))
     for f in res.findings:
         st = classify(f)
         api = f.api
@@ -298,6 +301,13 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
                 continue
         elif ref == "value":   # a class named in a registry, a dict, isinstance(): not a call
             continue
+        extra = _value_at(values_at, f.path, f.line)
+
+        def root(status: str, reason: str, fn=fn, extra=extra) -> None:
+            add_root(fn, status, reason)
+            if extra:   # `OPERATOR = get_operator(...)` in a class body: a call through the attribute runs it
+                add_root(extra, status, reason)
+
         if _ascend_triton_port(f, st):
             continue   # a Triton kernel of the library's own Ascend backend: written for Triton-Ascend, nothing to port
         if _probed_import(f):
@@ -313,26 +323,26 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
             # module-level code that raises on an NPU host: importing the module fails (#31)
             import_failures.append({"module": fn[:-len(MODULE_FN) - 1], "path": f.path, "line": f.line, "api": api})
         if f.code == DEVICE_TYPE_CHECK and st == "unsupported" and api == DEVICE_TABLE:
-            add_root(fn, "conditional", f"{api}{COND_SEP}only for an NPU device: `{f.snippet.strip()[:80]}` looks up "
+            root("conditional", f"{api}{COND_SEP}only for an NPU device: `{f.snippet.strip()[:80]}` looks up "
                                         "the device type 'npu', which the table has no key for (KeyError)")
         elif f.code == DEVICE_TYPE_CHECK and st == "unsupported" and EVERY_CALL in f.message \
                 and (NPU_BRANCH_STOPS in f.message or ASSERT_REJECTS_NPU in f.message):
             # `if device.type != "cuda": raise ...`, `assert "cuda" in str(w.device)` at the top of the function: on
             # an NPU host the device is the NPU, so the function stops there (behind its guard's condition, if any)
             if cond:
-                add_root(fn, "conditional", f"{api}{COND_SEP}{cond}")
+                root("conditional", f"{api}{COND_SEP}{cond}")
             else:
-                add_root(fn, "unsupported", api)
+                root("unsupported", api)
         elif f.code == DEVICE_TYPE_CHECK and st == "unsupported" and NPU_BRANCH_STOPS in f.message:
-            add_root(fn, "conditional", f"{api}{COND_SEP}only for an NPU device: the branch of `{f.snippet.strip()[:80]}` "
+            root("conditional", f"{api}{COND_SEP}only for an NPU device: the branch of `{f.snippet.strip()[:80]}` "
                                         "that the device type 'npu' takes stops the program")
         elif f.code == DEVICE_TYPE_CHECK and st == "unsupported":
-            add_root(fn, "conditional", f"{api}{COND_SEP}the CUDA branch of `{f.snippet.strip()[:80]}` is skipped on "
+            root("conditional", f"{api}{COND_SEP}the CUDA branch of `{f.snippet.strip()[:80]}` is skipped on "
                                         "an NPU (the device type is 'npu'); the other branch runs")
         elif cond and st in ("unsupported", "unknown"):
-            add_root(fn, "conditional", f"{api}{COND_SEP}{cond}")
+            root("conditional", f"{api}{COND_SEP}{cond}")
         else:
-            add_root(fn, st, api)
+            root(st, api)
     for u in cg.unknowns:
         add_root(u.caller, "unknown", u.reason)
     ext_roots = 0
@@ -367,7 +377,7 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
     functions = []
     for q, stt in res.statuses.items():
         if q not in linker.functions:
-            continue
+            continue   # (a class attribute value is no function: it is listed through the functions calling it)
         path, line, _end = linker.functions[q]
         d = {"qualname": q, "path": path, "line": line, "status": stt.status, "via": list(stt.via)}
         reasons, conditions = _split_conditions(stt.reasons)
@@ -424,6 +434,14 @@ _TORCH_CLASS_METHOD = re.compile(r"^torch\.nn\.(?:Module|Sequential|ModuleList|M
 # (replaced by torch_npu.npu.mstx ranges), so it asks for a migration, never makes a function unsupported
 HOST_ONLY_CUDA = {"torch.cuda._memory_viz": "skip", "torch.cuda.nvtx": "annotation",
                   "torch.autograd.profiler.emit_nvtx": "annotation"}
+
+
+def _value_at(values_at: Dict[str, List[Tuple[int, int, str]]], path: str, line: int) -> Optional[str]:
+    """The class attribute value (``Cls.ATTR``, :attr:`Linker.values`) whose assignment holds *path*:*line*."""
+    for a, b, q in values_at.get(path, ()):
+        if a <= line <= b:
+            return q
+    return None
 
 
 def _host_only_cuda(api: str) -> Optional[str]:

@@ -205,6 +205,8 @@ class CppScan:
         """(status, reason text, evidence) for a Python call into a compiled module."""
         bs = self.binding_for(ext_qualname)
         build = self.build_of(ext_qualname.rpartition(".")[0])
+        if not bs and ext_qualname.endswith(".*"):
+            return self._any_op_status(ext_qualname[:-2], build)
         if not bs:
             if build is not None and build.kind == "cpp":
                 return ("needs-migration", f"{ext_qualname} (C++ extension op built as a CppExtension in "
@@ -226,6 +228,30 @@ class CppScan:
             return ("needs-migration", f"{ext_qualname} (compiled op bound in {where}; CPU-only C++ code, no CUDA: "
                     "runs on the host, build the extension for the Ascend host)", [where])
         return "unsupported", f"{ext_qualname} (compiled op bound in {where}; C++ extension must be rebuilt for NPU)", [where]
+
+    def _any_op_status(self, module: str, build) -> Tuple[str, str, List[str]]:
+        """A call of an op of *module* chosen at run time (``getattr(_C, name)(...)``): the worst of the module's
+        bindings (any op may be the one)."""
+        bs = [b for b in self.bindings if b.module == module or module.endswith("." + b.module)
+              or b.module.endswith("." + module)]
+        if not bs:
+            if build is not None and build.kind == "cpp":
+                return ("needs-migration", f"{module}.* (an op of a C++ extension built as a CppExtension in "
+                        f"{build.path}:{build.line}, chosen at run time; CPU code, runs on the host)",
+                        [f"{build.path}:{build.line}"])
+            return "unsupported", f"{module}.* (an op of a compiled extension, chosen at run time)", []
+        where = f"{bs[0].path}:{bs[0].line}" if bs[0].line else bs[0].path
+        if any(b.npu_impls for b in bs) and all(b.npu_impls or not (b.kernels or b.cuda_code) for b in bs):
+            return ("supported", f"{module}.* (an op of the compiled module bound in {where}, chosen at run time; "
+                    "every op has the library's NPU implementation or no CUDA code)", [where])
+        kernels = sorted({k for b in bs for k in b.kernels})
+        if kernels or any(b.cuda_code for b in bs):
+            shown = ", ".join(kernels[:4]) + (f" and {len(kernels) - 4} more" if len(kernels) > 4 else "")
+            what = f"CUDA kernels: {shown}" if kernels else "its C++ code calls CUDA APIs"
+            return ("unsupported", f"{module}.* (an op of the compiled module bound in {where}, chosen at run time; "
+                    f"{what})", [where])
+        return ("needs-migration", f"{module}.* (an op of the compiled module bound in {where}, chosen at run time; "
+                "CPU-only C++ code, runs on the host)", [where])
 
     def reason(self, ext_qualname: str) -> Tuple[str, str]:
         st, why, _ev = self.op_status(ext_qualname)

@@ -260,6 +260,20 @@ class CudaExtensionPass(Pass):
             for t in call.parent.targets:
                 if isinstance(t, nodes.AssignName):
                     load_vars[id(t)] = (call.args[0].value, call.lineno)
+            # and an import like `import attn_core_inplace_cuda`: where it runs unguarded, it fails there
+            mod, how = self._ext_module(call.args[0].value, scan, self._tops(ctx))
+            caught = caught_import(call.parent)
+            if caught is not None:
+                yield ctx.finding(R_EXT_USE, call, mod, f"Import of the compiled extension `{mod}` ({how}) by "
+                                  f"`import_module` in try/except ({ctx.path}:{caught.lineno}): on an Ascend host the "
+                                  "import fails and is caught; each use is reported where it is made.",
+                                  replacement=FIX_OP, severity="advice",
+                                  confidence="high" if "built" in how else "medium")
+            else:
+                yield ctx.finding(R_EXT_USE, call, mod, f"Import of the compiled extension `{mod}` ({how}) by "
+                                  "`import_module`: it contains CUDA kernels, so the import fails (or the kernels fail) "
+                                  "on an Ascend host.", replacement=FIX_OP,
+                                  confidence="high" if "built" in how else "medium")
         q = r.qualname(call.func)
         if q is None and isinstance(call.func, nodes.Name) and ext_kind(call, r) == "cuda":
             q = "torch.utils.cpp_extension.CUDAExtension"   # extension = CUDAExtension; extension(...)

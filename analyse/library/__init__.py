@@ -16,7 +16,9 @@ modules, values and build-declared extensions are known to them), then
    symlinked packages inside the tree are aliases of their target modules;
 4. **roots** -- each finding is mapped to its innermost enclosing function
    (blocker/manual findings of unsupported-api, third-party, cuda-extension and
-   cuda-api make it ``unsupported``; ``auto`` ones ``needs-migration``;
+   cuda-api make it ``unsupported``; ``auto`` ones ``needs-migration``, except a use of a
+   library that runs on Ascend through its own NPU support with the code unchanged (the knowledge
+   entry's ``npu_support: native``, e.g. DeepSpeed's NPU accelerator), which leaves it supported;
    unknown-api ones ``unknown``); a root under a guard that has a working
    fallback (``else`` branch, ``except ImportError`` fallback, default-off
    option) is ``conditional`` with the condition; a call into a compiled op is

@@ -2160,6 +2160,10 @@ def classify(f) -> Optional[str]:
         return None if f.severity in ("advice", "info") else "needs-migration"   # a log level: nothing to change
     if f.severity in ("blocker", "manual") and f.category in ("unsupported-api", "third-party", "cuda-extension", "cuda-api"):
         return "unsupported"
+    if f.npu_support == "native":
+        # the library runs on Ascend through its own NPU support (DeepSpeed's NPU accelerator), the code unchanged:
+        # nothing to migrate in the function; the finding's replacement is the install / accelerator step
+        return None
     if f.severity == "auto" or (f.severity == "manual" and f.category == "distributed"):
         return "needs-migration"
     return None

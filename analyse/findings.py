@@ -95,6 +95,10 @@ class Finding:
     # a GPU-only library's use with no drop-in NPU replacement (the knowledge entry's ``rework``: "high"): the
     # code around it is restructured, so a counted one grades at least high (analyse.report.grade)
     rework: Optional[str] = field(default=None, compare=False)
+    # a library that runs on Ascend through its own NPU support with the code unchanged (the knowledge entry's
+    # ``npu_support``: "native", e.g. DeepSpeed's NPU accelerator): a use of it leaves a library function supported
+    # (analyse.callgraph.classify); the replacement says what to install or set
+    npu_support: Optional[str] = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:
@@ -145,6 +149,8 @@ class Finding:
             d["columns"] = sorted({self.column, *self.columns})
         if self.rework is not None:
             d["rework"] = self.rework
+        if self.npu_support is not None:
+            d["npu_support"] = self.npu_support
         return d
 
 

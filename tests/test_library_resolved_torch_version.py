@@ -70,7 +70,8 @@ LIB = {
         def pick_dtype(device_type=None, dtype=None):
             if device_type == 'musa':
                 if dtype is None:
-                    dtype = torch.get_autocast_gpu_dtype()
+                    dtype = torch.bfloat16
+                    torch.set_autocast_gpu_dtype(dtype)
                 return dtype
             return dtype or torch.float16
 
@@ -78,7 +79,8 @@ LIB = {
         def pick_dtype_opt(dtype=None, fast=False):
             if fast:
                 if dtype is None:
-                    dtype = torch.get_autocast_gpu_dtype()
+                    dtype = torch.bfloat16
+                    torch.set_autocast_gpu_dtype(dtype)
             return dtype
     """,
 }

@@ -822,16 +822,29 @@ STATIC_FACTS = [
         "source": f"{S_TRANSFER} summary_master.not_handled; {S_MIGR} tool_migration_notes",
     },
     {
+        "id": "cuda-autocast-dtype-query",
+        "apis": ["torch.get_autocast_gpu_dtype"],
+        "reason": "torch.get_autocast_gpu_dtype reads the dtype of CUDA autocast (torch>=2.4: get_autocast_dtype('cuda')), a "
+        "thread-local state read that exists on every torch build, launches no kernel and needs no CUDA device: the call "
+        "completes on an NPU host. It is not under torch.cuda, so transfer_to_npu never remaps it, and under NPU autocast it "
+        "returns the CUDA setting (float16 unless set), not the NPU one: check code that casts to the dtype it returns.",
+        "replacement": "torch.npu.get_autocast_dtype() (torch_npu.npu.__all__), or on torch>=2.4 torch.get_autocast_dtype('npu')",
+        "severity": "info",
+        "reported_by": "cuda-api",
+        "source": f"{S_TRANSFER} per_version.*.torch_cuda_attrs_replaced (get_autocast_dtype is in torch_npu.npu.__all__; "
+        "torch.get_autocast_gpu_dtype is not a torch.cuda name); pytorch/pytorch#124359 (torch 2.4: get_autocast_gpu_dtype "
+        "is at::autocast::get_autocast_dtype(at::kCUDA), the thread-local autocast dtype, deprecated for get_autocast_dtype(device_type))",
+    },
+    {
         "id": "cuda-autocast-helpers",
-        "apis": ["torch.get_autocast_gpu_dtype", "torch.set_autocast_gpu_dtype"],
-        "reason": "torch.get_autocast_gpu_dtype / torch.set_autocast_gpu_dtype read and set the dtype of CUDA autocast only; they are not "
-        "under torch.cuda, so transfer_to_npu never remaps them, and under NPU autocast they report the CUDA setting instead of the NPU one.",
-        "replacement": "torch.npu.get_autocast_dtype() / torch.npu.set_autocast_dtype(dtype) (torch_npu.npu.__all__), or on torch>=2.4 "
-        "torch.get_autocast_dtype('npu') / torch.set_autocast_dtype('npu', dtype)",
+        "apis": ["torch.set_autocast_gpu_dtype"],
+        "reason": "torch.set_autocast_gpu_dtype sets the dtype of CUDA autocast only; it is not under torch.cuda, so transfer_to_npu "
+        "never remaps it, and NPU autocast keeps its own dtype: the setting does not reach the NPU.",
+        "replacement": "torch.npu.set_autocast_dtype(dtype) (torch_npu.npu.__all__), or on torch>=2.4 torch.set_autocast_dtype('npu', dtype)",
         "severity": "manual",
         "reported_by": "cuda-api",
-        "source": f"{S_TRANSFER} per_version.*.torch_cuda_attrs_replaced (get_autocast_dtype, set_autocast_dtype, is_autocast_enabled are "
-        "in torch_npu.npu.__all__; torch.get_autocast_gpu_dtype is not a torch.cuda name)",
+        "source": f"{S_TRANSFER} per_version.*.torch_cuda_attrs_replaced (set_autocast_dtype is in torch_npu.npu.__all__; "
+        "torch.set_autocast_gpu_dtype is not a torch.cuda name)",
     },
     {
         "id": "flex-attention",

@@ -16,7 +16,9 @@ modules, values and build-declared extensions are known to them), then
    symlinked packages inside the tree are aliases of their target modules;
 4. **roots** -- each finding is mapped to its innermost enclosing function
    (blocker/manual findings of unsupported-api, third-party, cuda-extension and
-   cuda-api make it ``unsupported``; ``auto`` ones ``needs-migration``;
+   cuda-api make it ``unsupported``; ``auto`` ones ``needs-migration``, except a use of a
+   library that runs on Ascend through its own NPU support with the code unchanged (the knowledge
+   entry's ``npu_support: native``, e.g. DeepSpeed's NPU accelerator), which leaves it supported;
    unknown-api ones ``unknown``); a root under a guard that has a working
    fallback (``else`` branch, ``except ImportError`` fallback, default-off
    option) is ``conditional`` with the condition; a call into a compiled op is
@@ -633,7 +635,16 @@ def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]], none_on_f
     condensed: list = [None]   # the second propagation runs on the same graph: one condensation for both
     first = propagate(plain, roots, condensed)
     added = False
+    both = _both_branches_unsupported(guarded, first)
+    for u, heads in both.items():
+        lst = roots.setdefault(u, {}).setdefault("unsupported", [])
+        for h in heads:
+            if h not in lst:
+                lst.append(h)
+                added = True
     for u, v, cond in guarded:
+        if u in both:
+            continue
         stv = first.get(v)
         if stv is None or stv.status not in ("unsupported", "conditional"):
             continue
@@ -657,6 +668,40 @@ def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]], none_on_f
                     lst.append(r)
                     added = True
     return propagate(plain, roots, condensed) if added else first
+
+
+# a guarded call's condition text (callgraph.guarded_condition): "only when `C` (kind, path:line; otherwise the fallback runs)"
+_BRANCH_COND = re.compile(r"^only when `(?P<cond>.+)` \((?P<kind>[\w-]+), (?P<where>[^;]+); otherwise the fallback runs\)$")
+
+
+def _both_branches_unsupported(guarded, first) -> Dict[str, List[str]]:
+    """Callers whose two branches of one test (``if C: a() else: b()``, each a guarded call with the other branch as
+    its fallback) both call unsupported code: neither branch is a working fallback for the other, so the caller is
+    unsupported whichever way the test goes -> caller: the reasons of both branches."""
+    sites: Dict[Tuple[str, str], Dict[str, List[str]]] = {}
+    for u, v, cond in guarded:
+        m = _BRANCH_COND.match(cond)
+        if m is None:
+            continue
+        stv = first.get(v)
+        c = m.group("cond").strip()
+        side = sites.setdefault((u, m.group("where")), {})
+        heads = side.setdefault(c, [])
+        if stv is None or stv.status != "unsupported":
+            heads.append("")   # this branch calls something that runs: a working side
+        else:
+            heads.extend(stv.reasons[:4])
+    out: Dict[str, List[str]] = {}
+    for (u, _where), side in sites.items():
+        for c, heads in side.items():
+            other = side.get(c[4:].strip() if c.startswith("not ") else None) if c.startswith("not ") else side.get(f"not {c}")
+            if other is None or not heads or not other or "" in heads or "" in other:
+                continue
+            lst = out.setdefault(u, [])
+            for h in heads + other:
+                if h not in lst:
+                    lst.append(h)
+    return out
 
 
 def _judge_ext_findings(findings: List[Finding], cpp) -> List[Finding]:

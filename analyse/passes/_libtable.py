@@ -16,6 +16,10 @@ DATA_FILE = "third_party_libs.yaml"
 # how large the rework of a GPU-only library's use is, where more than swapping calls for the documented NPU
 # replacement (medium, the default): "high" -- no drop-in replacement, the code around each use is restructured
 REWORK = (None, "high")
+# how an `auto` / `advice` library runs on Ascend, where not through transfer_to_npu's rewrites (the default): "native"
+# -- the library's own NPU support (an NPU accelerator or build, picked at run time) runs it with the code unchanged;
+# the library status rules then leave a function that uses it supported (the entry's replacement is the install step)
+NPU_SUPPORT = (None, "native")
 
 
 class ThirdPartyDataError(ValueError):
@@ -37,6 +41,7 @@ class LibEntry:
     attention: Optional[str] = None
     imports_on_npu: bool = False   # importing the module succeeds on an Ascend host (only some calls fail)
     rework: Optional[str] = None   # "high": no drop-in NPU replacement; the code around each use is restructured
+    npu_support: Optional[str] = None   # "native": the library's own NPU support runs it unchanged (NPU_SUPPORT)
 
 
 @dataclass(frozen=True)
@@ -139,11 +144,15 @@ def parse_libs(doc) -> LibTable:
         _req(e.get("rework") in REWORK, w, f"rework must be one of {REWORK[1:]}")
         _req(e.get("rework") is None or e["severity"] == "manual", w, "rework is for a manual entry (a replacement "
              "to make by hand)")
+        _req(e.get("npu_support") in NPU_SUPPORT, w, f"npu_support must be one of {NPU_SUPPORT[1:]}")
+        _req(e.get("npu_support") is None or e["severity"] in ("auto", "advice", "info"), w,
+             "npu_support: native is for an auto, advice or info entry (nothing to rewrite by hand)")
         entry = LibEntry(id=e["id"], library=e["library"], modules=tuple(e["modules"]), severity=e["severity"],
                          reason=e["reason"].strip(), replacement=" ".join(e["replacement"].split()), source=e["source"],
                          evidence=e.get("evidence", "inferred"), excludes=tuple(e.get("excludes") or ()),
                          params=tuple(params.items()), attention=e.get("attention"),
-                         imports_on_npu=e.get("imports_on_npu", False), rework=e.get("rework"))
+                         imports_on_npu=e.get("imports_on_npu", False), rework=e.get("rework"),
+                         npu_support=e.get("npu_support"))
         for m in entry.modules:
             _req(m not in by_prefix and m not in stars, w, f"module {m!r} listed twice")
             _req(all(p.isidentifier() for p in m.rstrip("*").split(".")), w, f"module {m!r} is not a dotted name")

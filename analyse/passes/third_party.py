@@ -102,14 +102,19 @@ _DOWNGRADE = {"blocker": "manual", "manual": "advice", "advice": "info", "info":
 
 def _with_rework(table: LibTable, f: Finding) -> Finding:
     """*f* with the rework its library entry states (``rework: high``: no drop-in NPU replacement, the code around
-    the use is restructured), when the finding stays a manual change (a use behind a working fallback does not)."""
-    if f.severity != "manual":
+    the use is restructured), when the finding stays a manual change (a use behind a working fallback does not), and
+    with the entry's ``npu_support`` (``native``: the library's own NPU support runs the use unchanged)."""
+    if f.severity not in ("manual", "auto", "advice", "info"):
         return f
     m = table.match(f.api)
-    if m is None or m[0].rework is None:
+    if m is None:
         return f
-    return replace(f, rework=m[0].rework)
-
+    e = m[0]
+    if f.severity == "manual":
+        return f if e.rework is None else replace(f, rework=e.rework)
+    if e.npu_support is not None:
+        return replace(f, npu_support=e.npu_support)
+    return f
 
 
 @dataclass(frozen=True)

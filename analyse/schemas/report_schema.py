@@ -576,6 +576,12 @@ SCHEMA = {'$schema': 'https://json-schema.org/draft/2020-12/schema',
                                                                 "replacement (the knowledge entry's rework): the "
                                                                 'code around it has to be restructured, so a counted '
                                                                 'one grades the program at least high.'},
+                                      'npu_support': {'enum': ['native'],
+                                                      'description': "The library runs on Ascend through its own NPU "
+                                                                     "support with the code unchanged (the knowledge "
+                                                                     "entry's npu_support, e.g. DeepSpeed's NPU "
+                                                                     "accelerator); the replacement is the install or "
+                                                                     'accelerator step.'},
                                       'cell': {'type': 'object',
                                                'description': 'A finding in a Jupyter notebook (.ipynb): its code '
                                                               'cell and the line in that cell (both 1-based); line '

@@ -1282,6 +1282,11 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
     return f"only when {what} ({g.kind}, {where}; otherwise the fallback runs)"
 
 
+# the text the line above writes, read back where two branches of one test are compared (analyse.library): the
+# condition, the guard's kind and where its test is; written and read here, so that the two stay one format
+FALLBACK_CONDITION = re.compile(r"^only when `(?P<cond>.+)` \((?P<kind>[\w-]+), (?P<where>[^;]+); otherwise the fallback runs\)$")
+
+
 _DYNAMIC_CALLEES = {"eval", "exec", "builtins.eval", "builtins.exec", "build_from_cfg"}
 
 

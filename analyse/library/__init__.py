@@ -46,7 +46,7 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from analyse.callgraph import (MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, RESULT_CALLED, RESULT_TESTED, UNREACHABLE, FunctionLocator, ModuleSummary, build_graph, classify,
+from analyse.callgraph import (FALLBACK_CONDITION, MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, RESULT_CALLED, RESULT_TESTED, UNREACHABLE, FunctionLocator, ModuleSummary, build_graph, classify,
                                other_device_only, propagate, summarise_module, transfer_only_condition)
 from analyse.findings import AnalysisError, Finding, assign_ids
 from analyse.library.cpp import CPP_SUFFIXES, BuildExt, scan_sources
@@ -670,8 +670,6 @@ def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]], none_on_f
     return propagate(plain, roots, condensed) if added else first
 
 
-# a guarded call's condition text (callgraph.guarded_condition): "only when `C` (kind, path:line; otherwise the fallback runs)"
-_BRANCH_COND = re.compile(r"^only when `(?P<cond>.+)` \((?P<kind>[\w-]+), (?P<where>[^;]+); otherwise the fallback runs\)$")
 
 
 def _both_branches_unsupported(guarded, first) -> Dict[str, List[str]]:
@@ -680,7 +678,7 @@ def _both_branches_unsupported(guarded, first) -> Dict[str, List[str]]:
     unsupported whichever way the test goes -> caller: the reasons of both branches."""
     sites: Dict[Tuple[str, str], Dict[str, List[str]]] = {}
     for u, v, cond in guarded:
-        m = _BRANCH_COND.match(cond)
+        m = FALLBACK_CONDITION.match(cond)
         if m is None:
             continue
         stv = first.get(v)

@@ -950,3 +950,120 @@ def test_reach_asks_no_guard_of_a_line_whose_calls_all_leave_the_project(tmp_pat
     assert {(line, kind) for _c, line, kind, _a, _b in s.calls} >= {(10, "name"), (10, "ref"), (11, "ref")}
     assert call_lines(s, {x.modname for x in res.summaries}) == {11}
     assert set(s.reach["call_guards"]) == {11}
+
+
+def _tree(text: str):
+    from analyse.project import build_module
+
+    return build_module(textwrap.dedent(text), "m", "m.py")
+
+
+LOOPS = """
+    for epoch in range(3):               # INVALID shape: backward two loops down
+        for step in range(10):
+            while True:
+                loss = model(x)
+                loss.backward()
+                break
+        for v in range(2):               # VALID shape: no backward under it
+            print(v)
+    while not done:                      # backward inside a function defined in the loop: still under it
+        def closure():
+            return model(x).sum().backward()
+        opt.step(closure)
+    for i in items:                      # VALID shape: `backward` as a name, not a call of an attribute
+        backward = i
+"""
+
+
+def test_training_loops_are_found_from_their_backward_calls_not_by_walking_every_loop(monkeypatch):
+    """Each ``for`` / ``while`` walked its whole subtree looking for ``.backward()`` (nested loops were walked
+    once per level): the loops holding one are found by one climb from each ``backward`` call, with the same
+    answer as the walk of each loop."""
+    from astroid import nodes
+
+    from analyse.passes import advice
+
+    tree = _tree(LOOPS)
+    loops = [n for n in advice.walk(tree) if isinstance(n, (nodes.For, nodes.While))]
+    walked = []
+    monkeypatch.setattr(advice, "walk", lambda n: walked.append(n) or iter(()))
+    found = advice._backward_loops(tree)
+    assert walked == []
+    assert [n.lineno for n in loops if id(n) in found] == [2, 3, 4, 10]
+    monkeypatch.undo()
+    assert {id(n) for n in loops if advice.PerformanceAdvicePass._calls_backward(n)} == found
+
+
+FLAGS = """
+    class Outer:
+        def __init__(self):
+            self.a = 1
+            self.b = other.b = 2
+
+        class Inner:
+            def f(self):
+                self.a = 3
+
+    class Other:
+        def g(self):
+            if ok():
+                self.flag = True
+            else:
+                self.flag = False
+"""
+
+
+def test_self_assignment_tables_are_made_for_all_classes_of_a_module_at_once(monkeypatch):
+    """``_branch_flag`` walked each class it asked about for its ``self.<attr> = ...`` targets; one pass over the
+    module's AssignAttr nodes gives every class its table (targets in nested classes count for the outer one,
+    as in the walk), and no class is walked."""
+    import importlib
+
+    from astroid import nodes
+
+    from analyse.syntax import nodes_of
+
+    build = importlib.import_module("analyse.conditions.build")   # the module (the package exports its function)
+    tree = _tree(FLAGS)
+    classes = list(nodes_of(tree, nodes.ClassDef))
+    asked = []
+    real = build.nodes_of
+    monkeypatch.setattr(build, "nodes_of", lambda n, *cls: asked.append(type(n).__name__) or real(n, *cls))
+    build._self_sets(classes[2])
+    assert "ClassDef" not in asked
+    tables = {c.name: {k: [a.lineno for a in v] for k, v in c.__dict__["_npu_self_sets"].items()} for c in classes}
+    assert tables == {"Outer": {"a": [4, 9], "b": [5]}, "Inner": {"a": [9]}, "Other": {"flag": [14, 16]}}
+    for c in classes:
+        walked = {}
+        for a in real(c, nodes.AssignAttr):
+            if isinstance(a.expr, nodes.Name) and a.expr.name == "self":
+                walked.setdefault(a.attrname, []).append(a)
+        assert c.__dict__["_npu_self_sets"] == walked
+
+
+def test_a_subscript_without_a_possible_mask_asks_nothing_of_its_receiver(tmp_path, kb, monkeypatch):
+    """``x[0]``, ``x[:, 1:]``, ``d["key"]``: no index is a mask, so the dynamic-shape pass does not ask whether the
+    receiver is a tensor (a type question per subscript); ``x[x > 0]`` is still a mask read."""
+    from analyse.passes import dynamic_shape
+
+    root = write(tmp_path, {"m.py": """
+        import torch
+
+        x = torch.ones(3)
+        a = x[0]
+        b = x[:, 1:]
+        c = x[x > 0]
+    """})
+    asked = []
+    real = dynamic_shape._Analysis.tensorish
+
+    def spy(self, node, depth=0):
+        if depth == 0:
+            asked.append(node.lineno)
+        return real(self, node, depth)
+
+    monkeypatch.setattr(dynamic_shape._Analysis, "tensorish", spy)
+    res = pipeline.run([root], kb, mode="script", settings=Settings(jobs=1))
+    assert [(f.code, f.line) for f in res.findings if f.code == "NPU602"] == [("NPU602", 6)]
+    assert 4 not in asked and 6 in asked

@@ -1067,3 +1067,66 @@ def test_a_subscript_without_a_possible_mask_asks_nothing_of_its_receiver(tmp_pa
     res = pipeline.run([root], kb, mode="script", settings=Settings(jobs=1))
     assert [(f.code, f.line) for f in res.findings if f.code == "NPU602"] == [("NPU602", 6)]
     assert 4 not in asked and 6 in asked
+
+
+def test_the_reads_of_a_functions_imported_names_come_from_one_walk(monkeypatch):
+    """``from lib import A, B, C`` inside a function: each name's reads were found by a walk of the whole function
+    (``nodes_of_class``); one walk per scope gives every name its reads, in the same order."""
+    from astroid import nodes
+
+    from analyse.passes import third_party
+
+    tree = _tree("""
+        def probe(m):
+            from gpulib.layers import A, B, C
+            if isinstance(m, (A, B)):
+                return True
+            return issubclass(type(m), C) or isinstance(m, A)
+    """)
+    (imp,) = [n for n in third_party.walk(tree) if isinstance(n, nodes.ImportFrom)]
+    fn = imp.scope()
+    walks = []
+    real = third_party.nodes_of
+    monkeypatch.setattr(third_party, "nodes_of", lambda n, *cls: walks.append(n) or real(n, *cls))
+    monkeypatch.setattr(type(fn), "nodes_of_class", lambda *a, **k: pytest.fail("walked per name"), raising=False)
+    assert third_party._type_only_import(imp) is True
+    assert walks == [fn]
+    reads = fn.__dict__["_npu_name_reads"]
+    assert [n.lineno for n in reads["A"]] == [4, 6] and [n.lineno for n in reads["C"]] == [6]
+
+
+def test_an_import_helper_method_is_told_from_its_class_frame_without_inferring_decorators(monkeypatch):
+    """``import_helper_shape`` asked astroid's ``is_method()``, whose ``type`` infers every decorator (loading the
+    modules they come from: a fifth of a library run on DeepSpeed); a ``def`` in a class body is a method for
+    the parameter count either way, so the class frame answers."""
+    from astroid import nodes
+
+    from analyse.resolve import import_helper_shape
+
+    tree = _tree("""
+        import importlib
+        from somewhere import cached
+
+
+        class Loader:
+            @cached
+            def load(self, module):
+                mod = importlib.import_module(module)
+                return mod
+
+            @staticmethod
+            def load_static(module):
+                mod = importlib.import_module(module)
+                return mod
+
+
+        def load(module, name):
+            mod = importlib.import_module(module)
+            return getattr(mod, name), mod
+    """)
+    monkeypatch.setattr(nodes.FunctionDef, "type", property(lambda self: pytest.fail("decorators inferred")))
+    fns = {f.qname(): f for f in tree.nodes_of_class(nodes.FunctionDef)}
+    got = {q: import_helper_shape(f) for q, f in fns.items()}
+    assert got["m.Loader.load"].module == (0, "module")          # `self` is not counted
+    assert got["m.Loader.load_static"].module == (0, "module")
+    assert got["m.load"].module == (0, "module") and got["m.load"].item == 1

@@ -115,6 +115,7 @@ class ProjectIndex:
     config_by_module: Dict[str, Dict[str, list]] = field(default_factory=dict)  # module -> options of the files it names
     modules: Set[str] = field(default_factory=set)
     import_helpers: Dict[str, "ImportHelper"] = field(default_factory=dict)  # qualname -> helper shape
+    programs: bool = True   # script mode: the project may have an entry point (analyse.pipeline.run's *programs*)
 
     _helper_leaves: Tuple[int, Dict[str, list]] = (-1, {})
     _module_cache: Dict[str, bool] = field(default_factory=dict)

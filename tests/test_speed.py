@@ -1130,3 +1130,80 @@ def test_an_import_helper_method_is_told_from_its_class_frame_without_inferring_
     assert got["m.Loader.load"].module == (0, "module")          # `self` is not counted
     assert got["m.Loader.load_static"].module == (0, "module")
     assert got["m.load"].module == (0, "module") and got["m.load"].item == 1
+
+
+PACKAGE_ONLY = {
+    "pkg/__init__.py": "from pkg import table\n",
+    "pkg/table.py": "ACTS = {}\nfor k in ('relu', 'gelu'):\n    ACTS[k] = k\n",   # top-level work, imported
+    "pkg/ops.py": """
+        import torch
+
+        try:
+            import fused_ext
+        except ImportError:
+            fused_ext = None
+
+
+        def helper(x):
+            return x
+
+
+        def run(x, fast=False):
+            if fast:
+                return helper(x.cuda())
+            return helper(x)
+    """,
+}
+
+
+def test_a_project_without_a_possible_program_builds_no_reach_guards(tmp_path, kb, monkeypatch):
+    """The guards of calls and imports in the reach facts are read only by the walk from an entry point. A package
+    folder with no ``__main__`` block, no top-level work outside modules the project imports, no packaging file
+    and no ``--entry`` (timm's package: about a fifteenth of its run went to them) has no entry point: its reach
+    facts carry no guard. A program added
+    later is an analysis context of its own: every file is analysed again, guards included (INVALID before: the
+    guards were made either way)."""
+    from analyse import reach
+    from analyse.entrypoints import may_have_programs
+
+    asked = []
+    real = reach.guard_of
+    monkeypatch.setattr(reach, "guard_of", lambda n, memo=None: asked.append(n.lineno) or real(n, memo))
+    root = write(tmp_path / "p", PACKAGE_ONLY)
+    cache_dir = tmp_path / "cache"
+    res = pipeline.run([root], kb, mode="script", settings=Settings(jobs=1, cache_dir=cache_dir),
+                       programs=lambda pres: may_have_programs([root], (), pres))
+    (s,) = [s for s in res.summaries if s.relpath == "pkg/ops.py"]
+    assert asked == []
+    assert s.reach["call_guards"] == {} and [g for *_x, g in s.reach["imports"]] == [None, None]
+    # VALID: a script with a __main__ block makes the same files' guards needed (the cached results are not reused)
+    (root / "train.py").write_text("from pkg.ops import run\n\nif __name__ == '__main__':\n    run(1)\n")
+    res = pipeline.run([root], kb, mode="script", settings=Settings(jobs=1, cache_dir=cache_dir),
+                       programs=lambda pres: may_have_programs([root], (), pres))
+    (s,) = [s for s in res.summaries if s.relpath == "pkg/ops.py"]
+    assert 15 in asked
+    assert [ln for ln, lst in s.reach["call_guards"].items()] == [15]
+    assert s.reach["imports"][1][4] is not None   # `import fused_ext` under its try
+
+
+def test_may_have_programs_is_a_superset_of_entry_point_discovery(tmp_path):
+    from analyse.entrypoints import may_have_programs
+    from analyse.pipeline import Prescan
+
+    root = tmp_path / "p"
+    root.mkdir()
+    plain = [Prescan("pkg/ops.py", "pkg.ops")]
+    assert may_have_programs([root], (), plain) is False
+    assert may_have_programs([root], ("pkg/ops.py",), plain) is True               # --entry
+    assert may_have_programs([root / "pkg" / "ops.py"], (), plain) is True         # a file given
+    assert may_have_programs([root], (), [Prescan("t.py", "t", program=True)]) is True
+    assert may_have_programs([root], (), [Prescan("hubconf.py", "hubconf")]) is True
+    # top-level work: a program unless a project module imports the file (or it is a package's __init__)
+    top = Prescan("pkg/table.py", "pkg.table", top_level=True)
+    assert may_have_programs([root], (), [top]) is True
+    assert may_have_programs([root], (), [top, Prescan("pkg/__init__.py", "pkg", imports=("pkg.table",))]) is False
+    assert may_have_programs([root], (), [Prescan("pkg/__init__.py", "pkg", top_level=True)]) is False
+    for name in ("pyproject.toml", "setup.cfg", "setup.py", "cog.yaml"):
+        (root / name).write_text("")
+        assert may_have_programs([root], (), plain) is True
+        (root / name).unlink()

@@ -35,6 +35,7 @@ A ``roles`` override in the configuration wins.
 from __future__ import annotations
 
 import configparser
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -593,6 +594,55 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
             if top:
                 out[(rel, None)] = EntryPoint(rel, "top-level-code", sf.modname, None, role, role_evidence=evidence)
     return group_copies(sorted(out.values(), key=lambda e: (e.path, e.function or "")), sources)
+
+
+# files of an input folder that can declare a program (console_scripts, declared_programs)
+_DECLARING_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "cog.yaml")
+
+
+def may_have_programs(inputs: Sequence[Path], entries: Sequence[str], prescans: Sequence) -> bool:
+    """False only when :func:`discover` (and ``--entry``) can find no entry point: no entry given, no input file
+    (every input file is an entry point), no file of an input folder that declares programs, no ``hubconf.py``,
+    no module with a ``__main__`` block (each pre-scan's ``program``) and none with top-level work that no
+    project module imports (``top_level``, ``imports``; a package ``__init__`` is no program). discover's
+    conditions, less its file roles: the reach facts of a project it says False for are never read."""
+    if entries:
+        return True
+    for inp in inputs:
+        root = Path(inp)
+        if not root.is_dir():
+            return True
+        if any(os.path.lexists(root / name) for name in _DECLARING_FILES):
+            return True
+    parsed = [pre for pre in prescans if pre.error is None]
+    if any(pre.program or pre.relpath.rsplit("/", 1)[-1] == "hubconf.py" for pre in parsed):
+        return True
+    imported = {m for pre in parsed for m in pre.imports}
+    return any(pre.top_level and pre.relpath.rsplit("/", 1)[-1] != "__init__.py" and pre.modname not in imported
+               for pre in parsed)
+
+
+def project_imports(tree: nodes.Module, resolver, modules: frozenset) -> Tuple[str, ...]:
+    """The project modules (of *modules*) the module imports, with their parent packages, itself left out:
+    what :func:`analyse.reach.imported_modules` takes from the module's call-graph summary (every ``import`` /
+    ``from ... import`` of the module, nested ones too), kept to the project's modules."""
+    found: set = set()
+    for imp in nodes_of(tree, nodes.Import, nodes.ImportFrom):
+        if isinstance(imp, nodes.ImportFrom):
+            base = resolver.absolute_import(imp.modname, imp.level)
+            found.add(base)
+            found.update(f"{base}.{m}" for m, _ in imp.names if m != "*")
+        else:
+            found.update(m for m, _ in imp.names)
+    out: set = set()
+    for m in found:
+        parts = m.split(".")
+        for i in range(1, len(parts) + 1):
+            q = ".".join(parts[:i])
+            if q in modules:
+                out.add(q)
+    out.discard(resolver.modname)
+    return tuple(sorted(out))
 
 
 def _importable(sf, by_mod: Mapping[str, object], imported) -> bool:

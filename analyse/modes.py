@@ -69,11 +69,12 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
     settings = pipeline.Settings(jobs=settings.jobs, cache_dir=settings.cache_dir, progress=settings.progress,
                                  options=tuple(settings.options) + tuple(options))
     from analyse.callgraph import add_chains
-    from analyse.entrypoints import discover, given_entries
+    from analyse.entrypoints import discover, given_entries, may_have_programs
     from analyse.reach import Reach, annotate, imported_modules, script_graph, summary_facts
 
     result = pipeline.run(list(inputs), kb, mode="script", probe=overlay, configure=configure, settings=settings,
-                          admit=policy.admit if policy is not None else None)
+                          admit=policy.admit if policy is not None else None,
+                          programs=lambda prescans: may_have_programs(inputs, entries, prescans))
 
     try:
         graph = script_graph(result)

@@ -116,6 +116,11 @@ class Prescan:
     passes: Tuple[Tuple[str, object], ...] = ()   # (pass name, prescan data)
     errors: Tuple[AnalysisError, ...] = ()
     digest: str = ""
+    # script mode (analyse.entrypoints.may_have_programs): a ``__main__`` block (the file is an entry point),
+    # top-level work (one unless a project module imports the file), and the project modules the file imports
+    program: bool = False
+    top_level: bool = False
+    imports: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -356,9 +361,17 @@ class _Worker:
                 continue
             if data is not None:
                 facts.append((p.name, data))
+        program = top_level = False
+        imports: Tuple[str, ...] = ()
+        if self.project.mode == "script":
+            from analyse.entrypoints import has_main_guard, has_top_level_code, project_imports
+
+            program = has_main_guard(sf.tree)
+            top_level = not program and has_top_level_code(sf.tree)
+            imports = project_imports(sf.tree, r, self._module_names())
         pre = Prescan(task.relpath, task.modname, lines=len(sf.lines), classes=classes, argparse=argparse,
                       options=options, configs=configs, import_helpers=helpers, passes=tuple(facts),
-                      errors=tuple(errors))
+                      errors=tuple(errors), program=program, top_level=top_level, imports=imports)
         pre.digest = digest(task.modname, repr(classes), repr(argparse), repr(options), repr(configs),
                             repr(helpers), repr(pre.passes))
         if self.keep:
@@ -369,6 +382,12 @@ class _Worker:
         else:
             astroid.MANAGER.astroid_cache.pop(task.modname, None)
         return pre
+
+    def _module_names(self) -> frozenset:
+        got = self.__dict__.get("_modules")
+        if got is None:
+            got = self.__dict__["_modules"] = frozenset(self.project.modules.values())
+        return got
 
     def set_context(self, index: ProjectIndex, prescans: Sequence[Prescan]) -> None:
         self.project.index = index
@@ -412,9 +431,13 @@ class _Worker:
                 # read none of these facts
                 from analyse.reach import call_lines, module_facts
 
+                # the guards of calls and imports are read by the reach walk from an entry point only: a project
+                # without a possible program (ProjectIndex.programs) has none to walk from
+                guards = self.project.index.programs
                 try:
                     out.summary.reach = module_facts(sf.tree, sf.modname, sf.relpath, sf.is_package_init,
-                                                     call_lines(out.summary, self.project.index.modules))
+                                                     call_lines(out.summary, self.project.index.modules)
+                                                     if guards else set(), guards=guards)
                 except MemoryError:   # not one file's problem: the run cannot go on (exit 3)
                     raise
                 except Exception as exc:
@@ -868,9 +891,12 @@ def _owned_queues(rels: List[str], tasks: Dict[str, _Task], n: int, owner: Dict[
 def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Sequence[Pass]] = None,
         probe=None, configure: Optional[Callable[[ProjectContext], None]] = None,
         settings: Optional[Settings] = None, extra_suffixes: Tuple[str, ...] = (),
-        summaries: Optional[bool] = None, admit=None) -> RunResult:
+        summaries: Optional[bool] = None, admit=None,
+        programs: Optional[Callable[[Sequence[Prescan]], bool]] = None) -> RunResult:
     """Analyse *inputs*. ``summaries``: compute call-graph summaries (default: yes); *admit(abspath, relpath)*
-    is asked about every discovered file (configured excludes, see :func:`analyse.files.discover`)."""
+    is asked about every discovered file (configured excludes, see :func:`analyse.files.discover`);
+    *programs(pre-scans)*: whether the project may have an entry point (script mode: False leaves the guards
+    out of the reach facts, which only a walk from an entry point reads; default: it may)."""
     t0 = time.perf_counter()
     settings = settings or Settings()
     timings = {"hash_s": 0.0, "prescan_s": 0.0, "analyse_s": 0.0, "finish_s": 0.0}
@@ -969,6 +995,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
         # ---- 3. combine
         ordered_pre = [prescans[rel] for rel in order]
         index = _merge_index(ordered_pre)
+        index.programs = True if programs is None else bool(programs(ordered_pre))
         config_by_module: Dict[str, Dict[str, list]] = {}
         config_options = _config_options(ordered_pre, tasks, inputs, config_by_module)
         if config_options:
@@ -978,7 +1005,8 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
             index.config_by_module = config_by_module
         context = digest(rkey, repr([(p.relpath, p.modname, p.digest) for p in ordered_pre]),
                          repr(project.other_files), repr(project.root_names), repr(sorted(config_options.items())),
-                         repr(sorted((m, sorted(t.items())) for m, t in config_by_module.items())))
+                         repr(sorted((m, sorted(t.items())) for m, t in config_by_module.items())),
+                         repr(index.programs))
         worker.set_context(index, ordered_pre)
         todo = []
         for rel in order:

@@ -538,7 +538,7 @@ class ModuleFacts(TypedDict):
 
 
 def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: bool,
-                 lines: Optional[Set[int]] = None) -> dict:
+                 lines: Optional[Set[int]] = None, guards: bool = True) -> dict:
     """What entry points and reach need from one module's tree (picklable; made in the pipeline's
     per-module step, so the main process never parses again):
 
@@ -549,6 +549,8 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     * ``getattr``: (function, module-level name) for ``getattr(name, <computed>)``;
     * ``call_guards``: line -> [(called name, guard)] for the lines with a guarded call (only the
       lines in *lines* when given).
+
+    *guards* False (a project without an entry point: no reach walk reads them) leaves every guard None.
     """
     from analyse.entrypoints import (has_main_guard, has_top_level_code, parses_command_line, setup_py_scripts,
                                      trains_models)
@@ -572,6 +574,8 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     class_defaults: Dict[int, str] = {}
 
     def gd(n):
+        if not guards:
+            return None
         g = guard_of(n, memo)
         return g.to_dict() if g is not None else None
 

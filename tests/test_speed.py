@@ -950,3 +950,260 @@ def test_reach_asks_no_guard_of_a_line_whose_calls_all_leave_the_project(tmp_pat
     assert {(line, kind) for _c, line, kind, _a, _b in s.calls} >= {(10, "name"), (10, "ref"), (11, "ref")}
     assert call_lines(s, {x.modname for x in res.summaries}) == {11}
     assert set(s.reach["call_guards"]) == {11}
+
+
+def _tree(text: str):
+    from analyse.project import build_module
+
+    return build_module(textwrap.dedent(text), "m", "m.py")
+
+
+LOOPS = """
+    for epoch in range(3):               # INVALID shape: backward two loops down
+        for step in range(10):
+            while True:
+                loss = model(x)
+                loss.backward()
+                break
+        for v in range(2):               # VALID shape: no backward under it
+            print(v)
+    while not done:                      # backward inside a function defined in the loop: still under it
+        def closure():
+            return model(x).sum().backward()
+        opt.step(closure)
+    for i in items:                      # VALID shape: `backward` as a name, not a call of an attribute
+        backward = i
+"""
+
+
+def test_training_loops_are_found_from_their_backward_calls_not_by_walking_every_loop(monkeypatch):
+    """Each ``for`` / ``while`` walked its whole subtree looking for ``.backward()`` (nested loops were walked
+    once per level): the loops holding one are found by one climb from each ``backward`` call, with the same
+    answer as the walk of each loop."""
+    from astroid import nodes
+
+    from analyse.passes import advice
+
+    tree = _tree(LOOPS)
+    loops = [n for n in advice.walk(tree) if isinstance(n, (nodes.For, nodes.While))]
+    walked = []
+    monkeypatch.setattr(advice, "walk", lambda n: walked.append(n) or iter(()))
+    found = advice._backward_loops(tree)
+    assert walked == []
+    assert [n.lineno for n in loops if id(n) in found] == [2, 3, 4, 10]
+    monkeypatch.undo()
+    assert {id(n) for n in loops if advice.PerformanceAdvicePass._calls_backward(n)} == found
+
+
+FLAGS = """
+    class Outer:
+        def __init__(self):
+            self.a = 1
+            self.b = other.b = 2
+
+        class Inner:
+            def f(self):
+                self.a = 3
+
+    class Other:
+        def g(self):
+            if ok():
+                self.flag = True
+            else:
+                self.flag = False
+"""
+
+
+def test_self_assignment_tables_are_made_for_all_classes_of_a_module_at_once(monkeypatch):
+    """``_branch_flag`` walked each class it asked about for its ``self.<attr> = ...`` targets; one pass over the
+    module's AssignAttr nodes gives every class its table (targets in nested classes count for the outer one,
+    as in the walk), and no class is walked."""
+    import importlib
+
+    from astroid import nodes
+
+    from analyse.syntax import nodes_of
+
+    build = importlib.import_module("analyse.conditions.build")   # the module (the package exports its function)
+    tree = _tree(FLAGS)
+    classes = list(nodes_of(tree, nodes.ClassDef))
+    asked = []
+    real = build.nodes_of
+    monkeypatch.setattr(build, "nodes_of", lambda n, *cls: asked.append(type(n).__name__) or real(n, *cls))
+    build._self_sets(classes[2])
+    assert "ClassDef" not in asked
+    tables = {c.name: {k: [a.lineno for a in v] for k, v in c.__dict__["_npu_self_sets"].items()} for c in classes}
+    assert tables == {"Outer": {"a": [4, 9], "b": [5]}, "Inner": {"a": [9]}, "Other": {"flag": [14, 16]}}
+    for c in classes:
+        walked = {}
+        for a in real(c, nodes.AssignAttr):
+            if isinstance(a.expr, nodes.Name) and a.expr.name == "self":
+                walked.setdefault(a.attrname, []).append(a)
+        assert c.__dict__["_npu_self_sets"] == walked
+
+
+def test_a_subscript_without_a_possible_mask_asks_nothing_of_its_receiver(tmp_path, kb, monkeypatch):
+    """``x[0]``, ``x[:, 1:]``, ``d["key"]``: no index is a mask, so the dynamic-shape pass does not ask whether the
+    receiver is a tensor (a type question per subscript); ``x[x > 0]`` is still a mask read."""
+    from analyse.passes import dynamic_shape
+
+    root = write(tmp_path, {"m.py": """
+        import torch
+
+        x = torch.ones(3)
+        a = x[0]
+        b = x[:, 1:]
+        c = x[x > 0]
+    """})
+    asked = []
+    real = dynamic_shape._Analysis.tensorish
+
+    def spy(self, node, depth=0):
+        if depth == 0:
+            asked.append(node.lineno)
+        return real(self, node, depth)
+
+    monkeypatch.setattr(dynamic_shape._Analysis, "tensorish", spy)
+    res = pipeline.run([root], kb, mode="script", settings=Settings(jobs=1))
+    assert [(f.code, f.line) for f in res.findings if f.code == "NPU602"] == [("NPU602", 6)]
+    assert 4 not in asked and 6 in asked
+
+
+def test_the_reads_of_a_functions_imported_names_come_from_one_walk(monkeypatch):
+    """``from lib import A, B, C`` inside a function: each name's reads were found by a walk of the whole function
+    (``nodes_of_class``); one walk per scope gives every name its reads, in the same order."""
+    from astroid import nodes
+
+    from analyse.passes import third_party
+
+    tree = _tree("""
+        def probe(m):
+            from gpulib.layers import A, B, C
+            if isinstance(m, (A, B)):
+                return True
+            return issubclass(type(m), C) or isinstance(m, A)
+    """)
+    (imp,) = [n for n in third_party.walk(tree) if isinstance(n, nodes.ImportFrom)]
+    fn = imp.scope()
+    walks = []
+    real = third_party.nodes_of
+    monkeypatch.setattr(third_party, "nodes_of", lambda n, *cls: walks.append(n) or real(n, *cls))
+    monkeypatch.setattr(type(fn), "nodes_of_class", lambda *a, **k: pytest.fail("walked per name"), raising=False)
+    assert third_party._type_only_import(imp) is True
+    assert walks == [fn]
+    reads = fn.__dict__["_npu_name_reads"]
+    assert [n.lineno for n in reads["A"]] == [4, 6] and [n.lineno for n in reads["C"]] == [6]
+
+
+def test_an_import_helper_method_is_told_from_its_class_frame_without_inferring_decorators(monkeypatch):
+    """``import_helper_shape`` asked astroid's ``is_method()``, whose ``type`` infers every decorator (loading the
+    modules they come from: a fifth of a library run on DeepSpeed); a ``def`` in a class body is a method for
+    the parameter count either way, so the class frame answers."""
+    from astroid import nodes
+
+    from analyse.resolve import import_helper_shape
+
+    tree = _tree("""
+        import importlib
+        from somewhere import cached
+
+
+        class Loader:
+            @cached
+            def load(self, module):
+                mod = importlib.import_module(module)
+                return mod
+
+            @staticmethod
+            def load_static(module):
+                mod = importlib.import_module(module)
+                return mod
+
+
+        def load(module, name):
+            mod = importlib.import_module(module)
+            return getattr(mod, name), mod
+    """)
+    monkeypatch.setattr(nodes.FunctionDef, "type", property(lambda self: pytest.fail("decorators inferred")))
+    fns = {f.qname(): f for f in tree.nodes_of_class(nodes.FunctionDef)}
+    got = {q: import_helper_shape(f) for q, f in fns.items()}
+    assert got["m.Loader.load"].module == (0, "module")          # `self` is not counted
+    assert got["m.Loader.load_static"].module == (0, "module")
+    assert got["m.load"].module == (0, "module") and got["m.load"].item == 1
+
+
+PACKAGE_ONLY = {
+    "pkg/__init__.py": "from pkg import table\n",
+    "pkg/table.py": "ACTS = {}\nfor k in ('relu', 'gelu'):\n    ACTS[k] = k\n",   # top-level work, imported
+    "pkg/ops.py": """
+        import torch
+
+        try:
+            import fused_ext
+        except ImportError:
+            fused_ext = None
+
+
+        def helper(x):
+            return x
+
+
+        def run(x, fast=False):
+            if fast:
+                return helper(x.cuda())
+            return helper(x)
+    """,
+}
+
+
+def test_a_project_without_a_possible_program_builds_no_reach_guards(tmp_path, kb, monkeypatch):
+    """The guards of calls and imports in the reach facts are read only by the walk from an entry point. A package
+    folder with no ``__main__`` block, no top-level work outside modules the project imports, no packaging file
+    and no ``--entry`` (timm's package: about a fifteenth of its run went to them) has no entry point: its reach
+    facts carry no guard. A program added
+    later is an analysis context of its own: every file is analysed again, guards included (INVALID before: the
+    guards were made either way)."""
+    from analyse import reach
+    from analyse.entrypoints import may_have_programs
+
+    asked = []
+    real = reach.guard_of
+    monkeypatch.setattr(reach, "guard_of", lambda n, memo=None: asked.append(n.lineno) or real(n, memo))
+    root = write(tmp_path / "p", PACKAGE_ONLY)
+    cache_dir = tmp_path / "cache"
+    res = pipeline.run([root], kb, mode="script", settings=Settings(jobs=1, cache_dir=cache_dir),
+                       programs=lambda pres: may_have_programs([root], (), pres))
+    (s,) = [s for s in res.summaries if s.relpath == "pkg/ops.py"]
+    assert asked == []
+    assert s.reach["call_guards"] == {} and [g for *_x, g in s.reach["imports"]] == [None, None]
+    # VALID: a script with a __main__ block makes the same files' guards needed (the cached results are not reused)
+    (root / "train.py").write_text("from pkg.ops import run\n\nif __name__ == '__main__':\n    run(1)\n")
+    res = pipeline.run([root], kb, mode="script", settings=Settings(jobs=1, cache_dir=cache_dir),
+                       programs=lambda pres: may_have_programs([root], (), pres))
+    (s,) = [s for s in res.summaries if s.relpath == "pkg/ops.py"]
+    assert 15 in asked
+    assert [ln for ln, lst in s.reach["call_guards"].items()] == [15]
+    assert s.reach["imports"][1][4] is not None   # `import fused_ext` under its try
+
+
+def test_may_have_programs_is_a_superset_of_entry_point_discovery(tmp_path):
+    from analyse.entrypoints import may_have_programs
+    from analyse.pipeline import Prescan
+
+    root = tmp_path / "p"
+    root.mkdir()
+    plain = [Prescan("pkg/ops.py", "pkg.ops")]
+    assert may_have_programs([root], (), plain) is False
+    assert may_have_programs([root], ("pkg/ops.py",), plain) is True               # --entry
+    assert may_have_programs([root / "pkg" / "ops.py"], (), plain) is True         # a file given
+    assert may_have_programs([root], (), [Prescan("t.py", "t", program=True)]) is True
+    assert may_have_programs([root], (), [Prescan("hubconf.py", "hubconf")]) is True
+    # top-level work: a program unless a project module imports the file (or it is a package's __init__)
+    top = Prescan("pkg/table.py", "pkg.table", top_level=True)
+    assert may_have_programs([root], (), [top]) is True
+    assert may_have_programs([root], (), [top, Prescan("pkg/__init__.py", "pkg", imports=("pkg.table",))]) is False
+    assert may_have_programs([root], (), [Prescan("pkg/__init__.py", "pkg", top_level=True)]) is False
+    for name in ("pyproject.toml", "setup.cfg", "setup.py", "cog.yaml"):
+        (root / name).write_text("")
+        assert may_have_programs([root], (), plain) is True
+        (root / name).unlink()

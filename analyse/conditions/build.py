@@ -804,6 +804,35 @@ def _cuda_build_or_none(trynode) -> bool:
     return False
 
 
+def _self_sets(cls: nodes.ClassDef) -> dict:
+    """attribute -> the `self.<attr> = ...` targets anywhere under *cls* (its subtree's pre-order, as a walk of
+    the class gives them), kept on the class. Made for every class of the module at once from the module's
+    AssignAttr nodes (one climb each through their parents) instead of one walk of each class asked about: a
+    walk of a large class cost more than all the module's climbs."""
+    root = cls.root()
+    tables = {}
+    for a in nodes_of(root, nodes.AssignAttr) if isinstance(root, nodes.Module) else nodes_of(cls, nodes.AssignAttr):
+        if not (isinstance(a.expr, nodes.Name) and a.expr.name == "self"):
+            continue
+        p = a.parent
+        while p is not None:
+            if isinstance(p, nodes.ClassDef):
+                t = tables.get(id(p))
+                if t is None:
+                    t = tables[id(p)] = (p, {})
+                t[1].setdefault(a.attrname, []).append(a)
+            p = p.parent
+    for c in nodes_of(root, nodes.ClassDef) if isinstance(root, nodes.Module) else ():
+        if "_npu_self_sets" not in c.__dict__:
+            got = tables.get(id(c))
+            c.__dict__["_npu_self_sets"] = got[1] if got is not None else {}
+    table = cls.__dict__.get("_npu_self_sets")
+    if table is None:   # not reached from the module's classes (no module root): this class alone
+        got = tables.get(id(cls))
+        table = cls.__dict__["_npu_self_sets"] = got[1] if got is not None else {}
+    return table
+
+
 def _branch_flag(node: nodes.Attribute, depth: int) -> Optional[m.Cond]:
     """``self.<flag>`` that the class (or a base class of the same module) sets only to ``True`` / ``False`` in
     the two branches of one ``if T:`` (``if not get_ext(): self.ext_available = False / else: ... = True``):
@@ -832,12 +861,8 @@ def _branch_flag(node: nodes.Attribute, depth: int) -> Optional[m.Cond]:
     sets = []
     for c in classes:
         table = c.__dict__.get("_npu_self_sets")
-        if table is None:   # attribute -> its `self.<attr> = ...` targets, one walk per class
-            table = {}
-            for a in nodes_of(c, nodes.AssignAttr):
-                if isinstance(a.expr, nodes.Name) and a.expr.name == "self":
-                    table.setdefault(a.attrname, []).append(a)
-            c.__dict__["_npu_self_sets"] = table
+        if table is None:
+            table = _self_sets(c)
         sets.extend(table.get(node.attrname, ()))
     if len(sets) != 2:
         return None

@@ -149,6 +149,26 @@ def _merge_states(states) -> dict:
     return st
 
 
+def _backward_loops(tree) -> Set[int]:
+    """Ids of the ``for`` / ``while`` loops of *tree* with an ``x.backward(...)`` call under them (anywhere in
+    the loop's subtree: what :meth:`PerformanceAdvicePass._calls_backward` asks of one loop): found from the
+    module's calls upwards, one climb per ``backward`` call, not a walk of every loop (nested loops walked
+    their inner loops once per level)."""
+    out: Set[int] = set()
+    for c in nodes_of(tree, nodes.Call):
+        f = c.func
+        if not (isinstance(f, nodes.Attribute) and f.attrname == "backward"):
+            continue
+        p = c.parent
+        while p is not None:
+            if isinstance(p, (nodes.For, nodes.While)):
+                if id(p) in out:
+                    break   # marked by an earlier climb, which went on to the module: so are the loops above it
+                out.add(id(p))
+            p = p.parent
+    return out
+
+
 class PrecisionAdvicePass(Pass):
     name = "precision-advice"
     facts_shape = List[Tuple[str, Finding]]   # (api, the finding its first use in the module gives)
@@ -239,10 +259,11 @@ class PerformanceAdvicePass(Pass):
         r = ctx.resolver
         is_test = "test" in ctx.path.rsplit("/", 1)[-1] or "/tests/" in "/" + ctx.path
         training_loops = []
+        backward_loops = _backward_loops(ctx.tree)
         for node in nodes_of(ctx.tree, nodes.If, nodes.For, nodes.While, nodes.Const, nodes.Attribute, nodes.Call):
             if isinstance(node, nodes.If) and self._is_main_guard(node):
                 st["main"].append(ctx.path)
-            elif isinstance(node, (nodes.For, nodes.While)) and self._calls_backward(node):
+            elif isinstance(node, (nodes.For, nodes.While)) and id(node) in backward_loops:
                 training_loops.append(node)
                 if self._accumulates(node):
                     st["accum"] = True
@@ -298,7 +319,7 @@ class PerformanceAdvicePass(Pass):
         return isinstance(t, nodes.Compare) and "__name__" in t.as_string() and "__main__" in t.as_string()
 
     @staticmethod
-    def _calls_backward(loop) -> bool:
+    def _calls_backward(loop) -> bool:   # one loop's answer; check_module reads _backward_loops' set instead
         return any(isinstance(n, nodes.Call) and isinstance(n.func, nodes.Attribute) and n.func.attrname == "backward"
                    for n in walk(loop))
 

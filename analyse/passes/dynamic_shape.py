@@ -504,6 +504,8 @@ class DynamicShapePass(Pass):
     def _mask_index(self, ctx, an: _Analysis, node: nodes.Subscript) -> Optional[Finding]:
         sl = node.slice
         elts = sl.elts if isinstance(sl, nodes.Tuple) else [sl]
+        if all(isinstance(e, (nodes.Slice, nodes.Const)) for e in elts):
+            return None   # no index can be a mask (`x[0]`, `x[:, 1:]`, `d["key"]`): the receiver is not asked about
         recv = an.tensorish(node.value)
         if recv is None and _listy(ctx, node.value):
             return None

@@ -418,11 +418,23 @@ def _types_tuple(tup) -> bool:
     return _types_name(parent.scope(), name)
 
 
+def _name_reads(scope) -> Dict[str, List[nodes.Name]]:
+    """name -> the Name nodes under *scope* (the scope's subtree in pre-order, as ``nodes_of_class`` gives them),
+    made by one walk and kept on the scope: each imported name of a function walked the whole function."""
+    got = scope.__dict__.get("_npu_name_reads")
+    if got is None:
+        got = {}
+        for n in nodes_of(scope, nodes.Name):
+            got.setdefault(n.name, []).append(n)
+        scope.__dict__["_npu_name_reads"] = got
+    return got
+
+
 def _types_name(scope, name: str) -> bool:
     """Every read of the local *name* in *scope* is the class argument of ``isinstance`` / ``issubclass`` (also
     through ``tuple(name)``), extends the collection itself (``name = name + (C,)``), or adds to it
     (``name.append(C)``): a collection of types used only for type tests."""
-    reads = [n for n in scope.nodes_of_class(nodes.Name) if n.name == name]
+    reads = _name_reads(scope).get(name, ())
     for n in reads:
         if _type_argument(n):
             continue
@@ -449,7 +461,7 @@ def _type_only_import(node) -> bool:
         return False
     for name, alias in node.names:
         bound = alias or name
-        reads = [n for n in scope.nodes_of_class(nodes.Name) if n.name == bound]
+        reads = _name_reads(scope).get(bound, ())
         if not reads or not all(_type_probe(n) for n in reads):
             return False
     return True

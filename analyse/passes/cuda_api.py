@@ -260,6 +260,13 @@ class CudaApiPass(Pass):
             return None
         if isinstance(node, nodes.Attribute) and node.attrname == "is_cuda" and not (
                 isinstance(node.expr, nodes.Name) and node.expr.name in ("self", "cls")):
+            choice = _is_cuda_path_choice(node)
+            if choice:
+                return ctx.finding(self.rule("NPU002"), node, "torch.Tensor.is_cuda",
+                                   f"`.is_cuda` chooses a path here: {choice}. False for an NPU tensor without "
+                                   "transfer_to_npu, true with it; both paths run on an NPU, so nothing must change "
+                                   "(test `.is_npu` too where the CUDA path is the faster one).",
+                                   replacement=None, severity="advice")
             return ctx.finding(self.rule("NPU002"), node, "torch.Tensor.is_cuda",
                                "`.is_cuda` is False for NPU tensors; transfer_to_npu maps it to `.is_npu`.",
                                replacement="x.is_npu", severity="auto" if self._transfer_maps(ctx, "torch.Tensor.is_cuda") else "manual",
@@ -931,6 +938,42 @@ def device_check_effect(node: nodes.Compare, path: str):
     what = f" and the CUDA branch at {path}:{skipped[0].lineno} is skipped" if skipped and runs else \
         (f" (the CUDA branch at {path}:{skipped[0].lineno})" if skipped else "")
     return "advice", where + what
+
+
+def _chain_fails(ifnode) -> bool:
+    """Some branch of the ``if`` / ``elif`` / ``else`` chain stops the program (raises, asserts false, exits)."""
+    cur = ifnode
+    while True:
+        if _fails(cur.body):
+            return True
+        if len(cur.orelse) == 1 and isinstance(cur.orelse[0], nodes.If):
+            cur = cur.orelse[0]
+            continue
+        return _fails(cur.orelse)
+
+
+def _is_cuda_path_choice(node: nodes.Attribute) -> str:
+    """Words for a ``x.is_cuda`` that only picks between two paths that both complete: the test (alone or in
+    ``and`` / ``or`` / ``not``) of an ``if`` whose chain of branches neither raises nor exits, of a conditional
+    expression, or of a flag bound once (``use_x = ... and x.is_cuda``) whose tests take branches that complete.
+    An NPU host takes one path or the other (the CUDA one with transfer_to_npu, the other without), and both run:
+    a path choice, not a change to make. "" otherwise (asserted, passed on as a value, returned, a branch that
+    stops)."""
+    test = node
+    while test.parent is not None and isinstance(test.parent, (nodes.BoolOp, nodes.UnaryOp)):
+        test = test.parent
+    holder = test.parent
+    if isinstance(holder, nodes.IfExp) and holder.test is test:
+        return f"the alternatives of the expression at line {holder.lineno}"
+    if isinstance(holder, nodes.If) and holder.test is test:
+        if _chain_fails(holder):
+            return ""
+        return f"the branches of the `if` at line {holder.lineno} complete"
+    if isinstance(holder, nodes.Assign) and holder.value is test and test is not node:
+        flag = _flag_branches_complete(holder)
+        if flag:
+            return f"`{flag}` (line {holder.lineno}) is tested only by branches that complete"
+    return ""
 
 
 def _and_operand(node, test) -> bool:

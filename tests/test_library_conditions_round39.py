@@ -1,0 +1,74 @@
+"""Library mode, stop 39: conditions that choose a path on an NPU host.
+
+``x.is_cuda`` in the test of an ``if`` whose branches both complete, of a conditional expression, or folded into a
+flag (``det = torch.are_deterministic_algorithms_enabled() and x.is_cuda``) that only such ``if`` s test, is a path
+choice: an NPU tensor takes the CUDA path with transfer_to_npu and the other without, and both run. It is advice,
+and the function is supported (INVALID: NPU002 auto, the function and its callers ``needs-migration``).
+
+VALID: ``if not x.is_cuda: raise ...`` stops an NPU without transfer_to_npu (needs-migration); an ``is_cuda``
+passed on as a value stays a use.
+"""
+
+from __future__ import annotations
+
+from helpers import library_report
+
+IS_CUDA_LIB = {
+    "__init__.py": """
+        import torch
+
+
+        def running_sum(x, dim=0):
+            det = torch.are_deterministic_algorithms_enabled() and x.is_cuda and x.is_floating_point()
+            if det:
+                return x.cpu().cumsum(dim=dim).to(x.device)
+            return torch.cumsum(x, dim=dim)
+
+
+        def top_indices(x, k=1):
+            if x.dtype == torch.half and not x.is_cuda:
+                order = torch.argsort(x, dim=-1)
+                return order.flip(-1)[..., :k]
+            return x.topk(k).indices
+
+
+        def pick_dtype(scores):
+            return torch.uint8 if scores.is_cuda and scores.dtype is torch.bool else scores.dtype
+
+
+        def metric(x):
+            return running_sum(x) + top_indices(x)
+
+
+        def only_gpu(x):
+            if not x.is_cuda:
+                raise RuntimeError("needs a GPU tensor")
+            return x * 2
+
+
+        def pinned(x):
+            return torch.empty(3, pin_memory=x.is_cuda)
+    """,
+}
+
+
+def test_is_cuda_that_only_chooses_between_completing_paths_is_no_migration(tmp_path, kb):
+    rep = library_report(tmp_path, kb, IS_CUDA_LIB, "choicelib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    for q in ("running_sum", "top_indices", "pick_dtype", "metric"):
+        assert f"choicelib.{q}" not in by, by.get(f"choicelib.{q}")
+    advice = sorted(ln for f in rep["findings"] if f["api"] == "torch.Tensor.is_cuda" and f["severity"] == "advice"
+                    for ln in (f.get("lines") or [f["line"]]))
+    assert advice == [5, 12, 19]
+
+
+def test_is_cuda_that_stops_or_is_passed_on_stays_a_migration(tmp_path, kb):
+    rep = library_report(tmp_path, kb, IS_CUDA_LIB, "choicelib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    assert by["choicelib.only_gpu"]["status"] == "needs-migration"
+    assert by["choicelib.only_gpu"]["reasons"] == ["torch.Tensor.is_cuda"]
+    assert by["choicelib.pinned"]["status"] == "needs-migration"
+    auto = sorted(f["line"] for f in rep["findings"]
+                  if f["api"] == "torch.Tensor.is_cuda" and f["severity"] == "auto")
+    assert auto == [27, 33]
+

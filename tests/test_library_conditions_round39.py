@@ -11,7 +11,7 @@ passed on as a value stays a use.
 
 from __future__ import annotations
 
-from helpers import library_report
+from helpers import library_report, write_files
 
 IS_CUDA_LIB = {
     "__init__.py": """
@@ -72,3 +72,49 @@ def test_is_cuda_that_stops_or_is_passed_on_stays_a_migration(tmp_path, kb):
                   if f["api"] == "torch.Tensor.is_cuda" and f["severity"] == "auto")
     assert auto == [27, 33]
 
+
+
+ENGINE_PROJECT = {
+    "build_plan.py": """
+        import argparse
+
+        try:
+            import tensorrt as trt
+        except Exception:
+            trt = None
+
+
+        class PlanBuilder:
+            def __init__(self, path):
+                self.path = path
+
+            def build(self):
+                logger = trt.Logger(trt.Logger.WARNING)
+                return trt.Builder(logger)
+
+
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("path")
+            args = parser.parse_args()
+            PlanBuilder(args.path).build()
+
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_placeholder_used_by_a_class_its_own_module_builds_unchecked_is_no_fallback(tmp_path, kb):
+    """``except Exception: trt = None`` and nothing tests ``trt`` before the class's methods use it, while the
+    module's own ``main`` builds the class with no test: on an NPU host the program dies at ``trt.Logger``
+    (INVALID: advice, "guarded ... with a fallback", the program low)."""
+    from analyse.modes import run_script
+
+    root = write_files(tmp_path / "proj", ENGINE_PROJECT, strip_first_newline=True)
+    rep = run_script([root], kb)
+    trt = [f for f in rep["findings"] if f["api"].startswith("tensorrt.") and f["code"] != "NPU401"]
+    assert trt and all(f["severity"] == "manual" for f in trt), [(f["line"], f["severity"]) for f in trt]
+    assert 14 in {ln for f in trt for ln in (f.get("lines") or [f["line"]])}
+    assert rep["summary"]["verdict"]["effort"] == "high"

@@ -939,6 +939,65 @@ def _off_npu_path(node, memo: Optional[dict] = None) -> bool:
 
 
 _NO_EXIT = object()
+_CUDA_EXITS = "cuda-exits"
+
+
+def _not_is_cuda(test) -> bool:
+    """``not x.is_cuda`` (a tensor's, not ``self.is_cuda``), alone or as a disjunct of an ``or``: true for any
+    tensor that is not a CUDA tensor, an NPU tensor among them."""
+    parts = test.values if isinstance(test, nodes.BoolOp) and test.op == "or" else [test]
+    for p in parts:
+        if isinstance(p, nodes.UnaryOp) and p.op == "not" and isinstance(p.operand, nodes.Attribute) \
+                and p.operand.attrname == "is_cuda" \
+                and not (isinstance(p.operand.expr, nodes.Name) and p.operand.expr.name in ("self", "cls")):
+            return True
+    return False
+
+
+def _cuda_exits(tree, memo: Optional[dict]) -> dict:
+    """{id(block owner): {field: index}} of the first ``if ... or not x.is_cuda: return <value>`` (no ``else``) of
+    each block of *tree*, found in one walk and kept in the tree's guard memo."""
+    got = memo.get(_CUDA_EXITS) if memo is not None else None
+    if got is None:
+        got = {}
+        for ifn in nodes_of(tree, nodes.If):
+            if ifn.orelse or not ifn.body or not isinstance(ifn.body[-1], nodes.Return) \
+                    or ifn.body[-1].value is None or not _not_is_cuda(ifn.test):
+                continue
+            parent = ifn.parent
+            for fld in ("body", "orelse"):
+                block = getattr(parent, fld, None)
+                if isinstance(block, list) and any(st is ifn for st in block):
+                    idx = next(i for i, st in enumerate(block) if st is ifn)
+                    own = got.setdefault(id(parent), {})
+                    if idx < own.get(fld, idx + 1):
+                        own[fld] = idx
+                    break
+        if memo is not None:
+            memo[_CUDA_EXITS] = got
+    return got
+
+
+def _after_cuda_exit(node, memo: Optional[dict] = None) -> bool:
+    """*node* runs only after an early return for a tensor that is not a CUDA tensor (``if torch.jit.is_scripting()
+    or not x.is_cuda: return F.layer_norm(x, ...)`` and then the fused kernel): an NPU tensor is not a CUDA tensor,
+    so it takes that return (a working path of its own) and *node* is off the NPU path. An exit that raises is a
+    stop, not a path (:mod:`analyse.passes.cuda_api`)."""
+    exits = _cuda_exits(node.root(), memo)
+    if not exits:
+        return False
+    tables = block_tables(memo)
+    cur, parent = node, node.parent
+    depth = 0
+    while parent is not None and depth < 60 and not isinstance(cur, (nodes.FunctionDef, nodes.ClassDef)):
+        own = exits.get(id(parent))
+        if own:
+            at = block_position(parent, cur, tables)
+            if at is not None and at[0] in own and own[at[0]] < at[1]:
+                return True
+        cur, parent = parent, parent.parent
+        depth += 1
+    return False
 
 
 def transfer_only_condition(kind: Optional[str], condition: Optional[str], on_path: Optional[dict],
@@ -965,6 +1024,8 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
     looking for NPU tests (a module without the word cannot have one)."""
     try:
         if mentions_npu and _off_npu_path(call, memo):
+            return UNREACHABLE
+        if _after_cuda_exit(call, memo):
             return UNREACHABLE
         g = guard_of(call, memo)
     except (RecursionError, ValueError):

@@ -118,3 +118,62 @@ def test_placeholder_used_by_a_class_its_own_module_builds_unchecked_is_no_fallb
     assert trt and all(f["severity"] == "manual" for f in trt), [(f["line"], f["severity"]) for f in trt]
     assert 14 in {ln for f in trt for ln in (f.get("lines") or [f["line"]])}
     assert rep["summary"]["verdict"]["effort"] == "high"
+
+
+NORM_LIB = {
+    "__init__.py": """
+        import importlib
+
+        import torch
+        import torch.nn.functional as F
+
+
+        class _FusedFn(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, w):
+                ext = importlib.import_module("fused_norm_cuda")
+                return ext.forward(x, w)
+
+
+        def fused_affine(x, w):
+            return _FusedFn.apply(x, w)
+
+
+        def fused_plain(x):
+            return _FusedFn.apply(x, None)
+
+
+        class FusedNorm(torch.nn.Module):
+            def __init__(self, n, affine=True):
+                super().__init__()
+                self.affine = affine
+                self.weight = torch.nn.Parameter(torch.ones(n))
+
+            def forward(self, x):
+                if torch.jit.is_scripting() or not x.is_cuda:
+                    return F.layer_norm(x, x.shape[-1:], self.weight)
+                if self.affine:
+                    return fused_affine(x, self.weight)
+                else:
+                    return fused_plain(x)
+
+
+        class StrictNorm(FusedNorm):
+            def forward(self, x):
+                if not x.is_cuda:
+                    raise RuntimeError("CUDA tensors only")
+                return fused_affine(x, self.weight)
+    """,
+}
+
+
+def test_calls_after_an_early_return_for_non_cuda_tensors_are_off_the_npu_path(tmp_path, kb):
+    """``if scripting or not x.is_cuda: return F.layer_norm(...)`` before the fused calls: an NPU tensor is not a
+    CUDA tensor and returns there, so the fused path is off the NPU path and forward is supported (INVALID:
+    ``conditional`` with "only when `self.affine`" and "only when `not self.affine`", both "otherwise the fallback
+    runs"). VALID: ``if not x.is_cuda: raise`` is a stop, not a path: the fused call after it still counts."""
+    rep = library_report(tmp_path, kb, NORM_LIB, "normlib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    assert "normlib.FusedNorm.forward" not in by, by.get("normlib.FusedNorm.forward")
+    assert by["normlib.fused_affine"]["status"] == "unsupported"
+    assert by["normlib.StrictNorm.forward"]["status"] == "unsupported"

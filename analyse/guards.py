@@ -195,6 +195,48 @@ def _only_raises(body) -> bool:
     return True
 
 
+def block_stops(block) -> bool:
+    """The block stops the program: it raises, asserts false or exits (a non-empty block that only does that)."""
+    if not block:
+        return False
+    if any(isinstance(st, nodes.Assert) and isinstance(st.test, nodes.Const) and not st.test.value for st in block):
+        return True
+    return _only_raises(block)
+
+
+def chain_stops(ifnode) -> bool:
+    """Some branch of the ``if`` / ``elif`` / ``else`` chain stops the program (:func:`block_stops`)."""
+    cur = ifnode
+    while True:
+        if block_stops(cur.body):
+            return True
+        if len(cur.orelse) == 1 and isinstance(cur.orelse[0], nodes.If):
+            cur = cur.orelse[0]
+            continue
+        return block_stops(cur.orelse)
+
+
+def path_choice(node, other_path: bool = False) -> str:
+    """Words when *node* (a device or backend test: ``x.is_cuda``, ``dist.get_backend() == "nccl"``) is the test,
+    alone or inside ``and`` / ``or`` / ``not``, of an ``if`` whose chain of branches neither raises nor exits, or of
+    a conditional expression: whichever way an NPU host answers it, a path that completes runs, so the test is a
+    path choice and no change to make. "" otherwise (asserted, a value passed on, a branch that stops).
+    *other_path*: the ``if`` must also write the path taken when the test fails (an ``else``, or a body that returns
+    so that the rest of the block is that path): a test that only skips its body (``if backend == "nccl":
+    torch.cuda.set_device(rank)``) may skip set-up the other device needs too."""
+    test = node
+    while test.parent is not None and isinstance(test.parent, (nodes.BoolOp, nodes.UnaryOp)):
+        test = test.parent
+    holder = test.parent
+    if isinstance(holder, nodes.IfExp) and holder.test is test:
+        return f"the alternatives of the expression at line {holder.lineno}"
+    if isinstance(holder, nodes.If) and holder.test is test and not chain_stops(holder):
+        if other_path and not holder.orelse and not (holder.body and isinstance(holder.body[-1], nodes.Return)):
+            return ""
+        return f"the branches of the `if` at line {holder.lineno} complete"
+    return ""
+
+
 def _needs_gpu_only(body) -> bool:
     """The block imports a GPU-only library (the knowledge base's, see :func:`analyse.conditions.configure`)."""
     from analyse.conditions.options import gpu_only_module

@@ -177,3 +177,48 @@ def test_calls_after_an_early_return_for_non_cuda_tensors_are_off_the_npu_path(t
     assert "normlib.FusedNorm.forward" not in by, by.get("normlib.FusedNorm.forward")
     assert by["normlib.fused_affine"]["status"] == "unsupported"
     assert by["normlib.StrictNorm.forward"]["status"] == "unsupported"
+
+
+BACKEND_LIB = {
+    "__init__.py": """
+        import torch
+        import torch.distributed as dist
+
+
+        def synchronize():
+            if not dist.is_available() or not dist.is_initialized():
+                return
+            if dist.get_backend() == dist.Backend.NCCL:
+                dist.barrier(device_ids=[torch.cuda.current_device()])
+            else:
+                dist.barrier()
+
+
+        def evaluate(preds):
+            synchronize()
+            return sum(preds)
+
+
+        def pin(rank):
+            if dist.get_backend() == "nccl":
+                torch.cuda.set_device(rank)
+            return rank
+    """,
+}
+
+
+def test_a_backend_comparison_that_chooses_between_completing_branches_is_no_migration(tmp_path, kb):
+    """``if dist.get_backend() == dist.Backend.NCCL: barrier(device_ids=[torch.cuda.current_device()]) else:
+    barrier()``: the group is HCCL on an NPU host (false in both scenarios, ``Backend.NCCL`` read as "nccl"), the
+    plain barrier runs: NPU102 advice and the CUDA call in the NCCL branch off the path, so synchronize and its
+    caller are supported (INVALID: needs-migration for torch.distributed.backend:nccl and
+    torch.cuda.current_device). VALID: a comparison that only skips its body (no other path written) stays manual."""
+    rep = library_report(tmp_path, kb, BACKEND_LIB, "synclib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    assert "synclib.synchronize" not in by, by.get("synclib.synchronize")
+    assert "synclib.evaluate" not in by, by.get("synclib.evaluate")
+    sev = {f["line"]: f["severity"] for f in rep["findings"] if f["code"] == "NPU102"}
+    assert sev == {8: "advice", 20: "manual"}
+    assert by["synclib.pin"]["status"] == "needs-migration"
+    cuda = {f["line"]: f["guard"]["on_path"] for f in rep["findings"] if f["api"] == "torch.cuda.current_device"}
+    assert cuda == {9: {"transfer_to_npu": "off", "no_transfer": "off"}}

@@ -1012,9 +1012,15 @@ def _compare(op: str, a, b):
     return {"<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b}[op]()
 
 
+_BACKEND_MEMBERS = {"NCCL": "nccl", "GLOO": "gloo", "HCCL": "hccl", "MPI": "mpi"}
+
+
 def _device_strings(node):
     if isinstance(node, nodes.Const) and isinstance(node.value, str):
         return [node.value]
+    if isinstance(node, nodes.Attribute) and node.attrname in _BACKEND_MEMBERS \
+            and _dotted(node.expr).split(".")[-1] == "Backend":
+        return [_BACKEND_MEMBERS[node.attrname]]   # `dist.Backend.NCCL` is the string "nccl"
     if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)):
         return [e.value for e in node.elts if isinstance(e, nodes.Const) and isinstance(e.value, str)]
     return []

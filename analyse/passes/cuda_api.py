@@ -23,7 +23,7 @@ from astroid import nodes
 from analyse.conditions import TRANSFER as TRANSFER_SCENARIO, build as build_condition, evaluate as evaluate_condition
 from analyse.findings import Finding, Rule
 from analyse.knowledge.noise import env_is_written, load_noise
-from analyse.guards import _only_raises as only_raises
+from analyse.guards import _only_raises as only_raises, path_choice
 from analyse.passes import ModuleContext, Pass, in_log_or_docstring, nodes_of, walk
 from analyse.passes._limits import evaluate_checks
 from analyse.syntax import merged, selection
@@ -940,18 +940,6 @@ def device_check_effect(node: nodes.Compare, path: str):
     return "advice", where + what
 
 
-def _chain_fails(ifnode) -> bool:
-    """Some branch of the ``if`` / ``elif`` / ``else`` chain stops the program (raises, asserts false, exits)."""
-    cur = ifnode
-    while True:
-        if _fails(cur.body):
-            return True
-        if len(cur.orelse) == 1 and isinstance(cur.orelse[0], nodes.If):
-            cur = cur.orelse[0]
-            continue
-        return _fails(cur.orelse)
-
-
 def _is_cuda_path_choice(node: nodes.Attribute) -> str:
     """Words for a ``x.is_cuda`` that only picks between two paths that both complete: the test (alone or in
     ``and`` / ``or`` / ``not``) of an ``if`` whose chain of branches neither raises nor exits, of a conditional
@@ -959,16 +947,13 @@ def _is_cuda_path_choice(node: nodes.Attribute) -> str:
     An NPU host takes one path or the other (the CUDA one with transfer_to_npu, the other without), and both run:
     a path choice, not a change to make. "" otherwise (asserted, passed on as a value, returned, a branch that
     stops)."""
+    got = path_choice(node)
+    if got:
+        return got
     test = node
     while test.parent is not None and isinstance(test.parent, (nodes.BoolOp, nodes.UnaryOp)):
         test = test.parent
     holder = test.parent
-    if isinstance(holder, nodes.IfExp) and holder.test is test:
-        return f"the alternatives of the expression at line {holder.lineno}"
-    if isinstance(holder, nodes.If) and holder.test is test:
-        if _chain_fails(holder):
-            return ""
-        return f"the branches of the `if` at line {holder.lineno} complete"
     if isinstance(holder, nodes.Assign) and holder.value is test and test is not node:
         flag = _flag_branches_complete(holder)
         if flag:

@@ -222,3 +222,36 @@ def test_a_backend_comparison_that_chooses_between_completing_branches_is_no_mig
     assert by["synclib.pin"]["status"] == "needs-migration"
     cuda = {f["line"]: f["guard"]["on_path"] for f in rep["findings"] if f["api"] == "torch.cuda.current_device"}
     assert cuda == {9: {"transfer_to_npu": "off", "no_transfer": "off"}}
+
+
+FLAG_LIB = {
+    "__init__.py": "",
+    "utils/__init__.py": "",
+    "utils/_guards.py": """
+        import torch
+
+        _BLOCK_MASKS = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (7, 5)
+    """,
+    "attn.py": """
+        import torch
+        from torch.nn.attention.flex_attention import create_block_mask
+
+        from .utils._guards import _BLOCK_MASKS
+
+
+        def packed_mask(n):
+            if _BLOCK_MASKS:
+                return create_block_mask(lambda b, h, q, k: q >= k, 1, 1, n, n)
+            return torch.tril(torch.ones(n, n, dtype=torch.bool))
+    """,
+}
+
+
+def test_a_flag_imported_from_another_module_has_the_kind_and_values_of_its_definition(tmp_path, kb):
+    """``from .utils._guards import _BLOCK_MASKS`` where that module sets it from ``torch.cuda.is_available() and
+    ...``: the test reads as the availability check it is, false on an NPU host without transfer_to_npu (INVALID: an
+    ``option`` the analysis cannot value, conditional in both scenarios)."""
+    rep = library_report(tmp_path, kb, FLAG_LIB, "flaglib")
+    (f,) = [f for f in rep["findings"] if f["api"].endswith("create_block_mask") and f["path"] == "attn.py"]
+    assert f["guard"]["kind"] == "availability-check" and f["guard"]["condition"] == "_BLOCK_MASKS"
+    assert f["guard"]["on_path"] == {"transfer_to_npu": "conditional", "no_transfer": "off"}

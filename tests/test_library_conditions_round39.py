@@ -231,17 +231,30 @@ FLAG_LIB = {
         import torch
 
         _BLOCK_MASKS = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (7, 5)
+        _HAS_GPU = torch.cuda.is_available()
     """,
     "attn.py": """
         import torch
         from torch.nn.attention.flex_attention import create_block_mask
 
-        from .utils._guards import _BLOCK_MASKS
+        from .utils._guards import _BLOCK_MASKS, _HAS_GPU
 
 
         def packed_mask(n):
             if _BLOCK_MASKS:
                 return create_block_mask(lambda b, h, q, k: q >= k, 1, 1, n, n)
+            return torch.tril(torch.ones(n, n, dtype=torch.bool))
+
+
+        def local_mask(n):
+            if not _BLOCK_MASKS:
+                raise ValueError("local attention needs block masks")
+            return torch.tril(torch.ones(n, n, dtype=torch.bool))
+
+
+        def gpu_mask(n):
+            if not _HAS_GPU:
+                raise ValueError("needs a GPU")
             return torch.tril(torch.ones(n, n, dtype=torch.bool))
     """,
 }
@@ -255,3 +268,17 @@ def test_a_flag_imported_from_another_module_has_the_kind_and_values_of_its_defi
     (f,) = [f for f in rep["findings"] if f["api"].endswith("create_block_mask") and f["path"] == "attn.py"]
     assert f["guard"]["kind"] == "availability-check" and f["guard"]["condition"] == "_BLOCK_MASKS"
     assert f["guard"]["on_path"] == {"transfer_to_npu": "conditional", "no_transfer": "off"}
+
+
+def test_a_cuda_flag_test_that_stops_an_npu_makes_the_function_unsupported(tmp_path, kb):
+    """``if not _BLOCK_MASKS: raise`` with the imported flag false on an NPU host (and not known true with
+    transfer_to_npu: the capability test): every call stops, NPU004 manual, the function ``unsupported`` (INVALID:
+    supported, no finding). VALID: a flag that transfer_to_npu makes true (``torch.cuda.is_available()``) is a
+    migration (auto, needs-migration), as the call itself would be."""
+    rep = library_report(tmp_path, kb, FLAG_LIB, "flaglib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    assert by["flaglib.attn.local_mask"]["status"] == "unsupported"
+    assert by["flaglib.attn.local_mask"]["reasons"] == ["cuda-availability-flag"]
+    stops = [(f["line"], f["severity"]) for f in rep["findings"] if f["api"] == "cuda-availability-flag"]
+    assert stops == [(14, "manual"), (20, "auto")]
+    assert by["flaglib.attn.gpu_mask"]["status"] == "needs-migration"

@@ -20,7 +20,10 @@ from typing import Iterator, List, Optional
 
 from astroid import nodes
 
-from analyse.conditions import TRANSFER as TRANSFER_SCENARIO, build as build_condition, evaluate as evaluate_condition
+from analyse.conditions import NO_TRANSFER as NO_TRANSFER_SCENARIO, TRANSFER as TRANSFER_SCENARIO, \
+    build as build_condition, evaluate as evaluate_condition
+from analyse.conditions.model import CUDA as CUDA_ATOM, CUDA_BUILD as CUDA_BUILD_ATOM, UNKNOWN as UNKNOWN_ATOM, \
+    atoms as condition_atoms
 from analyse.findings import Finding, Rule
 from analyse.knowledge.noise import env_is_written, load_noise
 from analyse.guards import _only_raises as only_raises, path_choice
@@ -227,6 +230,42 @@ class CudaApiPass(Pass):
                     yield f
             elif isinstance(node, (nodes.Const, nodes.JoinedStr)):
                 yield from self._string(ctx, node)
+        for _pos, ifn in selection(tree, nodes.If):
+            f = self._flag_stop(ctx, ifn)
+            if f is not None:
+                yield f
+
+    # --------------------------------------------------------------- CUDA flags that stop the code
+    def _flag_stop(self, ctx: ModuleContext, ifn: nodes.If) -> Optional[Finding]:
+        """``if not _SUPPORTS_FLEX: raise ValueError(...)`` where the flag is a CUDA availability test (bound in this
+        module or imported from the module that binds it, :func:`analyse.conditions.build.imported_flag`) that is
+        false on an NPU host without transfer_to_npu and not known to hold with it: the code stops on an NPU. The
+        test names no CUDA API itself, so nothing else reports it."""
+        test = ifn.test
+        inner = test.operand if isinstance(test, nodes.UnaryOp) and test.op == "not" else test
+        if not isinstance(inner, nodes.Name) or ifn.orelse or not _fails(ifn.body):
+            return None
+        try:
+            c = build_condition(test)
+        except (RecursionError, ValueError, TypeError, AttributeError):
+            return None
+        if c is None or not any(a.kind in _CUDA_FLAG_KINDS for a in condition_atoms(c)) \
+                or any(a.kind not in _CUDA_FLAG_KINDS + (UNKNOWN_ATOM,) for a in condition_atoms(c)):
+            return None
+        if evaluate_condition(c, NO_TRANSFER_SCENARIO) is not True:
+            return None
+        line = ifn.body[-1].lineno or ifn.lineno
+        if evaluate_condition(c, TRANSFER_SCENARIO) is False:
+            return ctx.finding(self.rule("NPU004"), ifn.test, "cuda-availability-flag",
+                               f"`{inner.name}` is a CUDA availability test, false on an Ascend NPU host: the code stops "
+                               f"there ({ctx.path}:{line}) unless transfer_to_npu makes the test answer for the NPU.",
+                               replacement="test for the NPU too (or import transfer_to_npu)", severity="auto")
+        return ctx.finding(self.rule("NPU004"), ifn.test, "cuda-availability-flag",
+                           f"`{inner.name}` is a CUDA availability test, false on an Ascend NPU host (without "
+                           f"transfer_to_npu, and not known to hold with it): {NPU_BRANCH_STOPS} ({ctx.path}:{line})"
+                           f"{_every_call(ifn)}.",
+                           replacement="give the NPU its own path (or test for the NPU too) instead of stopping",
+                           severity="manual")
 
     # --------------------------------------------------------------- device-type tables
     def _device_table(self, ctx: ModuleContext, sub: nodes.Subscript) -> Optional[Finding]:
@@ -818,6 +857,7 @@ def _every_call(stmt) -> str:
         cur, parent = parent, parent.parent
     return f", {EVERY_CALL}"
 DEVICE_TABLE = "device-type-table"   # the api of NPU004 on a device-type table with no 'npu' key
+_CUDA_FLAG_KINDS = (CUDA_ATOM, CUDA_BUILD_ATOM)
 
 
 def _dict_literal(node) -> Optional[nodes.Dict]:

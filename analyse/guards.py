@@ -57,7 +57,7 @@ from astroid import nodes
 from analyse import conditions as C
 from analyse.conditions import build as build_condition
 from analyse.conditions.build import IMPORT_ERRORS, handler_catches_import  # noqa: F401 (re-exported)
-from analyse.conditions.build import dotted_name as _dotted, leaf_name as _leaf
+from analyse.conditions.build import dotted_name as _dotted, imported_flag, leaf_name as _leaf
 from analyse.conditions import classify as classify_condition
 from analyse.conditions.options import import_helper_name, params_are_choices
 from analyse.syntax import own_bindings
@@ -821,7 +821,7 @@ def _classify_any(test, ctx):
     availability helpers, environment variables, options with their default)."""
     if _opens_cache_fill(test):
         return None
-    got = _classify(test, ctx)
+    got = None if _imported_flag_test(test) else _classify(test, ctx)
     if got is not None:
         return got
     cond = _cond(test)
@@ -834,17 +834,28 @@ def _classify_any(test, ctx):
     return kind, (ORELSE if negated else BODY), cuda
 
 
+def _imported_flag_test(test) -> bool:
+    """``FLAG`` / ``not FLAG`` where the flag is imported from the project module that binds it to a test
+    (:func:`analyse.conditions.build.imported_flag`): the model reads it from its definition, before any guess
+    from its name."""
+    inner = test.operand if isinstance(test, nodes.UnaryOp) and test.op == "not" else test
+    return isinstance(inner, nodes.Name) and bool(C.model_module_flags()) \
+        and imported_flag(inner, inner.name) is not None
+
+
 def _classified(owner):
     """_classify of an if / conditional expression's test, kept on the node (trees are not changed after
-    parsing; the same test is asked about once per statement under it)."""
+    parsing; the same test is asked about once per statement under it), made again once the options are
+    configured (the pre-scan may ask first)."""
     got = getattr(owner, "_npu_guard_test", _MISSING)
-    if got is _MISSING:
-        got = _classify_any(owner.test, owner)
+    gen = C.options_generation()
+    if got is _MISSING or got[0] != gen:
+        got = (gen, _classify_any(owner.test, owner))
         try:
             owner._npu_guard_test = got
         except AttributeError:  # pragma: no cover - slotted node classes
             pass
-    return got
+    return got[1]
 
 
 def _cond(test):
@@ -1249,9 +1260,14 @@ def tree_memo(tree: nodes.Module) -> dict:
     """The :func:`guard_of` memo of one tree, kept on it: the passes, the call-graph summary and the
     reach facts ask about the same calls and share the walks."""
     memo = getattr(tree, "_npu_guard_memo", None)
-    if memo is None:
-        memo = tree._npu_guard_memo = {}
+    gen = C.options_generation()
+    if memo is None or memo.get(_GENERATION) != gen:
+        # none yet, or made before the project's options and flags were configured (the pre-scan): made again
+        memo = tree._npu_guard_memo = {_GENERATION: gen}
     return memo
+
+
+_GENERATION = "generation"
 
 
 def _level(parent, cur, tables):

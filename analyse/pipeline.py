@@ -61,7 +61,7 @@ from analyse.gcpolicy import collect_less, collect_never
 from analyse.files import (NOTEBOOK_SUFFIX, FileTooLarge, NotANotebook, NotRegularFile, discover,
                            file_limit, read_regular_file, source_text)
 from analyse.project import SourceFile, parse_source
-from analyse.conditions.build import collect_flags
+from analyse.conditions.build import collect_flag_imports, collect_flags
 from analyse.conditions.options import collect as collect_options
 from analyse.conditions.options import config_refs, read_config
 from analyse.conditions.options import configure as configure_conditions
@@ -115,6 +115,7 @@ class Prescan:
     configs: Tuple[str, ...] = ()                  # configuration files the module names (analyse.conditions.options)
     import_helpers: Tuple[Tuple[str, Tuple[int, str], Tuple[int, str], int], ...] = ()   # analyse.resolve.ImportHelper
     flags: Tuple[Tuple[str, str, Tuple], ...] = ()   # module-level flags other modules import (conditions.build.collect_flags)
+    flag_imports: Tuple[Tuple[str, str], ...] = ()   # constants it imports and may hand on (collect_flag_imports)
     passes: Tuple[Tuple[str, object], ...] = ()   # (pass name, prescan data)
     errors: Tuple[AnalysisError, ...] = ()
     digest: str = ""
@@ -342,9 +343,9 @@ class _Worker:
             options, configs = (), ()
             errors.append(_internal(task.relpath, "option defaults", exc))
         try:
-            flags = collect_flags(sf.tree)
+            flags, flag_imports = collect_flags(sf.tree), collect_flag_imports(sf.tree)
         except Exception as exc:  # pragma: no cover - defensive
-            flags = ()
+            flags, flag_imports = (), ()
             errors.append(_internal(task.relpath, "module flags", exc))
         argparse = tuple(sorted((d, tuple(sorted(v))) for d, v in local.argparse_defaults.items()))
         helpers = tuple(sorted((h.qualname, h.module, h.attr, h.item) for h in local.import_helpers.values()))
@@ -365,9 +366,9 @@ class _Worker:
                 facts.append((p.name, data))
         pre = Prescan(task.relpath, task.modname, lines=len(sf.lines), classes=classes, argparse=argparse,
                       options=options, configs=configs, import_helpers=helpers, passes=tuple(facts),
-                      errors=tuple(errors), flags=flags)
+                      errors=tuple(errors), flags=flags, flag_imports=flag_imports)
         pre.digest = digest(task.modname, repr(classes), repr(argparse), repr(options), repr(configs),
-                            repr(helpers), repr(pre.passes), repr(flags))
+                            repr(helpers), repr(pre.passes), repr(flags), repr(flag_imports))
         if self.keep:
             self.trees[task.relpath] = sf
             # the kept tree lives until the end of the run: out of the collector's sight, or every young-generation
@@ -501,6 +502,17 @@ def _merge_index(prescans: Iterable[Prescan]) -> ProjectIndex:
             index.import_helpers[q] = ImportHelper(q, tuple(module), tuple(attr), item)
         for name, kind, vals in pre.flags:
             index.module_flags[f"{pre.modname}.{name}"] = (kind, tuple(vals))
+    # a flag imported from a module that imports it itself (`from .attention_utils import _SUPPORTS_FLEX`, which
+    # took it from utils._import_guard): the definition's value, a few hops at most
+    handed = {f"{pre.modname}.{name}": src for pre in prescans if pre.error is None for name, src in pre.flag_imports}
+    for q, src in handed.items():
+        for _hop in range(4):
+            if src in index.module_flags:
+                index.module_flags[q] = index.module_flags[src]
+                break
+            src = handed.get(src)
+            if src is None:
+                break
     index.option_defaults = merge_options(pre.options for pre in prescans if pre.error is None)
     return index
 

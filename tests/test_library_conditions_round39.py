@@ -230,25 +230,21 @@ FLAG_LIB = {
     "utils/_guards.py": """
         import torch
 
-        _BLOCK_MASKS = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (7, 5)
+        _SUPPORTS_BLOCK_MASKS = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (7, 5)
         _HAS_GPU = torch.cuda.is_available()
     """,
     "attn.py": """
         import torch
-        from torch.nn.attention.flex_attention import create_block_mask
 
-        from .utils._guards import _BLOCK_MASKS, _HAS_GPU
+        from .utils._guards import _SUPPORTS_BLOCK_MASKS, _HAS_GPU
+
+        if _SUPPORTS_BLOCK_MASKS:
+            from torch.nn.attention.flex_attention import create_block_mask
 
 
         def packed_mask(n):
-            if _BLOCK_MASKS:
+            if _SUPPORTS_BLOCK_MASKS:
                 return create_block_mask(lambda b, h, q, k: q >= k, 1, 1, n, n)
-            return torch.tril(torch.ones(n, n, dtype=torch.bool))
-
-
-        def local_mask(n):
-            if not _BLOCK_MASKS:
-                raise ValueError("local attention needs block masks")
             return torch.tril(torch.ones(n, n, dtype=torch.bool))
 
 
@@ -257,28 +253,67 @@ FLAG_LIB = {
                 raise ValueError("needs a GPU")
             return torch.tril(torch.ones(n, n, dtype=torch.bool))
     """,
+    "local.py": """
+        import torch
+
+        from .attn import _SUPPORTS_BLOCK_MASKS
+
+
+        def local_mask(n):
+            if not _SUPPORTS_BLOCK_MASKS:
+                raise ValueError("local attention needs block masks")
+            return torch.tril(torch.ones(n, n, dtype=torch.bool))
+    """,
 }
 
 
 def test_a_flag_imported_from_another_module_has_the_kind_and_values_of_its_definition(tmp_path, kb):
-    """``from .utils._guards import _BLOCK_MASKS`` where that module sets it from ``torch.cuda.is_available() and
+    """``from .utils._guards import _SUPPORTS_BLOCK_MASKS`` where that module sets it from ``torch.cuda.is_available() and
     ...``: the test reads as the availability check it is, false on an NPU host without transfer_to_npu (INVALID: an
     ``option`` the analysis cannot value, conditional in both scenarios)."""
     rep = library_report(tmp_path, kb, FLAG_LIB, "flaglib")
     (f,) = [f for f in rep["findings"] if f["api"].endswith("create_block_mask") and f["path"] == "attn.py"]
-    assert f["guard"]["kind"] == "availability-check" and f["guard"]["condition"] == "_BLOCK_MASKS"
+    assert f["guard"]["kind"] == "availability-check" and f["guard"]["condition"] == "_SUPPORTS_BLOCK_MASKS"
     assert f["guard"]["on_path"] == {"transfer_to_npu": "conditional", "no_transfer": "off"}
 
 
 def test_a_cuda_flag_test_that_stops_an_npu_makes_the_function_unsupported(tmp_path, kb):
-    """``if not _BLOCK_MASKS: raise`` with the imported flag false on an NPU host (and not known true with
+    """``if not _SUPPORTS_BLOCK_MASKS: raise`` with the flag (imported from a module that imported it) false on an NPU host (and not known true with
     transfer_to_npu: the capability test): every call stops, NPU004 manual, the function ``unsupported`` (INVALID:
     supported, no finding). VALID: a flag that transfer_to_npu makes true (``torch.cuda.is_available()``) is a
     migration (auto, needs-migration), as the call itself would be."""
     rep = library_report(tmp_path, kb, FLAG_LIB, "flaglib")
     by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
-    assert by["flaglib.attn.local_mask"]["status"] == "unsupported"
-    assert by["flaglib.attn.local_mask"]["reasons"] == ["cuda-availability-flag"]
-    stops = [(f["line"], f["severity"]) for f in rep["findings"] if f["api"] == "cuda-availability-flag"]
-    assert stops == [(14, "manual"), (20, "auto")]
+    assert by["flaglib.local.local_mask"]["status"] == "unsupported"
+    assert by["flaglib.local.local_mask"]["reasons"] == ["cuda-availability-flag"]
+    stops = [(f["path"], f["line"], f["severity"]) for f in rep["findings"] if f["api"] == "cuda-availability-flag"]
+    assert sorted(stops) == [("attn.py", 16, "auto"), ("local.py", 7, "manual")]
     assert by["flaglib.attn.gpu_mask"]["status"] == "needs-migration"
+
+
+def test_conditions_memoised_before_the_options_are_configured_are_made_again():
+    """The pre-scan may build a test's condition (and classify its guard) before the project's options and flags
+    are configured; once they are, the memo on the node is stale and the test is read again (INVALID: the imported
+    flag stayed an unknown ``option`` in the analysis)."""
+    import astroid
+    from astroid import nodes
+
+    from analyse import conditions as C
+    from analyse.conditions.options import configure
+    from analyse.guards import guard_of
+
+    tree = astroid.parse("from pkg.guards import _FLAG\n\n\ndef f(x):\n    if _FLAG:\n        return x.sum()\n"
+                         "    return x\n", module_name="pkg.user")
+    ifn = next(tree.nodes_of_class(nodes.If))
+    call = ifn.body[0].value
+    try:
+        configure({}, "thirdparty")
+        assert C.build(ifn.test).kind == "unknown"
+        g0 = guard_of(call)
+        assert g0 is None or g0.kind == "option"
+        configure({}, "thirdparty", module_flags={"pkg.guards._FLAG": ("cuda", (None, False))})
+        assert C.build(ifn.test).values == (None, False)
+        g = guard_of(call)
+        assert g.kind == "availability-check" and g.on_path == {"transfer_to_npu": "conditional", "no_transfer": "off"}
+    finally:
+        configure({}, "script")

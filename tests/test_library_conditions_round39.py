@@ -245,7 +245,8 @@ FLAG_LIB = {
         def packed_mask(n):
             if _SUPPORTS_BLOCK_MASKS:
                 return create_block_mask(lambda b, h, q, k: q >= k, 1, 1, n, n)
-            return torch.tril(torch.ones(n, n, dtype=torch.bool))
+            else:
+                return torch.tril(torch.ones(n, n, dtype=torch.bool))
 
 
         def gpu_mask(n):
@@ -275,6 +276,10 @@ def test_a_flag_imported_from_another_module_has_the_kind_and_values_of_its_defi
     (f,) = [f for f in rep["findings"] if f["api"].endswith("create_block_mask") and f["path"] == "attn.py"]
     assert f["guard"]["kind"] == "availability-check" and f["guard"]["condition"] == "_SUPPORTS_BLOCK_MASKS"
     assert f["guard"]["on_path"] == {"transfer_to_npu": "conditional", "no_transfer": "off"}
+    # false on an NPU host as the code stands, with a working else: the NPU takes the dense path (supported; it was
+    # conditional "only when `_SUPPORTS_BLOCK_MASKS` ... otherwise the fallback runs")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    assert "flaglib.attn.packed_mask" not in by, by.get("flaglib.attn.packed_mask")
 
 
 def test_a_cuda_flag_test_that_stops_an_npu_makes_the_function_unsupported(tmp_path, kb):
@@ -287,7 +292,7 @@ def test_a_cuda_flag_test_that_stops_an_npu_makes_the_function_unsupported(tmp_p
     assert by["flaglib.local.local_mask"]["status"] == "unsupported"
     assert by["flaglib.local.local_mask"]["reasons"] == ["cuda-availability-flag"]
     stops = [(f["path"], f["line"], f["severity"]) for f in rep["findings"] if f["api"] == "cuda-availability-flag"]
-    assert sorted(stops) == [("attn.py", 16, "auto"), ("local.py", 7, "manual")]
+    assert sorted(stops) == [("attn.py", 17, "auto"), ("local.py", 7, "manual")]
     assert by["flaglib.attn.gpu_mask"]["status"] == "needs-migration"
 
 

@@ -196,12 +196,14 @@ def _only_raises(body) -> bool:
 
 
 def block_stops(block) -> bool:
-    """The block stops the program: it raises, asserts false or exits (a non-empty block that only does that)."""
+    """The block stops the program: it raises, asserts false or exits at its top level (one that only logs or
+    warns completes: ``if x.is_cuda and x.requires_grad: warnings.warn(...)``)."""
     if not block:
         return False
     if any(isinstance(st, nodes.Assert) and isinstance(st.test, nodes.Const) and not st.test.value for st in block):
         return True
-    return _only_raises(block)
+    # a nested `if ...: raise ... else: raise ...` at the end stops too
+    return _stops(block) or (isinstance(block[-1], nodes.If) and _only_raises(block))
 
 
 def chain_stops(ifnode) -> bool:

@@ -362,3 +362,29 @@ def test_the_cuda_fallback_for_a_missing_device_namespace_is_off_the_npu_path(tm
     assert "nslib.device_namespace" not in by and "nslib.memory_stats" not in by, by
     (f,) = [f for f in rep["findings"] if f["api"] == "torch.cuda"]
     assert f["line"] == 18 and f["guard"]["on_path"] == {"transfer_to_npu": "off", "no_transfer": "off"}
+
+
+WARN_LIB = {
+    "__init__.py": """
+        import warnings
+
+        import torch
+
+
+        def reduce_max(src, index, size):
+            if src.is_cuda and src.requires_grad:
+                warnings.warn("a compiled scatter would be faster here")
+            out = src.new_zeros(size)
+            return out.scatter_reduce_(0, index, src, reduce="amax", include_self=False)
+    """,
+}
+
+
+def test_is_cuda_before_a_branch_that_only_warns_is_a_path_choice(tmp_path, kb):
+    """``if src.is_cuda and src.requires_grad: warnings.warn(...)``: a branch that only warns completes (it is not a
+    stop), so the test chooses between two completing paths: advice, the function supported (INVALID:
+    needs-migration, the warning read as a branch that stops)."""
+    rep = library_report(tmp_path, kb, WARN_LIB, "warnlib")
+    assert rep["thirdparty"]["functions"] == []
+    (f,) = [f for f in rep["findings"] if f["api"] == "torch.Tensor.is_cuda"]
+    assert f["severity"] == "advice" and f["line"] == 7

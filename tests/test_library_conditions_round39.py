@@ -388,3 +388,42 @@ def test_is_cuda_before_a_branch_that_only_warns_is_a_path_choice(tmp_path, kb):
     assert rep["thirdparty"]["functions"] == []
     (f,) = [f for f in rep["findings"] if f["api"] == "torch.Tensor.is_cuda"]
     assert f["severity"] == "advice" and f["line"] == 7
+
+
+PROBE_LIB = {
+    "__init__.py": """
+        import torch
+
+
+        def fuser_version():
+            if not torch.cuda.is_available():
+                return None
+            try:
+                import nvfuser
+            except ImportError:
+                return None
+            return nvfuser.version()
+
+
+        def fuser_available():
+            return fuser_version() is not None
+
+
+        def must_have_gpu():
+            if not torch.cuda.is_available():
+                raise RuntimeError("GPU only")
+            return 1
+    """,
+}
+
+
+def test_a_cuda_availability_test_with_completing_paths_is_no_migration_in_a_library(tmp_path, kb):
+    """Library mode: ``if not torch.cuda.is_available(): return None`` completes on an NPU host either way: advice
+    and the function supported (INVALID: needs-migration for ``torch.cuda.is_available``). VALID: one that raises
+    stays a migration."""
+    rep = library_report(tmp_path, kb, PROBE_LIB, "probelib")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    assert "probelib.fuser_version" not in by and "probelib.fuser_available" not in by, by
+    assert by["probelib.must_have_gpu"]["status"] == "needs-migration"
+    sev = {f["line"]: f["severity"] for f in rep["findings"] if f["api"] == "torch.cuda.is_available"}
+    assert sev == {5: "advice", 19: "auto"}

@@ -316,6 +316,16 @@ class CudaApiPass(Pass):
         if q == "torch.cuda" or q.startswith("torch.cuda."):
             if isinstance(node, nodes.Name) and isinstance(parent, (nodes.Import, nodes.ImportFrom)):
                 return None
+            if q == "torch.cuda.is_available" and ctx.project.mode == "thirdparty" \
+                    and isinstance(parent, nodes.Call) and parent.func is node:
+                choice = path_choice(parent)
+                if choice:
+                    # library mode: a function that asks whether CUDA is there and completes either way (`if not
+                    # torch.cuda.is_available(): return None`) runs on an NPU as it stands
+                    return ctx.finding(self.rule("NPU001"), node, q,
+                                       f"`{q}()` chooses a path here: {choice}. False on an NPU host without "
+                                       "transfer_to_npu (true with it); both paths run, so nothing must change.",
+                                       replacement=None, severity="advice", evidence="knowledge")
             return self._torch_cuda_finding(ctx, node, q)
         if q.startswith("torch.backends.cudnn") or q.startswith("torch.backends.cuda"):
             return self._backends_finding(ctx, node, q)

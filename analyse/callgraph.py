@@ -1001,14 +1001,15 @@ def _after_cuda_exit(node, memo: Optional[dict] = None) -> bool:
     return False
 
 
-def npu_takes_fallback(kind: Optional[str], on_path: Optional[dict], fallback: bool) -> bool:
+def npu_takes_fallback(kind: Optional[str], on_path: Optional[dict], fallback: bool, own: bool = True) -> bool:
     """Library mode: a CUDA device or availability test with a working fallback that is false on an NPU host as the
     code stands (no transfer_to_npu): the library runs there through its fallback, with nothing to change, so the
     CUDA path is no work of the NPU port (``if not x.is_cuda: return <torch>`` / ``if x.is_cuda: <kernel> else:
     <torch>``, ``if _SUPPORTS_FLEX: <flex> else: <dense>``). transfer_to_npu would make the test answer for the NPU
     and take the CUDA path; that is the importing program's choice, not the library's. Judges read these functions
-    as supported (stop 39)."""
-    if not fallback or not on_path or kind not in ("device-branch", "availability-check"):
+    as supported (stop 39). *own*: the guard's own test is that CUDA test (Guard.npu_fallback); a CUDA test further
+    out whose other side stops (``elif not torch.cuda.is_available(): raise``) is no fallback."""
+    if not own or not fallback or not on_path or kind not in ("device-branch", "availability-check"):
         return False
     return on_path.get("no_transfer") == "off" and on_path.get("transfer_to_npu") in ("on", "conditional")
 
@@ -1063,7 +1064,8 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
     if scen == "conditional" and g.to_dict().get("by_default") == "off":
         # off unless the caller asks for it (`mixed_precision == "fp8"` two levels up): a choice, not a blocker
         return f"only when a caller sets {g.to_dict().get('unless') or 'a non-default value'} (off by default, {where})"
-    if g.path is not None and params_are_choices() and npu_takes_fallback(g.kind, g.on_path, g.fallback):
+    if g.path is not None and params_are_choices() and npu_takes_fallback(g.kind, g.on_path, g.fallback,
+                                                                            g.npu_fallback):
         return UNREACHABLE   # library mode: the NPU takes the fallback as the code stands
     if scen == "on" and g.path is not None:
         # the CUDA path runs only where transfer_to_npu makes the CUDA test true; without it the fallback does

@@ -108,6 +108,9 @@ class Guard:
     # a call tried for a value whose failure the handler answers (:func:`_tried_call_guard`): it runs or the
     # handler's value does, on any host
     tried: bool = False
+    # the guard's own test is a CUDA test that is false on an NPU host as the code stands (no transfer_to_npu) and
+    # the guarded code has a working fallback: the NPU takes the fallback (analyse.callgraph.npu_takes_fallback)
+    npu_fallback: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in GUARD_KINDS:
@@ -124,6 +127,8 @@ class Guard:
             d["condition"] = self.condition
         if self.tried:
             d["tried"] = True
+        if self.npu_fallback:
+            d["npu_fallback"] = True
         if self.path is not None:
             op = self.on_path
             d["on_path"] = op
@@ -916,7 +921,16 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
         fallback = False
     if kind == "option" and params_are_choices():
         kind = _decided_kind(ifnode.test, in_body) or kind
-    return Guard(kind, ifnode.lineno or 1, fallback, _condition_text(ifnode.test, in_body))
+    return Guard(kind, ifnode.lineno or 1, fallback, _condition_text(ifnode.test, in_body),
+                 npu_fallback=fallback and _off_without_transfer(ifnode.test, in_body))
+
+
+def _off_without_transfer(test, in_body: bool) -> bool:
+    """The branch of *test* (its body when *in_body*) holds a CUDA test and is false on an NPU host without
+    transfer_to_npu."""
+    bc = _branch_cond(test, in_body)
+    return bc is not None and C.evaluate(bc, C.NO_TRANSFER) is False \
+        and any(a.kind in (C.model.CUDA, C.model.CUDA_TYPE, C.model.CUDA_BUILD) for a in C.model.atoms(bc))
 
 
 def _absent_only(c) -> bool:
@@ -1183,7 +1197,8 @@ def _early_exit_guard(block, idx: int, exits: Optional[List] = None) -> Optional
             fallback = not _only_raises(prev.body)
             if kind == "option" and not fallback:
                 continue   # `if args.x is None: raise ...` validates the options; it guards nothing
-            return Guard(kind, prev.lineno or 1, fallback, _condition_text(prev.test, False))
+            return Guard(kind, prev.lineno or 1, fallback, _condition_text(prev.test, False),
+                         npu_fallback=fallback and _off_without_transfer(prev.test, False))
     return None
 
 

@@ -427,3 +427,45 @@ def test_a_cuda_availability_test_with_completing_paths_is_no_migration_in_a_lib
     assert by["probelib.must_have_gpu"]["status"] == "needs-migration"
     sev = {f["line"]: f["severity"] for f in rep["findings"] if f["api"] == "torch.cuda.is_available"}
     assert sev == {5: "advice", 19: "auto"}
+
+
+STOP_THEN_KERNEL = {
+    "attn.cu": "__global__ void attn_kernel(float* x) {}\n",
+    "__init__.py": """
+        import torch
+        from torch.utils.cpp_extension import load
+
+        try:
+            import xformers
+            HAS_XF = True
+        except ImportError:
+            HAS_XF = False
+
+        _ext = load(name="attn_ext", sources=["attn.cu"])
+
+
+        def enable_fast_attention(module, enable):
+            if enable:
+                if not HAS_XF:
+                    raise ModuleNotFoundError("xformers")
+                elif not torch.cuda.is_available():
+                    raise ValueError("xformers needs a GPU")
+                else:
+                    if HAS_XF:
+                        q = torch.randn((1, 2, 40), device="cuda")
+                        _ext.forward(q)
+                    module.backend = "xformers"
+    """,
+}
+
+
+def test_a_cuda_test_whose_other_side_stops_is_no_fallback_for_the_code_behind_it(tmp_path, kb):
+    """VALID: the kernel sits under ``if HAS_XF:`` (an optional library's test, with a fallback) inside the branch
+    left by ``elif not torch.cuda.is_available(): raise``: the CUDA test is false on an NPU host but its other side
+    stops, so the NPU does not take a fallback there: the function stays ``conditional`` on the caller's option
+    (INVALID with the first reading of npu_takes_fallback: the kernel dropped and the function needs-migration)."""
+    rep = library_report(tmp_path, kb, STOP_THEN_KERNEL, "stoplib2")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    fn = by["stoplib2.enable_fast_attention"]
+    assert fn["status"] == "conditional", fn
+    assert any(r.startswith("attn_ext.forward") for r in fn["reasons"]), fn["reasons"]

@@ -536,7 +536,7 @@ def _finding_condition(f: Finding, status: Optional[str] = None) -> Optional[str
         return UNREACHABLE   # off the path with the defaults (analyse.conditions)
     if g and scen == "conditional" and g.get("by_default") == "off":
         return f"only when a caller sets {g.get('unless') or 'a non-default value'} (off by default, {where})"
-    if g and npu_takes_fallback(g.get("kind"), g.get("on_path"), bool(g.get("fallback"))):
+    if g and npu_takes_fallback(g.get("kind"), g.get("on_path"), bool(g.get("fallback")), bool(g.get("npu_fallback"))):
         return UNREACHABLE   # the NPU takes the fallback as the code stands (analyse.callgraph.npu_takes_fallback)
     if g and scen == "on":
         return transfer_only_condition(g.get("kind"), g.get("condition"), g.get("on_path"), bool(g.get("fallback")),

@@ -926,11 +926,15 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
 
 
 def _off_without_transfer(test, in_body: bool) -> bool:
-    """The branch of *test* (its body when *in_body*) holds a CUDA test and is false on an NPU host without
-    transfer_to_npu."""
+    """The branch of *test* (its body when *in_body*) is a CUDA test, false on an NPU host without transfer_to_npu,
+    with no choice or optional library beside it (``ops is not None and x.is_cuda``, a hub kernel a setting loads,
+    is the setting's: the caller's choice stays conditional)."""
     bc = _branch_cond(test, in_body)
-    return bc is not None and C.evaluate(bc, C.NO_TRANSFER) is False \
-        and any(a.kind in (C.model.CUDA, C.model.CUDA_TYPE, C.model.CUDA_BUILD) for a in C.model.atoms(bc))
+    if bc is None or C.evaluate(bc, C.NO_TRANSFER) is not False:
+        return False
+    kinds = {a.kind for a in C.model.atoms(bc)}
+    cuda = {C.model.CUDA, C.model.CUDA_TYPE, C.model.CUDA_BUILD}
+    return bool(kinds & cuda) and kinds <= cuda | {C.model.VERSION}
 
 
 def _absent_only(c) -> bool:

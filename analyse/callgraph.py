@@ -42,6 +42,7 @@ from analyse.conditions.model import ENV as ENV_ATOM, atoms as condition_atoms, 
 from analyse.conditions.options import config_values
 from analyse.guards import block_position, block_tables, guard_of, tree_memo
 from analyse.resolve import Resolver, dynamic_import, unpacked_import
+from analyse.conditions.options import params_are_choices
 from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, mentions_npu, nodes_of, own_bindings, walk
 
 if TYPE_CHECKING:  # networkx is imported where a graph is built: the per-file summaries (worker processes) need none
@@ -1221,6 +1222,78 @@ def _off_npu_path(node, memo: Optional[dict] = None) -> bool:
 
 
 _NO_EXIT = object()
+_CUDA_EXITS = "cuda-exits"
+
+
+def _not_is_cuda(test) -> bool:
+    """``not x.is_cuda`` (a tensor's, not ``self.is_cuda``), alone or as a disjunct of an ``or``: true for any
+    tensor that is not a CUDA tensor, an NPU tensor among them."""
+    parts = test.values if isinstance(test, nodes.BoolOp) and test.op == "or" else [test]
+    for p in parts:
+        if isinstance(p, nodes.UnaryOp) and p.op == "not" and isinstance(p.operand, nodes.Attribute) \
+                and p.operand.attrname == "is_cuda" \
+                and not (isinstance(p.operand.expr, nodes.Name) and p.operand.expr.name in ("self", "cls")):
+            return True
+    return False
+
+
+def _cuda_exits(tree, memo: Optional[dict]) -> dict:
+    """{id(block owner): {field: index}} of the first ``if ... or not x.is_cuda: return <value>`` (no ``else``) of
+    each block of *tree*, found in one walk and kept in the tree's guard memo."""
+    got = memo.get(_CUDA_EXITS) if memo is not None else None
+    if got is None:
+        got = {}
+        for ifn in nodes_of(tree, nodes.If):
+            if ifn.orelse or not ifn.body or not isinstance(ifn.body[-1], nodes.Return) \
+                    or ifn.body[-1].value is None or not _not_is_cuda(ifn.test):
+                continue
+            parent = ifn.parent
+            for fld in ("body", "orelse"):
+                block = getattr(parent, fld, None)
+                if isinstance(block, list) and any(st is ifn for st in block):
+                    idx = next(i for i, st in enumerate(block) if st is ifn)
+                    own = got.setdefault(id(parent), {})
+                    if idx < own.get(fld, idx + 1):
+                        own[fld] = idx
+                    break
+        if memo is not None:
+            memo[_CUDA_EXITS] = got
+    return got
+
+
+def _after_cuda_exit(node, memo: Optional[dict] = None) -> bool:
+    """*node* runs only after an early return for a tensor that is not a CUDA tensor (``if torch.jit.is_scripting()
+    or not x.is_cuda: return F.layer_norm(x, ...)`` and then the fused kernel): an NPU tensor is not a CUDA tensor,
+    so it takes that return (a working path of its own) and *node* is off the NPU path. An exit that raises is a
+    stop, not a path (:mod:`analyse.passes.cuda_api`)."""
+    exits = _cuda_exits(node.root(), memo)
+    if not exits:
+        return False
+    tables = block_tables(memo)
+    cur, parent = node, node.parent
+    depth = 0
+    while parent is not None and depth < 60 and not isinstance(cur, (nodes.FunctionDef, nodes.ClassDef)):
+        own = exits.get(id(parent))
+        if own:
+            at = block_position(parent, cur, tables)
+            if at is not None and at[0] in own and own[at[0]] < at[1]:
+                return True
+        cur, parent = parent, parent.parent
+        depth += 1
+    return False
+
+
+def npu_takes_fallback(kind: Optional[str], on_path: Optional[dict], fallback: bool, own: bool = True) -> bool:
+    """Library mode: a CUDA device or availability test with a working fallback that is false on an NPU host as the
+    code stands (no transfer_to_npu): the library runs there through its fallback, with nothing to change, so the
+    CUDA path is no work of the NPU port (``if not x.is_cuda: return <torch>`` / ``if x.is_cuda: <kernel> else:
+    <torch>``, ``if _SUPPORTS_FLEX: <flex> else: <dense>``). transfer_to_npu would make the test answer for the NPU
+    and take the CUDA path; that is the importing program's choice, not the library's. Judges read these functions
+    as supported (stop 39). *own*: the guard's own test is that CUDA test (Guard.npu_fallback); a CUDA test further
+    out whose other side stops (``elif not torch.cuda.is_available(): raise``) is no fallback."""
+    if not own or not fallback or not on_path or kind not in ("device-branch", "availability-check"):
+        return False
+    return on_path.get("no_transfer") == "off" and on_path.get("transfer_to_npu") in ("on", "conditional")
 
 
 def transfer_only_condition(kind: Optional[str], condition: Optional[str], on_path: Optional[dict],
@@ -1248,6 +1321,8 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
     try:
         if mentions_npu and _off_npu_path(call, memo):
             return UNREACHABLE
+        if _after_cuda_exit(call, memo):
+            return UNREACHABLE
         g = guard_of(call, memo)
     except (RecursionError, ValueError):
         return None
@@ -1271,6 +1346,9 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
     if scen == "conditional" and g.to_dict().get("by_default") == "off":
         # off unless the caller asks for it (`mixed_precision == "fp8"` two levels up): a choice, not a blocker
         return f"only when a caller sets {g.to_dict().get('unless') or 'a non-default value'} (off by default, {where})"
+    if g.path is not None and params_are_choices() and npu_takes_fallback(g.kind, g.on_path, g.fallback,
+                                                                            g.npu_fallback):
+        return UNREACHABLE   # library mode: the NPU takes the fallback as the code stands
     if scen == "on" and g.path is not None:
         # the CUDA path runs only where transfer_to_npu makes the CUDA test true; without it the fallback does
         return transfer_only_condition(g.kind, g.condition, g.on_path, g.fallback, where)

@@ -126,7 +126,7 @@ def _rule_lines(codes) -> List[str]:
 
 # pattern ids (finding ``api`` values that are not API names) -> the rules that report them
 _PATTERNS: Dict[str, Tuple[str, ...]] = {
-    "device-type-check": ("NPU004",), "device:cuda": ("NPU003",), "torch.distributed.backend:nccl": ("NPU101", "NPU102"),
+    "device-type-check": ("NPU004",), "cuda-availability-flag": ("NPU004",), "device:cuda": ("NPU003",), "torch.distributed.backend:nccl": ("NPU101", "NPU102"),
     "attention": ("NPU704",), "collate_fn:pad-to-longest": ("NPU604",), "tokenizer(padding=True)": ("NPU604",),
     "torch.Tensor.__getitem__": ("NPU602",), "torch.Tensor.__setitem__": ("NPU602",), "nvidia-smi": ("NPU007", "NPU905"),
     "nvcc": ("NPU503", "NPU905"), "project:compile-mode": ("NPU807",), "project:task-queue": ("NPU808",),

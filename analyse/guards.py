@@ -57,7 +57,7 @@ from astroid import nodes
 from analyse import conditions as C
 from analyse.conditions import build as build_condition
 from analyse.conditions.build import IMPORT_ERRORS, handler_catches_import  # noqa: F401 (re-exported)
-from analyse.conditions.build import dotted_name as _dotted, leaf_name as _leaf
+from analyse.conditions.build import dotted_name as _dotted, imported_flag, leaf_name as _leaf
 from analyse.conditions import classify as classify_condition
 from analyse.conditions.options import import_helper_name, params_are_choices
 from analyse.syntax import own_bindings
@@ -108,6 +108,9 @@ class Guard:
     # a call tried for a value whose failure the handler answers (:func:`_tried_call_guard`): it runs or the
     # handler's value does, on any host
     tried: bool = False
+    # the guard's own test is a CUDA test that is false on an NPU host as the code stands (no transfer_to_npu) and
+    # the guarded code has a working fallback: the NPU takes the fallback (analyse.callgraph.npu_takes_fallback)
+    npu_fallback: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in GUARD_KINDS:
@@ -124,6 +127,8 @@ class Guard:
             d["condition"] = self.condition
         if self.tried:
             d["tried"] = True
+        if self.npu_fallback:
+            d["npu_fallback"] = True
         if self.path is not None:
             op = self.on_path
             d["on_path"] = op
@@ -193,6 +198,50 @@ def _only_raises(body) -> bool:
             continue  # a docstring / bare string
         return False
     return True
+
+
+def block_stops(block) -> bool:
+    """The block stops the program: it raises, asserts false or exits at its top level (one that only logs or
+    warns completes: ``if x.is_cuda and x.requires_grad: warnings.warn(...)``)."""
+    if not block:
+        return False
+    if any(isinstance(st, nodes.Assert) and isinstance(st.test, nodes.Const) and not st.test.value for st in block):
+        return True
+    # a nested `if ...: raise ... else: raise ...` at the end stops too
+    return _stops(block) or (isinstance(block[-1], nodes.If) and _only_raises(block))
+
+
+def chain_stops(ifnode) -> bool:
+    """Some branch of the ``if`` / ``elif`` / ``else`` chain stops the program (:func:`block_stops`)."""
+    cur = ifnode
+    while True:
+        if block_stops(cur.body):
+            return True
+        if len(cur.orelse) == 1 and isinstance(cur.orelse[0], nodes.If):
+            cur = cur.orelse[0]
+            continue
+        return block_stops(cur.orelse)
+
+
+def path_choice(node, other_path: bool = False) -> str:
+    """Words when *node* (a device or backend test: ``x.is_cuda``, ``dist.get_backend() == "nccl"``) is the test,
+    alone or inside ``and`` / ``or`` / ``not``, of an ``if`` whose chain of branches neither raises nor exits, or of
+    a conditional expression: whichever way an NPU host answers it, a path that completes runs, so the test is a
+    path choice and no change to make. "" otherwise (asserted, a value passed on, a branch that stops).
+    *other_path*: the ``if`` must also write the path taken when the test fails (an ``else``, or a body that returns
+    so that the rest of the block is that path): a test that only skips its body (``if backend == "nccl":
+    torch.cuda.set_device(rank)``) may skip set-up the other device needs too."""
+    test = node
+    while test.parent is not None and isinstance(test.parent, (nodes.BoolOp, nodes.UnaryOp)):
+        test = test.parent
+    holder = test.parent
+    if isinstance(holder, nodes.IfExp) and holder.test is test:
+        return f"the alternatives of the expression at line {holder.lineno}"
+    if isinstance(holder, nodes.If) and holder.test is test and not chain_stops(holder):
+        if other_path and not holder.orelse and not (holder.body and isinstance(holder.body[-1], nodes.Return)):
+            return ""
+        return f"the branches of the `if` at line {holder.lineno} complete"
+    return ""
 
 
 def _needs_gpu_only(body) -> bool:
@@ -779,7 +828,7 @@ def _classify_any(test, ctx):
     availability helpers, environment variables, options with their default)."""
     if _opens_cache_fill(test):
         return None
-    got = _classify(test, ctx)
+    got = None if _imported_flag_test(test) else _classify(test, ctx)
     if got is not None:
         return got
     cond = _cond(test)
@@ -792,17 +841,28 @@ def _classify_any(test, ctx):
     return kind, (ORELSE if negated else BODY), cuda
 
 
+def _imported_flag_test(test) -> bool:
+    """``FLAG`` / ``not FLAG`` where the flag is imported from the project module that binds it to a test
+    (:func:`analyse.conditions.build.imported_flag`): the model reads it from its definition, before any guess
+    from its name."""
+    inner = test.operand if isinstance(test, nodes.UnaryOp) and test.op == "not" else test
+    return isinstance(inner, nodes.Name) and bool(C.model_module_flags()) \
+        and imported_flag(inner, inner.name) is not None
+
+
 def _classified(owner):
     """_classify of an if / conditional expression's test, kept on the node (trees are not changed after
-    parsing; the same test is asked about once per statement under it)."""
+    parsing; the same test is asked about once per statement under it), made again once the options are
+    configured (the pre-scan may ask first)."""
     got = getattr(owner, "_npu_guard_test", _MISSING)
-    if got is _MISSING:
-        got = _classify_any(owner.test, owner)
+    gen = C.options_generation()
+    if got is _MISSING or got[0] != gen:
+        got = (gen, _classify_any(owner.test, owner))
         try:
             owner._npu_guard_test = got
         except AttributeError:  # pragma: no cover - slotted node classes
             pass
-    return got
+    return got[1]
 
 
 def _cond(test):
@@ -861,7 +921,20 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
         fallback = False
     if kind == "option" and params_are_choices():
         kind = _decided_kind(ifnode.test, in_body) or kind
-    return Guard(kind, ifnode.lineno or 1, fallback, _condition_text(ifnode.test, in_body))
+    return Guard(kind, ifnode.lineno or 1, fallback, _condition_text(ifnode.test, in_body),
+                 npu_fallback=fallback and _off_without_transfer(ifnode.test, in_body))
+
+
+def _off_without_transfer(test, in_body: bool) -> bool:
+    """The branch of *test* (its body when *in_body*) is a CUDA test, false on an NPU host without transfer_to_npu,
+    with no choice or optional library beside it (``ops is not None and x.is_cuda``, a hub kernel a setting loads,
+    is the setting's: the caller's choice stays conditional)."""
+    bc = _branch_cond(test, in_body)
+    if bc is None or C.evaluate(bc, C.NO_TRANSFER) is not False:
+        return False
+    kinds = {a.kind for a in C.model.atoms(bc)}
+    cuda = {C.model.CUDA, C.model.CUDA_TYPE, C.model.CUDA_BUILD}
+    return bool(kinds & cuda) and kinds <= cuda | {C.model.VERSION}
 
 
 def _absent_only(c) -> bool:
@@ -1128,7 +1201,8 @@ def _early_exit_guard(block, idx: int, exits: Optional[List] = None) -> Optional
             fallback = not _only_raises(prev.body)
             if kind == "option" and not fallback:
                 continue   # `if args.x is None: raise ...` validates the options; it guards nothing
-            return Guard(kind, prev.lineno or 1, fallback, _condition_text(prev.test, False))
+            return Guard(kind, prev.lineno or 1, fallback, _condition_text(prev.test, False),
+                         npu_fallback=fallback and _off_without_transfer(prev.test, False))
     return None
 
 
@@ -1207,9 +1281,14 @@ def tree_memo(tree: nodes.Module) -> dict:
     """The :func:`guard_of` memo of one tree, kept on it: the passes, the call-graph summary and the
     reach facts ask about the same calls and share the walks."""
     memo = getattr(tree, "_npu_guard_memo", None)
-    if memo is None:
-        memo = tree._npu_guard_memo = {}
+    gen = C.options_generation()
+    if memo is None or memo.get(_GENERATION) != gen:
+        # none yet, or made before the project's options and flags were configured (the pre-scan): made again
+        memo = tree._npu_guard_memo = {_GENERATION: gen}
     return memo
+
+
+_GENERATION = "generation"
 
 
 def _level(parent, cur, tables):
@@ -1276,6 +1355,10 @@ def _level(parent, cur, tables):
     elif isinstance(parent, nodes.With):
         if fld == "body":
             g = _with_guard(parent)
+    elif isinstance(parent, nodes.ExceptHandler):
+        if fld == "body" and _missing_device_namespace(parent):
+            c = C.model.FALSE
+            g = Guard("device-branch", parent.lineno or 1, True, "the device's torch namespace is missing", path=c)
     block = getattr(parent, fld)
     exits = _early_exits(block, idx, tables)
     if not exits:
@@ -1286,6 +1369,23 @@ def _level(parent, cur, tables):
     if ec is not None:
         c = C.conj(c, ec)
     return g, c
+
+
+def _missing_device_namespace(handler: nodes.ExceptHandler) -> bool:
+    """``try: return getattr(torch, device_type) / except AttributeError: <fallback, often torch.cuda>``: the
+    handler runs only for a device type torch has no namespace for; the NPU has one (``torch.npu``, from torch_npu),
+    so on an NPU host the handler is off the path."""
+    t = handler.type
+    names = [t] if not isinstance(t, nodes.Tuple) else list(t.elts)
+    if not any(_leaf(n) == "AttributeError" for n in names if isinstance(n, (nodes.Name, nodes.Attribute))):
+        return False
+    trynode = handler.parent
+    if not isinstance(trynode, nodes.Try) or len(trynode.body) != 1:
+        return False
+    st = trynode.body[0]
+    value = st.value if isinstance(st, (nodes.Return, nodes.Assign)) else None
+    return isinstance(value, nodes.Call) and _leaf(value.func) == "getattr" and len(value.args) == 2 \
+        and _dotted(value.args[0]) == "torch" and not isinstance(value.args[1], nodes.Const)
 
 
 _BLOCK_OWNERS: dict = {}   # node type -> whether its fields include a statement block (filled as types are met)

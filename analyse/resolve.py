@@ -113,6 +113,7 @@ class ProjectIndex:
     option_defaults: Dict[str, tuple] = field(default_factory=dict)  # option -> default literals (analyse.conditions)
     config_keys: Set[str] = field(default_factory=set)  # options declared by the configuration files the code names
     config_by_module: Dict[str, Dict[str, list]] = field(default_factory=dict)  # module -> options of the files it names
+    module_flags: Dict[str, tuple] = field(default_factory=dict)  # module.NAME -> (kind, values): conditions.build.collect_flags
     modules: Set[str] = field(default_factory=set)
     import_helpers: Dict[str, "ImportHelper"] = field(default_factory=dict)  # qualname -> helper shape
     programs: bool = True   # script mode: the project may have an entry point (analyse.pipeline.run's *programs*)

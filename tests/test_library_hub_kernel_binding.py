@@ -4,7 +4,8 @@ finding, the function ``supported``).
 
 ``if ops is not None and x.is_cuda: return _fused(...)`` then a torch path: ``ops`` (``None`` unless the module made it)
 is an optional object, and an ``and`` with a CUDA test is decided by the operand that is off on an NPU host with a
-fallback, so the caller is ``conditional`` (INVALID: ``unsupported``, the CUDA test read as "no fallback").
+fallback, so the caller is ``conditional`` (INVALID: ``unsupported``, the CUDA test read as "no fallback"). The
+optional object beside the CUDA test keeps it the setting's choice (not analyse.callgraph.npu_takes_fallback).
 
 VALID: the function that calls the kernel unconditionally stays ``unsupported``; a local variable of the same name is
 not the module's binding.

@@ -115,7 +115,6 @@ def test_a_flag_set_from_the_failed_build_takes_the_fallback(tmp_path, kb):
     by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
     assert "fbdlib.Layer.delta" not in by      # supported: the flag is False on an Ascend host
     assert "fbdlib.Fast.forward" not in by     # the flag is set in a base class of the module
-    probe = by["fbdlib.Probe.forward"]         # VALID: a flag set from the CUDA check answers for the NPU
-    assert probe["status"] == "conditional"
-    assert probe["conditions"] == ["only under transfer_to_npu, where `self.gpu` answers for the NPU "
-                                   f"(availability-check, __init__.py:{probe['line'] + 1}); without it the fallback runs"]
+    # a flag set from the CUDA check: false on an NPU host as the code stands, whose else runs (supported since
+    # stop 39; it was conditional "only under transfer_to_npu")
+    assert "fbdlib.Probe.forward" not in by, by.get("fbdlib.Probe.forward")

@@ -22,6 +22,8 @@ from analyse.conditions.build import build, classify, handler_catches_import
 from analyse.conditions.model import (CONDITIONAL, NO_TRANSFER, OFF, ON, SCENARIOS, TRANSFER, Atom, Cond, conj,
                                       evaluate, neg, on_path, render, words)
 from analyse.conditions.options import configure
+from analyse.conditions.options import generation as options_generation
+from analyse.conditions.options import module_flags as model_module_flags
 
-__all__ = ["build", "classify", "handler_catches_import", "CONDITIONAL", "NO_TRANSFER", "OFF", "ON", "SCENARIOS",
+__all__ = ["build", "classify", "options_generation", "model_module_flags", "handler_catches_import", "CONDITIONAL", "NO_TRANSFER", "OFF", "ON", "SCENARIOS",
            "TRANSFER", "Atom", "Cond", "conj", "evaluate", "neg", "on_path", "render", "words", "configure"]

@@ -36,6 +36,7 @@ from analyse.conditions import model as m
 from analyse.conditions.options import (config_value, gpu_only_module, import_helper_name, literal, option_values, params_are_choices,
                                         torch_has)
 from analyse.conditions.options import torch_version as _resolved_torch_version
+from analyse.conditions.options import generation as _generation, module_flags
 from analyse.syntax import nodes_of, own_bindings
 
 _MISSING = object()
@@ -888,9 +889,10 @@ def _helper_summary(fn: nodes.FunctionDef, depth: int) -> Optional[m.Cond]:
     """What an availability helper returns, from its body: the one non-constant return, or a
     try-import that returns True / False."""
     got = fn.__dict__.get(_HELPER_MEMO, _MISSING)
-    if got is not _MISSING:
-        return got
-    fn.__dict__[_HELPER_MEMO] = None   # recursion guard
+    gen = _generation()
+    if got is not _MISSING and got[0] == gen:
+        return got[1]
+    fn.__dict__[_HELPER_MEMO] = (gen, None)   # recursion guard
     out = None
     rets = [r for r in fn.nodes_of_class(nodes.Return) if r.value is not None]
     if len(fn.body) <= 12 and rets:
@@ -909,7 +911,7 @@ def _helper_summary(fn: nodes.FunctionDef, depth: int) -> Optional[m.Cond]:
                 if isinstance(c, m.Atom):
                     c = m.Atom(c.kind, f"{fn.name}()", c.values)
                 out = c
-    fn.__dict__[_HELPER_MEMO] = out
+    fn.__dict__[_HELPER_MEMO] = (gen, out)
     return out
 
 
@@ -1037,9 +1039,15 @@ def _compare(op: str, a, b):
     return {"<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b}[op]()
 
 
+_BACKEND_MEMBERS = {"NCCL": "nccl", "GLOO": "gloo", "HCCL": "hccl", "MPI": "mpi"}
+
+
 def _device_strings(node):
     if isinstance(node, nodes.Const) and isinstance(node.value, str):
         return [node.value]
+    if isinstance(node, nodes.Attribute) and node.attrname in _BACKEND_MEMBERS \
+            and _dotted(node.expr).split(".")[-1] == "Backend":
+        return [_BACKEND_MEMBERS[node.attrname]]   # `dist.Backend.NCCL` is the string "nccl"
     if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)):
         return [e.value for e in node.elts if isinstance(e, nodes.Const) and isinstance(e.value, str)]
     return []
@@ -1337,10 +1345,11 @@ def build(test, depth: int = 0) -> Optional[m.Cond]:
         return None
     if depth == 0:
         got = test.__dict__.get("_npu_cond", _MISSING)
-        if got is not _MISSING:
-            return got
+        gen = _generation()
+        if got is not _MISSING and got[0] == gen:
+            return got[1]
         out = _build(test, depth)
-        test.__dict__["_npu_cond"] = out
+        test.__dict__["_npu_cond"] = (gen, out)
         return out
     return _build(test, depth)
 
@@ -1411,6 +1420,9 @@ def _build(test, depth: int) -> Optional[m.Cond]:
         flag = _flag_from_bindings(test, text)
         if flag is not None:
             return flag
+        flag = imported_flag(test, text)
+        if flag is not None:
+            return flag
         if _is_version(test):
             return m.Atom(m.VERSION, text)
         val = value_of(test, depth)
@@ -1433,6 +1445,101 @@ def _build(test, depth: int) -> Optional[m.Cond]:
             return _truth_atom(val, test)
         return _unknown(test)
     return _unknown(test)
+
+
+# --------------------------------------------------------------------------- flags other modules import
+
+_FLAG_KINDS = frozenset(m.DEVICE_KINDS + (m.IMPORTABLE, m.VERSION, m.PLATFORM, m.UNKNOWN))
+
+
+def collect_flags(tree: nodes.Module) -> Tuple[Tuple[str, str, Tuple], ...]:
+    """The module's flags that another module may import and test, as plain data: ``(name, kind, (value with
+    transfer_to_npu, value without))`` for each name bound once, at module level, by a plain assignment of a device,
+    availability, version or platform test (``_SUPPORTS_FLEX = torch.cuda.is_available() and
+    torch.cuda.get_device_capability() >= (7, 5)``), never declared ``global``, whose value on an NPU host is known
+    in at least one scenario. Read by :func:`imported_flag` through :func:`analyse.conditions.options.configure`."""
+    out = []
+    glob = _declared_global(tree)
+    for st in tree.body:
+        if not isinstance(st, (nodes.Assign, nodes.AnnAssign)) or st.value is None:
+            continue
+        targets = st.targets if isinstance(st, nodes.Assign) else [st.target]
+        if len(targets) != 1 or not isinstance(targets[0], nodes.AssignName):
+            continue
+        name = targets[0].name
+        if name in glob or len(tree.locals.get(name, ())) != 1:
+            continue
+        if isinstance(st.value, (nodes.Const, nodes.Name)) and not isinstance(st.value, nodes.Name):
+            continue   # a literal is a module constant (module_constant), not a test
+        try:
+            c = build(st.value, 1)   # depth 1: nothing is memoised on the node before the options are configured
+        except (RecursionError, ValueError, TypeError, AttributeError):
+            continue
+        if c is None or not any(a.kind != m.UNKNOWN for a in m.atoms(c)) \
+                or any(a.kind not in _FLAG_KINDS for a in m.atoms(c)):
+            continue
+        vals = (m.evaluate(c, m.TRANSFER), m.evaluate(c, m.NO_TRANSFER))
+        if vals == (None, None):
+            continue
+        kinds = [a.kind for a in m.atoms(c) if a.kind != m.UNKNOWN]
+        out.append((name, kinds[0], vals))
+    return tuple(out)
+
+
+_CONSTANT_NAME = re.compile(r"^_?[A-Z][A-Z0-9_]*$")
+
+
+def collect_flag_imports(tree: nodes.Module) -> Tuple[Tuple[str, str], ...]:
+    """``(name, "source.module.NAME")`` for each constant-style name (``_SUPPORTS_FLEX``) the module binds only by
+    one module-level ``from <module> import NAME``: a flag it may hand on to the modules that import it from
+    here (the pipeline follows these to the module that defines the flag)."""
+    out = []
+    for st in tree.body:
+        if not isinstance(st, nodes.ImportFrom):
+            continue
+        mod = _absolute_from(st)
+        if not mod:
+            continue
+        for n, alias in st.names:
+            local = alias or n
+            if n != "*" and _CONSTANT_NAME.match(local) and len(tree.locals.get(local, ())) == 1:
+                out.append((local, f"{mod}.{n}"))
+    return tuple(out)
+
+
+def _absolute_from(imp: nodes.ImportFrom) -> str:
+    """The absolute module name of ``from <module> import ...`` (relative levels resolved against the module)."""
+    if not imp.level:
+        return imp.modname or ""
+    root = imp.root()
+    parts = (root.name or "").split(".")
+    pkg = parts if getattr(root, "package", False) else parts[:-1]
+    if imp.level - 1 > len(pkg):
+        return ""
+    base = pkg[:len(pkg) - (imp.level - 1)]
+    return ".".join(base + ([imp.modname] if imp.modname else []))
+
+
+def imported_flag(name: nodes.Name, text: str) -> Optional[m.Atom]:
+    """The flag *name* holds when it is bound only by ``from <module> import <flag>`` of a flag that module
+    defines (:func:`collect_flags`): the defining expression's kind and values, under the importing name."""
+    table = module_flags()
+    if not table:
+        return None
+    try:
+        defs = own_bindings(name, name.name)
+    except Exception:
+        return None
+    if len(defs) != 1 or not isinstance(defs[0], nodes.ImportFrom):
+        return None
+    imp = defs[0]
+    orig = next((n for n, alias in imp.names if (alias or n) == name.name), None)
+    mod = _absolute_from(imp)
+    got = table.get(f"{mod}.{orig}") if orig and mod else None
+    if got is None:
+        return None
+    kind, vals = got
+    return m.Atom(kind, text, tuple(vals))
 
 
 def _renamed(c: m.Cond, text: str) -> m.Cond:

@@ -28,7 +28,8 @@ from astroid import nodes
 from analyse.syntax import nodes_of
 
 _STATE = {"options": {}, "params_are_choices": False, "gpu_only": frozenset(), "torch_api": frozenset(),
-          "config_keys": frozenset(), "config_by_module": {}, "import_helpers": frozenset(), "torch_version": None}
+          "config_keys": frozenset(), "config_by_module": {}, "import_helpers": frozenset(), "torch_version": None,
+          "module_flags": {}, "generation": 0}
 MAX_OPTIONS = 20000
 
 
@@ -36,7 +37,8 @@ def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
               gpu_only: Optional[Iterable[str]] = None, torch_api: Optional[Iterable[str]] = None,
               config_keys: Optional[Iterable[str]] = None,
               config_by_module: Optional[Dict[str, Dict[str, list]]] = None,
-              import_helpers: Optional[Iterable[str]] = None, torch_version: Optional[str] = None) -> None:
+              import_helpers: Optional[Iterable[str]] = None, torch_version: Optional[str] = None,
+              module_flags: Optional[Dict[str, tuple]] = None) -> None:
     """Set the project's option table and the mode for the conditions built in this process.
     In ``thirdparty`` mode a parameter of a library function is its caller's choice (conditional);
     in ``script`` mode it takes its default. *gpu_only*: modules with no NPU path (from the knowledge
@@ -47,8 +49,12 @@ def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
     the configuration files that module names, which :func:`config_values` answers for. *import_helpers*: the
     names of the project's functions that import the module a string names and hand it back
     (:class:`analyse.resolve.ImportHelper`), for :func:`import_helper_name`. *torch_version*: the torch
-    version the run resolved (``2.13.0``), which a test of ``torch.__version__`` is valued against."""
+    version the run resolved (``2.13.0``), which a test of ``torch.__version__`` is valued against. *module_flags*:
+    ``module.NAME`` -> (kind, values) of the flags modules define (:func:`analyse.conditions.build.collect_flags`),
+    for the modules that import them."""
+    _STATE["generation"] += 1   # conditions memoised on the trees before (the pre-scan's) are stale
     _STATE["options"] = dict(options or {})
+    _STATE["module_flags"] = dict(module_flags or {})
     _STATE["import_helpers"] = frozenset(import_helpers or ())
     _STATE["config_keys"] = frozenset(config_keys or ())
     _STATE["config_by_module"] = dict(config_by_module or {})
@@ -59,6 +65,17 @@ def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
         _STATE["torch_api"] = frozenset(torch_api)
     if torch_version is not None:
         _STATE["torch_version"] = torch_version
+
+
+def generation() -> int:
+    """How many times :func:`configure` ran in this process: a condition or guard memoised on a tree under an
+    earlier generation (the pre-scan builds some before the project's options and flags are known) is recomputed."""
+    return _STATE["generation"]
+
+
+def module_flags() -> Dict[str, tuple]:
+    """``module.NAME`` -> (kind, (value with transfer_to_npu, without)) of the project's module-level flags."""
+    return _STATE["module_flags"]
 
 
 def torch_version() -> Optional[str]:

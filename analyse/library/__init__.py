@@ -46,8 +46,9 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from analyse.callgraph import (FALLBACK_CONDITION, MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, RESULT_CALLED, RESULT_TESTED, UNREACHABLE, FunctionLocator, ModuleSummary, build_graph, classify,
-                               other_device_only, propagate, summarise_module, transfer_only_condition)
+from analyse.callgraph import (FALLBACK_CONDITION, MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, RESULT_CALLED, RESULT_TESTED, UNREACHABLE, FunctionLocator,
+                               ModuleSummary, build_graph, classify, npu_takes_fallback, other_device_only, propagate,
+                               summarise_module, transfer_only_condition)
 from analyse.findings import AnalysisError, Finding, assign_ids
 from analyse.library.cpp import CPP_SUFFIXES, BuildExt, scan_sources
 from analyse.passes.cuda_api import ASSERT_REJECTS_NPU, DEVICE_TABLE, EVERY_CALL, NPU_BRANCH_STOPS
@@ -556,6 +557,8 @@ def _finding_condition(f: Finding, status: Optional[str] = None) -> Optional[str
         return UNREACHABLE   # off the path with the defaults (analyse.conditions)
     if g and scen == "conditional" and g.get("by_default") == "off":
         return f"only when a caller sets {g.get('unless') or 'a non-default value'} (off by default, {where})"
+    if g and npu_takes_fallback(g.get("kind"), g.get("on_path"), bool(g.get("fallback")), bool(g.get("npu_fallback"))):
+        return UNREACHABLE   # the NPU takes the fallback as the code stands (analyse.callgraph.npu_takes_fallback)
     if g and scen == "on":
         return transfer_only_condition(g.get("kind"), g.get("condition"), g.get("on_path"), bool(g.get("fallback")),
                                        where)

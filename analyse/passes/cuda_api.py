@@ -20,10 +20,13 @@ from typing import Iterator, List, Optional
 
 from astroid import nodes
 
-from analyse.conditions import TRANSFER as TRANSFER_SCENARIO, build as build_condition, evaluate as evaluate_condition
+from analyse.conditions import NO_TRANSFER as NO_TRANSFER_SCENARIO, TRANSFER as TRANSFER_SCENARIO, \
+    build as build_condition, evaluate as evaluate_condition
+from analyse.conditions.model import CUDA as CUDA_ATOM, CUDA_BUILD as CUDA_BUILD_ATOM, UNKNOWN as UNKNOWN_ATOM, \
+    atoms as condition_atoms
 from analyse.findings import Finding, Rule
 from analyse.knowledge.noise import env_is_written, load_noise
-from analyse.guards import _only_raises as only_raises
+from analyse.guards import _only_raises as only_raises, path_choice
 from analyse.passes import ModuleContext, Pass, in_log_or_docstring, nodes_of, walk
 from analyse.passes._limits import evaluate_checks
 from analyse.syntax import merged, selection
@@ -224,6 +227,42 @@ class CudaApiPass(Pass):
                     yield f
             elif isinstance(node, (nodes.Const, nodes.JoinedStr)):
                 yield from self._string(ctx, node)
+        for _pos, ifn in selection(tree, nodes.If):
+            f = self._flag_stop(ctx, ifn)
+            if f is not None:
+                yield f
+
+    # --------------------------------------------------------------- CUDA flags that stop the code
+    def _flag_stop(self, ctx: ModuleContext, ifn: nodes.If) -> Optional[Finding]:
+        """``if not _SUPPORTS_FLEX: raise ValueError(...)`` where the flag is a CUDA availability test (bound in this
+        module or imported from the module that binds it, :func:`analyse.conditions.build.imported_flag`) that is
+        false on an NPU host without transfer_to_npu and not known to hold with it: the code stops on an NPU. The
+        test names no CUDA API itself, so nothing else reports it."""
+        test = ifn.test
+        inner = test.operand if isinstance(test, nodes.UnaryOp) and test.op == "not" else test
+        if not isinstance(inner, nodes.Name) or ifn.orelse or not _fails(ifn.body):
+            return None
+        try:
+            c = build_condition(test)
+        except (RecursionError, ValueError, TypeError, AttributeError):
+            return None
+        if c is None or not any(a.kind in _CUDA_FLAG_KINDS for a in condition_atoms(c)) \
+                or any(a.kind not in _CUDA_FLAG_KINDS + (UNKNOWN_ATOM,) for a in condition_atoms(c)):
+            return None
+        if evaluate_condition(c, NO_TRANSFER_SCENARIO) is not True:
+            return None
+        line = ifn.body[-1].lineno or ifn.lineno
+        if evaluate_condition(c, TRANSFER_SCENARIO) is False:
+            return ctx.finding(self.rule("NPU004"), ifn.test, "cuda-availability-flag",
+                               f"`{inner.name}` is a CUDA availability test, false on an Ascend NPU host: the code stops "
+                               f"there ({ctx.path}:{line}) unless transfer_to_npu makes the test answer for the NPU.",
+                               replacement="test for the NPU too (or import transfer_to_npu)", severity="auto")
+        return ctx.finding(self.rule("NPU004"), ifn.test, "cuda-availability-flag",
+                           f"`{inner.name}` is a CUDA availability test, false on an Ascend NPU host (without "
+                           f"transfer_to_npu, and not known to hold with it): {NPU_BRANCH_STOPS} ({ctx.path}:{line})"
+                           f"{_every_call(ifn)}.",
+                           replacement="give the NPU its own path (or test for the NPU too) instead of stopping",
+                           severity="manual")
 
     # --------------------------------------------------------------- device-type tables
     def _device_table(self, ctx: ModuleContext, sub: nodes.Subscript) -> Optional[Finding]:
@@ -257,6 +296,13 @@ class CudaApiPass(Pass):
             return None
         if isinstance(node, nodes.Attribute) and node.attrname == "is_cuda" and not (
                 isinstance(node.expr, nodes.Name) and node.expr.name in ("self", "cls")):
+            choice = _is_cuda_path_choice(node)
+            if choice:
+                return ctx.finding(self.rule("NPU002"), node, "torch.Tensor.is_cuda",
+                                   f"`.is_cuda` chooses a path here: {choice}. False for an NPU tensor without "
+                                   "transfer_to_npu, true with it; both paths run on an NPU, so nothing must change "
+                                   "(test `.is_npu` too where the CUDA path is the faster one).",
+                                   replacement=None, severity="advice")
             return ctx.finding(self.rule("NPU002"), node, "torch.Tensor.is_cuda",
                                "`.is_cuda` is False for NPU tensors; transfer_to_npu maps it to `.is_npu`.",
                                replacement="x.is_npu", severity="auto" if self._transfer_maps(ctx, "torch.Tensor.is_cuda") else "manual",
@@ -267,6 +313,16 @@ class CudaApiPass(Pass):
         if q == "torch.cuda" or q.startswith("torch.cuda."):
             if isinstance(node, nodes.Name) and isinstance(parent, (nodes.Import, nodes.ImportFrom)):
                 return None
+            if q == "torch.cuda.is_available" and ctx.project.mode == "thirdparty" \
+                    and isinstance(parent, nodes.Call) and parent.func is node:
+                choice = path_choice(parent)
+                if choice:
+                    # library mode: a function that asks whether CUDA is there and completes either way (`if not
+                    # torch.cuda.is_available(): return None`) runs on an NPU as it stands
+                    return ctx.finding(self.rule("NPU001"), node, q,
+                                       f"`{q}()` chooses a path here: {choice}. False on an NPU host without "
+                                       "transfer_to_npu (true with it); both paths run, so nothing must change.",
+                                       replacement=None, severity="advice", evidence="knowledge")
             return self._torch_cuda_finding(ctx, node, q)
         if q.startswith("torch.backends.cudnn") or q.startswith("torch.backends.cuda"):
             return self._backends_finding(ctx, node, q)
@@ -807,6 +863,7 @@ def _every_call(stmt) -> str:
         cur, parent = parent, parent.parent
     return f", {EVERY_CALL}"
 DEVICE_TABLE = "device-type-table"   # the api of NPU004 on a device-type table with no 'npu' key
+_CUDA_FLAG_KINDS = (CUDA_ATOM, CUDA_BUILD_ATOM)
 
 
 def _dict_literal(node) -> Optional[nodes.Dict]:
@@ -927,6 +984,27 @@ def device_check_effect(node: nodes.Compare, path: str):
     what = f" and the CUDA branch at {path}:{skipped[0].lineno} is skipped" if skipped and runs else \
         (f" (the CUDA branch at {path}:{skipped[0].lineno})" if skipped else "")
     return "advice", where + what
+
+
+def _is_cuda_path_choice(node: nodes.Attribute) -> str:
+    """Words for a ``x.is_cuda`` that only picks between two paths that both complete: the test (alone or in
+    ``and`` / ``or`` / ``not``) of an ``if`` whose chain of branches neither raises nor exits, of a conditional
+    expression, or of a flag bound once (``use_x = ... and x.is_cuda``) whose tests take branches that complete.
+    An NPU host takes one path or the other (the CUDA one with transfer_to_npu, the other without), and both run:
+    a path choice, not a change to make. "" otherwise (asserted, passed on as a value, returned, a branch that
+    stops)."""
+    got = path_choice(node)
+    if got:
+        return got
+    test = node
+    while test.parent is not None and isinstance(test.parent, (nodes.BoolOp, nodes.UnaryOp)):
+        test = test.parent
+    holder = test.parent
+    if isinstance(holder, nodes.Assign) and holder.value is test and test is not node:
+        flag = _flag_branches_complete(holder)
+        if flag:
+            return f"`{flag}` (line {holder.lineno}) is tested only by branches that complete"
+    return ""
 
 
 def _and_operand(node, test) -> bool:

@@ -19,6 +19,7 @@ from typing import Iterator, Optional
 from astroid import nodes
 
 from analyse.findings import Finding, Rule
+from analyse.guards import path_choice
 from analyse.knowledge.noise import env_is_written, load_noise
 from analyse.passes import ModuleContext, Pass, in_log_or_docstring, walk
 from analyse.syntax import merged, selection
@@ -220,6 +221,14 @@ class DistributedPass(Pass):
                 hit = True
         if not hit or in_log_or_docstring(node):
             return None
+        choice = path_choice(node, other_path=True)
+        if choice and _cuda_detail_branch(ctx, node):
+            # `if dist.get_backend() == "nccl": barrier(device_ids=...) else: barrier()`: false on an NPU host (the
+            # group is HCCL), and the other branch completes: a path choice, nothing to change
+            return ctx.finding(self.rule("NPU102"), node, "torch.distributed.backend:nccl",
+                               f"This test compares the backend with 'nccl'; on an NPU the backend is 'hccl', so the "
+                               f"other branch runs, and {choice}: nothing must change (test 'hccl' too where the "
+                               "NCCL branch is the faster one).", replacement=None, severity="advice")
         return ctx.finding(self.rule("NPU102"), node, "torch.distributed.backend:nccl",
                            "This test compares the backend with 'nccl'; after migration the backend is 'hccl', so it "
                            "takes the other branch (transfer_to_npu does not rewrite comparisons).",
@@ -246,4 +255,23 @@ def _is_range_over_devices(node, r) -> bool:
             q = r.qualname(n.func)
             if q in ("torch.cuda.device_count", "torch.npu.device_count"):
                 return True
+    return False
+
+
+def _cuda_detail_branch(ctx: ModuleContext, node: nodes.Compare) -> bool:
+    """A branch of the ``if`` that *node* tests names the CUDA device (``torch.cuda.current_device()`` handed to
+    ``barrier(device_ids=...)``): the NCCL case is the CUDA device's variant of the other branch, not a different
+    job (``return dist.new_group(backend="gloo")`` for CPU collectives is one: an HCCL group cannot do it)."""
+    test = node
+    while isinstance(test.parent, (nodes.BoolOp, nodes.UnaryOp)):
+        test = test.parent
+    holder = test.parent
+    if not isinstance(holder, nodes.If):
+        return False
+    for st in list(holder.body) + list(holder.orelse):
+        for n in walk(st):
+            if isinstance(n, (nodes.Attribute, nodes.Name)):
+                q = ctx.resolver.qualname(n)
+                if q and (q == "torch.cuda" or q.startswith("torch.cuda.")):
+                    return True
     return False

@@ -213,9 +213,37 @@ def _in_other_method(node, defs) -> bool:
         if isinstance(cur, nodes.FunctionDef):
             seen_def = True
         elif isinstance(cur, nodes.ClassDef) and seen_def:
-            return True
+            return not _built_unchecked(cur)
         cur = cur.parent
     return False
+
+
+_BUILT_MEMO = "_npu_built_unchecked"
+
+
+def _built_unchecked(cls: nodes.ClassDef) -> bool:
+    """The module of *cls* builds it itself (``builder = EngineBuilder(...)`` in its ``main``), outside the class
+    and under no test at all: the choice of the wrapper is made there, unconditionally, so its methods' uses of a
+    placeholder bound by a failed import run with nothing checking it. Memoised per module."""
+    module = cls.root()
+    memo = module.__dict__.get(_BUILT_MEMO)
+    if memo is None:
+        classes = {c.name for c in module.body if isinstance(c, nodes.ClassDef)}
+        memo = set()
+        tm = tree_memo(module)
+        for call in nodes_of(module, nodes.Call):
+            f = call.func
+            if not isinstance(f, nodes.Name) or f.name not in classes or f.name in memo:
+                continue
+            owner = call.parent
+            while owner is not None and not isinstance(owner, (nodes.ClassDef, nodes.Module)):
+                owner = owner.parent
+            if isinstance(owner, nodes.ClassDef) and owner.name == f.name:
+                continue
+            if guard_of(call, tm) is None:
+                memo.add(f.name)
+        module.__dict__[_BUILT_MEMO] = memo
+    return cls.name in memo and isinstance(cls.parent, nodes.Module)
 
 
 GPU_ONLY_HANDLER = "gpu-only-handler"   # Guard.condition of a try-import whose except branch imports GPU-only code

@@ -299,35 +299,50 @@ def test_sighup_while_writing_leaves_no_temporary_report(tmp_path):
     assert (out / "report.json").read_text() == '{"previous": true}'
 
 
+def _link_targets(pid: int, kinds: tuple = ()) -> set:
+    """What the open descriptors of *pid* point at (only those starting with one of *kinds*, when given);
+    FileNotFoundError when the process is gone."""
+    out = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if not kinds or target.startswith(kinds):
+            out.add(target)
+    return out
+
+
 def test_worker_pipes_and_parent_death_signal(tmp_path):
     """A worker holds no pipe end but its own child end (so it sees EOF when the main process goes) and is
-    set to die with its parent (Linux: PR_SET_PDEATHSIG)."""
+    set to die with its parent (Linux: PR_SET_PDEATHSIG).
+
+    A worker closes the ends it inherited as it starts up, so the test waits for that state (polling the
+    descriptors, up to a deadline) instead of sleeping a fixed time: on a loaded machine start-up can take longer
+    than any sleep, and on a fast one a small run can be over before the sleep ends. The tree is large enough that
+    the workers are still running when they are inspected."""
     _need_two_cpus()
-    tree = big_tree(tmp_path / "proj", files=200)
+    tree = big_tree(tmp_path / "proj", files=1600)
     run = Run(["script", tree, "-q", "--no-cache", "-j", "2", "-o", tmp_path / "o"], cwd=tmp_path)
     try:
         workers = run.wait_for_workers(2)
-        time.sleep(1.0)   # past their start-up
-        main_pipes = set()
-        for fd in os.listdir(f"/proc/{run.proc.pid}/fd"):
-            try:
-                target = os.readlink(f"/proc/{run.proc.pid}/fd/{fd}")
-            except OSError:
-                continue
-            if target.startswith(("pipe:", "socket:")):
-                main_pipes.add(target)
+        deadline = time.monotonic() + 60.0
         for pid in workers:
-            held = set()
-            for fd in os.listdir(f"/proc/{pid}/fd"):
+            while True:
                 try:
-                    held.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
-                except OSError:
-                    pass
-            # the main process's ends of the worker connections (sockets) are never held by a worker
-            shared = {t for t in held & main_pipes if t.startswith("socket:")}
-            assert shared == set(), f"worker {pid} holds the main process's connection ends {shared}"
-            with open(f"/proc/{pid}/status") as fh:
-                status = dict(line.split(":\t", 1) for line in fh.read().splitlines() if ":\t" in line)
+                    main_ends = _link_targets(run.proc.pid, ("socket:",))
+                    held = _link_targets(pid)
+                    with open(f"/proc/{pid}/status") as fh:
+                        status = dict(line.split(":\t", 1) for line in fh.read().splitlines() if ":\t" in line)
+                except FileNotFoundError:
+                    pytest.fail(f"worker {pid} ended before it could be inspected (the tree is too small for this machine)")
+                # the main process's ends of the worker connections (sockets) are never held by a worker
+                shared = held & main_ends
+                if not shared:
+                    break
+                if time.monotonic() > deadline:
+                    pytest.fail(f"worker {pid} still holds the main process's connection ends {shared}")
+                time.sleep(0.02)
             assert status.get("PPid", "").strip() == str(run.proc.pid)
     finally:
         run.kill_all()

@@ -934,7 +934,21 @@ def _off_without_transfer(test, in_body: bool) -> bool:
         return False
     kinds = {a.kind for a in C.model.atoms(bc)}
     cuda = {C.model.CUDA, C.model.CUDA_TYPE, C.model.CUDA_BUILD}
-    return bool(kinds & cuda) and kinds <= cuda | {C.model.VERSION}
+    return bool(kinds & cuda) and kinds <= cuda | {C.model.VERSION} and not _compares_with_host_device(test)
+
+
+_HOST_DEVICES = frozenset({"cpu", "meta"})
+
+
+def _compares_with_host_device(test) -> bool:
+    """*test* compares a device with ``"cpu"`` / ``"meta"`` (``str(device) == "cpu"``, ``x.device.type != "meta"``).
+    The conditions read "not the CPU" as the CUDA device a program picked, but a device a library's caller passes
+    may be an NPU, which takes neither the CPU branch nor the CUDA one: the CPU branch is no fallback the NPU takes."""
+    for cmp in test.nodes_of_class(nodes.Compare):
+        for side in [cmp.left] + [other for _op, other in cmp.ops]:
+            if isinstance(side, nodes.Const) and isinstance(side.value, str) and side.value in _HOST_DEVICES:
+                return True
+    return False
 
 
 def _absent_only(c) -> bool:

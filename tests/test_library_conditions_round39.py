@@ -469,3 +469,46 @@ def test_a_cuda_test_whose_other_side_stops_is_no_fallback_for_the_code_behind_i
     fn = by["stoplib2.enable_fast_attention"]
     assert fn["status"] == "conditional", fn
     assert any(r.startswith("attn_ext.forward") for r in fn["reasons"]), fn["reasons"]
+
+
+HOST_DEVICE_LIB = {
+    "__init__.py": """
+        import torch
+
+
+        class Index:
+            def __init__(self, points, device="cpu"):
+                self.points = points
+                self.to(device)
+
+            def to(self, device):
+                if str(device) == "cpu":
+                    self.points = self.points.cpu()
+                elif "cuda" in str(device):
+                    self.points = self.points.cuda()
+                else:
+                    raise ValueError(f"unknown device {device}")
+                return self
+
+
+        def place(x):
+            if x.device.type != "cpu":
+                return x.cuda()
+            return x
+    """,
+}
+
+
+def test_a_comparison_with_the_cpu_device_is_no_fallback_an_npu_takes(tmp_path, kb):
+    """INVALID (a regression of the stop-39 fallback reading, found on held-out code after the final measurement):
+    ``if str(device) == "cpu": <cpu> elif "cuda" in str(device): <cuda> else: raise`` read "not the CPU" as the CUDA
+    device, so the CPU branch became the NPU's fallback and the function supported. A caller's NPU device takes
+    neither branch and raises: the function is not supported (it stays conditional on the caller's device, as
+    before the fallback reading). VALID: ``x.device.type != "cpu"`` choosing ``.cuda()`` is still a device branch the
+    tool reports."""
+    rep = library_report(tmp_path, kb, HOST_DEVICE_LIB, "hostdev")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    for q in ("hostdev.Index.to", "hostdev.Index.__init__"):
+        assert q in by, sorted(by)
+        assert by[q]["status"] != "supported", by[q]
+    assert "hostdev.place" in by, sorted(by)

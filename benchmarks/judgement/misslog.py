@@ -108,6 +108,10 @@ def main() -> int:
     ap.add_argument("--table", action="store_true", help="print the README's per-target before/after table")
     ap.add_argument("--heldout-notes", type=pathlib.Path, default=HERE / "heldout_notes.yaml",
                     help="why each held-out miss of the final measurement stays (read after that measurement)")
+    ap.add_argument("--first-is", default="main at af2b05c for the tuned part and held-out batch H1; e8e3844 for "
+                    "batch H2, judged in stop 36; 116b430 for batch H3, judged in stop 37: the code of cd03853, stop "
+                    "36's final main", help="which code the first measurement ran (printed in the log's header)")
+    ap.add_argument("--title", default="Miss log of the judgement benchmark", help="the log's heading")
     a = ap.parse_args()
     first = json.loads(a.first.read_text(encoding="utf-8"))["results"]
     final = json.loads(a.final.read_text(encoding="utf-8"))["results"]
@@ -126,6 +130,14 @@ def main() -> int:
                       + (f" ({r['effort']})" if r["kind"] == "project" else "") + f" | {fs} |")
         return 0
     hand, by_target = {}, {}
+    notes = {}
+    if a.heldout_notes.exists():
+        for row in yaml.safe_load(a.heldout_notes.read_text(encoding="utf-8")) or []:
+            for check in row["checks"]:
+                notes[(row["label"], check)] = row
+    # a miss a person read after a held-out measurement (heldout_notes.yaml) is classed by hand, unless
+    # misslog_classes.yaml says otherwise
+    hand.update({k: {"class": row["class"]} for k, row in notes.items()})
     if a.classes.exists():
         for row in yaml.safe_load(a.classes.read_text(encoding="utf-8")) or []:
             if "target" in row:
@@ -168,11 +180,10 @@ def main() -> int:
             if not c["met"] and was is not None and was["met"]:
                 new_misses.append((_part(r, batch_of), r["kind"], c["label"], c["check"],
                                    auto_class(r["kind"], c), c["got"][:180].replace("|", "/")))
-    print("# Miss log of the judgement benchmark\n")
-    print("Every miss of the first measurement (main at af2b05c for the tuned part and held-out batch H1; e8e3844 for "
-          "batch H2, judged in stop 36; 116b430 for batch H3, judged in stop 37: the code of cd03853, stop 36's final "
-          "main), its class and what became of it at the final measurement. Written by `misslog.py` from the two saved scores; classes by hand where a "
-          "person read the case (`misslog_classes.yaml`), otherwise by the shape of the miss (see `auto_class`).\n")
+    print(f"# {a.title}\n")
+    print(f"Every miss of the first measurement ({a.first_is}), its class and what became of it at the final "
+          "measurement. Written by `misslog.py` from the two saved scores; classes by hand where a person read the "
+          "case (`misslog_classes.yaml`, `heldout_notes.yaml`), otherwise by the shape of the miss (see `auto_class`).\n")
     for part in parts:
         sel = [x for x in rows if x[0] == part]
         met = sum(x[6].startswith("met") for x in sel)
@@ -194,11 +205,6 @@ def main() -> int:
     print("| part | kind | check | class | what the tool says now |\n|---|---|---|---|---|")
     for x in new_misses:
         print(f"| {x[0]} | {x[1]} | `{x[2]}` {x[3]} | {x[4]} | {x[5]} |")
-    notes = {}
-    if a.heldout_notes.exists():
-        for row in yaml.safe_load(a.heldout_notes.read_text(encoding="utf-8")) or []:
-            for check in row["checks"]:
-                notes[(row["label"], check)] = row
     held = [(r, c) for r in final if r["heldout"] for c in r["checks"] if not c["met"]]
     print("\n## Held-out misses at the final measurement, and why each stays\n")
     print("Read after the final measurement from the saved reports and the pinned sources (`heldout_notes.yaml`); "

@@ -212,15 +212,41 @@ def block_stops(block) -> bool:
 
 
 def chain_stops(ifnode) -> bool:
-    """Some branch of the ``if`` / ``elif`` / ``else`` chain stops the program (:func:`block_stops`)."""
+    """Some path through the ``if`` / ``elif`` / ``else`` chain stops the program: a branch stops
+    (:func:`block_stops`), or a path falls through the chain (no final ``else``, or a branch that does not return)
+    to statements after it that stop (``if cuda: return "cuda" / elif xpu: return "xpu"`` then ``raise``)."""
     cur = ifnode
+    falls_through = False
     while True:
         if block_stops(cur.body):
             return True
+        falls_through = falls_through or not _ends_the_block(cur.body)
         if len(cur.orelse) == 1 and isinstance(cur.orelse[0], nodes.If):
             cur = cur.orelse[0]
             continue
-        return block_stops(cur.orelse)
+        if block_stops(cur.orelse):
+            return True
+        falls_through = falls_through or not cur.orelse or not _ends_the_block(cur.orelse)
+        return falls_through and block_stops(_after_chain(ifnode))
+
+
+def _ends_the_block(block) -> bool:
+    """The block leaves the enclosing code at its end (return, raise, continue, break): nothing after its ``if``
+    chain runs from there."""
+    return bool(block) and isinstance(block[-1], (nodes.Return, nodes.Raise, nodes.Continue, nodes.Break))
+
+
+def _after_chain(ifnode) -> list:
+    """The statements after the whole ``if`` / ``elif`` chain that *ifnode* belongs to, in its block."""
+    top = ifnode
+    while isinstance(top.parent, nodes.If) and top.parent.orelse == [top]:
+        top = top.parent
+    rest = []
+    sib = top.next_sibling()
+    while sib is not None:
+        rest.append(sib)
+        sib = sib.next_sibling()
+    return rest
 
 
 def path_choice(node, other_path: bool = False) -> str:

@@ -512,3 +512,39 @@ def test_a_comparison_with_the_cpu_device_is_no_fallback_an_npu_takes(tmp_path, 
         assert q in by, sorted(by)
         assert by[q]["status"] != "supported", by[q]
     assert "hostdev.place" in by, sorted(by)
+
+
+FALL_THROUGH_LIB = {
+    "__init__.py": """
+        import torch
+
+
+        def accelerator_name():
+            if torch.cuda.is_available():
+                return "cuda"
+            elif hasattr(torch, "xpu") and torch.xpu.is_available():
+                return "xpu"
+            raise NotImplementedError("no supported accelerator")
+
+
+        def accelerator_or_cpu():
+            if torch.cuda.is_available():
+                return "cuda"
+            elif hasattr(torch, "xpu") and torch.xpu.is_available():
+                return "xpu"
+            return "cpu"
+    """,
+}
+
+
+def test_a_device_chain_that_falls_through_to_a_raise_is_no_path_choice(tmp_path, kb):
+    """INVALID (a regression of the stop-39 path-choice rule, found on held-out code after the final measurement):
+    ``if torch.cuda.is_available(): return "cuda" / elif <xpu>: return "xpu"`` followed by ``raise`` was read as a
+    choice between completing paths, because only the chain's own branches were checked; an NPU host without
+    transfer_to_npu falls through to the raise, so the test is a migration (needs-migration). VALID: the same chain
+    falling through to ``return "cpu"`` completes: a path choice, and the function is supported."""
+    rep = library_report(tmp_path, kb, FALL_THROUGH_LIB, "fallthru")
+    by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+    assert "fallthru.accelerator_name" in by, sorted(by)
+    assert by["fallthru.accelerator_name"]["status"] != "supported"
+    assert "fallthru.accelerator_or_cpu" not in by, by.get("fallthru.accelerator_or_cpu")

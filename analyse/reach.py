@@ -84,6 +84,10 @@ MAX_LISTED_ENTRY_POINTS = 20
 _SRC_SUFFIXES = (".py", ".ipynb")   # a notebook: its code cells, a module of their own
 
 
+# the folder of the src layout, the import root of an installed project's packages
+SRC_LAYOUT = "src"
+
+
 @dataclass
 class ScriptGraph:
     """The call graph of a script-mode run (shared by chains and reach)."""
@@ -1017,6 +1021,12 @@ class Reach:
             for d in (self.facts_by_path.get(summ.relpath) or {}).get("sys_path") or ():
                 if d not in every_dir:
                     every_dir.append(d)
+        # the src layout (PyPA's packaging guide): a top-level src/ folder that is no package holds the project's
+        # packages, and installing the project (pip install [-e] .) puts that folder on sys.path, so the programs'
+        # `import pkg` finds src/pkg; searched last, only for imports no project module answers
+        if SRC_LAYOUT in self._dir_prefix and not any(s.relpath == f"{SRC_LAYOUT}/__init__.py" for s in self.sg.summaries) \
+                and SRC_LAYOUT not in every_dir:
+            every_dir.append(SRC_LAYOUT)
         # imports: importing a module runs its top level (and its parent packages')
         for summ in self.sg.summaries:
             facts = self.facts_by_path.get(summ.relpath) or {}

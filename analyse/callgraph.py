@@ -39,10 +39,9 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set,
 from astroid import nodes
 
 from analyse.conditions.model import ENV as ENV_ATOM, atoms as condition_atoms, off_whatever_chosen
-from analyse.conditions.options import config_values
+from analyse.conditions.options import config_values, params_are_choices
 from analyse.guards import block_position, block_tables, guard_of, tree_memo
-from analyse.resolve import Resolver, dynamic_import, unpacked_import
-from analyse.conditions.options import params_are_choices
+from analyse.resolve import Resolver, _const_str, dynamic_import, unpacked_import
 from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, mentions_npu, nodes_of, own_bindings, walk
 
 if TYPE_CHECKING:  # networkx is imported where a graph is built: the per-file summaries (worker processes) need none
@@ -213,10 +212,6 @@ def _held_callable(value, r: Resolver) -> Optional[str]:
     if isinstance(value, (nodes.Name, nodes.Attribute)):
         return r.qualname(value)
     return None
-
-
-def _const_str(node) -> Optional[str]:
-    return node.value if isinstance(node, nodes.Const) and isinstance(node.value, str) else None
 
 
 def _module_str(node) -> Optional[str]:

@@ -60,7 +60,7 @@ from analyse.conditions.build import IMPORT_ERRORS, handler_catches_import  # no
 from analyse.conditions.build import dotted_name as _dotted, imported_flag, leaf_name as _leaf
 from analyse.conditions import classify as classify_condition
 from analyse.conditions.options import import_helper_name, params_are_choices
-from analyse.syntax import own_bindings
+from analyse.syntax import own_bindings, whole_test
 
 GUARD_KINDS = ("import-fallback", "availability-check", "device-branch", "option", "version-check",
                "platform-check")
@@ -257,9 +257,7 @@ def path_choice(node, other_path: bool = False) -> str:
     *other_path*: the ``if`` must also write the path taken when the test fails (an ``else``, or a body that returns
     so that the rest of the block is that path): a test that only skips its body (``if backend == "nccl":
     torch.cuda.set_device(rank)``) may skip set-up the other device needs too."""
-    test = node
-    while test.parent is not None and isinstance(test.parent, (nodes.BoolOp, nodes.UnaryOp)):
-        test = test.parent
+    test = whole_test(node)
     holder = test.parent
     if isinstance(holder, nodes.IfExp) and holder.test is test:
         return f"the alternatives of the expression at line {holder.lineno}"

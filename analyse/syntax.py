@@ -221,6 +221,15 @@ def annotation_nodes(module: nodes.Module) -> Set[int]:
     return out
 
 
+def whole_test(node):
+    """The expression *node* is an operand of, through ``and`` / ``or`` / ``not``: the whole test it sits in
+    (``x.is_cuda`` in ``if flag and not x.is_cuda:`` -> the ``and``); *node* itself when it is not an operand."""
+    test = node
+    while test.parent is not None and isinstance(test.parent, (nodes.BoolOp, nodes.UnaryOp)):
+        test = test.parent
+    return test
+
+
 def is_main_guard(node) -> bool:
     """``if __name__ == "__main__":`` (either operand order)."""
     if not isinstance(node, nodes.If) or not isinstance(node.test, nodes.Compare):

@@ -29,7 +29,7 @@ from analyse.knowledge.noise import env_is_written, load_noise
 from analyse.guards import _only_raises as only_raises, path_choice
 from analyse.passes import ModuleContext, Pass, in_log_or_docstring, nodes_of, walk
 from analyse.passes._limits import evaluate_checks
-from analyse.syntax import merged, selection
+from analyse.syntax import merged, selection, whole_test
 from analyse.resolve import is_cuda_device_string
 
 TRANSFER = "from torch_npu.contrib import transfer_to_npu"
@@ -928,18 +928,14 @@ def device_check_effect(node: nodes.Compare, path: str):
     v = evaluate_condition(cond, TRANSFER_SCENARIO)
     if v is None:
         return "manual", ""
-    top = node
-    while top.parent is not None and isinstance(top.parent, (nodes.BoolOp, nodes.UnaryOp)):
-        top = top.parent
+    top = whole_test(node)
     if isinstance(top.parent, nodes.Assert) and top.parent.test is top and not _names_npu(node):
         # `assert device in ["cpu", "cuda"]`: a caller that passes the NPU device stops here
         return "manual", f"the assert ({path}:{top.parent.lineno}) {ASSERT_REJECTS_NPU}{_every_call(top.parent)}"
     if v is on_cuda:
         return "info", f"`{node.as_string()[:80]}` holds on an Ascend host as on a CUDA one (with transfer_to_npu)" \
             if on_cuda else f"`{node.as_string()[:80]}` is false on an Ascend host as on a CUDA one"
-    test = node
-    while test.parent is not None and isinstance(test.parent, (nodes.BoolOp, nodes.UnaryOp)):
-        test = test.parent
+    test = whole_test(node)
     holder = test.parent
     if isinstance(holder, nodes.IfExp) and holder.test is test:
         return "advice", f"the other alternative of the expression at {path}:{holder.lineno} is taken"
@@ -996,9 +992,7 @@ def _is_cuda_path_choice(node: nodes.Attribute) -> str:
     got = path_choice(node)
     if got:
         return got
-    test = node
-    while test.parent is not None and isinstance(test.parent, (nodes.BoolOp, nodes.UnaryOp)):
-        test = test.parent
+    test = whole_test(node)
     holder = test.parent
     if isinstance(holder, nodes.Assign) and holder.value is test and test is not node:
         flag = _flag_branches_complete(holder)
@@ -1036,9 +1030,7 @@ def _cuda_only_branch(node: nodes.Compare, resolver) -> Optional[str]:
     """What CUDA-only code the branch this comparison guards uses: a name bound to a JIT-built extension
     (``cpp_extension.load``), a function that builds one, or a custom ``torch.ops`` namespace. None when the
     branch is plain torch code (then testing for the NPU too is the fix)."""
-    test = node
-    while test.parent is not None and isinstance(test.parent, (nodes.BoolOp, nodes.UnaryOp)):
-        test = test.parent
+    test = whole_test(node)
     holder = test.parent
     if not isinstance(holder, (nodes.If, nodes.IfExp)) or holder.test is not test:
         return None

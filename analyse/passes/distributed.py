@@ -22,7 +22,7 @@ from analyse.findings import Finding, Rule
 from analyse.guards import path_choice
 from analyse.knowledge.noise import env_is_written, load_noise
 from analyse.passes import ModuleContext, Pass, in_log_or_docstring, walk
-from analyse.syntax import merged, selection
+from analyse.syntax import merged, selection, whole_test
 
 R_NCCL = Rule(
     code="NPU101", name="nccl-backend", category="distributed", severity="auto",
@@ -262,9 +262,7 @@ def _cuda_detail_branch(ctx: ModuleContext, node: nodes.Compare) -> bool:
     """A branch of the ``if`` that *node* tests names the CUDA device (``torch.cuda.current_device()`` handed to
     ``barrier(device_ids=...)``): the NCCL case is the CUDA device's variant of the other branch, not a different
     job (``return dist.new_group(backend="gloo")`` for CPU collectives is one: an HCCL group cannot do it)."""
-    test = node
-    while isinstance(test.parent, (nodes.BoolOp, nodes.UnaryOp)):
-        test = test.parent
+    test = whole_test(node)
     holder = test.parent
     if not isinstance(holder, nodes.If):
         return False

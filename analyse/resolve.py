@@ -914,10 +914,46 @@ class Resolver:
         first = all_args[0] if all_args else None
         if cls is not None and first is name and name.name in ("self",) and not _is_static(func):
             return cls.qname()
-        if cls is not None and func.name == "forward" and first is not name and self.index.is_module_class(cls.qname()):
-            if name.name not in ("mask", "attention_mask", "training", "inplace") and not name.name.startswith(("is_", "use_", "return_", "num_", "n_")):
-                return "torch.Tensor"
+        if _forward_param_guess(name, func, cls, first, self.index):
+            return "torch.Tensor"
         return None
+
+    def guessed_tensor(self, node) -> bool:
+        """True when *node* is a name whose ``torch.Tensor`` type is only the guess for an unannotated parameter of
+        an ``nn.Module.forward`` (:meth:`_param_type`): a list of memories or a positional-bias module passed in is
+        such a parameter too, so a method torch.Tensor does not document called on it is no tensor API."""
+        if not isinstance(node, nodes.Name):
+            return False
+        param = self._only_a_parameter(node)
+        if param is not None:
+            return self._guessed_param(param)
+        try:
+            defs = own_bindings(node, node.name)
+        except Exception:
+            return False
+        guessed = False
+        for d in defs:   # `mems = mems.copy() if mems else [...]`: the parameter's guess is the only type the name has
+            if isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Arguments):
+                if not self._guessed_param(d):
+                    return False
+                guessed = True
+            elif isinstance(d, nodes.AssignName):
+                value = self.assigned_value(d)
+                if value is not None and self.type_of(value) is not None:
+                    return False
+        return guessed
+
+    def _guessed_param(self, param: nodes.AssignName) -> bool:
+        args = param.parent
+        func = args.parent
+        if not isinstance(func, nodes.FunctionDef):
+            return False
+        all_args = list(args.posonlyargs or []) + list(args.args or []) + list(args.kwonlyargs or [])
+        anns = list(args.posonlyargs_annotations or []) + list(args.annotations or []) + list(args.kwonlyargs_annotations or [])
+        if any(a is param and an is not None for a, an in zip(all_args, anns)):
+            return False
+        cls = func.parent if isinstance(func.parent, nodes.ClassDef) else None
+        return _forward_param_guess(param, func, cls, all_args[0] if all_args else None, self.index)
 
     def _self_attr_type(self, node: nodes.Attribute, depth: int) -> Optional[str]:
         scope = node.scope()
@@ -1071,6 +1107,15 @@ def _param_default(name: nodes.AssignName, args: nodes.Arguments):
         if a is name:
             return d
     return None
+
+
+def _forward_param_guess(name: nodes.AssignName, func: nodes.FunctionDef, cls, first, index: ProjectIndex) -> bool:
+    """An unannotated parameter (not the first) of a project ``nn.Module``'s ``forward`` whose name does not say it
+    is a flag, a count or a mask: guessed to be a tensor."""
+    if cls is None or func.name != "forward" or first is name or not index.is_module_class(cls.qname()):
+        return False
+    return name.name not in ("mask", "attention_mask", "training", "inplace") and not name.name.startswith(
+        ("is_", "use_", "return_", "num_", "n_"))
 
 
 def _is_static(func: nodes.FunctionDef) -> bool:

@@ -79,6 +79,8 @@ def api_uses(ctx: ModuleContext, prefix: str = "torch.") -> List[ApiUse]:
                     out.append(ApiUse(node, documented[0], "method", "high"))
                 elif r.type_of(func.expr) in load_noise().containers:
                     continue   # self.transformer.wte(x) on an nn.ModuleDict: an entry the user named (data/noise.yaml)
+                elif r.guessed_tensor(func.expr):
+                    continue   # `mems.copy()` on a forward parameter only guessed to be a tensor: no tensor API
                 elif r.method_candidates(func)[0].startswith(prefix):
                     out.append(ApiUse(node, cands[0], "method", "high"))
         elif isinstance(node, (nodes.Attribute, nodes.Name, nodes.AssignAttr)):

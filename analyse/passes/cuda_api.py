@@ -580,6 +580,15 @@ class CudaApiPass(Pass):
                 severity = "manual"
                 note = f" `{target}` is not among the functions whose device arguments transfer_to_npu rewrites."
         new = text.replace("cuda", "npu", 1)
+        if call is not None and _disabled_autocast(target, call):
+            # `@autocast('cuda', enabled=False)`: a region that turns CUDA autocast off runs as plain code on an NPU
+            # host (no CUDA autocast is on there); only under NPU autocast does it no longer keep the region in fp32
+            yield ctx.finding(self.rule("NPU003"), node, "device:cuda",
+                              f"Autocast for '{text}' is switched off here: on an NPU the region runs unchanged, but "
+                              "it no longer turns an enclosing NPU autocast off.",
+                              replacement=f"'{new}', to keep the region in full precision under NPU autocast",
+                              severity="advice", confidence="high")
+            return
         yield ctx.finding(self.rule("NPU003"), node, "device:cuda",
                           f"Device string '{text}' selects a CUDA device." + (note or
                           f" {TRANSFER} rewrites it to '{new}' where it reaches a wrapped device argument."),
@@ -620,6 +629,17 @@ def _device_list(seq) -> bool:
             return False
         values.append(e.value.split(":")[0])
     return "npu" not in values and all(v in _DEVICE_TYPES for v in values)
+
+
+_AUTOCASTS = {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast_mode.autocast"}
+
+
+def _disabled_autocast(target: Optional[str], call) -> bool:
+    """``autocast('cuda', enabled=False)`` (a call, a decorator or a ``with`` item): the keyword is the constant False."""
+    if target not in _AUTOCASTS:
+        return False
+    return any(k.arg == "enabled" and isinstance(k.value, nodes.Const) and k.value.value is False
+               for k in call.keywords or [])
 
 
 def _enclosing_call(node):

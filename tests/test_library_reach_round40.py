@@ -1,0 +1,99 @@
+"""Library mode, round 40: calls the program model did not link, or linked to the wrong thing (reach and dispatch).
+VALID/INVALID fixtures of the shapes met in the read misses of batch H5; no project code copied.
+
+1. A parameter of ``nn.Module.forward`` without an annotation is guessed to be a tensor. A method torch.Tensor does
+   not document called on it (``memories.copy()`` on a list, ``bias.custom_positions(p)`` on a module passed in) says
+   the guess is wrong: no unverified tensor API. A documented tensor method on it still counts, and so does an
+   undocumented one on a tensor the code makes.
+"""
+
+from __future__ import annotations
+
+from helpers import library_report
+
+
+def _by(rep):
+    return {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+
+
+GUESSED = {
+    "__init__.py": "",
+    "layers.py": """
+        import torch
+        from torch import nn
+
+
+        class Bias(nn.Module):
+            def custom_positions(self, pos):
+                return pos.float() * 2
+
+
+        class Stack(nn.Module):
+            def __init__(self, depth: int = 2):
+                super().__init__()
+                self.depth = depth
+                self.proj = nn.Linear(4, 4)
+
+            def forward(self, x, memories=None, bias=None, pos=None):
+                memories = memories.copy() if memories is not None else [None] * self.depth
+                if bias is not None and pos is not None:
+                    x = x + bias.custom_positions(pos)
+                return self.proj(x)
+
+
+        class Made(nn.Module):
+            def forward(self, x):
+                y = torch.zeros(3)
+                return y.made_up_tensor_method() + x.nonexistent_on_x()
+    """,
+}
+
+
+def test_an_undocumented_method_on_a_guessed_forward_parameter_is_no_tensor_api(tmp_path, kb):
+    # VALID (old: memories.copy() / bias.custom_positions(pos) were torch.Tensor.copy / torch.Tensor.custom_positions,
+    # unverified, and Stack.forward was unknown)
+    by = _by(library_report(tmp_path, kb, GUESSED, "guesslib"))
+    assert "guesslib.layers.Stack.forward" not in by, by.get("guesslib.layers.Stack.forward")
+
+
+def test_an_undocumented_method_on_a_made_tensor_stays_unverified(tmp_path, kb):
+    # INVALID: a tensor the code makes (torch.zeros) keeps its type: its undocumented method stays unverified
+    made = _by(library_report(tmp_path, kb, GUESSED, "guesslib"))["guesslib.layers.Made.forward"]
+    assert made["status"] == "unknown", made
+    assert "torch.Tensor.made_up_tensor_method" in made["reasons"], made
+
+
+AUTOCAST_OFF = {
+    "__init__.py": "",
+    "rotary.py": """
+        import torch
+        from torch.amp import autocast
+
+
+        @autocast("cuda", enabled=False)
+        def rotate(x, freqs):
+            return x * freqs.cos()
+
+
+        def rotate_inline(x, freqs):
+            with torch.autocast(device_type="cuda", enabled=False):
+                return x * freqs.sin()
+
+
+        def rotate_half(x, freqs):
+            with torch.autocast("cuda", dtype=torch.float16):
+                return x * freqs
+    """,
+}
+
+
+def test_a_cuda_autocast_switched_off_is_advice(tmp_path, kb):
+    # VALID (old: the 'cuda' of a disabled autocast was an auto device string, so rotate was needs-migration)
+    by = _by(library_report(tmp_path, kb, AUTOCAST_OFF, "ropelib"))
+    assert "ropelib.rotary.rotate" not in by and "ropelib.rotary.rotate_inline" not in by, by
+
+
+def test_a_cuda_autocast_switched_on_stays_a_migration(tmp_path, kb):
+    # INVALID: an enabled CUDA autocast region is one transfer_to_npu rewrites
+    by = _by(library_report(tmp_path, kb, AUTOCAST_OFF, "ropelib"))
+    assert by["ropelib.rotary.rotate_half"]["status"] == "needs-migration", by.get("ropelib.rotary.rotate_half")

@@ -395,6 +395,20 @@ def _is_partial_call(value, r: Resolver) -> bool:
     return isinstance(value, nodes.Call) and value.args and (r.qualname(value.func) or "").endswith("partial")
 
 
+def _wraps_own_callable(value, r: Resolver) -> bool:
+    """``nms = amp.float_function(_C.nms)`` / ``fast = torch.jit.script(slow)``: a module-level name bound to what an
+    outside wrapper (not the project's own: its factories are read as closures) makes of one of the project's own
+    callables. A call of the name runs the wrapped callable, as for ``functools.partial``."""
+    if not (isinstance(value, nodes.Call) and len(value.args) == 1 and isinstance(value.func, (nodes.Name, nodes.Attribute))
+            and isinstance(value.args[0], (nodes.Name, nodes.Attribute))):
+        return False
+    fq = r.qualname(value.func)
+    if not fq or fq.startswith(("builtins.", "typing.")) or r.index.has_root(fq.partition(".")[0]):
+        return False
+    inner = r.qualname(value.args[0])
+    return bool(inner) and r.index.has_root(inner.partition(".")[0])
+
+
 def _ext_load(value, r: Resolver, modname: str) -> Optional[Tuple[str, Tuple[str, ...]]]:
     """``load_ext('_ext', ['op', ...])`` (mmcv) / ``cpp_extension.load(name='x', ...)``."""
     if not isinstance(value, nodes.Call):
@@ -812,7 +826,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                     t = unpacked_import(d, r)
                 elif isinstance(value, (nodes.Name, nodes.Attribute)):
                     t = r.qualname(value)
-                elif _is_partial_call(value, r):
+                elif _is_partial_call(value, r) or _wraps_own_callable(value, r):
                     t = r.qualname(value.args[0])
                 elif dynamic_import(value, r) is not None:
                     t = dynamic_import(value, r)

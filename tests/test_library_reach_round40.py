@@ -97,3 +97,68 @@ def test_a_cuda_autocast_switched_on_stays_a_migration(tmp_path, kb):
     # INVALID: an enabled CUDA autocast region is one transfer_to_npu rewrites
     by = _by(library_report(tmp_path, kb, AUTOCAST_OFF, "ropelib"))
     assert by["ropelib.rotary.rotate_half"]["status"] == "needs-migration", by.get("ropelib.rotary.rotate_half")
+
+
+WRAPPED = {
+    "__init__.py": "",
+    "setup.py": """
+        from setuptools import setup
+        from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+        setup(name="boxlib", ext_modules=[CUDAExtension(name="boxlib._C", sources=["csrc/ops.cu"])],
+              cmdclass={"build_ext": BuildExtension})
+    """,
+    "csrc/ops.cu": """
+        #include <torch/extension.h>
+
+        __global__ void suppress_kernel(float* x) { x[threadIdx.x] = 0.0f; }
+
+        torch::Tensor suppress(torch::Tensor boxes, double t) { suppress_kernel<<<1, 32>>>(boxes.data_ptr<float>()); return boxes; }
+
+        PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("suppress", &suppress); }
+    """,
+    "ops/__init__.py": """
+        from .suppress import suppress, plain_area
+    """,
+    "ops/suppress.py": """
+        from mixedprec import amp
+
+        from boxlib import _C
+
+
+        def _area(boxes):
+            return (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+
+
+        suppress = amp.float_function(_C.suppress)
+        plain_area = amp.float_function(_area)
+    """,
+    "boxes.py": """
+        from boxlib.ops import plain_area, suppress as _suppress
+
+
+        def filter_boxes(boxes, thresh: float = 0.5):
+            if thresh <= 0:
+                return boxes
+            return _suppress(boxes, thresh)
+
+
+        def areas(boxes):
+            return plain_area(boxes)
+    """,
+}
+
+
+def test_a_name_bound_to_an_outside_wrapper_of_a_compiled_op_runs_the_op(tmp_path, kb):
+    # VALID (old: `suppress` was a factory call of the outside amp.float_function, a call of it reached nothing, so
+    # filter_boxes was supported)
+    by = _by(library_report(tmp_path, kb, WRAPPED, "boxlib"))
+    fb = by["boxlib.boxes.filter_boxes"]
+    assert fb["status"] in ("unsupported", "conditional"), fb
+    assert any(r.startswith("boxlib._C.suppress (compiled op") for r in fb["reasons"]), fb
+
+
+def test_a_wrapped_python_function_runs_its_own_code(tmp_path, kb):
+    # INVALID: the wrapper of a plain torch function runs that function: nothing to report
+    by = _by(library_report(tmp_path, kb, WRAPPED, "boxlib"))
+    assert "boxlib.boxes.areas" not in by, by.get("boxlib.boxes.areas")

@@ -162,3 +162,60 @@ def test_a_wrapped_python_function_runs_its_own_code(tmp_path, kb):
     # INVALID: the wrapper of a plain torch function runs that function: nothing to report
     by = _by(library_report(tmp_path, kb, WRAPPED, "boxlib"))
     assert "boxlib.boxes.areas" not in by, by.get("boxlib.boxes.areas")
+
+
+JIT_NAMED = {
+    "__init__.py": "",
+    "csrc/ops.cu": """
+        #include <torch/extension.h>
+
+        __global__ void warp_kernel(float* x) { x[threadIdx.x] += 1.0f; }
+
+        torch::Tensor warp(torch::Tensor x) { warp_kernel<<<1, 32>>>(x.data_ptr<float>()); return x; }
+
+        PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("warp", &warp); }
+    """,
+    "_build.py": """
+        import glob
+        import os
+
+        from torch.utils.cpp_extension import load
+
+        HERE = os.path.dirname(__file__)
+
+
+        def _load_vision():
+            return load("torchvision", glob.glob(os.path.join(HERE, "csrc", "*.cu")))
+
+
+        def _load_own():
+            return load("warp_ops", glob.glob(os.path.join(HERE, "csrc", "*.cu")))
+    """,
+    "data.py": """
+        from torchvision.transforms import functional as F
+
+
+        def resize(image, size):
+            return F.resize(image, size)
+    """,
+    "warp.py": """
+        import warp_ops
+
+
+        def warp(x):
+            return warp_ops.warp(x)
+    """,
+}
+
+
+def test_a_jit_build_named_like_a_well_known_package_does_not_take_its_name(tmp_path, kb):
+    # VALID (old: the loader's name "torchvision" made every torchvision.* call an unbound op of the library's own
+    # extension, so resize was unsupported)
+    by = _by(library_report(tmp_path, kb, JIT_NAMED, "jitlib"))
+    assert "jitlib.data.resize" not in by, by.get("jitlib.data.resize")
+
+
+def test_a_jit_build_with_its_own_name_is_still_the_extension(tmp_path, kb):
+    # INVALID: an import of the name a JIT build gives its module runs that module's CUDA code
+    by = _by(library_report(tmp_path, kb, JIT_NAMED, "jitlib"))
+    assert by["jitlib.warp.warp"]["status"] == "unsupported", by.get("jitlib.warp.warp")

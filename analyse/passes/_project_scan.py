@@ -20,6 +20,10 @@ from analyse.passes import ProjectContext, nodes_of, walk
 from analyse.passes._libtable import lib_table
 from analyse.syntax import own_bindings
 
+# top-level packages that are never the project's own compiled module, whatever a build names
+NON_PROJECT_TOPS = {"torch", "torch_npu", "torchvision", "torchaudio", "torchtext", "functorch", "triton", "numpy",
+                    "jax", "tensorflow"}
+
 STORE_KEY = "cuda-extension"
 _TRITON_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit",
                       "triton.runtime.autotuner.autotune")
@@ -198,7 +202,9 @@ def _scan_file(sf, index, scan: ProjectScan) -> None:
                 kind = "cuda" if _has_cuda_sources(node, r) else "cpp"
             if kind is None:
                 continue
-            names = _ext_name(node, r)
+            # `load_ext("torchvision", sources)` (an unused JIT loader): the module is what the call returns, bound to
+            # the name it is assigned to; an import of a well-known package of that name imports the package
+            names = [n for n in _ext_name(node, r) if n.partition(".")[0] not in NON_PROJECT_TOPS]
             for n in names:
                 scan.builds.append((n, kind, _source_strings(node, r), sf.relpath, node.lineno))
             if kind == "cuda":

@@ -36,7 +36,7 @@ from analyse.passes import ModuleContext, Pass, ProjectContext, nodes_of
 # the project scan lives below the passes (the third-party pass and the library mode read it too)
 from analyse.passes._project_scan import (  # noqa: F401  (EXTRA_KEY, prescan_build_file: re-exported)
     _BUILD_EXT, _CUDA_HOME, _LOAD_CALLS, _LOAD_EXT_FUNCS, EXTRA_KEY, STORE_KEY, ProjectScan, _ext_name, _has_cuda_sources,
-    _prescan_data, _scan_file, ext_kind, prescan_build_file, project_scan, scan_leaves)
+    NON_PROJECT_TOPS, _prescan_data, _scan_file, ext_kind, prescan_build_file, project_scan, scan_leaves)
 from analyse.syntax import own_bindings
 from analyse.conditions import OFF, ON, SCENARIOS, render as render_condition
 from analyse.conditions.build import handler_catches_import, leaf_name
@@ -94,8 +94,6 @@ R_CU_FILE = Rule(
 )
 
 _OPS_ATTRS = {"load_library", "import_module", "loaded_libraries"}
-NON_PROJECT_TOPS = {"torch", "torch_npu", "torchvision", "torchaudio", "torchtext", "functorch", "triton", "numpy",
-                    "jax", "tensorflow"}
 _EXT_SUFFIXES = ("_cuda", "_cuda_ext", "_kernel", "_kernels", "_cuda_kernel", "_cuda_kernels", "_ext_cuda")
 _CONVENTION_NAMES = {"_C", "_ext", "_cuda", "_cuda_ext"}
 

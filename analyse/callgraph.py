@@ -315,12 +315,54 @@ def _built(value, r: Resolver, container: bool) -> List[Tuple[str, nodes.Call]]:
                     elts.append(a.elt)
                 elif isinstance(a, (nodes.List, nodes.Tuple)):
                     elts.extend(a.elts)
+                elif isinstance(a, nodes.Name):
+                    elts.extend(_local_list_elts(a))
                 else:
                     elts.append(a)
         calls = [e for e in elts if isinstance(e, nodes.Call)]
     elif isinstance(value, nodes.Call) and (r.qualname(value.func) or "") not in CONTAINER_CTORS:
         calls = [value]
     return [(c, call) for call in calls for c in _class_names(call.func, r)]
+
+
+def _local_list_elts(name: nodes.Name) -> list:
+    """The elements a local list holds when it is handed to a container: ``poolers = []`` filled by
+    ``poolers.append(Cls(...))`` (or ``.extend([...])`` / ``.insert(i, ...)`` / ``+= [...]``) in a loop of the same
+    function, or bound to a literal or a comprehension."""
+    try:
+        scope = name.scope()
+        defs = own_bindings(name, name.name)
+    except Exception:
+        return []
+    if not isinstance(scope, nodes.FunctionDef) or not defs:
+        return []
+    out: list = []
+    for d in defs:
+        if not isinstance(d, nodes.AssignName) or d.scope() is not scope:
+            return []
+        value = d.parent.value if isinstance(d.parent, (nodes.Assign, nodes.AnnAssign)) else None
+        if isinstance(value, (nodes.List, nodes.Tuple)):
+            out.extend(value.elts)
+        elif isinstance(value, (nodes.ListComp, nodes.GeneratorExp)):
+            out.append(value.elt)
+        elif isinstance(d.parent, nodes.AugAssign) and isinstance(d.parent.value, (nodes.List, nodes.Tuple)):
+            out.extend(d.parent.value.elts)
+    for call in scope.nodes_of_class(nodes.Call):
+        f = call.func
+        if not (isinstance(f, nodes.Attribute) and isinstance(f.expr, nodes.Name) and f.expr.name == name.name
+                and call.scope() is scope and call.args):
+            continue
+        if f.attrname == "append":
+            out.append(call.args[0])
+        elif f.attrname == "insert" and len(call.args) > 1:
+            out.append(call.args[1])
+        elif f.attrname == "extend":
+            a = call.args[0]
+            if isinstance(a, (nodes.List, nodes.Tuple)):
+                out.extend(a.elts)
+            elif isinstance(a, (nodes.ListComp, nodes.GeneratorExp)):
+                out.append(a.elt)
+    return out
 
 
 def _attr_candidates(s: "ModuleSummary", r: Resolver, attr: nodes.Attribute,
@@ -370,14 +412,17 @@ def _iterated_attr(name: nodes.Name) -> Optional[nodes.Attribute]:
         return None
     d = defs[0]
     loop = d.parent
-    pos = None
-    if isinstance(loop, nodes.Tuple):
-        pos = loop.elts.index(d) if d in loop.elts else None
-        loop = loop.parent
+    path: List[int] = []   # positions in the (nested) target tuples, outermost first
+    cur = d
+    while isinstance(loop, nodes.Tuple):
+        if cur not in loop.elts:
+            return None
+        path.insert(0, loop.elts.index(cur))
+        cur, loop = loop, loop.parent
     if not isinstance(loop, (nodes.For, nodes.Comprehension)):
         return None
     it = loop.iter
-    if pos is not None:
+    for pos in path:   # `for level, (feat, pool) in enumerate(zip(xs, self.pools))`
         if not (isinstance(it, nodes.Call) and isinstance(it.func, nodes.Name) and it.args):
             return None
         if it.func.name == "enumerate" and pos == 1:

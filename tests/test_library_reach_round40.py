@@ -219,3 +219,95 @@ def test_a_jit_build_with_its_own_name_is_still_the_extension(tmp_path, kb):
     # INVALID: an import of the name a JIT build gives its module runs that module's CUDA code
     by = _by(library_report(tmp_path, kb, JIT_NAMED, "jitlib"))
     assert by["jitlib.warp.warp"]["status"] == "unsupported", by.get("jitlib.warp.warp")
+
+
+LOOP_BUILT = {
+    "__init__.py": "",
+    "setup.py": """
+        from setuptools import setup
+        from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+        setup(name="poollib", ext_modules=[CUDAExtension(name="poollib._C", sources=["csrc/pool.cu"])],
+              cmdclass={"build_ext": BuildExtension})
+    """,
+    "csrc/pool.cu": """
+        #include <torch/extension.h>
+
+        __global__ void pool_kernel(float* x) { x[threadIdx.x] *= 0.5f; }
+
+        torch::Tensor region_pool(torch::Tensor x, double s) { pool_kernel<<<1, 32>>>(x.data_ptr<float>()); return x; }
+
+        PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("region_pool", &region_pool); }
+    """,
+    "layers.py": """
+        import torch
+        from torch import nn
+
+        from poollib import _C
+
+
+        class RegionPool(nn.Module):
+            def __init__(self, scale):
+                super().__init__()
+                self.scale = scale
+
+            def forward(self, x):
+                return _C.region_pool(x, self.scale)
+
+
+        class HalfPool(nn.Module):
+            def forward(self, x):
+                return torch.nn.functional.avg_pool2d(x, 2)
+    """,
+    "pooler.py": """
+        import torch
+        from torch import nn
+
+        from poollib.layers import HalfPool, RegionPool
+
+
+        class MultiLevel(nn.Module):
+            def __init__(self, scales):
+                super().__init__()
+                pools = []
+                for s in scales:
+                    pools.append(RegionPool(s))
+                self.pools = nn.ModuleList(pools)
+
+            def forward(self, feats):
+                out = []
+                for level, (feat, pool) in enumerate(zip(feats, self.pools)):
+                    out.append(pool(feat) * level)
+                return torch.cat(out)
+
+
+        class Halves(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                blocks = []
+                for _ in range(n):
+                    blocks.append(HalfPool())
+                self.blocks = nn.Sequential(*blocks)
+                self.extra = nn.ModuleList(blocks)
+
+            def forward(self, x):
+                for i, (name, block) in enumerate(zip(["a", "b"], self.extra)):
+                    x = block(x)
+                return self.blocks(x)
+    """,
+}
+
+
+def test_a_container_filled_in_a_loop_and_iterated_with_a_nested_target_reaches_its_modules(tmp_path, kb):
+    # VALID (old: nn.ModuleList(pools) of a local list was empty to the call graph, and `(feat, pool)` inside
+    # enumerate(zip(...)) was no loop variable of self.pools: forward was supported)
+    by = _by(library_report(tmp_path, kb, LOOP_BUILT, "poollib"))
+    fw = by["poollib.pooler.MultiLevel.forward"]
+    assert fw["status"] == "unsupported", fw
+    assert any(r.startswith("poollib._C.region_pool (compiled op") for r in fw["reasons"]), fw
+
+
+def test_a_container_of_plain_modules_filled_in_a_loop_stays_supported(tmp_path, kb):
+    # INVALID: the modules the loop appends are plain torch
+    by = _by(library_report(tmp_path, kb, LOOP_BUILT, "poollib"))
+    assert "poollib.pooler.Halves.forward" not in by, by.get("poollib.pooler.Halves.forward")

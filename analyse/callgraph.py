@@ -143,6 +143,9 @@ class ModuleSummary:
     # written, its literal string arguments by position (None where not one), its literal keyword arguments)
     factory_calls: Dict[str, Tuple[str, Tuple[Optional[str], ...], Tuple[Tuple[str, str], ...]]] = \
         field(default_factory=dict)
+    # module-level functions that hand back an object they build (``return Cls(...)``, ``p = Cls(...); return p``):
+    # function -> the project names it builds (classes, or other such factories)
+    made_by: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     # per-module facts for entry points and reach (analyse.reach.module_facts), made with the summary
     reach: Dict[str, object] = field(default_factory=dict)
 
@@ -245,6 +248,32 @@ def _returned_closure(fn) -> Optional[str]:
     return name
 
 
+def _returned_objects(fn, r: Resolver) -> Tuple[str, ...]:
+    """The project names whose call builds what *fn* returns: ``return Cls(...)``, or a local bound to ``Cls(...)``
+    and returned (``post = PostProcessor(...); return post``), over every ``return`` of its own body."""
+    out: List[str] = []
+    for ret in fn.nodes_of_class(nodes.Return):
+        if ret.scope() is not fn or ret.value is None:
+            continue
+        calls = []
+        if isinstance(ret.value, nodes.Call):
+            calls = [ret.value]
+        elif isinstance(ret.value, nodes.Name):
+            try:
+                defs = own_bindings(ret.value, ret.value.name)
+            except Exception:
+                defs = ()
+            for d in defs:
+                value = r.assigned_value(d) if isinstance(d, nodes.AssignName) and d.scope() is fn else None
+                if isinstance(value, nodes.Call):
+                    calls.append(value)
+        for call in calls:
+            for c in _class_names(call.func, r):
+                if c != fn.qname() and c not in out:
+                    out.append(c)
+    return tuple(out)
+
+
 def _nested_returns(fn):
     """``return`` statements of *fn* below its top level (in an ``if``, a loop, a ``with``, a ``try``)."""
     for st in fn.body:
@@ -322,6 +351,15 @@ def _built(value, r: Resolver, container: bool) -> List[Tuple[str, nodes.Call]]:
         calls = [e for e in elts if isinstance(e, nodes.Call)]
     elif isinstance(value, nodes.Call) and (r.qualname(value.func) or "") not in CONTAINER_CTORS:
         calls = [value]
+    elif isinstance(value, nodes.Name):   # `sel = make_selector(...)`, then `self.sel = sel`
+        try:
+            defs = own_bindings(value, value.name)
+        except Exception:
+            defs = ()
+        for d in defs:
+            v = r.assigned_value(d) if isinstance(d, nodes.AssignName) and d.scope() is value.scope() else None
+            if isinstance(v, nodes.Call) and (r.qualname(v.func) or "") not in CONTAINER_CTORS:
+                calls.append(v)
     return [(c, call) for call in calls for c in _class_names(call.func, r)]
 
 
@@ -967,6 +1005,10 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             inner = _returned_closure(node)
             if inner is not None:
                 s.closures[q] = (f"{q}.{inner}", tuple(a.name for a in (node.args.posonlyargs or []) + (node.args.args or [])))
+            elif isinstance(node.parent, nodes.Module):
+                made = _returned_objects(node, r)
+                if made:
+                    s.made_by[q] = made
             parent_cls = node.parent if isinstance(node.parent, nodes.ClassDef) else None
             new_cls, new_self, new_clsname = cls, selfname, clsname
             if parent_cls is not None:
@@ -1733,8 +1775,10 @@ class Linker:
                 for attr, (a, b) in (getattr(info, "values", None) or {}).items():
                     self.values.setdefault(f"{cq}.{attr}", (s.relpath, a, b))
         self.closures: Dict[str, Tuple[str, Tuple[str, ...]]] = {}
+        self.made_by: Dict[str, Tuple[str, ...]] = {}
         for s in self.modules.values():
             self.closures.update(getattr(s, "closures", None) or {})
+            self.made_by.update(getattr(s, "made_by", None) or {})
         self._closure_exts: Optional[Dict[str, Tuple[List[Tuple[str, str]], bool]]] = None
 
     def closure_of(self, factory: str) -> Optional[str]:
@@ -2155,8 +2199,14 @@ class Linker:
         return [f"{c}.{meth}" for c in self.subclasses(cls) if meth in self.classes[c].methods
                 and meth not in getattr(self.classes[c], "stubs", ())]
 
-    def _instance_call(self, t: str) -> List[str]:
+    def _instance_call(self, t: str, depth: int = 0) -> List[str]:
         k, cls = self.canonical(t)
+        if k == "def" and cls in self.made_by and depth < 4:
+            # `self.head = make_head(cfg)`: a factory of the project hands back one of the objects it builds
+            out: List[str] = []
+            for c in self.made_by[cls]:
+                out.extend(x for x in self._instance_call(c, depth + 1) if x not in out)
+            return out
         if k != "class":
             return []
         found = self.lookup_method(cls, "__call__") or self.lookup_method(cls, "forward")

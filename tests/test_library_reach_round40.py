@@ -311,3 +311,97 @@ def test_a_container_of_plain_modules_filled_in_a_loop_stays_supported(tmp_path,
     # INVALID: the modules the loop appends are plain torch
     by = _by(library_report(tmp_path, kb, LOOP_BUILT, "poollib"))
     assert "poollib.pooler.Halves.forward" not in by, by.get("poollib.pooler.Halves.forward")
+
+
+FACTORY_BUILT = {
+    "__init__.py": "",
+    "setup.py": """
+        from setuptools import setup
+        from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+        setup(name="detlib", ext_modules=[CUDAExtension(name="detlib._C", sources=["csrc/sel.cu"])],
+              cmdclass={"build_ext": BuildExtension})
+    """,
+    "csrc/sel.cu": """
+        #include <torch/extension.h>
+
+        __global__ void select_kernel(float* x) { x[threadIdx.x] = 1.0f; }
+
+        torch::Tensor select(torch::Tensor x) { select_kernel<<<1, 32>>>(x.data_ptr<float>()); return x; }
+
+        PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("select", &select); }
+    """,
+    "heads/__init__.py": "",
+    "heads/post.py": """
+        import torch
+        from torch import nn
+
+        from detlib import _C
+
+
+        class Selector(nn.Module):
+            def forward(self, scores):
+                return _C.select(scores)
+
+
+        class Softener(nn.Module):
+            def forward(self, scores):
+                return torch.sigmoid(scores)
+
+
+        def make_selector(cfg):
+            sel = Selector()
+            return sel
+
+
+        def make_softener(cfg):
+            return Softener()
+
+
+        def make_head(cfg):
+            return Head(cfg)
+
+
+        class Head(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.post = make_selector(cfg)
+
+            def forward(self, x):
+                return self.post(x)
+    """,
+    "model.py": """
+        from torch import nn
+
+        from detlib.heads.post import make_head, make_softener
+
+
+        class Model(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                head = make_head(cfg)
+                self.head = head
+                self.soft = make_softener(cfg)
+
+            def forward(self, x):
+                return self.head(x)
+
+            def scores(self, x):
+                return self.soft(x)
+    """,
+}
+
+
+def test_an_attribute_built_by_a_factory_of_the_project_runs_what_the_factory_returns(tmp_path, kb):
+    # VALID (old: `self.post = make_selector(cfg)` typed the attribute as the function make_selector, and
+    # `self.head = head` (a local) was untyped: Head.forward and Model.forward were supported)
+    by = _by(library_report(tmp_path, kb, FACTORY_BUILT, "detlib"))
+    for q in ("detlib.heads.post.Head.forward", "detlib.model.Model.forward"):
+        assert by[q]["status"] == "unsupported", by.get(q)
+        assert any(r.startswith("detlib._C.select (compiled op") for r in by[q]["reasons"]), by[q]
+
+
+def test_a_factory_returning_a_plain_module_adds_nothing(tmp_path, kb):
+    # INVALID: the factory hands back a plain torch module
+    by = _by(library_report(tmp_path, kb, FACTORY_BUILT, "detlib"))
+    assert "detlib.model.Model.scores" not in by, by.get("detlib.model.Model.scores")

@@ -363,6 +363,50 @@ def _built(value, r: Resolver, container: bool) -> List[Tuple[str, nodes.Call]]:
     return [(c, call) for call in calls for c in _class_names(call.func, r)]
 
 
+def _registered_submodules(selfname: nodes.Name, r: Resolver) -> Optional[List[Tuple[str, nodes.Call]]]:
+    """(class, constructor call) of the modules the class of the method *selfname* is the first parameter of
+    registers under names it computes: ``self.add_module(name, module)`` / ``setattr(self, name, module)`` in its
+    methods. None when it registers none (a ``getattr(self, name)`` is then dynamic dispatch); the list may be
+    empty when no registered value is a project class the call graph can name."""
+    try:
+        fn = selfname.scope()
+        cls = fn.parent if isinstance(fn, nodes.FunctionDef) else None
+    except Exception:
+        return None
+    if not isinstance(cls, nodes.ClassDef):
+        return None
+    memo = cls.__dict__.get("_npu_registered", _MISSING_REG)
+    if memo is not _MISSING_REG:
+        return memo
+    values = []
+    for meth in cls.mymethods():
+        args = meth.args.args or []
+        if not args:
+            continue
+        me = args[0].name
+        for call in meth.nodes_of_class(nodes.Call):
+            f = call.func
+            if isinstance(f, nodes.Attribute) and f.attrname == "add_module" and isinstance(f.expr, nodes.Name) \
+                    and f.expr.name == me and len(call.args) == 2 and not isinstance(call.args[0], nodes.Const):
+                values.append(call.args[1])
+            elif isinstance(f, nodes.Name) and f.name == "setattr" and len(call.args) == 3 \
+                    and isinstance(call.args[0], nodes.Name) and call.args[0].name == me \
+                    and not isinstance(call.args[1], nodes.Const):
+                values.append(call.args[2])
+    out: Optional[List[Tuple[str, nodes.Call]]] = None
+    if values:
+        out = []
+        for v in values:
+            for got in _built(v, r, False):
+                if got[0] not in [c for c, _ in out]:
+                    out.append(got)
+    cls._npu_registered = out
+    return out
+
+
+_MISSING_REG = object()
+
+
 def _local_list_elts(name: nodes.Name) -> list:
     """The elements a local list holds when it is handed to a container: ``poolers = []`` filled by
     ``poolers.append(Cls(...))`` (or ``.extend([...])`` / ``.insert(i, ...)`` / ``+= [...]``) in a loop of the same
@@ -1528,7 +1572,12 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
             if isinstance(name_arg, nodes.Const) and isinstance(name_arg.value, str):
                 add((caller, line, K_SELF, cls, name_arg.value))
             else:
-                add((caller, line, K_DYN, cls, ""))
+                held = _registered_submodules(obj, r)
+                if held is None:
+                    add((caller, line, K_DYN, cls, ""))
+                else:   # `getattr(self, stage)(x)` over the modules the class registers with add_module / setattr
+                    for c, _call in held:
+                        add((caller, line, K_INST, c, ""))
         return
     q = r.qualname(func) if isinstance(func, (nodes.Name, nodes.Attribute)) else None
     if q is None and isinstance(func, nodes.Name):

@@ -405,3 +405,86 @@ def test_a_factory_returning_a_plain_module_adds_nothing(tmp_path, kb):
     # INVALID: the factory hands back a plain torch module
     by = _by(library_report(tmp_path, kb, FACTORY_BUILT, "detlib"))
     assert "detlib.model.Model.scores" not in by, by.get("detlib.model.Model.scores")
+
+
+REGISTERED = {
+    "__init__.py": "",
+    "setup.py": """
+        from setuptools import setup
+        from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+        setup(name="stagelib", ext_modules=[CUDAExtension(name="stagelib._C", sources=["csrc/shift.cu"])],
+              cmdclass={"build_ext": BuildExtension})
+    """,
+    "csrc/shift.cu": """
+        #include <torch/extension.h>
+
+        __global__ void shift_kernel(float* x) { x[threadIdx.x] += 3.0f; }
+
+        torch::Tensor shift(torch::Tensor x) { shift_kernel<<<1, 32>>>(x.data_ptr<float>()); return x; }
+
+        PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("shift", &shift); }
+    """,
+    "stages.py": """
+        import torch
+        from torch import nn
+
+        from stagelib import _C
+
+
+        class Shift(nn.Module):
+            def forward(self, x):
+                return _C.shift(x)
+
+
+        class Shifted(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.names = []
+                for i in range(n):
+                    name = "stage" + str(i)
+                    self.add_module(name, Shift())
+                    self.names.append(name)
+
+            def forward(self, x):
+                for name in self.names:
+                    x = getattr(self, name)(x)
+                return x
+
+
+        class Plain(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.names = []
+                for i in range(n):
+                    name = f"lin{i}"
+                    setattr(self, name, nn.Linear(4, 4))
+                    self.names.append(name)
+
+            def forward(self, x):
+                for name in self.names:
+                    x = getattr(self, name)(x)
+                return x
+
+
+        class Lookup(nn.Module):
+            def forward(self, x, kind: str = "relu"):
+                return getattr(self, "act_" + kind)(x)
+    """,
+}
+
+
+def test_getattr_on_self_over_the_modules_the_class_registers_reaches_them(tmp_path, kb):
+    # VALID (old: getattr(self, name)(x) was dynamic dispatch: Shifted.forward was unknown, and Plain.forward too)
+    by = _by(library_report(tmp_path, kb, REGISTERED, "stagelib"))
+    fw = by["stagelib.stages.Shifted.forward"]
+    assert fw["status"] == "unsupported", fw
+    assert any(r.startswith("stagelib._C.shift (compiled op") for r in fw["reasons"]), fw
+    assert "stagelib.stages.Plain.forward" not in by, by.get("stagelib.stages.Plain.forward")
+
+
+def test_getattr_on_self_in_a_class_that_registers_nothing_stays_dynamic(tmp_path, kb):
+    # INVALID: with no add_module / setattr in the class, the name may be any attribute
+    by = _by(library_report(tmp_path, kb, REGISTERED, "stagelib"))
+    lk = by["stagelib.stages.Lookup.forward"]
+    assert lk["status"] == "unknown" and any("dynamic getattr" in r for r in lk["reasons"]), lk

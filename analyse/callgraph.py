@@ -327,6 +327,29 @@ def _class_names(func, r: Resolver) -> List[str]:
     return out
 
 
+def _binding_conditions(s: "ModuleSummary", r: Resolver, func: nodes.Name) -> Dict[str, Optional[str]]:
+    """For a local bound to one of several callables in the branches of an ``if`` (``if logits.is_cuda: fn = fused``
+    / ``else: fn = plain``): callable -> the condition its binding runs under (:func:`_condition`; None where one
+    of its bindings runs unconditionally or is an ``a if c else b``)."""
+    try:
+        defs = own_bindings(func, func.name)
+    except Exception:
+        return {}
+    out: Dict[str, Optional[str]] = {}
+    for d in defs:
+        st = d.parent if isinstance(d, nodes.AssignName) else None
+        if not isinstance(st, nodes.Assign) or not isinstance(st.value, (nodes.Name, nodes.Attribute)):
+            return {}
+        vq = r.qualname(st.value)
+        if not vq:
+            return {}
+        cond = _condition(st, s.relpath, tree_memo(st.root()), True)
+        if vq in out and out[vq] != cond:
+            cond = None
+        out[vq] = cond
+    return out
+
+
 def _built(value, r: Resolver, container: bool) -> List[Tuple[str, nodes.Call]]:
     """(class, constructor call) for each object an assigned value builds: ``Cls(...)`` (*container* False), or
     the elements of ``nn.ModuleList(Cls(...) for s in scales)`` / ``nn.Sequential(A(), B())`` / ``[Cls(...), ...]``
@@ -1607,7 +1630,13 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
         # `cls = Cutlass if backend == "cutlass" else Sparse; cls(...)`: a local bound to one of several classes
         cands = _class_names(func, r)
         if len(cands) > 1:
+            conds = _binding_conditions(s, r, func) if s.__dict__.get("_guards_on") else {}
             for c in cands:
+                cond = conds.get(c)
+                if cond == UNREACHABLE:
+                    continue   # `if x.is_cuda: fn = fused else: fn = plain`: an NPU binds the other one
+                if cond:
+                    s.guards[len(s.calls)] = cond
                 add((caller, line, K_NAME, c, ""))
             _arg_refs(s, r, call, caller, cls, selfname, clsname)
             return

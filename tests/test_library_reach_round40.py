@@ -488,3 +488,67 @@ def test_getattr_on_self_in_a_class_that_registers_nothing_stays_dynamic(tmp_pat
     by = _by(library_report(tmp_path, kb, REGISTERED, "stagelib"))
     lk = by["stagelib.stages.Lookup.forward"]
     assert lk["status"] == "unknown" and any("dynamic getattr" in r for r in lk["reasons"]), lk
+
+
+BOUND_IN_BRANCHES = {
+    "__init__.py": "",
+    "setup.py": """
+        from setuptools import setup
+        from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+        setup(name="losslib", ext_modules=[CUDAExtension(name="losslib._C", sources=["csrc/loss.cu"])],
+              cmdclass={"build_ext": BuildExtension})
+    """,
+    "csrc/loss.cu": """
+        #include <torch/extension.h>
+
+        __global__ void focal_kernel(float* x) { x[threadIdx.x] *= 0.25f; }
+
+        torch::Tensor focal(torch::Tensor x) { focal_kernel<<<1, 32>>>(x.data_ptr<float>()); return x; }
+
+        PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("focal", &focal); }
+    """,
+    "loss.py": """
+        import torch
+
+        from losslib import _C
+
+
+        def focal_fused(logits):
+            return _C.focal(logits)
+
+
+        def focal_plain(logits):
+            p = torch.sigmoid(logits)
+            return (1 - p) ** 2 * torch.log(p)
+
+
+        def focal(logits):
+            if logits.is_cuda:
+                fn = focal_fused
+            else:
+                fn = focal_plain
+            return fn(logits).sum()
+
+
+        def focal_opt(logits, fused: bool = False):
+            if fused:
+                fn = focal_fused
+            else:
+                fn = focal_plain
+            return fn(logits).sum()
+    """,
+}
+
+
+def test_a_local_bound_under_a_cuda_test_keeps_the_test_on_its_call(tmp_path, kb):
+    # VALID (old: each candidate of `fn` was called unconditionally, so focal was unsupported through focal_fused)
+    by = _by(library_report(tmp_path, kb, BOUND_IN_BRANCHES, "losslib"))
+    assert "losslib.loss.focal" not in by, by.get("losslib.loss.focal")
+
+
+def test_a_local_bound_under_an_option_is_the_options_choice(tmp_path, kb):
+    # INVALID: bound under a default-off option, the fused op is the caller's choice: conditional, not supported
+    by = _by(library_report(tmp_path, kb, BOUND_IN_BRANCHES, "losslib"))
+    fo = by["losslib.loss.focal_opt"]
+    assert fo["status"] == "conditional" and any("fused" in c for c in fo["conditions"]), fo

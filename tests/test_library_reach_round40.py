@@ -552,3 +552,35 @@ def test_a_local_bound_under_an_option_is_the_options_choice(tmp_path, kb):
     by = _by(library_report(tmp_path, kb, BOUND_IN_BRANCHES, "losslib"))
     fo = by["losslib.loss.focal_opt"]
     assert fo["status"] == "conditional" and any("fused" in c for c in fo["conditions"]), fo
+
+
+VENDOR_TOOLS = {
+    "__init__.py": "",
+    "topology.py": """
+        import logging
+        import subprocess
+
+
+        def amd_links():
+            out = subprocess.run(["rocm-smi", "--showtopotype"], capture_output=True, text=True)
+            return out.stdout
+
+
+        def list_dir():
+            logging.info("rocm-smi is not used here")
+            return subprocess.run(["ls", "-l"], capture_output=True).stdout
+    """,
+}
+
+
+def test_another_gpu_vendors_device_tool_run_by_the_code_is_absent_on_an_npu_host(tmp_path, kb):
+    # VALID (old: only nvidia-smi was known, so amd_links was supported); the tools are data (manifests.yaml)
+    by = _by(library_report(tmp_path, kb, VENDOR_TOOLS, "topolib"))
+    al = by["topolib.topology.amd_links"]
+    assert al["status"] == "unsupported" and "rocm-smi" in al["reasons"], al
+
+
+def test_a_command_that_names_no_gpu_tool_is_no_finding(tmp_path, kb):
+    # INVALID: another command, and the tool's name in a log message
+    by = _by(library_report(tmp_path, kb, VENDOR_TOOLS, "topolib"))
+    assert "topolib.topology.list_dir" not in by, by.get("topolib.topology.list_dir")

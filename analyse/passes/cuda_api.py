@@ -16,7 +16,7 @@ docstrings and log/exception strings are never findings.
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 from astroid import nodes
 
@@ -439,18 +439,21 @@ class CudaApiPass(Pass):
             return
         # nvidia-smi via subprocess / os.system
         q = r.qualname(func)
-        if q == "shutil.which" and call.args and _mentions(call.args[0], "nvidia-smi"):
-            # the path of the NVIDIA tool, to run it: None on an Ascend host (the code raises or skips its stats)
-            yield ctx.finding(self.rule("NPU007"), call, "nvidia-smi",
-                              "`shutil.which('nvidia-smi')` looks up the NVIDIA tool, which does not exist on an Ascend "
-                              "host.", replacement="npu-smi info")
+        if q == "shutil.which" and call.args:
+            for tool in _device_query_tools(ctx.kb):
+                if _mentions(call.args[0], tool):
+                    # the path of the GPU tool, to run it: None on an Ascend host (the code raises or skips its stats)
+                    yield ctx.finding(self.rule("NPU007"), call, tool,
+                                      f"`shutil.which('{tool}')` looks up a GPU vendor's tool, which does not exist on "
+                                      "an Ascend host.", replacement="npu-smi info")
+                    break
         if q in ("os.system", "os.popen", "subprocess.run", "subprocess.call", "subprocess.check_output",
                  "subprocess.check_call", "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput"):
-            for a in call.args:
-                if _mentions(a, "nvidia-smi") or _command_mentions(r, a, "nvidia-smi"):
-                    yield ctx.finding(self.rule("NPU007"), call, "nvidia-smi",
-                                      "`nvidia-smi` does not exist on an Ascend host.", replacement="npu-smi info")
-                    break
+            found = next((tool for a in call.args for tool in _device_query_tools(ctx.kb)
+                          if _mentions(a, tool) or _command_mentions(r, a, tool)), None)
+            if found:
+                yield ctx.finding(self.rule("NPU007"), call, found,
+                                  f"`{found}` does not exist on an Ascend host.", replacement="npu-smi info")
         # env vars: os.environ.get / os.getenv / os.putenv / os.environ.setdefault
         if q in ("os.environ.get", "os.getenv", "os.putenv", "os.environ.setdefault", "os.environ.pop", "os.unsetenv") and call.args:
             yield from self._env(ctx, call.args[0])
@@ -676,6 +679,20 @@ def _is_device_context(node) -> bool:
     if isinstance(parent, nodes.Keyword) and parent.arg in DEVICE_KWARGS | {"default"}:
         return True
     return False
+
+
+def _device_query_tools(kb) -> Tuple[str, ...]:
+    """The GPU vendors' device tools a program runs to query its GPUs (data/manifests.yaml ``tools`` entries
+    with ``device_query``: nvidia-smi, rocm-smi ...), nvidia-smi first."""
+    doc = kb.data_file("manifests.yaml")
+    got = _DEVICE_QUERY.get(id(doc))
+    if got is None:
+        got = _DEVICE_QUERY[id(doc)] = tuple(n for t in (doc.get("tools") or ()) if isinstance(t, dict)
+                                             and t.get("device_query") for n in t.get("names") or ())
+    return got
+
+
+_DEVICE_QUERY: dict = {}
 
 
 def _command_mentions(resolver, node, text: str) -> bool:

@@ -4,7 +4,14 @@ VALID/INVALID fixtures of the shapes met in the read misses of batch H5; no proj
 1. A parameter of ``nn.Module.forward`` without an annotation is guessed to be a tensor. A method torch.Tensor does
    not document called on it (``memories.copy()`` on a list, ``bias.custom_positions(p)`` on a module passed in) says
    the guess is wrong: no unverified tensor API. A documented tensor method on it still counts, and so does an
-   undocumented one on a tensor the code makes.
+   undocumented one on a tensor the code makes. A CUDA autocast switched off (``enabled=False``) is advice.
+2. ``name = wrapper(own_callable)`` at module level (an outside wrapper of a compiled op) stands for the callable.
+3. A JIT build named like a well-known package (``load("torchvision", ...)``) is no extension of that name.
+4. A container built from a local list filled in a loop, iterated with nested target tuples.
+5. An attribute built by a factory of the project holds what the factory returns.
+6. ``getattr(self, name)(x)`` over the submodules a class registers with ``add_module`` / ``setattr``.
+7. A local bound to one of several callables in ``if``/``else`` branches: each call edge keeps its binding's test.
+8. Other GPU vendors' device tools (rocm-smi) run by the code: data in manifests.yaml, absent on an Ascend host.
 """
 
 from __future__ import annotations

@@ -217,7 +217,10 @@ def _path_value(node, relpath: str, depth: int) -> Optional[str]:
         return inner
     if isinstance(node, nodes.BinOp) and node.op in ("/", "+"):
         left = _path_value(node.left, relpath, depth + 1)
-        right = _path_value(node.right, relpath, depth + 1)
+        right = node.right.value if node.op == "+" and isinstance(node.right, nodes.Const) \
+            and isinstance(node.right.value, str) else _path_value(node.right, relpath, depth + 1)
+        # a literal added to a folder (`os.path.dirname(os.getcwd()) + "/vim"`) is a relative suffix, whatever its
+        # leading slash; on its own an absolute literal leaves the tree
         if left is None or right is None:
             return None
         if node.op == "+":

@@ -581,6 +581,19 @@ def test_a_sys_path_edit_from_the_files_folder_finds_the_imported_module(tmp_pat
     assert fa["reach"]["status"] == "reachable" and fa["counted"] is True
 
 
+def test_a_sys_path_edit_adding_a_slashed_literal_to_a_folder_finds_the_imported_module(tmp_path, kb):
+    # VALID (old: the "/models" literal read as an absolute path, the edit was dropped): <cwd> + "/models"
+    fa = _sys_path(tmp_path, kb, 'sys.path.append(os.getcwd() + "/models")')
+    assert fa["reach"]["status"] == "reachable" and fa["counted"] is True
+    assert "models.yolo.Model" in fa["reach"]["path"]
+
+
+def test_an_absolute_sys_path_literal_is_not_a_folder_of_the_tree(tmp_path, kb):
+    # INVALID: "/models" alone is the host's /models, not <root>/models
+    fa = _sys_path(tmp_path, kb, 'sys.path.append("/models")')
+    assert fa["reach"]["status"] != "reachable" and fa["counted"] is False
+
+
 def test_a_sys_path_edit_to_another_folder_does_not(tmp_path, kb):
     # INVALID: sys.path gets data/: `import yolo` is data/yolo.py, the flash-attn model is not run
     fa = _sys_path(tmp_path, kb, 'sys.path.append(os.path.join(os.path.dirname(__file__), "..", "data"))')

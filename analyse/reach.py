@@ -1043,6 +1043,10 @@ class Reach:
                     self.dyn.setdefault(caller, []).append(target)
             for caller, line, targets, absolute, guard in facts.get("imports") or ():
                 for t in targets:
+                    # a module found next to the script or through a sys.path entry is imported under its bare
+                    # name (`sys.path.append("./scene")` + `import dataset` runs scene/dataset.py as `dataset`):
+                    # the packages of the folders above it (scene/__init__.py) are not imported
+                    above = 0
                     if absolute and t not in lk.modules:
                         own = list(facts.get("sys_path") or ())
                         real = self._script_relative(summ.modname, summ.is_package, t,
@@ -1050,9 +1054,10 @@ class Reach:
                         if real is not None:
                             aliases[t] = real
                             self.loose.add(real)
+                            above = real.count(".") - t.count(".")
                             t = real
                     parts = t.split(".")
-                    for i in range(1, len(parts) + 1):
+                    for i in range(1 + above, len(parts) + 1):
                         m = ".".join(parts[:i])
                         if m in lk.modules and m != summ.modname:
                             self._import_edge(caller, f"{m}.{MODULE_FN}", line, summ.relpath, guard)

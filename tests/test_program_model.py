@@ -1416,3 +1416,48 @@ def test_a_config_classs_device_default_is_used_by_its_instances_not_its_import(
         assert f["reach"]["path"][-1] == "cfg.machine.MachineConfig"
     # INVALID: download.py only imports the module (for another function): the default is not on its path
     assert rows["download.py"]["verdict"]["effort"] == "none" and not rows["download.py"]["verdict"]["drivers"]
+
+
+BARE_IMPORT = {
+    "scene/__init__.py": """
+        from scene.model import GaussianModel
+    """,
+    "scene/model.py": """
+        from simple_knn._C import distCUDA2
+
+        class GaussianModel:
+            def fit(self, pts):
+                return distCUDA2(pts)
+    """,
+    "scene/dataset.py": """
+        import numpy as np
+
+        def load(path):
+            return np.load(path)
+    """,
+    "scripts/preprocess.py": """
+        import sys
+        sys.path.append("./scene")
+        {IMPORT}
+
+        if __name__ == "__main__":
+            load("x.npy")
+    """,
+}
+
+
+def _bare(tmp_path, kb, imp):
+    _write(tmp_path, dict(BARE_IMPORT, **{"scripts/preprocess.py": BARE_IMPORT["scripts/preprocess.py"].replace("{IMPORT}", imp)}))
+    rep = run_script([tmp_path], kb)
+    (row,) = [e for e in rep["summary"]["entry_points"] if e["path"] == "scripts/preprocess.py"]
+    return row["verdict"]["effort"]
+
+
+def test_a_module_found_through_a_sys_path_entry_is_imported_without_its_package(tmp_path, kb):
+    # VALID (old: the bare `dataset` found as scene/dataset.py also ran scene/__init__.py and its CUDA extension)
+    assert _bare(tmp_path, kb, "from dataset import load") == "none"
+
+
+def test_the_package_import_of_the_same_module_runs_the_package(tmp_path, kb):
+    # INVALID: `from scene.dataset import load` imports the scene package first
+    assert _bare(tmp_path, kb, "from scene.dataset import load") == "blocked"

@@ -43,7 +43,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from astroid import nodes
 
-from analyse.roles import program_role, program_role_evidence, role_of
+from analyse.roles import build_by_name, program_role, program_role_evidence, role_of
 from analyse.syntax import is_main_guard, nodes_of
 
 REASONS = ("main-guard", "top-level-code", "console-script", "given")
@@ -523,6 +523,26 @@ def console_scripts(inputs: Sequence[Path], sources: Mapping[str, object],
     return list(dict.fromkeys(out))
 
 
+# modules whose import makes a script a build script: packaging, and building extensions or kernels
+_BUILD_MODULES = ("setuptools", "distutils", "torch.utils.cpp_extension", "Cython", "pybind11", "cffi",
+                  "numpy.distutils", "skbuild", "mesonpy", "triton.tools.compile", "ninja", "cmake")
+
+
+def _builds(sf, known: Optional[dict]) -> Optional[bool]:
+    """Whether a script imports a packaging or extension-building module (:data:`_BUILD_MODULES`); None when it
+    cannot be told (no tree and no facts)."""
+    mods: List[str] = []
+    if known is not None and known.get("imports") is not None:
+        for _caller, _line, targets, _absolute, _guard in known.get("imports") or ():
+            mods.extend(targets)
+    elif getattr(sf, "tree", None) is not None:
+        for n in nodes_of(sf.tree, nodes.Import, nodes.ImportFrom):
+            mods.extend(m for m, _a in n.names) if isinstance(n, nodes.Import) else mods.append(n.modname or "")
+    else:
+        return None
+    return any(m == b or m.startswith(b + ".") for m in mods for b in _BUILD_MODULES)
+
+
 def _function_exists(tree: nodes.Module, dotted: str) -> bool:
     scope = tree
     for part in dotted.split("."):
@@ -584,7 +604,8 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
             rel, roles, trains=bool(trains),
             self_test=bool(main) and not trains and not cli and rel not in script_files
             and _library_module(sf, by_mod, imported),
-            invoked=invoked.get(rel), collected=tests if tests is not None else True, program=bool(main and cli))
+            invoked=invoked.get(rel), collected=tests if tests is not None else True, program=bool(main and cli),
+            builds=_builds(sf, known) if build_by_name(rel) else None)
         if main:
             out[(rel, None)] = EntryPoint(rel, "main-guard", sf.modname, None, role, role_evidence=evidence,
                                           library=_importable(sf, by_mod, imported))

@@ -1461,3 +1461,38 @@ def test_a_module_found_through_a_sys_path_entry_is_imported_without_its_package
 def test_the_package_import_of_the_same_module_runs_the_package(tmp_path, kb):
     # INVALID: `from scene.dataset import load` imports the scene package first
     assert _bare(tmp_path, kb, "from scene.dataset import load") == "blocked"
+
+
+def _eps(tmp_path, kb, files):
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    return {e["path"]: e for e in rep["summary"]["entry_points"]}
+
+
+def test_a_make_script_that_builds_nothing_is_a_program(tmp_path, kb):
+    # VALID (old: every top-level make_*.py was a build script, never an entry point)
+    eps = _eps(tmp_path, kb, {
+        "README.md": "Run `python make_dataset.py` to write the index.\n",
+        "make_dataset.py": """
+            import pickle
+            import numpy as np
+
+            ids = np.load("ids.npy")
+            with open("index.pkl", "wb") as fh:
+                pickle.dump(sorted(set(ids.tolist())), fh)
+        """,
+    })
+    assert eps["make_dataset.py"]["role"] == "product", eps
+
+
+def test_a_make_script_that_builds_an_extension_stays_a_build_script(tmp_path, kb):
+    # INVALID: it builds the project's CUDA extension
+    eps = _eps(tmp_path, kb, {
+        "make_ext.py": """
+            from torch.utils.cpp_extension import load
+
+            ext = load(name="fused", sources=["fused.cu"])
+            ext.check()
+        """,
+    })
+    assert "make_ext.py" not in eps or eps["make_ext.py"]["role"] == "build", eps

@@ -57,6 +57,20 @@ _SETUP_CALL = re.compile(
     r"check_requirements|_?patch\w*|monkey_patch\w*|trace|lru_cache|cache)$")
 _RUN_ASSIGN = {"parse_args", "parse_known_args", "main", "run", "train", "fit", "evaluate", "launch", "spawn",
                "start", "serve", "app"}
+# web applications a server runs from the module (`app = FastAPI()`, launched by `fastapi dev main.py`, `uvicorn
+# main:app`, `flask run`): the module is a program whose work is done by its route and startup handlers
+WEB_APPS = frozenset({"FastAPI", "Flask", "Starlette", "Quart", "Sanic", "Litestar"})
+
+
+def web_app_names(tree: nodes.Module) -> Tuple[str, ...]:
+    """The module-level names bound to a web application (:data:`WEB_APPS`) by a plain assignment."""
+    out = []
+    for st in tree.body:
+        if isinstance(st, (nodes.Assign, nodes.AnnAssign)) and isinstance(st.value, nodes.Call) \
+                and _leaf(st.value.func) in WEB_APPS:
+            targets = st.targets if isinstance(st, nodes.Assign) else [st.target]
+            out.extend(t.name for t in targets if isinstance(t, nodes.AssignName))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -147,7 +161,7 @@ def group_copies(eps: List["EntryPoint"], sources: Mapping[str, object]) -> List
 # Dockerfiles, CI workflows
 _DOC_FILE = re.compile(r"^(readme.*|.*\.(md|rst|txt|sh|bash|yml|yaml|cfg|toml)|makefile|dockerfile.*|.*\.dockerfile|"
                        r"justfile|procfile)$", re.I)
-_LAUNCH = re.compile(r"\b(python[\d.]*|torchrun|accelerate|deepspeed|srun|mpirun|colossalai|"
+_LAUNCH = re.compile(r"\b(python[\d.]*|torchrun|accelerate|deepspeed|srun|mpirun|colossalai|fastapi|uvicorn|streamlit|"
                      r"torch\.distributed\.(?:launch|run)|CMD|ENTRYPOINT|run)\b")
 _PY_TOKEN = re.compile(r"(?<![\w/.-])((?:\.{0,2}/)?[\w./-]*[\w-]\.py)\b")
 _MODULE_TOKEN = re.compile(r"python[\d.]*\s+(?:-\w+\s+)*-m\s+([\w.]+)")
@@ -271,7 +285,7 @@ def _is_action(st) -> bool:
         return False
     if isinstance(st, (nodes.Assign, nodes.AnnAssign)):
         v = st.value
-        if isinstance(v, nodes.Call) and _leaf(v.func) in _RUN_ASSIGN:
+        if isinstance(v, nodes.Call) and (_leaf(v.func) in _RUN_ASSIGN or _leaf(v.func) in WEB_APPS):
             return True
         return False
     if isinstance(st, nodes.Try):

@@ -560,7 +560,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     *guards* False (a project without an entry point: no reach walk reads them) leaves every guard None.
     """
     from analyse.entrypoints import (has_main_guard, has_top_level_code, parses_command_line, setup_py_scripts,
-                                     trains_models)
+                                     trains_models, web_app_names)
 
     memo = tree_memo(tree)
     here = _RelativeTo(modname, is_package)
@@ -649,8 +649,12 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
             hydra = _hydra_config(n)
             if hydra:
                 configs.append((n.qname(), n.lineno or 1, hydra))
+    apps = web_app_names(tree)
+    served = [st.qname() for st in tree.body if apps and isinstance(st, (nodes.FunctionDef, nodes.AsyncFunctionDef))
+              and st.decorators and any(_served_by(d, apps) for d in st.decorators.nodes)]
     name = relpath.rsplit("/", 1)[-1]
     return {
+        "served": served,
         "main_guard": has_main_guard(tree),
         "top_level_code": has_top_level_code(tree),
         "trains": trains_models(tree),
@@ -813,6 +817,7 @@ class Reach:
         self.needs: Dict[str, Dict[str, str]] = {}
         self._followed: Set[Tuple[str, int]] = set()    # (path, line) of dispatch calls resolved exactly
         self.decorated: Dict[str, List[str]] = {}
+        self.served: Dict[str, List[str]] = {}   # module -> its web application's handlers (module_facts "served")
         self.plain_decorated: Set[str] = set()
         self.classes_of: Dict[str, List[str]] = {}
         self.aliases: Dict[str, Dict[str, str]] = {}   # module -> {imported name: project module}
@@ -1036,6 +1041,8 @@ class Reach:
             aliases = self.aliases.setdefault(summ.modname, {})
             for fq in facts.get("decorated") or ():
                 self.decorated.setdefault(summ.modname, []).append(fq)
+            if facts.get("served"):
+                self.served[summ.modname] = list(facts["served"])
             self.plain_decorated.update(facts.get("plain_decorated") or ())
             for caller, name in facts.get("getattr") or ():
                 target = summ.bindings.get(name)
@@ -1366,6 +1373,11 @@ class Reach:
         main_fn = f"{ep.modname}.{MAIN_FN}"
         if main_fn in self.linker.functions:
             roots.append(main_fn)
+        # a web application's handlers run when the server serves the program's app (routes, startup events)
+        if not ep.function:
+            for fq in self.served.get(ep.modname, ()):
+                if fq in self.linker.functions and fq not in roots:
+                    roots.append(fq)
         if ep.function:
             q = ep.function
             if q not in self.linker.functions:
@@ -1630,6 +1642,13 @@ EVIDENCE_SEVERITIES = ("blocker", "manual", "auto")
 _PLAIN_DECORATORS = frozenset(("lru_cache", "cache", "cached_property", "wraps", "staticmethod", "classmethod", "property",
                                "contextmanager", "asynccontextmanager", "no_grad", "inference_mode", "enable_grad",
                                "dataclass", "total_ordering", "abstractmethod", "overload", "deprecated"))
+
+
+def _served_by(d, apps: Sequence[str]) -> bool:
+    """A decorator ``@app.<anything>(...)`` / ``@app.<anything>`` of a module-level web application *apps* names
+    (``@app.post("/generate")``, ``@app.on_event("startup")``, ``@app.route("/")``): the server calls the function."""
+    f = d.func if isinstance(d, nodes.Call) else d
+    return isinstance(f, nodes.Attribute) and isinstance(f.expr, nodes.Name) and f.expr.name in apps
 
 
 def _decorator_name(d) -> str:

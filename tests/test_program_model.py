@@ -1496,3 +1496,46 @@ def test_a_make_script_that_builds_an_extension_stays_a_build_script(tmp_path, k
         """,
     })
     assert "make_ext.py" not in eps or eps["make_ext.py"]["role"] == "build", eps
+
+
+WEB_APP = """
+    import torch
+    from fastapi import FastAPI
+    from registry import Registry
+
+    {APP} = {CTOR}()
+
+
+    @{APP}.on_event("startup")
+    async def load_model():
+        torch.cuda.synchronize()
+
+
+    @{APP}.post("/generate")
+    async def generate(text: str):
+        return text
+"""
+
+
+def _web(tmp_path, kb, app, ctor):
+    _write(tmp_path, {"registry.py": "class Registry:\n    def on_event(self, name):\n        return lambda f: f\n"
+                                     "    def post(self, path):\n        return lambda f: f\n",
+                      "server.py": WEB_APP.replace("{APP}", app).replace("{CTOR}", ctor),
+                      "main.py": "if __name__ == '__main__':\n    print('hi')\n"})
+    rep = run_script([tmp_path], kb)
+    eps = {e["path"] for e in rep["summary"]["entry_points"]}
+    (f,) = [f for f in rep["findings"] if f["api"] == "torch.cuda.synchronize"]
+    return eps, f
+
+
+def test_a_web_application_module_is_a_program_whose_handlers_run(tmp_path, kb):
+    # VALID (old: no main block and no top-level work: not an entry point, its startup handler unreached)
+    eps, f = _web(tmp_path, kb, "app", "FastAPI")
+    assert "server.py" in eps
+    assert f["reach"]["status"] in ("entry-point", "reachable") and f["counted"] is True, f["reach"]
+
+
+def test_functions_decorated_by_another_object_are_not_served(tmp_path, kb):
+    # INVALID: a registry's decorators register the functions; nothing serves them
+    eps, f = _web(tmp_path, kb, "hooks", "Registry")
+    assert "server.py" not in eps and f["counted"] is False

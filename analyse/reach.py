@@ -531,6 +531,7 @@ class ModuleFacts(TypedDict):
     imports: List[Tuple[str, int, Tuple[str, ...], bool, _GuardDict]]
     decorated: List[str]
     plain_decorated: List[str]   # decorated only by wrappers that register nothing
+    served: List[str]   # functions the module's web application serves (routes, startup handlers)
     getattr: List[Tuple[str, str]]
     call_guards: Dict[int, List[Tuple[str, _GuardDict]]]
     # callers' arguments: line -> [(called name, ((keyword, flag value), ...))]; function -> {flag parameter: default}
@@ -552,7 +553,8 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     * ``main_guard``, ``top_level_code``, ``trains`` and ``cli`` (entry-point roles), ``console_scripts``
       (``setup.py`` only);
     * ``imports``: (function that runs it, line, absolute targets, plain absolute import?, guard);
-    * ``decorated``: top-level decorated functions and classes;
+    * ``decorated``: top-level decorated functions and classes; ``served``: the top-level functions decorated by
+      the module's web application (``app = FastAPI()``; ``@app.post(...)``), which the server calls;
     * ``getattr``: (function, module-level name) for ``getattr(name, <computed>)``;
     * ``call_guards``: line -> [(called name, guard)] for the lines with a guarded call (only the
       lines in *lines* when given).

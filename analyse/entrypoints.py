@@ -501,10 +501,51 @@ def declared_programs(root: Path, sources: Mapping[str, object]) -> List[Tuple[s
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             tree = None
+        names: List[str] = []
         for st in tree.body if tree is not None else ():
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and not st.name.startswith("_"):
-                out.append((f"torch.hub {st.name}", f"{hub.modname}:{st.name}"))
+                names.append(st.name)
+            elif isinstance(st, ast.ImportFrom) and any(a.name == "*" for a in st.names):
+                # `from models import *`: the public functions of that project module are hubconf's too
+                names.extend(_star_functions(st, hub, sources))
+        for name in list(dict.fromkeys(names))[:MAX_HUB_FUNCTIONS]:
+            out.append((f"torch.hub {name}", f"{hub.modname}:{name}"))
     return out
+
+
+MAX_HUB_FUNCTIONS = 64
+
+
+def _star_functions(st: "ast.ImportFrom", hub, sources: Mapping[str, object]) -> List[str]:
+    """The public functions ``from <module> import *`` brings into *hub* from a project module: the names of its
+    literal ``__all__`` that it defines as functions, else its module-level ``def``s without a leading underscore."""
+    import ast
+
+    if st.level:
+        pkg = hub.modname.split(".")[:-1]
+        if st.level - 1 > len(pkg):
+            return []
+        base = pkg[:len(pkg) - (st.level - 1)]
+        target = ".".join(base + ([st.module] if st.module else []))
+    else:
+        target = st.module or ""
+    src = next((sf for sf in sources.values() if getattr(sf, "modname", None) == target), None)
+    text = getattr(src, "text", None) if src is not None else None
+    if not text:
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    defs = [st2.name for st2 in tree.body if isinstance(st2, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    listed = None
+    for st2 in tree.body:
+        if isinstance(st2, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in st2.targets) \
+                and isinstance(st2.value, (ast.List, ast.Tuple)):
+            listed = [e.value for e in st2.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    if listed is not None:
+        return [n for n in listed if n in defs]
+    return [n for n in defs if not n.startswith("_")]
 
 
 def console_scripts(inputs: Sequence[Path], sources: Mapping[str, object],

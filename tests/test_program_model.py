@@ -1539,3 +1539,36 @@ def test_functions_decorated_by_another_object_are_not_served(tmp_path, kb):
     # INVALID: a registry's decorators register the functions; nothing serves them
     eps, f = _web(tmp_path, kb, "hooks", "Registry")
     assert "server.py" not in eps and f["counted"] is False
+
+
+def test_a_hubconf_re_exporting_a_module_by_star_import_declares_its_functions(tmp_path, kb):
+    # VALID (old: hubconf.py with only `from models import *` declared no torch.hub function: no entry point)
+    _write(tmp_path, {
+        "hubconf.py": "from models import *\n\ndependencies = ['torch']\n",
+        "models.py": """
+            import torch
+
+            __all__ = ["tiny", "small"]
+
+
+            def _make(width):
+                return torch.nn.Linear(width, width)
+
+
+            def tiny(pretrained=False):
+                return _make(8)
+
+
+            def small(pretrained=False):
+                return _make(16)
+
+
+            def helper_not_exported():
+                return None
+        """,
+    })
+    rep = run_script([tmp_path], kb)
+    hub = {e["function"] for e in rep["summary"]["entry_points"] if e["path"] == "hubconf.py"}
+    assert hub == {"hubconf.tiny", "hubconf.small"}, hub
+    # INVALID: a name __all__ leaves out, or a private helper, is no torch.hub entry
+    assert not any(e["path"] == "models.py" for e in rep["summary"]["entry_points"])

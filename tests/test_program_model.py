@@ -1572,3 +1572,60 @@ def test_a_hubconf_re_exporting_a_module_by_star_import_declares_its_functions(t
     assert hub == {"hubconf.tiny", "hubconf.small"}, hub
     # INVALID: a name __all__ leaves out, or a private helper, is no torch.hub entry
     assert not any(e["path"] == "models.py" for e in rep["summary"]["entry_points"])
+
+
+LAMBDA_TABLE = {
+    "pkg/__init__.py": "",
+    "pkg/attn.py": """
+        import torch
+
+
+        def get_kernel():
+            from pkg.kernel import fused
+            return fused
+
+
+        def sdpa(q):
+            return torch.nn.functional.scaled_dot_product_attention(q, q, q)
+
+
+        {TABLE}
+    """,
+    "pkg/kernel.py": """
+        from pkg._C import fused_forward
+
+
+        def fused(q):
+            return fused_forward(q)
+    """,
+    "setup.py": """
+        from setuptools import setup
+        from torch.utils.cpp_extension import CUDAExtension, BuildExtension
+        setup(name="pkg", ext_modules=[CUDAExtension("pkg._C", ["csrc/fused.cu"])], cmdclass={"build_ext": BuildExtension})
+    """,
+    "csrc/fused.cu": "__global__ void k() {}\n",
+    "train.py": """
+        from pkg.attn import FUNCS
+
+        if __name__ == "__main__":
+            FUNCS["sdpa"](1)
+    """,
+}
+
+
+def _lambda_table(tmp_path, kb, table):
+    _write(tmp_path, dict(LAMBDA_TABLE, **{"pkg/attn.py": LAMBDA_TABLE["pkg/attn.py"].replace("{TABLE}", table)}))
+    rep = run_script([tmp_path], kb)
+    (row,) = [e for e in rep["summary"]["entry_points"] if e["path"] == "train.py"]
+    return row["verdict"]["effort"]
+
+
+def test_a_lambda_kept_in_a_module_level_table_does_not_run_at_import(tmp_path, kb):
+    # VALID (old: the lambda's call of get_kernel() was a call of pkg.attn's module body: importing it reached the
+    # compiled kernel, blocked)
+    assert _lambda_table(tmp_path, kb, 'FUNCS = {"sdpa": sdpa, "fused": lambda *a: get_kernel()(*a)}') == "none"
+
+
+def test_a_lambda_called_at_module_level_runs_at_import(tmp_path, kb):
+    # INVALID: the lambda is called where it is written: the kernel module is imported with pkg.attn
+    assert _lambda_table(tmp_path, kb, 'FAST = (lambda: get_kernel())()\n        FUNCS = {"sdpa": sdpa}') == "blocked"

@@ -1060,6 +1060,8 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
         t = type(node)
         if t in leaves:
             continue
+        if t is nodes.Lambda and here[0] == s.module_fn and _stored_lambda(node):
+            continue   # a module-level table's lambda runs when looked up and called, not when the module is imported
         kind = kinds.get(t)
         if kind is None:
             kind = kinds[t] = (1 if issubclass(t, nodes.FunctionDef)
@@ -1558,6 +1560,19 @@ def _dynamic_dispatch(call: nodes.Call, r: Resolver) -> Optional[str]:
     except Exception:  # pragma: no cover - odd trees
         return None
     return out if len(out) <= 120 else out[:117] + "..."
+
+
+def _stored_lambda(node: nodes.Lambda) -> bool:
+    """A lambda kept in a variable or a literal container (``FUNCS = {"ring": lambda *a: kernel()(*a)}``), with
+    no call between it and its statement: its body runs when the stored callable is called."""
+    cur, parent = node, node.parent
+    while parent is not None:
+        if isinstance(parent, (nodes.Assign, nodes.AnnAssign)):
+            return cur is parent.value
+        if not isinstance(parent, (nodes.Dict, nodes.List, nodes.Tuple, nodes.Set)):
+            return False
+        cur, parent = parent, parent.parent
+    return False
 
 
 def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, cls: Optional[str],

@@ -43,7 +43,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from astroid import nodes
 
-from analyse.roles import program_role, program_role_evidence, role_of
+from analyse.roles import build_by_name, program_role, program_role_evidence, role_of
 from analyse.syntax import is_main_guard, nodes_of
 
 REASONS = ("main-guard", "top-level-code", "console-script", "given")
@@ -57,6 +57,20 @@ _SETUP_CALL = re.compile(
     r"check_requirements|_?patch\w*|monkey_patch\w*|trace|lru_cache|cache)$")
 _RUN_ASSIGN = {"parse_args", "parse_known_args", "main", "run", "train", "fit", "evaluate", "launch", "spawn",
                "start", "serve", "app"}
+# web applications a server runs from the module (`app = FastAPI()`, launched by `fastapi dev main.py`, `uvicorn
+# main:app`, `flask run`): the module is a program whose work is done by its route and startup handlers
+WEB_APPS = frozenset({"FastAPI", "Flask", "Starlette", "Quart", "Sanic", "Litestar"})
+
+
+def web_app_names(tree: nodes.Module) -> Tuple[str, ...]:
+    """The module-level names bound to a web application (:data:`WEB_APPS`) by a plain assignment."""
+    out = []
+    for st in tree.body:
+        if isinstance(st, (nodes.Assign, nodes.AnnAssign)) and isinstance(st.value, nodes.Call) \
+                and _leaf(st.value.func) in WEB_APPS:
+            targets = st.targets if isinstance(st, nodes.Assign) else [st.target]
+            out.extend(t.name for t in targets if isinstance(t, nodes.AssignName))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -147,7 +161,7 @@ def group_copies(eps: List["EntryPoint"], sources: Mapping[str, object]) -> List
 # Dockerfiles, CI workflows
 _DOC_FILE = re.compile(r"^(readme.*|.*\.(md|rst|txt|sh|bash|yml|yaml|cfg|toml)|makefile|dockerfile.*|.*\.dockerfile|"
                        r"justfile|procfile)$", re.I)
-_LAUNCH = re.compile(r"\b(python[\d.]*|torchrun|accelerate|deepspeed|srun|mpirun|colossalai|"
+_LAUNCH = re.compile(r"\b(python[\d.]*|torchrun|accelerate|deepspeed|srun|mpirun|colossalai|fastapi|uvicorn|streamlit|"
                      r"torch\.distributed\.(?:launch|run)|CMD|ENTRYPOINT|run)\b")
 _PY_TOKEN = re.compile(r"(?<![\w/.-])((?:\.{0,2}/)?[\w./-]*[\w-]\.py)\b")
 _MODULE_TOKEN = re.compile(r"python[\d.]*\s+(?:-\w+\s+)*-m\s+([\w.]+)")
@@ -271,7 +285,7 @@ def _is_action(st) -> bool:
         return False
     if isinstance(st, (nodes.Assign, nodes.AnnAssign)):
         v = st.value
-        if isinstance(v, nodes.Call) and _leaf(v.func) in _RUN_ASSIGN:
+        if isinstance(v, nodes.Call) and (_leaf(v.func) in _RUN_ASSIGN or _leaf(v.func) in WEB_APPS):
             return True
         return False
     if isinstance(st, nodes.Try):
@@ -487,10 +501,51 @@ def declared_programs(root: Path, sources: Mapping[str, object]) -> List[Tuple[s
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             tree = None
+        names: List[str] = []
         for st in tree.body if tree is not None else ():
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and not st.name.startswith("_"):
-                out.append((f"torch.hub {st.name}", f"{hub.modname}:{st.name}"))
+                names.append(st.name)
+            elif isinstance(st, ast.ImportFrom) and any(a.name == "*" for a in st.names):
+                # `from models import *`: the public functions of that project module are hubconf's too
+                names.extend(_star_functions(st, hub, sources))
+        for name in list(dict.fromkeys(names))[:MAX_HUB_FUNCTIONS]:
+            out.append((f"torch.hub {name}", f"{hub.modname}:{name}"))
     return out
+
+
+MAX_HUB_FUNCTIONS = 64
+
+
+def _star_functions(st: "ast.ImportFrom", hub, sources: Mapping[str, object]) -> List[str]:
+    """The public functions ``from <module> import *`` brings into *hub* from a project module: the names of its
+    literal ``__all__`` that it defines as functions, else its module-level ``def``s without a leading underscore."""
+    import ast
+
+    if st.level:
+        pkg = hub.modname.split(".")[:-1]
+        if st.level - 1 > len(pkg):
+            return []
+        base = pkg[:len(pkg) - (st.level - 1)]
+        target = ".".join(base + ([st.module] if st.module else []))
+    else:
+        target = st.module or ""
+    src = next((sf for sf in sources.values() if getattr(sf, "modname", None) == target), None)
+    text = getattr(src, "text", None) if src is not None else None
+    if not text:
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    defs = [st2.name for st2 in tree.body if isinstance(st2, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    listed = None
+    for st2 in tree.body:
+        if isinstance(st2, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in st2.targets) \
+                and isinstance(st2.value, (ast.List, ast.Tuple)):
+            listed = [e.value for e in st2.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    if listed is not None:
+        return [n for n in listed if n in defs]
+    return [n for n in defs if not n.startswith("_")]
 
 
 def console_scripts(inputs: Sequence[Path], sources: Mapping[str, object],
@@ -521,6 +576,26 @@ def console_scripts(inputs: Sequence[Path], sources: Mapping[str, object],
         elif getattr(sf, "tree", None) is not None:
             out.extend(setup_py_scripts(sf.tree))
     return list(dict.fromkeys(out))
+
+
+# modules whose import makes a script a build script: packaging, and building extensions or kernels
+_BUILD_MODULES = ("setuptools", "distutils", "torch.utils.cpp_extension", "Cython", "pybind11", "cffi",
+                  "numpy.distutils", "skbuild", "mesonpy", "triton.tools.compile", "ninja", "cmake")
+
+
+def _builds(sf, known: Optional[dict]) -> Optional[bool]:
+    """Whether a script imports a packaging or extension-building module (:data:`_BUILD_MODULES`); None when it
+    cannot be told (no tree and no facts)."""
+    mods: List[str] = []
+    if known is not None and known.get("imports") is not None:
+        for _caller, _line, targets, _absolute, _guard in known.get("imports") or ():
+            mods.extend(targets)
+    elif getattr(sf, "tree", None) is not None:
+        for n in nodes_of(sf.tree, nodes.Import, nodes.ImportFrom):
+            mods.extend(m for m, _a in n.names) if isinstance(n, nodes.Import) else mods.append(n.modname or "")
+    else:
+        return None
+    return any(m == b or m.startswith(b + ".") for m in mods for b in _BUILD_MODULES)
 
 
 def _function_exists(tree: nodes.Module, dotted: str) -> bool:
@@ -584,7 +659,8 @@ def discover(sources: Mapping[str, object], inputs: Sequence[Path], *, imported:
             rel, roles, trains=bool(trains),
             self_test=bool(main) and not trains and not cli and rel not in script_files
             and _library_module(sf, by_mod, imported),
-            invoked=invoked.get(rel), collected=tests if tests is not None else True, program=bool(main and cli))
+            invoked=invoked.get(rel), collected=tests if tests is not None else True, program=bool(main and cli),
+            builds=_builds(sf, known) if build_by_name(rel) else None)
         if main:
             out[(rel, None)] = EntryPoint(rel, "main-guard", sf.modname, None, role, role_evidence=evidence,
                                           library=_importable(sf, by_mod, imported))

@@ -61,7 +61,7 @@ from analyse.gcpolicy import collect_less, collect_never
 from analyse.files import (NOTEBOOK_SUFFIX, FileTooLarge, NotANotebook, NotRegularFile, discover,
                            file_limit, read_regular_file, source_text)
 from analyse.project import SourceFile, parse_source
-from analyse.conditions.build import collect_flag_imports, collect_flags
+from analyse.conditions.build import collect_flag_imports, collect_flags, collect_instance_settings
 from analyse.conditions.options import collect as collect_options
 from analyse.conditions.options import config_refs, read_config
 from analyse.conditions.options import configure as configure_conditions
@@ -116,6 +116,7 @@ class Prescan:
     import_helpers: Tuple[Tuple[str, Tuple[int, str], Tuple[int, str], int], ...] = ()   # analyse.resolve.ImportHelper
     flags: Tuple[Tuple[str, str, Tuple], ...] = ()   # module-level flags other modules import (conditions.build.collect_flags)
     flag_imports: Tuple[Tuple[str, str], ...] = ()   # constants it imports and may hand on (collect_flag_imports)
+    settings: Tuple[Tuple, ...] = ()   # what its classes' constructors keep of their parameters (collect_instance_settings)
     passes: Tuple[Tuple[str, object], ...] = ()   # (pass name, prescan data)
     errors: Tuple[AnalysisError, ...] = ()
     digest: str = ""
@@ -349,8 +350,9 @@ class _Worker:
             errors.append(_internal(task.relpath, "option defaults", exc))
         try:
             flags, flag_imports = collect_flags(sf.tree), collect_flag_imports(sf.tree)
+            settings = collect_instance_settings(sf.tree)
         except Exception as exc:  # pragma: no cover - defensive
-            flags, flag_imports = (), ()
+            flags, flag_imports, settings = (), (), ()
             errors.append(_internal(task.relpath, "module flags", exc))
         argparse = tuple(sorted((d, tuple(sorted(v))) for d, v in local.argparse_defaults.items()))
         helpers = tuple(sorted((h.qualname, h.module, h.attr, h.item) for h in local.import_helpers.values()))
@@ -380,9 +382,9 @@ class _Worker:
         pre = Prescan(task.relpath, task.modname, lines=len(sf.lines), classes=classes, argparse=argparse,
                       options=options, configs=configs, import_helpers=helpers, passes=tuple(facts),
                       errors=tuple(errors), program=program, top_level=top_level, imports=imports, flags=flags,
-                      flag_imports=flag_imports)
+                      flag_imports=flag_imports, settings=settings)
         pre.digest = digest(task.modname, repr(classes), repr(argparse), repr(options), repr(configs),
-                            repr(helpers), repr(pre.passes), repr(flags), repr(flag_imports))
+                            repr(helpers), repr(pre.passes), repr(flags), repr(flag_imports), repr(settings))
         if self.keep:
             self.trees[task.relpath] = sf
             # the kept tree lives until the end of the run: out of the collector's sight, or every young-generation
@@ -405,7 +407,7 @@ class _Worker:
                              config_by_module=index.config_by_module,
                              import_helpers=index.helpers_by_leaf(),
                              torch_version=getattr(self.kb, "torch_version", None),
-                             module_flags=index.module_flags)
+                             module_flags=index.module_flags, instance_settings=index.instance_settings)
         _combine(self.project, self.passes, prescans)
 
     def analyse(self, task: _Task) -> ModuleResult:
@@ -526,6 +528,8 @@ def _merge_index(prescans: Iterable[Prescan]) -> ProjectIndex:
             index.import_helpers[q] = ImportHelper(q, tuple(module), tuple(attr), item)
         for name, kind, vals in pre.flags:
             index.module_flags[f"{pre.modname}.{name}"] = (kind, tuple(vals))
+        for cls, attr, param, where, known, default in pre.settings:
+            index.instance_settings.setdefault(f"{pre.modname}.{cls}", {})[attr] = (param, where, known, default)
     # a flag imported from a module that imports it itself (`from .attention_utils import _SUPPORTS_FLEX`, which
     # took it from utils._import_guard): the definition's value, a few hops at most
     handed = {f"{pre.modname}.{name}": src for pre in prescans if pre.error is None for name, src in pre.flag_imports}

@@ -217,7 +217,10 @@ def _path_value(node, relpath: str, depth: int) -> Optional[str]:
         return inner
     if isinstance(node, nodes.BinOp) and node.op in ("/", "+"):
         left = _path_value(node.left, relpath, depth + 1)
-        right = _path_value(node.right, relpath, depth + 1)
+        right = node.right.value if node.op == "+" and isinstance(node.right, nodes.Const) \
+            and isinstance(node.right.value, str) else _path_value(node.right, relpath, depth + 1)
+        # a literal added to a folder (`os.path.dirname(os.getcwd()) + "/vim"`) is a relative suffix, whatever its
+        # leading slash; on its own an absolute literal leaves the tree
         if left is None or right is None:
             return None
         if node.op == "+":
@@ -528,6 +531,7 @@ class ModuleFacts(TypedDict):
     imports: List[Tuple[str, int, Tuple[str, ...], bool, _GuardDict]]
     decorated: List[str]
     plain_decorated: List[str]   # decorated only by wrappers that register nothing
+    served: List[str]   # functions the module's web application serves (routes, startup handlers)
     getattr: List[Tuple[str, str]]
     call_guards: Dict[int, List[Tuple[str, _GuardDict]]]
     # callers' arguments: line -> [(called name, ((keyword, flag value), ...))]; function -> {flag parameter: default}
@@ -549,7 +553,8 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     * ``main_guard``, ``top_level_code``, ``trains`` and ``cli`` (entry-point roles), ``console_scripts``
       (``setup.py`` only);
     * ``imports``: (function that runs it, line, absolute targets, plain absolute import?, guard);
-    * ``decorated``: top-level decorated functions and classes;
+    * ``decorated``: top-level decorated functions and classes; ``served``: the top-level functions decorated by
+      the module's web application (``app = FastAPI()``; ``@app.post(...)``), which the server calls;
     * ``getattr``: (function, module-level name) for ``getattr(name, <computed>)``;
     * ``call_guards``: line -> [(called name, guard)] for the lines with a guarded call (only the
       lines in *lines* when given).
@@ -557,7 +562,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     *guards* False (a project without an entry point: no reach walk reads them) leaves every guard None.
     """
     from analyse.entrypoints import (has_main_guard, has_top_level_code, parses_command_line, setup_py_scripts,
-                                     trains_models)
+                                     trains_models, web_app_names)
 
     memo = tree_memo(tree)
     here = _RelativeTo(modname, is_package)
@@ -646,8 +651,12 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
             hydra = _hydra_config(n)
             if hydra:
                 configs.append((n.qname(), n.lineno or 1, hydra))
+    apps = web_app_names(tree)
+    served = [st.qname() for st in tree.body if apps and isinstance(st, (nodes.FunctionDef, nodes.AsyncFunctionDef))
+              and st.decorators and any(_served_by(d, apps) for d in st.decorators.nodes)]
     name = relpath.rsplit("/", 1)[-1]
     return {
+        "served": served,
         "main_guard": has_main_guard(tree),
         "top_level_code": has_top_level_code(tree),
         "trains": trains_models(tree),
@@ -810,6 +819,7 @@ class Reach:
         self.needs: Dict[str, Dict[str, str]] = {}
         self._followed: Set[Tuple[str, int]] = set()    # (path, line) of dispatch calls resolved exactly
         self.decorated: Dict[str, List[str]] = {}
+        self.served: Dict[str, List[str]] = {}   # module -> its web application's handlers (module_facts "served")
         self.plain_decorated: Set[str] = set()
         self.classes_of: Dict[str, List[str]] = {}
         self.aliases: Dict[str, Dict[str, str]] = {}   # module -> {imported name: project module}
@@ -1033,6 +1043,8 @@ class Reach:
             aliases = self.aliases.setdefault(summ.modname, {})
             for fq in facts.get("decorated") or ():
                 self.decorated.setdefault(summ.modname, []).append(fq)
+            if facts.get("served"):
+                self.served[summ.modname] = list(facts["served"])
             self.plain_decorated.update(facts.get("plain_decorated") or ())
             for caller, name in facts.get("getattr") or ():
                 target = summ.bindings.get(name)
@@ -1040,6 +1052,10 @@ class Reach:
                     self.dyn.setdefault(caller, []).append(target)
             for caller, line, targets, absolute, guard in facts.get("imports") or ():
                 for t in targets:
+                    # a module found next to the script or through a sys.path entry is imported under its bare
+                    # name (`sys.path.append("./scene")` + `import dataset` runs scene/dataset.py as `dataset`):
+                    # the packages of the folders above it (scene/__init__.py) are not imported
+                    above = 0
                     if absolute and t not in lk.modules:
                         own = list(facts.get("sys_path") or ())
                         real = self._script_relative(summ.modname, summ.is_package, t,
@@ -1047,9 +1063,10 @@ class Reach:
                         if real is not None:
                             aliases[t] = real
                             self.loose.add(real)
+                            above = real.count(".") - t.count(".")
                             t = real
                     parts = t.split(".")
-                    for i in range(1, len(parts) + 1):
+                    for i in range(1 + above, len(parts) + 1):
                         m = ".".join(parts[:i])
                         if m in lk.modules and m != summ.modname:
                             self._import_edge(caller, f"{m}.{MODULE_FN}", line, summ.relpath, guard)
@@ -1358,6 +1375,11 @@ class Reach:
         main_fn = f"{ep.modname}.{MAIN_FN}"
         if main_fn in self.linker.functions:
             roots.append(main_fn)
+        # a web application's handlers run when the server serves the program's app (routes, startup events)
+        if not ep.function:
+            for fq in self.served.get(ep.modname, ()):
+                if fq in self.linker.functions and fq not in roots:
+                    roots.append(fq)
         if ep.function:
             q = ep.function
             if q not in self.linker.functions:
@@ -1622,6 +1644,13 @@ EVIDENCE_SEVERITIES = ("blocker", "manual", "auto")
 _PLAIN_DECORATORS = frozenset(("lru_cache", "cache", "cached_property", "wraps", "staticmethod", "classmethod", "property",
                                "contextmanager", "asynccontextmanager", "no_grad", "inference_mode", "enable_grad",
                                "dataclass", "total_ordering", "abstractmethod", "overload", "deprecated"))
+
+
+def _served_by(d, apps: Sequence[str]) -> bool:
+    """A decorator ``@app.<anything>(...)`` / ``@app.<anything>`` of a module-level web application *apps* names
+    (``@app.post("/generate")``, ``@app.on_event("startup")``, ``@app.route("/")``): the server calls the function."""
+    f = d.func if isinstance(d, nodes.Call) else d
+    return isinstance(f, nodes.Attribute) and isinstance(f.expr, nodes.Name) and f.expr.name in apps
 
 
 def _decorator_name(d) -> str:

@@ -162,7 +162,12 @@ def is_off_path(f: Finding) -> bool:
     """The guard's condition is false on an NPU host with the defaults (transfer_to_npu scenario):
     the code does not run unless a user changes a setting (analyse.conditions)."""
     g = f.guard
-    return bool(g) and (g.get("on_path") or {}).get("transfer_to_npu") == "off" and f.category != "distributed"
+    if not g or (g.get("on_path") or {}).get("transfer_to_npu") != "off":
+        return False
+    # a distributed setting under its own off-by-default test (`if args.distributed: init_process_group("nccl")`)
+    # is the program's distributed run mode and counts; one reached only through a call (or import) that is off
+    # with the defaults somewhere else (`if self.use_engine: Engine()` in another module) does not run at all
+    return f.category != "distributed" or g.get("path") not in (None, f.path)
 
 
 def excused(f: Finding) -> bool:

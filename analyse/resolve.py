@@ -114,6 +114,8 @@ class ProjectIndex:
     config_keys: Set[str] = field(default_factory=set)  # options declared by the configuration files the code names
     config_by_module: Dict[str, Dict[str, list]] = field(default_factory=dict)  # module -> options of the files it names
     module_flags: Dict[str, tuple] = field(default_factory=dict)  # module.NAME -> (kind, values): conditions.build.collect_flags
+    # module.Class -> attribute -> (parameter, position, default known, default): conditions.build.collect_instance_settings
+    instance_settings: Dict[str, Dict[str, tuple]] = field(default_factory=dict)
     modules: Set[str] = field(default_factory=set)
     import_helpers: Dict[str, "ImportHelper"] = field(default_factory=dict)  # qualname -> helper shape
     programs: bool = True   # script mode: the project may have an entry point (analyse.pipeline.run's *programs*)

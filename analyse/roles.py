@@ -149,9 +149,17 @@ def program_role(relpath: str, overrides: Optional[Mapping[str, str]] = None, *,
     return role
 
 
+def build_by_name(relpath: str) -> bool:
+    """A top-level ``build*.py`` / ``make_*.py`` / ``setup_*.py``: a build script by its name alone (``setup.py``
+    and a build folder are build scripts whatever they do)."""
+    parts = relpath.replace("\\", "/").split("/")
+    name = parts[-1].lower()
+    return len(parts) == 1 and bool(_ROOT_BUILD_FILE.match(name)) and not _BUILD_FILE.match(name)
+
+
 def program_role_evidence(relpath: str, overrides: Optional[Mapping[str, str]] = None, *, trains: bool = False,
                           self_test: bool = False, invoked: Optional[str] = None, collected: bool = True,
-                          program: bool = False) -> Tuple[str, str]:
+                          program: bool = False, builds: Optional[bool] = None) -> Tuple[str, str]:
     """(role, evidence) of a program: :func:`program_role`, then the evidence of how the project runs it.
 
     * a program the project's README, docs, launch scripts, Makefile, Dockerfile or CI invoke (*invoked*: where)
@@ -162,12 +170,18 @@ def program_role_evidence(relpath: str, overrides: Optional[Mapping[str, str]] =
     * a program named ``test.py`` / ``tests.py`` with no command line that nothing invokes (a kernel's check next
       to its build script, ``python test.py`` by its author) is a ``test``; with a command line (``tools/test.py``,
       an evaluation program) or invoked, it keeps its role.
+    * a program named like a build script only by its name (``make_dataset.py`` at the top: :func:`build_by_name`)
+      that builds nothing (*builds* False: it imports no packaging or extension-building module) is what its path
+      says without that name (``product``).
     A test folder, a build or docs path and a configuration override keep their role."""
     if overrides:
         role = _override(relpath, overrides)
         if role is not None:
             return role, "configured (roles override)"
     role = program_role(relpath, None, trains=trains, self_test=self_test)
+    if role == "build" and builds is False and build_by_name(relpath):
+        return "product", (f"named like a build script but builds nothing; invoked by {invoked}" if invoked else
+                           "named like a build script but builds nothing (no packaging or extension build)")
     name = relpath.replace("\\", "/").rsplit("/", 1)[-1].lower()
     dirs = [d.lower() for d in relpath.replace("\\", "/").split("/")[:-1]]
     name_test = role == "test" and bool(_TEST_FILE.match(name)) and not any(d in _TEST_DIRS for d in dirs)

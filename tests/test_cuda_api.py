@@ -108,3 +108,18 @@ def test_type_checks_and_monkey_patching_are_not_api_uses(tmp_path, kb):
     # line 6: only the wrapped function passed on the right counts, not the patched attribute
     assert [c for line, c, _a in got if line == 6] == ["NPU201"]
     assert not any(line == 4 or line == 9 for line, _c, _a in got)
+
+
+def test_a_monkey_patch_of_a_cuda_function_is_no_cuda_use(tmp_path, kb):
+    got = findings(tmp_path, kb, """
+        import torch
+
+        torch.cuda.is_available = lambda: False
+        torch.backends.cudnn.benchmark = True
+        ok = torch.cuda.is_available()
+    """)
+    # VALID (old: NPU001 at line 4): the assignment replaces the API, it runs nothing of CUDA
+    assert not any(line == 4 for line, *_r in got), got
+    # INVALID: a cuDNN setting and a call of the (patched or not) API are still uses
+    assert any(line == 5 for line, *_r in got) and any(line == 6 and api == "torch.cuda.is_available"
+                                                       for line, _c, _s, api in got), got

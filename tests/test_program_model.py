@@ -581,6 +581,19 @@ def test_a_sys_path_edit_from_the_files_folder_finds_the_imported_module(tmp_pat
     assert fa["reach"]["status"] == "reachable" and fa["counted"] is True
 
 
+def test_a_sys_path_edit_adding_a_slashed_literal_to_a_folder_finds_the_imported_module(tmp_path, kb):
+    # VALID (old: the "/models" literal read as an absolute path, the edit was dropped): <cwd> + "/models"
+    fa = _sys_path(tmp_path, kb, 'sys.path.append(os.getcwd() + "/models")')
+    assert fa["reach"]["status"] == "reachable" and fa["counted"] is True
+    assert "models.yolo.Model" in fa["reach"]["path"]
+
+
+def test_an_absolute_sys_path_literal_is_not_a_folder_of_the_tree(tmp_path, kb):
+    # INVALID: "/models" alone is the host's /models, not <root>/models
+    fa = _sys_path(tmp_path, kb, 'sys.path.append("/models")')
+    assert fa["reach"]["status"] != "reachable" and fa["counted"] is False
+
+
 def test_a_sys_path_edit_to_another_folder_does_not(tmp_path, kb):
     # INVALID: sys.path gets data/: `import yolo` is data/yolo.py, the flash-attn model is not run
     fa = _sys_path(tmp_path, kb, 'sys.path.append(os.path.join(os.path.dirname(__file__), "..", "data"))')
@@ -1403,3 +1416,216 @@ def test_a_config_classs_device_default_is_used_by_its_instances_not_its_import(
         assert f["reach"]["path"][-1] == "cfg.machine.MachineConfig"
     # INVALID: download.py only imports the module (for another function): the default is not on its path
     assert rows["download.py"]["verdict"]["effort"] == "none" and not rows["download.py"]["verdict"]["drivers"]
+
+
+BARE_IMPORT = {
+    "scene/__init__.py": """
+        from scene.model import GaussianModel
+    """,
+    "scene/model.py": """
+        from simple_knn._C import distCUDA2
+
+        class GaussianModel:
+            def fit(self, pts):
+                return distCUDA2(pts)
+    """,
+    "scene/dataset.py": """
+        import numpy as np
+
+        def load(path):
+            return np.load(path)
+    """,
+    "scripts/preprocess.py": """
+        import sys
+        sys.path.append("./scene")
+        {IMPORT}
+
+        if __name__ == "__main__":
+            load("x.npy")
+    """,
+}
+
+
+def _bare(tmp_path, kb, imp):
+    _write(tmp_path, dict(BARE_IMPORT, **{"scripts/preprocess.py": BARE_IMPORT["scripts/preprocess.py"].replace("{IMPORT}", imp)}))
+    rep = run_script([tmp_path], kb)
+    (row,) = [e for e in rep["summary"]["entry_points"] if e["path"] == "scripts/preprocess.py"]
+    return row["verdict"]["effort"]
+
+
+def test_a_module_found_through_a_sys_path_entry_is_imported_without_its_package(tmp_path, kb):
+    # VALID (old: the bare `dataset` found as scene/dataset.py also ran scene/__init__.py and its CUDA extension)
+    assert _bare(tmp_path, kb, "from dataset import load") == "none"
+
+
+def test_the_package_import_of_the_same_module_runs_the_package(tmp_path, kb):
+    # INVALID: `from scene.dataset import load` imports the scene package first
+    assert _bare(tmp_path, kb, "from scene.dataset import load") == "blocked"
+
+
+def _eps(tmp_path, kb, files):
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    return {e["path"]: e for e in rep["summary"]["entry_points"]}
+
+
+def test_a_make_script_that_builds_nothing_is_a_program(tmp_path, kb):
+    # VALID (old: every top-level make_*.py was a build script, never an entry point)
+    eps = _eps(tmp_path, kb, {
+        "README.md": "Run `python make_dataset.py` to write the index.\n",
+        "make_dataset.py": """
+            import pickle
+            import numpy as np
+
+            ids = np.load("ids.npy")
+            with open("index.pkl", "wb") as fh:
+                pickle.dump(sorted(set(ids.tolist())), fh)
+        """,
+    })
+    assert eps["make_dataset.py"]["role"] == "product", eps
+
+
+def test_a_make_script_that_builds_an_extension_stays_a_build_script(tmp_path, kb):
+    # INVALID: it builds the project's CUDA extension
+    eps = _eps(tmp_path, kb, {
+        "make_ext.py": """
+            from torch.utils.cpp_extension import load
+
+            ext = load(name="fused", sources=["fused.cu"])
+            ext.check()
+        """,
+    })
+    assert "make_ext.py" not in eps or eps["make_ext.py"]["role"] == "build", eps
+
+
+WEB_APP = """
+    import torch
+    from fastapi import FastAPI
+    from registry import Registry
+
+    {APP} = {CTOR}()
+
+
+    @{APP}.on_event("startup")
+    async def load_model():
+        torch.cuda.synchronize()
+
+
+    @{APP}.post("/generate")
+    async def generate(text: str):
+        return text
+"""
+
+
+def _web(tmp_path, kb, app, ctor):
+    _write(tmp_path, {"registry.py": "class Registry:\n    def on_event(self, name):\n        return lambda f: f\n"
+                                     "    def post(self, path):\n        return lambda f: f\n",
+                      "server.py": WEB_APP.replace("{APP}", app).replace("{CTOR}", ctor),
+                      "main.py": "if __name__ == '__main__':\n    print('hi')\n"})
+    rep = run_script([tmp_path], kb)
+    eps = {e["path"] for e in rep["summary"]["entry_points"]}
+    (f,) = [f for f in rep["findings"] if f["api"] == "torch.cuda.synchronize"]
+    return eps, f
+
+
+def test_a_web_application_module_is_a_program_whose_handlers_run(tmp_path, kb):
+    # VALID (old: no main block and no top-level work: not an entry point, its startup handler unreached)
+    eps, f = _web(tmp_path, kb, "app", "FastAPI")
+    assert "server.py" in eps
+    assert f["reach"]["status"] in ("entry-point", "reachable") and f["counted"] is True, f["reach"]
+
+
+def test_functions_decorated_by_another_object_are_not_served(tmp_path, kb):
+    # INVALID: a registry's decorators register the functions; nothing serves them
+    eps, f = _web(tmp_path, kb, "hooks", "Registry")
+    assert "server.py" not in eps and f["counted"] is False
+
+
+def test_a_hubconf_re_exporting_a_module_by_star_import_declares_its_functions(tmp_path, kb):
+    # VALID (old: hubconf.py with only `from models import *` declared no torch.hub function: no entry point)
+    _write(tmp_path, {
+        "hubconf.py": "from models import *\n\ndependencies = ['torch']\n",
+        "models.py": """
+            import torch
+
+            __all__ = ["tiny", "small"]
+
+
+            def _make(width):
+                return torch.nn.Linear(width, width)
+
+
+            def tiny(pretrained=False):
+                return _make(8)
+
+
+            def small(pretrained=False):
+                return _make(16)
+
+
+            def helper_not_exported():
+                return None
+        """,
+    })
+    rep = run_script([tmp_path], kb)
+    hub = {e["function"] for e in rep["summary"]["entry_points"] if e["path"] == "hubconf.py"}
+    assert hub == {"hubconf.tiny", "hubconf.small"}, hub
+    # INVALID: a name __all__ leaves out, or a private helper, is no torch.hub entry
+    assert not any(e["path"] == "models.py" for e in rep["summary"]["entry_points"])
+
+
+LAMBDA_TABLE = {
+    "pkg/__init__.py": "",
+    "pkg/attn.py": """
+        import torch
+
+
+        def get_kernel():
+            from pkg.kernel import fused
+            return fused
+
+
+        def sdpa(q):
+            return torch.nn.functional.scaled_dot_product_attention(q, q, q)
+
+
+        {TABLE}
+    """,
+    "pkg/kernel.py": """
+        from pkg._C import fused_forward
+
+
+        def fused(q):
+            return fused_forward(q)
+    """,
+    "setup.py": """
+        from setuptools import setup
+        from torch.utils.cpp_extension import CUDAExtension, BuildExtension
+        setup(name="pkg", ext_modules=[CUDAExtension("pkg._C", ["csrc/fused.cu"])], cmdclass={"build_ext": BuildExtension})
+    """,
+    "csrc/fused.cu": "__global__ void k() {}\n",
+    "train.py": """
+        from pkg.attn import FUNCS
+
+        if __name__ == "__main__":
+            FUNCS["sdpa"](1)
+    """,
+}
+
+
+def _lambda_table(tmp_path, kb, table):
+    _write(tmp_path, dict(LAMBDA_TABLE, **{"pkg/attn.py": LAMBDA_TABLE["pkg/attn.py"].replace("{TABLE}", table)}))
+    rep = run_script([tmp_path], kb)
+    (row,) = [e for e in rep["summary"]["entry_points"] if e["path"] == "train.py"]
+    return row["verdict"]["effort"]
+
+
+def test_a_lambda_kept_in_a_module_level_table_does_not_run_at_import(tmp_path, kb):
+    # VALID (old: the lambda's call of get_kernel() was a call of pkg.attn's module body: importing it reached the
+    # compiled kernel, blocked)
+    assert _lambda_table(tmp_path, kb, 'FUNCS = {"sdpa": sdpa, "fused": lambda *a: get_kernel()(*a)}') == "none"
+
+
+def test_a_lambda_called_at_module_level_runs_at_import(tmp_path, kb):
+    # INVALID: the lambda is called where it is written: the kernel module is imported with pkg.attn
+    assert _lambda_table(tmp_path, kb, 'FAST = (lambda: get_kernel())()\n        FUNCS = {"sdpa": sdpa}') == "blocked"

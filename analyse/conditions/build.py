@@ -36,7 +36,7 @@ from analyse.conditions import model as m
 from analyse.conditions.options import (config_value, gpu_only_module, import_helper_name, literal, option_values, params_are_choices,
                                         torch_has)
 from analyse.conditions.options import torch_version as _resolved_torch_version
-from analyse.conditions.options import generation as _generation, module_flags
+from analyse.conditions.options import generation as _generation, instance_settings, module_flags
 from analyse.syntax import nodes_of, own_bindings
 
 _MISSING = object()
@@ -499,9 +499,13 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
                 got = _option_name_value(node.attrname, "")
                 if got is not None:
                     return got
+            else:
+                return _instance_attr_value(root, node.attrname, depth)
         elif _held_options(root):
             # self.cfg.x where the constructor keeps a parameter (self.cfg = cfg): the same option object
             return _option_name_value(node.attrname, "")
+        elif isinstance(root, nodes.Attribute) and isinstance(root.expr, nodes.Name) and root.expr.name == "self":
+            return _instance_attr_value(root, node.attrname, depth)
         return None
     if isinstance(node, nodes.Subscript):
         d = _dotted(node.value)
@@ -565,6 +569,146 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
         if first is not None and first.known:
             return first if first.value else value_of(node.values[1], depth + 1)
     return None
+
+
+# methods of a module that hand back the module itself: `gpt = GPT(...).eval()` is still the GPT instance
+_SELF_RETURNING = frozenset({"eval", "train", "to", "cuda", "cpu", "npu", "half", "float", "double", "bfloat16",
+                             "requires_grad_", "share_memory", "to_empty"})
+
+
+def _constructor_call(node, depth: int):
+    """The ``C(...)`` call an instance expression holds: through a local bound once (``gpt = self.gpt``), an
+    attribute the class assigns once (``self.gpt = gpt``, in any method) and module methods that return the
+    instance (``GPT(...).eval()``); None when it is a parameter, is bound more than once or is no call."""
+    for _hop in range(6):
+        if depth > MAX_DEPTH or node is None:
+            return None
+        if isinstance(node, nodes.Call):
+            f = node.func
+            if isinstance(f, nodes.Attribute) and f.attrname in _SELF_RETURNING:
+                node, depth = f.expr, depth + 1
+                continue
+            return node if isinstance(f, nodes.Name) else None
+        if isinstance(node, nodes.Name):
+            if node.name == "self" or _param_default(node.name, node)[0]:
+                return None
+            node, depth = _single_assignment(node), depth + 1
+            continue
+        if isinstance(node, nodes.Attribute) and isinstance(node.expr, nodes.Name) and node.expr.name == "self":
+            cls = node.frame()
+            while cls is not None and not isinstance(cls, nodes.ClassDef):
+                cls = cls.parent.frame() if cls.parent is not None else None
+            if cls is None:
+                return None
+            found = _self_assignments(cls).get(node.attrname)
+            if not found or len(found) != 1 or found[0][1] is None:
+                return None
+            node, depth = found[0][1], depth + 1
+            continue
+        return None
+    return None
+
+
+def _class_settings(call: nodes.Call) -> Optional[Tuple[str, dict]]:
+    """(class name, attribute -> (parameter, position, default known, default)) of the project class *call*
+    constructs, from :func:`collect_instance_settings`' table: the class the name is bound to by a ``class``
+    statement of the module or by ``from <module> import <Class>`` (a package that re-exports the class from one
+    of its modules: the one class of that name under the package)."""
+    table = instance_settings()
+    if not table:
+        return None
+    name = call.func
+    try:
+        defs = own_bindings(name, name.name)
+    except Exception:
+        return None
+    if len(defs) != 1:
+        return None
+    d = defs[0]
+    if isinstance(d, nodes.ClassDef):
+        q = f"{d.root().name}.{d.name}"
+        got = table.get(q)
+        return (d.name, got) if got is not None else None
+    if not isinstance(d, nodes.ImportFrom):
+        return None
+    orig = next((n for n, alias in d.names if (alias or n) == name.name), None)
+    mod = _absolute_from(d)
+    if not orig or orig == "*" or not mod:
+        return None
+    got = table.get(f"{mod}.{orig}")
+    if got is not None:
+        return orig, got
+    under = [q for q in table if q.startswith(mod + ".") and q.rsplit(".", 1)[-1] == orig]
+    return (orig, table[under[0]]) if len(under) == 1 else None
+
+
+def _instance_attr_value(holder, attr: str, depth: int) -> Optional[_Val]:
+    """``inst.flag`` where *holder* (``inst``, ``self.inst``) holds an instance of a project class whose constructor
+    keeps a setting parameter (``self.is_vllm = use_vllm``, ``use_vllm=False``): the value the constructing call
+    passes for it (valued where the call is made), else the parameter's default."""
+    call = _constructor_call(holder, depth + 1)
+    if call is None:
+        return None
+    got = _class_settings(call)
+    if got is None:
+        return None
+    cname, attrs = got
+    spec = attrs.get(attr)
+    if spec is None:
+        return None
+    param, pos, known, default = spec
+    arg = None
+    for kw in call.keywords or ():
+        if kw.arg == param:
+            arg = kw.value
+        elif kw.arg is None:   # **kwargs: the setting may be in it
+            return None
+    if arg is None and pos is not None:
+        if any(isinstance(a, nodes.Starred) for a in call.args):
+            return None
+        if pos < len(call.args):
+            arg = call.args[pos]
+    if arg is not None:
+        inner = value_of(arg, depth + 1)
+        if inner is None:
+            return None
+        kind = m.OPTION if inner.kind in (m.PARAM, m.OPTION, "literal") else inner.kind
+        words = inner.words or (f"{param}={inner.value!r} where {cname}(...) is made" if inner.known else "")
+        return _Val(kind, inner.value, inner.known, words)
+    if not known:
+        return None
+    return _Val(m.OPTION, default, True, f"{cname}({param}={default!r}) by default")
+
+
+def collect_instance_settings(tree: nodes.Module) -> Tuple[Tuple[str, str, str, Optional[int], bool, object], ...]:
+    """``(Class, attribute, parameter, position, default known, default)`` for each attribute a module-level class
+    sets once, in ``__init__``, to one of the constructor's setting parameters (a flag / string / None default:
+    ``self.is_vllm = use_vllm`` with ``use_vllm=False``) and never assigns again: what an instance of the class
+    holds, read by :func:`_instance_attr_value` through :func:`analyse.conditions.options.configure` wherever the
+    instance is tested (``gpt = self.gpt; if gpt.is_vllm:``). *position* counts the parameters after ``self``."""
+    out = []
+    for cls in tree.body:
+        if not isinstance(cls, nodes.ClassDef):
+            continue
+        init = next((st for st in cls.body if isinstance(st, nodes.FunctionDef) and st.name == "__init__"), None)
+        if init is None or init.args is None:
+            continue
+        pos = list(init.args.posonlyargs or []) + list(init.args.args or [])
+        names = [a.name for a in pos[1:]]
+        for attr, found in sorted(_self_assignments(cls).items()):
+            if len(found) != 1 or not found[0][0] or not isinstance(found[0][1], nodes.Name):
+                continue
+            value = found[0][1]
+            if value.frame() is not init:
+                continue
+            is_param, (ok, default) = _param_default(value.name, value)
+            if not is_param or _rebound(value) or (ok and not (default is None or isinstance(default, (bool, str)))):
+                continue
+            where = names.index(value.name) if value.name in names else None
+            out.append((cls.name, attr, value.name, where, ok, default))
+            if len(out) >= 400:
+                return tuple(out)
+    return tuple(out)
 
 
 def _held_options(node) -> bool:

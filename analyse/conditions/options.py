@@ -29,7 +29,7 @@ from analyse.syntax import nodes_of
 
 _STATE = {"options": {}, "params_are_choices": False, "gpu_only": frozenset(), "torch_api": frozenset(),
           "config_keys": frozenset(), "config_by_module": {}, "import_helpers": frozenset(), "torch_version": None,
-          "module_flags": {}, "generation": 0}
+          "module_flags": {}, "instance_settings": {}, "generation": 0}
 MAX_OPTIONS = 20000
 
 
@@ -38,7 +38,8 @@ def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
               config_keys: Optional[Iterable[str]] = None,
               config_by_module: Optional[Dict[str, Dict[str, list]]] = None,
               import_helpers: Optional[Iterable[str]] = None, torch_version: Optional[str] = None,
-              module_flags: Optional[Dict[str, tuple]] = None) -> None:
+              module_flags: Optional[Dict[str, tuple]] = None,
+              instance_settings: Optional[Dict[str, Dict[str, tuple]]] = None) -> None:
     """Set the project's option table and the mode for the conditions built in this process.
     In ``thirdparty`` mode a parameter of a library function is its caller's choice (conditional);
     in ``script`` mode it takes its default. *gpu_only*: modules with no NPU path (from the knowledge
@@ -51,10 +52,13 @@ def configure(options: Optional[Dict[str, tuple]] = None, mode: str = "script",
     (:class:`analyse.resolve.ImportHelper`), for :func:`import_helper_name`. *torch_version*: the torch
     version the run resolved (``2.13.0``), which a test of ``torch.__version__`` is valued against. *module_flags*:
     ``module.NAME`` -> (kind, values) of the flags modules define (:func:`analyse.conditions.build.collect_flags`),
-    for the modules that import them."""
+    for the modules that import them. *instance_settings*: ``module.Class`` -> attribute -> (parameter, position,
+    default known, default) of the attributes a class's constructor sets from its parameters
+    (:func:`analyse.conditions.build.collect_instance_settings`), for tests of an instance's attribute elsewhere."""
     _STATE["generation"] += 1   # conditions memoised on the trees before (the pre-scan's) are stale
     _STATE["options"] = dict(options or {})
     _STATE["module_flags"] = dict(module_flags or {})
+    _STATE["instance_settings"] = dict(instance_settings or {})
     _STATE["import_helpers"] = frozenset(import_helpers or ())
     _STATE["config_keys"] = frozenset(config_keys or ())
     _STATE["config_by_module"] = dict(config_by_module or {})
@@ -71,6 +75,12 @@ def generation() -> int:
     """How many times :func:`configure` ran in this process: a condition or guard memoised on a tree under an
     earlier generation (the pre-scan builds some before the project's options and flags are known) is recomputed."""
     return _STATE["generation"]
+
+
+def instance_settings() -> Dict[str, Dict[str, tuple]]:
+    """``module.Class`` -> attribute -> (parameter, position, default known, default): what each project class's
+    constructor keeps of its parameters (``self.is_vllm = use_vllm``)."""
+    return _STATE["instance_settings"]
 
 
 def module_flags() -> Dict[str, tuple]:

@@ -313,6 +313,10 @@ class CudaApiPass(Pass):
         if q == "torch.cuda" or q.startswith("torch.cuda."):
             if isinstance(node, nodes.Name) and isinstance(parent, (nodes.Import, nodes.ImportFrom)):
                 return None
+            if isinstance(node, nodes.AssignAttr):
+                # `torch.cuda.is_available = lambda: False`: the program replaces the CUDA API (a monkey patch,
+                # usually to keep CUDA off); nothing of CUDA runs at the assignment
+                return None
             if q == "torch.cuda.is_available" and ctx.project.mode == "thirdparty" \
                     and isinstance(parent, nodes.Call) and parent.func is node:
                 choice = path_choice(parent)

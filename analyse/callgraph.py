@@ -149,6 +149,9 @@ class ModuleSummary:
     # index in calls -> the condition of the alternative binding (alt_bindings) the call runs; two alternatives
     # of one call that reach the same function make its edge unconditional
     alt_conds: Dict[int, Optional[str]] = field(default_factory=dict)
+    # index in calls -> (positional arguments, keyword names, whether *args / **kwargs are passed)
+    call_args: Dict[int, Tuple[int, Tuple[str, ...], bool]] = field(default_factory=dict)
+    params: Dict[str, Tuple[str, ...]] = field(default_factory=dict)     # function -> its parameter names
     # module-level names bound to a call's result (``contract = make("contract")``): name -> (the callee as
     # written, its literal string arguments by position (None where not one), its literal keyword arguments)
     factory_calls: Dict[str, Tuple[str, Tuple[Optional[str], ...], Tuple[Tuple[str, str], ...]]] = \
@@ -930,6 +933,9 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             caller, cls, selfname, clsname = here
             q = node.qname()
             s.functions[q] = (node.lineno or 1, node.end_lineno or node.lineno or 1)
+            if node.args is not None and node.args.args is not None:
+                s.params[q] = tuple(a.name for a in (node.args.posonlyargs or []) + (node.args.args or [])
+                                    + (node.args.kwonlyargs or []))
             inner = _returned_closure(node)
             if inner is not None:
                 s.closures[q] = (f"{q}.{inner}", tuple(a.name for a in (node.args.posonlyargs or []) + (node.args.args or [])))
@@ -1006,6 +1012,10 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             before = len(s.calls)
             _record_call(s, r, node, caller, cls, selfname, clsname)
             if len(s.calls) > before:
+                info = _passed(node)
+                for i in range(before, len(s.calls)):
+                    if s.calls[i][2] != K_REF:
+                        s.call_args[i] = info
                 use = _result_use(node)
                 if use:
                     for i in range(before, len(s.calls)):
@@ -1374,6 +1384,8 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
     if scen == "conditional" and g.to_dict().get("by_default") == "off":
         # off unless the caller asks for it (`mixed_precision == "fp8"` two levels up): a choice, not a blocker
         return f"only when a caller sets {g.to_dict().get('unless') or 'a non-default value'} (off by default, {where})"
+    if g.skipped_block:
+        return None   # a call in a skipped CUDA block: it runs on the default path (transfer_to_npu) as written
     if g.path is not None and params_are_choices() and npu_takes_fallback(g.kind, g.on_path, g.fallback,
                                                                             g.npu_fallback):
         return UNREACHABLE   # library mode: the NPU takes the fallback as the code stands
@@ -1458,6 +1470,13 @@ def _extra_kernel_of(fn) -> Optional[str]:
                 and isinstance(d.func.expr, nodes.Name):
             return d.func.expr.name
     return None
+
+
+def _passed(call: nodes.Call) -> Tuple[int, Tuple[str, ...], bool]:
+    """(positional arguments, keyword names, *args / **kwargs passed) of a call."""
+    star = any(isinstance(a, nodes.Starred) for a in call.args or ()) \
+        or any(k.arg is None for k in call.keywords or ())
+    return (len(call.args or ()), tuple(k.arg for k in call.keywords or () if k.arg), star)
 
 
 def _module_global(name: nodes.Name) -> bool:
@@ -1767,7 +1786,9 @@ class Linker:
                     self.values.setdefault(f"{cq}.{attr}", (s.relpath, a, b))
         self.closures: Dict[str, Tuple[str, Tuple[str, ...]]] = {}
         self.custom_ops: Dict[str, str] = {}
+        self.params: Dict[str, Tuple[str, ...]] = {}
         for s in self.modules.values():
+            self.params.update(getattr(s, "params", None) or {})
             self.closures.update(getattr(s, "closures", None) or {})
             for op, fq in (getattr(s, "custom_ops", None) or {}).items():
                 self.custom_ops.setdefault(op, fq)
@@ -2287,10 +2308,12 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
                     continue
                 ec = (cond if kind != K_REF else None) or stub.get(c)
                 use = s.result_uses.get(i)
+                passed = s.call_args.get(i) if kind in (K_NAME, K_SELF, K_SUPER, K_METHOD, K_INST) else None
                 if not g.has_edge(caller, c):
-                    g.add_edge(caller, c, line=line, cond=ec, use=use)
+                    g.add_edge(caller, c, line=line, cond=ec, use=use, passed=[passed])
                 else:
                     d = g.edges[caller, c]
+                    d.setdefault("passed", []).append(passed)
                     if ec is None:
                         d["cond"] = None   # also called unconditionally
                     if d.get("use") != use:

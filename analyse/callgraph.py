@@ -139,6 +139,19 @@ class ModuleSummary:
     # functions that build and hand back a function of their own (``def make(name): def call(*a): ...;
     # return call``): factory -> (the inner function, the factory's positional parameters)
     closures: Dict[str, Tuple[str, Tuple[str, ...]]] = field(default_factory=dict)
+    # module-level names bound by alternative imports that the resolver cannot tell apart (``if USE_X: from a
+    # import k as backend`` / ``else: import b_cuda as backend``): name -> [(target, condition of its binding or
+    # None)]; a call of the name (or of an attribute of it) may run each target
+    alt_bindings: Dict[str, List[Tuple[str, Optional[str]]]] = field(default_factory=dict)
+    # operators the module registers with the dispatcher by decorating a function (``@torch.library.custom_op(
+    # "ns::name", ...)``, or a wrapper of it called the same way): "torch.ops.ns.name" -> the decorated function
+    custom_ops: Dict[str, str] = field(default_factory=dict)
+    # index in calls -> the condition of the alternative binding (alt_bindings) the call runs; two alternatives
+    # of one call that reach the same function make its edge unconditional
+    alt_conds: Dict[int, Optional[str]] = field(default_factory=dict)
+    # index in calls -> (positional arguments, keyword names, whether *args / **kwargs are passed)
+    call_args: Dict[int, Tuple[int, Tuple[str, ...], bool]] = field(default_factory=dict)
+    params: Dict[str, Tuple[str, ...]] = field(default_factory=dict)     # function -> its parameter names
     # module-level names bound to a call's result (``contract = make("contract")``): name -> (the callee as
     # written, its literal string arguments by position (None where not one), its literal keyword arguments)
     factory_calls: Dict[str, Tuple[str, Tuple[Optional[str], ...], Tuple[Tuple[str, str], ...]]] = \
@@ -959,6 +972,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     s.__dict__["_guards_on"] = guards
 
     # ---- module level: bindings, star imports, __all__, ext modules
+    alt_defs: Dict[str, List[Tuple[str, object]]] = {}
     for name, defs in tree.locals.items():
         s.top_names.add(name)
         targets = set()
@@ -966,16 +980,19 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
         # `if`): the name is not an alias of the other target alone
         own_def = any(isinstance(d, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef))
                       and d.parent is tree for d in defs)
+        per_def = []   # (target, binding) of the imports and plain aliases
         for d in defs:
             t = None
             if isinstance(d, (nodes.Import, nodes.ImportFrom)):
                 t = r._def_qualname(d, name, 0)
+                per_def.append((t, d))
             elif isinstance(d, nodes.AssignName) and d.scope() is tree:
                 value = r.assigned_value(d)
                 if value is None:
                     t = unpacked_import(d, r)
                 elif isinstance(value, (nodes.Name, nodes.Attribute)):
                     t = r.qualname(value)
+                    per_def.append((t, d))
                 elif _is_partial_call(value, r) or _wraps_own_callable(value, r):
                     t = r.qualname(value.args[0])
                 elif dynamic_import(value, r) is not None:
@@ -995,6 +1012,9 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                 targets.add(t)
         if len(targets) == 1 and not own_def:
             s.bindings[name] = targets.pop()
+        elif len(targets) > 1 and not own_def and len(per_def) == len(defs):
+            # every binding an import or an alias of another name, in the branches of a test
+            alt_defs[name] = [(t, d) for t, d in per_def if t and t != f"{modname}.{name}"]
     for node in tree.body:
         stmts = [node]
         if isinstance(node, (nodes.If, nodes.Try)):
@@ -1036,6 +1056,14 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     if mentions_npu:
         s.npu_evidence = npu_evidence(tree, relpath)
     guard_memo = tree_memo(tree)
+    for name, alt in (alt_defs.items() if guards else ()):   # library mode (the conditions decide what runs)
+        kept: List[Tuple[str, Optional[str]]] = []
+        for t, d in alt:
+            cond = _condition(d, relpath, guard_memo, mentions_npu)
+            if cond != UNREACHABLE and (t, cond) not in kept:
+                kept.append((t, cond))
+        if kept:
+            s.alt_bindings[name] = kept
     builtins_own = guards and r.index.has_root("builtins")
 
     # ---- walk with scope tracking
@@ -1071,6 +1099,9 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             caller, cls, selfname, clsname = here
             q = node.qname()
             s.functions[q] = (node.lineno or 1, node.end_lineno or node.lineno or 1)
+            if node.args is not None and node.args.args is not None:
+                s.params[q] = tuple(a.name for a in (node.args.posonlyargs or []) + (node.args.args or [])
+                                    + (node.args.kwonlyargs or []))
             inner = _returned_closure(node)
             if inner is not None:
                 s.closures[q] = (f"{q}.{inner}", tuple(a.name for a in (node.args.posonlyargs or []) + (node.args.args or [])))
@@ -1097,6 +1128,14 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                 outside.reverse()
             if node.decorators:
                 outside.append(node.decorators)
+                op, kernel = _custom_op_name(node)
+                if op:
+                    s.custom_ops.setdefault(op, q)
+                if kernel:
+                    s.custom_ops[kernel + KERNELS_MARK] = q
+                other = _extra_kernel_of(node)
+                if other:
+                    s.custom_ops[f"{s.modname}.{other}" + KERNELS_MARK] = q
             if outside:
                 push((iter(outside), here))
             it, here = iter(node.body), (q, new_cls, new_self, new_clsname)
@@ -1143,6 +1182,10 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             before = len(s.calls)
             _record_call(s, r, node, caller, cls, selfname, clsname)
             if len(s.calls) > before:
+                info = _passed(node)
+                for i in range(before, len(s.calls)):
+                    if s.calls[i][2] != K_REF:
+                        s.call_args[i] = info
                 use = _result_use(node)
                 if use:
                     for i in range(before, len(s.calls)):
@@ -1511,6 +1554,8 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
     if scen == "conditional" and g.to_dict().get("by_default") == "off":
         # off unless the caller asks for it (`mixed_precision == "fp8"` two levels up): a choice, not a blocker
         return f"only when a caller sets {g.to_dict().get('unless') or 'a non-default value'} (off by default, {where})"
+    if g.skipped_block:
+        return None   # a call in a skipped CUDA block: it runs on the default path (transfer_to_npu) as written
     if g.path is not None and params_are_choices() and npu_takes_fallback(g.kind, g.on_path, g.fallback,
                                                                             g.npu_fallback):
         return UNREACHABLE   # library mode: the NPU takes the fallback as the code stands
@@ -1573,6 +1618,61 @@ def _stored_lambda(node: nodes.Lambda) -> bool:
             return False
         cur, parent = parent, parent.parent
     return False
+
+
+_OP_NAME = re.compile(r"^(\w+)::(\w+)$")
+KERNELS_MARK = "#kernels"   # custom_ops key suffix: the operator (or custom-op function) has kernels of its own
+
+
+def _custom_op_name(fn) -> Tuple[Optional[str], Optional[str]]:
+    """(``torch.ops.ns.name`` of the operator a function defines, of the operator it adds a kernel to): the first
+    for a function decorated with a ``custom_op`` call whose first argument is the operator name ``"ns::name"``
+    (``@torch.library.custom_op("ns::name", mutates_args=())``, or a module's wrapper named so), the second for
+    ``@register_kernel("ns::name", device)`` / ``@lib.impl("ns::name", ...)``."""
+    defined = kernel = None
+    for d in fn.decorators.nodes:
+        if not isinstance(d, nodes.Call):
+            continue
+        leaf = d.func.attrname if isinstance(d.func, nodes.Attribute) else getattr(d.func, "name", "")
+        m = _OP_NAME.match(d.args[0].value) if d.args and isinstance(d.args[0], nodes.Const) \
+            and isinstance(d.args[0].value, str) else None
+        if m is None:
+            continue
+        op = f"torch.ops.{m.group(1)}.{m.group(2)}"
+        if "custom_op" in leaf:
+            defined = op
+        elif "register_kernel" in leaf or leaf in ("impl", "register_autograd"):
+            kernel = op
+    return defined, kernel
+
+
+def _extra_kernel_of(fn) -> Optional[str]:
+    """``@f.register_kernel("npu")`` on a function: the name ``f`` of the custom op it adds a kernel to."""
+    for d in fn.decorators.nodes:
+        if isinstance(d, nodes.Call) and isinstance(d.func, nodes.Attribute) and d.func.attrname == "register_kernel" \
+                and isinstance(d.func.expr, nodes.Name):
+            return d.func.expr.name
+    return None
+
+
+def _passed(call: nodes.Call) -> Tuple[int, Tuple[str, ...], bool]:
+    """(positional arguments, keyword names, *args / **kwargs passed) of a call."""
+    star = any(isinstance(a, nodes.Starred) for a in call.args or ()) \
+        or any(k.arg is None for k in call.keywords or ())
+    return (len(call.args or ()), tuple(k.arg for k in call.keywords or () if k.arg), star)
+
+
+def _module_global(name: nodes.Name) -> bool:
+    """*name* is not bound in any function scope around it: it reads the module's binding."""
+    try:
+        sc = name.scope()
+        while sc is not None and not isinstance(sc, nodes.Module):
+            if name.name in sc.locals and not isinstance(sc, nodes.ClassDef):
+                return False
+            sc = sc.parent.scope() if sc.parent is not None else None
+    except Exception:
+        return False
+    return True
 
 
 def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, cls: Optional[str],
@@ -1653,6 +1753,17 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
                 if cond:
                     s.guards[len(s.calls)] = cond
                 add((caller, line, K_NAME, c, ""))
+            _arg_refs(s, r, call, caller, cls, selfname, clsname)
+            return
+    if q is None and s.alt_bindings:
+        # `backend.fwd(x)` / `backend(x)`, the module-level name bound by alternative imports: each target, under
+        # the condition of its binding
+        head = func.expr if isinstance(func, nodes.Attribute) else func
+        if isinstance(head, nodes.Name) and head.name in s.alt_bindings and _module_global(head):
+            suffix = f".{func.attrname}" if isinstance(func, nodes.Attribute) else ""
+            for t, cond in s.alt_bindings[head.name]:
+                s.alt_conds[len(s.calls)] = cond
+                add((caller, line, K_NAME, t + suffix, ""))
             _arg_refs(s, r, call, caller, cls, selfname, clsname)
             return
     if q is not None:
@@ -1869,9 +1980,19 @@ class Linker:
                     self.values.setdefault(f"{cq}.{attr}", (s.relpath, a, b))
         self.closures: Dict[str, Tuple[str, Tuple[str, ...]]] = {}
         self.made_by: Dict[str, Tuple[str, ...]] = {}
+        self.custom_ops: Dict[str, str] = {}
+        self.params: Dict[str, Tuple[str, ...]] = {}
         for s in self.modules.values():
+            self.params.update(getattr(s, "params", None) or {})
             self.closures.update(getattr(s, "closures", None) or {})
             self.made_by.update(getattr(s, "made_by", None) or {})
+            for op, fq in (getattr(s, "custom_ops", None) or {}).items():
+                self.custom_ops.setdefault(op, fq)
+        # an operator with kernels registered apart (`@register_kernel("ns::f", "npu")`, `@f.register_kernel(...)`):
+        # the dispatcher picks one per device, the custom-op pass judges the call; no edge to the function
+        kernels = {k[:-len(KERNELS_MARK)] for k in self.custom_ops if k.endswith(KERNELS_MARK)}
+        self.custom_ops = {op: fq for op, fq in self.custom_ops.items()
+                           if not op.endswith(KERNELS_MARK) and op not in kernels and fq not in kernels}
         self._closure_exts: Optional[Dict[str, Tuple[List[Tuple[str, str]], bool]]] = None
 
     def closure_of(self, factory: str) -> Optional[str]:
@@ -1982,6 +2103,11 @@ class Linker:
                     return self._canonical(tgt + q[len(a):], depth + 1)
         if q in self.functions or q in self.values:
             return ("def", q)
+        if self.custom_ops and q.startswith("torch.ops."):
+            # an operator the library registers itself (`torch.ops.ns.name`, its `.default` overload): its function
+            fq = self.custom_ops.get(q[:-len(".default")] if q.endswith(".default") else q)
+            if fq is not None:
+                return ("def", fq)
         if q in self.classes:
             return ("class", q)
         if q in self.modules:
@@ -2321,6 +2447,27 @@ class CallGraph:
         return [(u, v, d["cond"]) for u, v, d in self.graph.edges(data=True) if d.get("cond")]
 
 
+def _shared_alternatives(s: ModuleSummary, linker: "Linker") -> Dict[int, bool]:
+    """For each call through an alternative binding (:attr:`ModuleSummary.alt_conds`): whether another alternative
+    of the same call site reaches the same function or compiled op (`X = torch.ops.ns.f` if a version test holds,
+    else `X = f`: either way `f` runs)."""
+    reached: Dict[int, Set[str]] = {}
+    by_site: Dict[Tuple[str, int], List[int]] = {}
+    for i in s.alt_conds:
+        caller, line, kind, a, b = s.calls[i]
+        try:
+            callees, _unknown, ext = linker.resolve_call(kind, a, b)
+        except RecursionError:
+            callees, ext = [], None
+        reached[i] = set(callees) | ({ext} if ext else set())
+        by_site.setdefault((caller, line), []).append(i)
+    out: Dict[int, bool] = {}
+    for idx in by_site.values():
+        for i in idx:
+            out[i] = any(reached[i] & reached[j] for j in idx if j != i)
+    return out
+
+
 def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str] = (),
                 ext_modules: Iterable[str] = (), module_aliases: Optional[Dict[str, str]] = None) -> CallGraph:
     linker = Linker(summaries, failed_modules, ext_modules, module_aliases)
@@ -2339,8 +2486,12 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
     for s in summaries:
         unresolved += s.untyped_calls
         dynamic.extend((s.relpath, line, expr) for _caller, line, expr in s.dynamic)
+        shared = _shared_alternatives(s, linker) if s.alt_conds else {}
         for i, (caller, line, kind, a, b) in enumerate(s.calls):
             cond = s.guards.get(i)
+            if i in s.alt_conds and cond is None:
+                alt = s.alt_conds[i]   # the binding's condition, unless another alternative reaches the same
+                cond = alt if alt and not shared.get(i) else None
             try:
                 callees, unknown, ext = linker.resolve_call(kind, a, b)
             except RecursionError:
@@ -2359,10 +2510,12 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
                     continue
                 ec = (cond if kind != K_REF else None) or stub.get(c)
                 use = s.result_uses.get(i)
+                passed = s.call_args.get(i) if kind in (K_NAME, K_SELF, K_SUPER, K_METHOD, K_INST) else None
                 if not g.has_edge(caller, c):
-                    g.add_edge(caller, c, line=line, cond=ec, use=use)
+                    g.add_edge(caller, c, line=line, cond=ec, use=use, passed=[passed])
                 else:
                     d = g.edges[caller, c]
+                    d.setdefault("passed", []).append(passed)
                     if ec is None:
                         d["cond"] = None   # also called unconditionally
                     if d.get("use") != use:

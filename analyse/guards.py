@@ -111,6 +111,10 @@ class Guard:
     # the guard's own test is a CUDA test that is false on an NPU host as the code stands (no transfer_to_npu) and
     # the guarded code has a working fallback: the NPU takes the fallback (analyse.callgraph.npu_takes_fallback)
     npu_fallback: bool = field(default=False, compare=False)
+    # library mode: an `if <CUDA test>:` with no else and code after it that completes (:func:`_completes_after`):
+    # an NPU without transfer_to_npu skips the block, with it the block runs there. What transfer_to_npu rewrites in
+    # the block needs nothing (the fallback or the NPU runs it); CUDA-only code in it still fails on the default path
+    skipped_block: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in GUARD_KINDS:
@@ -129,6 +133,8 @@ class Guard:
             d["tried"] = True
         if self.npu_fallback:
             d["npu_fallback"] = True
+        if self.skipped_block:
+            d["skipped_block"] = True
         if self.path is not None:
             op = self.on_path
             d["on_path"] = op
@@ -941,12 +947,32 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
             fallback = any(_branch_fallback(b) for b in _chain_branches(ifnode))
     elif kind in ("option", "availability-check") and not cuda and not _cuda_valued(ifnode.test, in_body):
         fallback = True   # default off / optional library absent: the branch is skipped
+    elif in_body and params_are_choices() and _completes_after(ifnode) and _off_without_transfer(ifnode.test, True):
+        # library mode: `if torch.cuda.is_available(): states["cuda_rng"] = torch.cuda.get_rng_state_all()` with
+        # no else, and code after it that completes: skipping the block is a working path (the fallback an NPU
+        # takes as the code stands; transfer_to_npu makes the test true and runs it)
+        return Guard(kind, ifnode.lineno or 1, True, _condition_text(ifnode.test, in_body), npu_fallback=True,
+                     skipped_block=True)
     else:
         fallback = False
     if kind == "option" and params_are_choices():
         kind = _decided_kind(ifnode.test, in_body) or kind
     return Guard(kind, ifnode.lineno or 1, fallback, _condition_text(ifnode.test, in_body),
                  npu_fallback=fallback and _off_without_transfer(ifnode.test, in_body))
+
+
+def _completes_after(ifnode) -> bool:
+    """The ``if`` (no ``else``) is followed in its block by statements that do not only raise, inside a function:
+    the code after it is the path taken when its test is false."""
+    parent = ifnode.parent
+    if ifnode.orelse or not isinstance(parent, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+        return False
+    body = parent.body
+    try:
+        rest = body[body.index(ifnode) + 1:]
+    except ValueError:
+        return False
+    return _branch_fallback(rest)
 
 
 def _off_without_transfer(test, in_body: bool) -> bool:
@@ -1161,6 +1187,21 @@ def _stops(body) -> bool:
 _VALUE_STATEMENTS = (nodes.Assign, nodes.AnnAssign, nodes.Return)
 
 
+def _swallowed_block(trynode, handlers) -> bool:
+    """Library mode: ``try: <probe of the GPUs> / except Exception: pass`` followed in the function by code that
+    completes (``return True``): whatever fails in the block (a missing ``nvidia-smi``, no CUDA device), the function
+    goes on as if it had not run. Every handler only passes, and there is no ``else`` / ``finally``."""
+    if not params_are_choices() or trynode.orelse or trynode.finalbody or len(handlers) != len(trynode.handlers):
+        return False
+    if not all(h.body and all(isinstance(st, nodes.Pass) for st in h.body) for h in handlers):
+        return False
+    parent = trynode.parent
+    if not isinstance(parent, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+        return False
+    rest = parent.body[parent.body.index(trynode) + 1:] if trynode in parent.body else []
+    return _branch_fallback(rest)
+
+
 def _tried_call_guard(trynode, handlers) -> Optional[Guard]:
     """``try: flag = lib.has_feature() / except (AttributeError, RuntimeError, OSError): flag = False``: a call
     tried for a value, whose failure (a missing symbol, a CUDA-only build, no device: what a GPU-only library
@@ -1169,6 +1210,10 @@ def _tried_call_guard(trynode, handlers) -> Optional[Guard]:
     most two statements that bind or return, and a handler that binds the same names or returns -- so a broad
     ``except Exception`` around a block of work is not taken for a fallback."""
     body = trynode.body
+    if _swallowed_block(trynode, handlers):
+        h = handlers[0]
+        return Guard("import-fallback", h.lineno or trynode.lineno or 1, True, _text(h.type) if h.type else "except",
+                     tried=True)
     if not body or len(body) > 2 or not all(isinstance(st, _VALUE_STATEMENTS) for st in body):
         return None
     bound = {t.name for st in body if isinstance(st, (nodes.Assign, nodes.AnnAssign))
@@ -1282,6 +1327,13 @@ def npu_alternative(node) -> Optional[Tuple[int, int, str]]:
     NPU host is known to differ with and without transfer_to_npu."""
     cur, parent = node, node.parent
     while parent is not None and not isinstance(parent, _SCOPES):
+        if isinstance(parent, nodes.If) and cur in parent.orelse:
+            # `elif is_npu_available(): torch.npu.set_device(r) ... else: torch.cuda.set_device(r)`: an earlier
+            # branch of the chain is the NPU's, true on an NPU host either way, so the CUDA code after it never runs
+            c = _cond(parent.test)
+            if c is not None and any(a.kind == C.model.NPU for a in C.model.atoms(c)) \
+                    and C.evaluate(c, C.NO_TRANSFER) is True and C.evaluate(c, C.TRANSFER) is True:
+                return parent.lineno or 1, parent.lineno or 1, _text(parent.test)
         if isinstance(parent, nodes.If) and (cur is parent.test or cur in parent.body):
             c = _cond(parent.test)
             if cur is parent.test:

@@ -11,6 +11,16 @@ from astroid import nodes
 from analyse.guards import GUARD_KINDS, Guard, guard_of, is_probe
 
 
+@pytest.fixture(autouse=True)
+def _script_mode():
+    # these cases read the guards of a program (script mode); a library run earlier in the session leaves the
+    # conditions configured for thirdparty mode, where a parameter and a skipped CUDA block read differently
+    from analyse.conditions.options import configure
+
+    configure(mode="script")
+    yield
+
+
 def _node(src: str, marker: str = "# <-"):
     """The outermost expression node on the line carrying *marker*."""
     src = textwrap.dedent(src)

@@ -371,7 +371,7 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
             add_root(caller, st, reason)
     _drop_redundant(roots)
     none_on_failure = {q for s in res.summaries for q in getattr(s, "none_on_failure", ())}
-    res.statuses = _propagate_with_guards(cg, roots, none_on_failure)
+    res.statuses = _propagate_with_defaults(cg, roots, none_on_failure)
     t["propagation_s"] += time.perf_counter() - t0
 
     # ---- report data
@@ -557,6 +557,8 @@ def _finding_condition(f: Finding, status: Optional[str] = None) -> Optional[str
         return UNREACHABLE   # off the path with the defaults (analyse.conditions)
     if g and scen == "conditional" and g.get("by_default") == "off":
         return f"only when a caller sets {g.get('unless') or 'a non-default value'} (off by default, {where})"
+    if g and g.get("skipped_block") and status in ("unsupported", "unknown"):
+        return None   # CUDA-only code in a skipped CUDA block: transfer_to_npu makes the test true and runs it
     if g and npu_takes_fallback(g.get("kind"), g.get("on_path"), bool(g.get("fallback")), bool(g.get("npu_fallback"))):
         return UNREACHABLE   # the NPU takes the fallback as the code stands (analyse.callgraph.npu_takes_fallback)
     if g and scen == "on":
@@ -614,6 +616,70 @@ def _none_results(g, roots: Dict[str, Dict[str, List[str]]], none_on_failure: Se
                 lst = called.setdefault(u, [])
                 lst.extend(h for h in heads[:4] if h not in lst)
     return drop, called
+
+
+_CALLER_SETS = re.compile(r"^only when a caller sets `(?P<expr>.+)` \(off by default, ")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _propagate_with_defaults(cg, roots: Dict[str, Dict[str, List[str]]], none_on_failure: Set[str] = frozenset()):
+    """:func:`_propagate_with_guards`, then once more without the calls that leave a callee's option at its default:
+    a function that is conditional only through "a caller sets `mixed_precision == 'fp8'`" on its own parameters
+    adds nothing to a call that passes none of them (``AcceleratorState()``): there the option is off."""
+    import copy
+
+    first_roots = copy.deepcopy(roots)
+    out = _propagate_with_guards(cg, first_roots, none_on_failure)
+    drop = _default_left_calls(cg, out)
+    if not drop:
+        roots.clear()
+        roots.update(first_roots)
+        return out
+    g = cg.graph.copy()
+    g.remove_edges_from(drop)
+    return _propagate_with_guards(_GraphView(cg, g), roots, none_on_failure)
+
+
+class _GraphView:
+    """*cg* with another graph (the rest of :class:`analyse.callgraph.CallGraph` as it is)."""
+
+    def __init__(self, cg, graph):
+        self._cg = cg
+        self.graph = graph
+
+    def __getattr__(self, name):
+        return getattr(self._cg, name)
+
+
+def _default_left_calls(cg, statuses) -> List[Tuple[str, str]]:
+    """The call edges into a conditional function whose every condition is "a caller sets `...`" over parameters of
+    its own that no call site of the edge passes (positionally or by keyword, nor through *args / **kwargs)."""
+    params = getattr(cg.linker, "params", None) or {}
+    out = []
+    for u, v, d in cg.graph.edges(data=True):
+        stv = statuses.get(v)
+        if stv is None or stv.status != "conditional" or v not in params:
+            continue
+        sites = d.get("passed") or [None]
+        if any(p is None or p[2] for p in sites):
+            continue   # a call whose arguments are not known (or spread): it may pass the option
+        own = params[v]
+        names: Set[str] = set()
+        whole = True
+        for r in stv.reasons:
+            _head, sep, cond = r.partition(COND_SEP)
+            m = _CALLER_SETS.match(cond) if sep else None
+            words = set(_WORD.findall(m.group("expr"))) & set(own) if m else set()
+            if not words:
+                whole = False
+                break
+            names |= words
+        if not whole:
+            continue
+        off = 1 if own and own[0] in ("self", "cls") else 0
+        if all(not (names & (set(kws) | set(own[off:off + npos]))) for npos, kws, _star in sites):
+            out.append((u, v))
+    return out
 
 
 def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]], none_on_failure: Set[str] = frozenset()):

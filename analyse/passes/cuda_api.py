@@ -454,7 +454,7 @@ class CudaApiPass(Pass):
         if q in ("os.system", "os.popen", "subprocess.run", "subprocess.call", "subprocess.check_output",
                  "subprocess.check_call", "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput"):
             found = next((tool for a in call.args for tool in _device_query_tools(ctx.kb)
-                          if _mentions(a, tool) or _command_mentions(r, a, tool)), None)
+                          if _mentions(a, tool) or _command_mentions(r, a, tool) or _helper_returns(r, a, tool)), None)
             if found:
                 yield ctx.finding(self.rule("NPU007"), call, found,
                                   f"`{found}` does not exist on an Ascend host.", replacement="npu-smi info")
@@ -711,6 +711,32 @@ def _command_mentions(resolver, node, text: str) -> bool:
         return False
     vals = resolver.strings(node)
     return bool(vals) and any(text in v for v in vals)
+
+
+def _helper_returns(resolver, node, text: str) -> bool:
+    """The command names *text* through a call of a function of the same module that returns it
+    (``check_output([_nvidia_smi(), "--query-gpu=name"])`` with ``def _nvidia_smi(): ... return "nvidia-smi"``,
+    or a local set to it): a string constant, or a name whose string values mention it."""
+    for call in walk(node):
+        if not isinstance(call, nodes.Call) or not isinstance(call.func, nodes.Name):
+            continue
+        try:
+            _scope, defs = call.func.lookup(call.func.name)
+        except Exception:
+            continue
+        if len(defs) != 1 or not isinstance(defs[0], nodes.FunctionDef):
+            continue
+        fn = defs[0]
+        for ret in fn.nodes_of_class(nodes.Return):
+            if ret.value is None or ret.scope() is not fn:
+                continue
+            if _mentions(ret.value, text):
+                return True
+            if isinstance(ret.value, nodes.Name):
+                vals = resolver.strings(ret.value)
+                if vals and any(text in v for v in vals):
+                    return True
+    return False
 
 
 def _leaf_name(func) -> str:

@@ -370,7 +370,7 @@ def _built(value, r: Resolver, container: bool) -> List[Tuple[str, nodes.Call]]:
     calls: List[nodes.Call] = []
     if container:
         elts = []
-        if isinstance(value, (nodes.List, nodes.Tuple)):
+        if type(value) in (nodes.List, nodes.Tuple):
             elts = value.elts
         elif isinstance(value, (nodes.ListComp, nodes.GeneratorExp)):
             elts = [value.elt]
@@ -378,7 +378,7 @@ def _built(value, r: Resolver, container: bool) -> List[Tuple[str, nodes.Call]]:
             for a in value.args:
                 if isinstance(a, (nodes.ListComp, nodes.GeneratorExp)):
                     elts.append(a.elt)
-                elif isinstance(a, (nodes.List, nodes.Tuple)):
+                elif type(a) in (nodes.List, nodes.Tuple):
                     elts.extend(a.elts)
                 elif isinstance(a, nodes.Name):
                     elts.extend(_local_list_elts(a))
@@ -532,7 +532,7 @@ def _iterated_attr(name: nodes.Name) -> Optional[nodes.Attribute]:
     loop = d.parent
     path: List[int] = []   # positions in the (nested) target tuples, outermost first
     cur = d
-    while isinstance(loop, nodes.Tuple):
+    while type(loop) is nodes.Tuple:
         if cur not in loop.elts:
             return None
         path.insert(0, loop.elts.index(cur))
@@ -589,7 +589,7 @@ def _ext_load(value, r: Resolver, modname: str) -> Optional[Tuple[str, Tuple[str
     for kw in value.keywords or ():
         if kw.arg == "name":
             name = _const_str(kw.value) or _module_str(kw.value) or name
-    if len(value.args) > 1 and isinstance(value.args[1], (nodes.List, nodes.Tuple)):
+    if len(value.args) > 1 and type(value.args[1]) in (nodes.List, nodes.Tuple):
         ops = tuple(e.value for e in value.args[1].elts if isinstance(e, nodes.Const) and isinstance(e.value, str))
     if name is None:
         name = "<extension>"
@@ -600,7 +600,7 @@ def _ext_load(value, r: Resolver, modname: str) -> Optional[Tuple[str, Tuple[str
 
 
 def _str_list(value) -> Optional[List[str]]:
-    if isinstance(value, (nodes.List, nodes.Tuple)):
+    if type(value) in (nodes.List, nodes.Tuple):
         out = []
         for e in value.elts:
             if isinstance(e, nodes.Const) and isinstance(e.value, str):
@@ -645,7 +645,7 @@ def _literal_entries(value, r: Resolver, key: str = "", depth: int = 0) -> List[
                     and not isinstance(k.value, bool):
                 kk = str(k.value)
             out.extend(_literal_entries(v, r, kk, depth + 1))
-    elif isinstance(value, (nodes.List, nodes.Tuple, nodes.Set)):
+    elif type(value) in (nodes.List, nodes.Tuple, nodes.Set):
         for i, e in enumerate(value.elts):
             out.extend(_literal_entries(e, r, key or str(i), depth + 1))
     elif _is_dict_call(value) and not value.args:

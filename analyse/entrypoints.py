@@ -411,7 +411,7 @@ def _cfg_scripts(text: str) -> List[Tuple[str, str]]:
 
 
 def _str_items(node) -> Optional[List[str]]:
-    if isinstance(node, (nodes.List, nodes.Tuple, nodes.Set)):
+    if type(node) in (nodes.List, nodes.Tuple, nodes.Set):
         return [e.value for e in node.elts if isinstance(e, nodes.Const) and isinstance(e.value, str)]
     if isinstance(node, nodes.Const) and isinstance(node.value, str):
         return [node.value]

@@ -172,7 +172,7 @@ def _strings(node):
     """String constants of a Const or a tuple/list/set of them."""
     if isinstance(node, nodes.Const) and isinstance(node.value, str):
         return [node.value]
-    if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)):
+    if type(node) in (nodes.Tuple, nodes.List, nodes.Set):
         return [e.value for e in node.elts if isinstance(e, nodes.Const) and isinstance(e.value, str)]
     return []
 
@@ -350,7 +350,7 @@ def _helper_flag(d) -> bool:
     """*d* binds an element of the tuple an import helper hands back beside the module (``has_cp`` of
     ``cp, has_cp = optional_import("cupy")``): whether the import worked."""
     tup = d.parent
-    if not isinstance(tup, nodes.Tuple) or not tup.elts or tup.elts[0] is d:
+    if type(tup) is not nodes.Tuple or not tup.elts or tup.elts[0] is d:
         return False
     stmt = tup.parent
     return isinstance(stmt, nodes.Assign) and isinstance(stmt.value, nodes.Call) \
@@ -529,7 +529,7 @@ def _cache_miss(test) -> set:
         comp = gen.generators[0] if gen.generators else None
         it = comp.iter if comp is not None else None
         elt = gen.elt
-        if isinstance(it, (nodes.List, nodes.Tuple)) and it.elts and all(_self_attr(e) for e in it.elts) \
+        if type(it) in (nodes.List, nodes.Tuple) and it.elts and all(_self_attr(e) for e in it.elts) \
                 and isinstance(elt, nodes.Compare) and len(elt.ops) == 1 and elt.ops[0][0] == "is" \
                 and _is_none(elt.ops[0][1]):
             return {e.attrname for e in it.elts}
@@ -556,7 +556,7 @@ def _input_layout_test(test) -> bool:
     if isinstance(test, nodes.Compare) and len(test.ops) == 1:
         sides = (test.left, test.ops[0][1])
         for side in sides:
-            elts = side.elts if isinstance(side, (nodes.Tuple, nodes.List, nodes.Set)) else [side]
+            elts = side.elts if type(side) in (nodes.Tuple, nodes.List, nodes.Set) else [side]
             for e in elts:
                 if isinstance(e, nodes.Attribute) and e.attrname == "layout":
                     return True
@@ -568,7 +568,7 @@ def _input_layout_test(test) -> bool:
         leaf = _leaf(test.func)
         if leaf == "isinstance" and len(test.args) == 2:
             t = test.args[1]
-            elts = t.elts if isinstance(t, (nodes.Tuple, nodes.List)) else [t]
+            elts = t.elts if type(t) in (nodes.Tuple, nodes.List) else [t]
             if any(isinstance(e, (nodes.Name, nodes.Attribute)) and LAYOUT_WORD_RE.search(_leaf(e)) for e in elts):
                 return True
             # library mode: `isinstance(x_or_list, list)` -- the caller passes a container instead of a tensor
@@ -1150,7 +1150,7 @@ def _call_fails_by_import(trynode) -> bool:
     handler that names ``ImportError`` / ``ModuleNotFoundError`` itself says the call imports lazily and fails that way
     when the optional dependency is missing -- on an NPU host, the GPU-only one -- so the handler is its fallback."""
     named = {_leaf(t) for h in trynode.handlers if h.type is not None
-             for t in (h.type.elts if isinstance(h.type, nodes.Tuple) else [h.type])}
+             for t in (h.type.elts if type(h.type) is nodes.Tuple else [h.type])}
     if not named & {"ImportError", "ModuleNotFoundError"}:
         return False
     return any(isinstance(n, nodes.Call) for st in trynode.body for n in st.nodes_of_class(nodes.Call))
@@ -1466,7 +1466,7 @@ def _missing_device_namespace(handler: nodes.ExceptHandler) -> bool:
     handler runs only for a device type torch has no namespace for; the NPU has one (``torch.npu``, from torch_npu),
     so on an NPU host the handler is off the path."""
     t = handler.type
-    names = [t] if not isinstance(t, nodes.Tuple) else list(t.elts)
+    names = [t] if type(t) is not nodes.Tuple else list(t.elts)
     if not any(_leaf(n) == "AttributeError" for n in names if isinstance(n, (nodes.Name, nodes.Attribute))):
         return False
     trynode = handler.parent

@@ -242,7 +242,7 @@ def import_helper_shape(fn: nodes.FunctionDef) -> Optional[ImportHelper]:
         v = ret.value
         if isinstance(v, nodes.Name) and v.name in held:
             got = -1
-        elif isinstance(v, nodes.Tuple) and any(isinstance(e, nodes.Name) and e.name in held for e in v.elts):
+        elif type(v) is nodes.Tuple and any(isinstance(e, nodes.Name) and e.name in held for e in v.elts):
             got = next(i for i, e in enumerate(v.elts) if isinstance(e, nodes.Name) and e.name in held)
         else:
             continue
@@ -307,7 +307,7 @@ def unpacked_import(assign_name, r: Optional["Resolver"]) -> Optional[str]:
     """The module an element of a tuple target receives from an import helper that hands back a tuple
     (``_C, _ = optional_import("pkg._C")``), or None."""
     tup = assign_name.parent
-    if not isinstance(tup, nodes.Tuple):
+    if type(tup) is not nodes.Tuple:
         return None
     stmt = tup.parent
     if not isinstance(stmt, nodes.Assign) or tup not in stmt.targets or not isinstance(stmt.value, nodes.Call):
@@ -570,7 +570,7 @@ class Resolver:
             return True
         if isinstance(binding, nodes.AssignName):
             value = self.assigned_value(binding)
-            if value is None and isinstance(binding.parent, nodes.Tuple) and self.index.import_helpers:
+            if value is None and type(binding.parent) is nodes.Tuple and self.index.import_helpers:
                 stmt = binding.parent.parent
                 value = stmt.value if isinstance(stmt, nodes.Assign) else None
             if isinstance(value, nodes.Call) and self.index.import_helpers:
@@ -696,7 +696,7 @@ class Resolver:
     def _literal_strings(node) -> Optional[Set[str]]:
         if isinstance(node, nodes.Const) and isinstance(node.value, str):
             return {node.value}
-        if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)) and node.elts \
+        if type(node) in (nodes.Tuple, nodes.List, nodes.Set) and node.elts \
                 and all(isinstance(e, nodes.Const) and isinstance(e.value, str) for e in node.elts):
             return {e.value for e in node.elts}
         return None
@@ -1092,7 +1092,7 @@ def _in_try_body(node) -> bool:
     if id(node) not in body:
         return False
     for h in parent.handlers:
-        names = [h.type] if h.type is not None and not isinstance(h.type, nodes.Tuple) else (h.type.elts if h.type is not None else [])
+        names = [h.type] if h.type is not None and type(h.type) is not nodes.Tuple else (h.type.elts if h.type is not None else [])
         if h.type is None or any(getattr(n, "name", getattr(n, "attrname", "")) in ("ImportError", "ModuleNotFoundError") for n in names):
             return True
     return False

@@ -39,6 +39,11 @@ def mentions_npu(text: str) -> bool:
         at = low.find("npu", at + 3)
     return False
 
+# astroid's List, Tuple and Set derive from an ABCMeta class (BaseContainer): isinstance against one of them runs
+# ABCMeta.__instancecheck__ whenever the node is of another type (0.5 us for the three, against 0.03 us for a type
+# test; 630k such tests on DeepSpeed). None of the three has a subclass (tests/test_speed.py checks), so the code
+# tests ``type(x) is nodes.Tuple`` / ``type(x) in (nodes.List, nodes.Tuple, nodes.Set)`` instead.
+
 # Node types that never have children: the walks do not ask them (more than half of all nodes).
 LEAVES = frozenset((nodes.Name, nodes.Const, nodes.AssignName, nodes.DelName, nodes.Import, nodes.ImportFrom,
                     nodes.Pass, nodes.Break, nodes.Continue, nodes.Global, nodes.Nonlocal))

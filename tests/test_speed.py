@@ -1207,3 +1207,12 @@ def test_may_have_programs_is_a_superset_of_entry_point_discovery(tmp_path):
         (root / name).write_text("")
         assert may_have_programs([root], (), plain) is True
         (root / name).unlink()
+
+
+def test_astroid_containers_have_no_subclasses():
+    """The analysis tests ``type(x) is nodes.Tuple`` (and List, Set) instead of isinstance, which runs ABCMeta's
+    check for these three (see analyse.syntax): right only while astroid has no subclass of them."""
+    from astroid import nodes
+
+    for cls in (nodes.List, nodes.Tuple, nodes.Set):
+        assert cls.__subclasses__() == [], cls

@@ -837,7 +837,7 @@ def handler_catches_import(h: nodes.ExceptHandler) -> bool:
     if h.type is None:
         return True
     names = []
-    for n in ([h.type] if not isinstance(h.type, nodes.Tuple) else h.type.elts):
+    for n in ([h.type] if type(h.type) is not nodes.Tuple else h.type.elts):
         if isinstance(n, nodes.Name):
             names.append(n.name)
         elif isinstance(n, nodes.Attribute):
@@ -865,7 +865,7 @@ def _helper_flag_lib(d) -> Optional[str]:
     (``has_cp`` of ``cp, has_cp = optional_import("cupy")``, the helper one of the project's
     :class:`analyse.resolve.ImportHelper`), else None."""
     tup = d.parent
-    if not isinstance(d, nodes.AssignName) or not isinstance(tup, nodes.Tuple) or not tup.elts or tup.elts[0] is d:
+    if not isinstance(d, nodes.AssignName) or type(tup) is not nodes.Tuple or not tup.elts or tup.elts[0] is d:
         return None
     stmt = tup.parent
     if not isinstance(stmt, nodes.Assign) or not isinstance(stmt.value, nodes.Call) or not stmt.value.args \
@@ -1192,7 +1192,7 @@ def _device_strings(node):
     if isinstance(node, nodes.Attribute) and node.attrname in _BACKEND_MEMBERS \
             and _dotted(node.expr).split(".")[-1] == "Backend":
         return [_BACKEND_MEMBERS[node.attrname]]   # `dist.Backend.NCCL` is the string "nccl"
-    if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)):
+    if type(node) in (nodes.Tuple, nodes.List, nodes.Set):
         return [e.value for e in node.elts if isinstance(e, nodes.Const) and isinstance(e.value, str)]
     return []
 
@@ -1236,10 +1236,10 @@ def _compare_cond(test: nodes.Compare, depth: int) -> Optional[m.Cond]:
         kinds = {_device_kind(w) for w in words}
         if not words or None in kinds or op not in ("==", "!=", "in", "not in", "is", "is not"):
             continue
-        if side is left and op in ("in", "not in") and isinstance(right, (nodes.Tuple, nodes.List, nodes.Set)):
+        if side is left and op in ("in", "not in") and type(right) in (nodes.Tuple, nodes.List, nodes.Set):
             continue
         if len(kinds) > 1 and not (side is right and op in ("in", "not in")
-                                   and isinstance(side, (nodes.Tuple, nodes.List, nodes.Set))):
+                                   and type(side) in (nodes.Tuple, nodes.List, nodes.Set)):
             break
         positive = op in ("==", "in", "is")
         pos_text, pos_neg = (text, neg_text) if positive else (neg_text, text)
@@ -1419,7 +1419,7 @@ def _version_literal(node) -> Optional[Tuple[Tuple[int, ...], bool]]:
     if isinstance(inner, nodes.Const) and isinstance(inner.value, str) and wrapped:
         nums = re.match(r"^v?(\d+(?:\.\d+)*)", inner.value.strip())
         return (tuple(int(x) for x in nums.group(1).split(".")), True) if nums else None
-    if isinstance(inner, nodes.Tuple) and inner.elts and all(isinstance(e, nodes.Const) and type(e.value) is int
+    if type(inner) is nodes.Tuple and inner.elts and all(isinstance(e, nodes.Const) and type(e.value) is int
                                                               for e in inner.elts):
         return tuple(e.value for e in inner.elts), False
     return None

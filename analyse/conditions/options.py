@@ -153,14 +153,14 @@ def literal(node) -> Tuple[bool, object]:
     if isinstance(node, nodes.UnaryOp) and node.op == "-" and isinstance(node.operand, nodes.Const) \
             and isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
         return True, -node.operand.value
-    if isinstance(node, (nodes.Tuple, nodes.List, nodes.Set)):
+    if type(node) in (nodes.Tuple, nodes.List, nodes.Set):
         out = []
         for e in node.elts[:64]:
             ok, v = literal(e)
             if not ok:
                 return False, None
             out.append(v)
-        if isinstance(node, nodes.Set):
+        if type(node) is nodes.Set:
             try:
                 return True, frozenset(out)
             except TypeError:

@@ -132,6 +132,29 @@ class CudaOnlyFact:
         return best
 
 
+def _facts_by_root(facts) -> tuple:
+    """({first dotted part of a name: the facts, in their order, that can match a name with that first part},
+    the facts that can match a name with any first part): an entry matches only names whose first part is its own
+    (``torch.cuda`` / ``torch._C._cuda_*``), unless a ``*`` stands in its first part (``env:NCCL_*``); a fact
+    none of whose entries can match gives 0 whatever its excludes say. :meth:`KnowledgeBase.cuda_only` asks
+    those alone (30 facts for each new name, most of them no torch name, were a fiftieth of a library's run)."""
+    roots: dict = {}
+    anywhere_ids = set()
+    for i, f in enumerate(facts):
+        for e in f.apis:
+            first = e.partition(".")[0]
+            if "*" in first:
+                anywhere_ids.add(i)
+            else:
+                roots.setdefault(first)
+    by_root = {}
+    for root in roots:
+        by_root[root] = tuple(f for i, f in enumerate(facts) if i in anywhere_ids
+                              or any("*" not in e.partition(".")[0] and e.partition(".")[0] == root for e in f.apis))
+    anywhere = tuple(f for i, f in enumerate(facts) if i in anywhere_ids)
+    return by_root, anywhere
+
+
 def _entry_matches(entry: str, name: str) -> bool:
     if entry.endswith("*"):
         return name.startswith(entry[:-1])
@@ -635,7 +658,11 @@ class KnowledgeBase:
         if qualname in memo:
             return memo[qualname]
         best, best_len = None, 0
-        for f in self.cuda_only_facts:
+        index = self.__dict__.get("_cuda_only_index")
+        if index is None:
+            index = self.__dict__["_cuda_only_index"] = _facts_by_root(self.cuda_only_facts)
+        by_root, anywhere = index
+        for f in by_root.get(qualname.partition(".")[0], anywhere):
             n = f.matches(qualname)
             if n > best_len:
                 best, best_len = f, n

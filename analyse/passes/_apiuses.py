@@ -26,7 +26,7 @@ def _is_private(api: str) -> bool:
 
 def _in_type_check(node) -> bool:
     parent = node.parent
-    if isinstance(parent, nodes.Tuple):
+    if type(parent) is nodes.Tuple:
         parent = parent.parent
     return (isinstance(parent, nodes.Call) and isinstance(parent.func, nodes.Name)
             and parent.func.name in ("isinstance", "issubclass") and node is not parent.func)
@@ -40,7 +40,7 @@ def _in_type_table(node) -> bool:
     parent = node.parent
     if isinstance(parent, nodes.Dict):
         return any(k is node for k, _v in parent.items)
-    loop = parent.parent if isinstance(parent, (nodes.List, nodes.Tuple, nodes.Set)) else None
+    loop = parent.parent if type(parent) in (nodes.List, nodes.Tuple, nodes.Set) else None
     if not isinstance(loop, nodes.For) or loop.iter is not parent or not isinstance(loop.target, nodes.AssignName):
         return False
     var = loop.target.name

@@ -43,7 +43,7 @@ def _literal(node, resolver, depth: int = 0):
     if isinstance(node, nodes.UnaryOp) and node.op == "-" and isinstance(node.operand, nodes.Const) \
             and isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
         return -node.operand.value
-    if isinstance(node, (nodes.Tuple, nodes.List)):
+    if type(node) in (nodes.Tuple, nodes.List):
         vals = [_literal(e, resolver, depth + 1) for e in node.elts]
         return _UNKNOWN if any(v is _UNKNOWN for v in vals) else vals
     if isinstance(node, (nodes.Attribute, nodes.Name)):

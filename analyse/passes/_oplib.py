@@ -80,7 +80,7 @@ def _strs(node) -> Optional[List[Optional[str]]]:
     s = _str(node)
     if s is not None:
         return [s]
-    if isinstance(node, (nodes.List, nodes.Tuple, nodes.Set)):
+    if type(node) in (nodes.List, nodes.Tuple, nodes.Set):
         out = [_str(e) for e in node.elts]
         return out if all(x is not None for x in out) else None
     return None

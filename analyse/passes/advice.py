@@ -115,6 +115,26 @@ def _has_star_kwargs(call: nodes.Call) -> bool:
     return any(kw.arg is None for kw in call.keywords or ())
 
 
+# check_module's node kinds by type (filled as types are met): one type test per node instead of a chain of
+# isinstance calls (the loop sees every constant, attribute and call of the module)
+_K_OTHER, _K_IF, _K_LOOP, _K_CONST, _K_ATTR, _K_CALL = 0, 1, 2, 3, 4, 5
+_NODE_KINDS: dict = {}
+
+
+def _node_kind(t: type) -> int:
+    if issubclass(t, nodes.If):
+        return _K_IF
+    if issubclass(t, (nodes.For, nodes.While)):
+        return _K_LOOP
+    if issubclass(t, nodes.Const):
+        return _K_CONST
+    if issubclass(t, nodes.Attribute):
+        return _K_ATTR
+    if issubclass(t, nodes.Call):
+        return _K_CALL
+    return _K_OTHER
+
+
 class _ModuleState(TypedDict):
     """What PerformanceAdvicePass keeps of one module (its ``ctx.facts``)."""
     trains: List[str]
@@ -260,20 +280,33 @@ class PerformanceAdvicePass(Pass):
         is_test = "test" in ctx.path.rsplit("/", 1)[-1] or "/tests/" in "/" + ctx.path
         training_loops = []
         backward_loops = _backward_loops(ctx.tree)
+        kinds = _NODE_KINDS
         for node in nodes_of(ctx.tree, nodes.If, nodes.For, nodes.While, nodes.Const, nodes.Attribute, nodes.Call):
-            if isinstance(node, nodes.If) and self._is_main_guard(node):
-                st["main"].append(ctx.path)
-            elif isinstance(node, (nodes.For, nodes.While)) and id(node) in backward_loops:
-                training_loops.append(node)
-                if self._accumulates(node):
-                    st["accum"] = True
-            elif isinstance(node, nodes.Const) and isinstance(node.value, str):
-                for var in ("TASK_QUEUE_ENABLE", "HCCL_OP_BASE_FFTS_MODE_ENABLE"):
-                    if var in node.value:
-                        st["env"].add(var)
-            elif isinstance(node, nodes.Attribute) and node.attrname == "no_sync":
-                st["no_sync"] = True
-            if not isinstance(node, nodes.Call):
+            t = type(node)
+            kind = kinds.get(t)
+            if kind is None:
+                kind = kinds[t] = _node_kind(t)
+            if kind == _K_IF:
+                if self._is_main_guard(node):
+                    st["main"].append(ctx.path)
+                continue
+            if kind == _K_LOOP:
+                if id(node) in backward_loops:
+                    training_loops.append(node)
+                    if self._accumulates(node):
+                        st["accum"] = True
+                continue
+            if kind == _K_CONST:
+                if isinstance(node.value, str):
+                    for var in ("TASK_QUEUE_ENABLE", "HCCL_OP_BASE_FFTS_MODE_ENABLE"):
+                        if var in node.value:
+                            st["env"].add(var)
+                continue
+            if kind == _K_ATTR:
+                if node.attrname == "no_sync":
+                    st["no_sync"] = True
+                continue
+            if kind != _K_CALL:
                 continue
             q = r.call_target(node)
             if q is None:

@@ -185,7 +185,7 @@ class Scope:
     def _target_names(t) -> List[str]:
         if isinstance(t, nodes.AssignName):
             return [t.name]
-        if isinstance(t, (nodes.Tuple, nodes.List)):
+        if type(t) in (nodes.Tuple, nodes.List):
             out = []
             for e in t.elts:
                 out.extend(Scope._target_names(e))
@@ -276,7 +276,7 @@ def _dim_arg(s: Scope, call: nodes.Call) -> Optional[int]:
             pos = pos[1:]  # x.norm(2, -1) / torch.norm(x, 2, -1)
         if pos:
             dim = pos[0]
-    if isinstance(dim, (nodes.Tuple, nodes.List)) and len(dim.elts) == 1:
+    if type(dim) in (nodes.Tuple, nodes.List) and len(dim.elts) == 1:
         dim = dim.elts[0]
     return _int(dim) if dim is not None else None
 
@@ -378,7 +378,7 @@ def is_rotate_half(s: Scope) -> bool:
 
 def _neg_cat_shape(m) -> bool:
     """``f((-a, b), ...)``: the syntax of :func:`_is_neg_cat` without resolving the callee."""
-    if isinstance(m, nodes.Call) and m.args and isinstance(m.args[0], (nodes.Tuple, nodes.List)):
+    if isinstance(m, nodes.Call) and m.args and type(m.args[0]) in (nodes.Tuple, nodes.List):
         elts = m.args[0].elts
         return len(elts) == 2 and isinstance(elts[0], nodes.UnaryOp) and elts[0].op == "-" and not isinstance(elts[1], nodes.UnaryOp)
     return False
@@ -629,7 +629,7 @@ class AffinityPass(Pass):
                                   confidence="medium", evidence="knowledge"), (call.lineno, call.lineno)
             elif c == "torch.roll":
                 dims = _kw(call, "dims") or (call.args[2] if len(call.args) > 2 else None)
-                if isinstance(dims, (nodes.Tuple, nodes.List)) and len(dims.elts) == 2:
+                if type(dims) in (nodes.Tuple, nodes.List) and len(dims.elts) == 2:
                     p = pats["roll"]
                     yield ctx.finding(R_LIST, call, "torch.roll",
                                       f"torch.roll over two dims (shifted windows): {p['api']} is the NPU affinity version "
@@ -818,7 +818,7 @@ class AffinityPass(Pass):
     def _channel_shuffle(self, s: Scope) -> bool:
         def dims(call):
             args = call.args if s.callee(call).startswith(".") else call.args[1:]
-            if len(args) == 1 and isinstance(args[0], (nodes.Tuple, nodes.List)):
+            if len(args) == 1 and type(args[0]) in (nodes.Tuple, nodes.List):
                 return list(args[0].elts)
             return list(args)
 

@@ -167,6 +167,21 @@ def _rewritten(kb, target: Optional[str]) -> bool:
     return f"{target}.__init__" in fns
 
 
+# check_module's node kinds by type (filled as types are met): one type test per node of its merged walk
+# instead of a chain of isinstance calls, in the chain's order
+_K_OTHER, _K_NAME, _K_IMPORT_FROM, _K_IMPORT, _K_CALL, _K_COMPARE, _K_STRING = range(7)
+_NODE_KINDS: dict = {}
+
+
+def _node_kind(t: type) -> int:
+    for kind, classes in ((_K_NAME, (nodes.Attribute, nodes.Name, nodes.AssignAttr)),
+                          (_K_IMPORT_FROM, nodes.ImportFrom), (_K_IMPORT, nodes.Import), (_K_CALL, nodes.Call),
+                          (_K_COMPARE, nodes.Compare), (_K_STRING, (nodes.Const, nodes.JoinedStr))):
+        if issubclass(t, classes):
+            return kind
+    return _K_OTHER
+
+
 class CudaApiPass(Pass):
     name = "cuda-api"
     rules = (R_TORCH_CUDA, R_DOT_CUDA, R_DEVICE_STR, R_DEVICE_CMP, R_BACKENDS, R_CUDA_ONLY, R_ENV)
@@ -206,26 +221,31 @@ class CudaApiPass(Pass):
                 f = self._device_table(ctx, n.parent)
                 if f is not None:
                     yield f
+        kinds = _NODE_KINDS
         for node in merged(ctx.resolver.outer_names(), is_cuda,
                            selection(tree, nodes.ImportFrom, nodes.Import, nodes.Call, nodes.Compare, nodes.Const,
                                      nodes.JoinedStr)):
-            if isinstance(node, (nodes.Attribute, nodes.Name, nodes.AssignAttr)):
+            t = type(node)
+            kind = kinds.get(t)
+            if kind is None:
+                kind = kinds[t] = _node_kind(t)
+            if kind == _K_NAME:
                 f = self._name_use(ctx, node)
                 if f is not None:
                     yield f
-            elif isinstance(node, nodes.ImportFrom):
+            elif kind == _K_IMPORT_FROM:
                 yield from self._import_from(ctx, node)
-            elif isinstance(node, nodes.Import):
+            elif kind == _K_IMPORT:
                 for mod, _as in node.names:
                     if mod == "torch.cuda" or mod.startswith("torch.cuda."):
                         yield self._torch_cuda_finding(ctx, node, mod)
-            elif isinstance(node, nodes.Call):
+            elif kind == _K_CALL:
                 yield from self._call(ctx, node)
-            elif isinstance(node, nodes.Compare):
+            elif kind == _K_COMPARE:
                 f = self._compare(ctx, node)
                 if f is not None:
                     yield f
-            elif isinstance(node, (nodes.Const, nodes.JoinedStr)):
+            elif kind == _K_STRING:
                 yield from self._string(ctx, node)
         for _pos, ifn in selection(tree, nodes.If):
             f = self._flag_stop(ctx, ifn)
@@ -486,7 +506,7 @@ class CudaApiPass(Pass):
             vals = r.strings(o) if isinstance(o, (nodes.Const, nodes.JoinedStr)) else None
             if vals and any(is_cuda_device_string(v) for v in vals):
                 cuda_side = o
-            elif isinstance(o, (nodes.List, nodes.Tuple, nodes.Set)):
+            elif type(o) in (nodes.List, nodes.Tuple, nodes.Set):
                 for e in o.elts:
                     s = r.strings(e) if isinstance(e, nodes.Const) else None
                     if s and any(is_cuda_device_string(v) for v in s):
@@ -559,7 +579,7 @@ class CudaApiPass(Pass):
         # comparisons are NPU004; dict keys / membership tests are not device uses
         if isinstance(parent, nodes.Compare):
             return
-        if isinstance(parent, (nodes.List, nodes.Tuple, nodes.Set)) and isinstance(parent.parent, nodes.Compare):
+        if type(parent) in (nodes.List, nodes.Tuple, nodes.Set) and isinstance(parent.parent, nodes.Compare):
             return
         if isinstance(parent, nodes.Dict) and any(k is node for k, _v in parent.items):
             return
@@ -569,7 +589,7 @@ class CudaApiPass(Pass):
                             replacement=_swap(ctx.snippet(parent.lineno)))
             yield f
             return
-        if isinstance(parent, (nodes.List, nodes.Tuple, nodes.Set)) and not _device_list(parent):
+        if type(parent) in (nodes.List, nodes.Tuple, nodes.Set) and not _device_list(parent):
             return
         if _is_key_or_name(node):
             return
@@ -779,7 +799,7 @@ def _is_device_value(v: str) -> bool:
 def _str_values(node) -> Optional[List[str]]:
     if isinstance(node, nodes.Const) and isinstance(node.value, str):
         return [node.value]
-    if isinstance(node, (nodes.List, nodes.Tuple, nodes.Set)):
+    if type(node) in (nodes.List, nodes.Tuple, nodes.Set):
         out = []
         for e in node.elts:
             if not (isinstance(e, nodes.Const) and isinstance(e.value, str)):
@@ -906,7 +926,7 @@ def _fails(block) -> bool:
 def _names_npu(node: nodes.Compare) -> bool:
     """One side of the comparison is (or lists) an NPU device string."""
     for o in [node.left] + [o for _op, o in node.ops]:
-        elts = o.elts if isinstance(o, (nodes.List, nodes.Tuple, nodes.Set)) else [o]
+        elts = o.elts if type(o) in (nodes.List, nodes.Tuple, nodes.Set) else [o]
         if any(isinstance(e, nodes.Const) and isinstance(e.value, str) and e.value.split(":")[0].lower() == "npu"
                for e in elts):
             return True
@@ -969,7 +989,7 @@ def _catches_key_error(node) -> bool:
     while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.ClassDef, nodes.Module)):
         if isinstance(parent, nodes.Try) and cur in parent.body:
             for h in parent.handlers:
-                names = [h.type] if h.type is not None and not isinstance(h.type, nodes.Tuple) else \
+                names = [h.type] if h.type is not None and type(h.type) is not nodes.Tuple else \
                     (h.type.elts if h.type is not None else [])
                 if h.type is None or any(isinstance(n, nodes.Name) and n.name in ("KeyError", "LookupError", "Exception",
                                                                                    "BaseException") for n in names):

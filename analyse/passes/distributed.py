@@ -96,6 +96,20 @@ def _is_nccl(value: str) -> bool:
     return value.strip() in ("nccl", "cuda:nccl", "cpu:gloo,cuda:nccl")
 
 
+# check_module's node kinds by type (filled as types are met): one type test per node of its merged walk
+# instead of a chain of isinstance calls, in the chain's order
+_K_OTHER, _K_CALL, _K_COMPARE, _K_CONST, _K_NAME = range(5)
+_NODE_KINDS: dict = {}
+
+
+def _node_kind(t: type) -> int:
+    for kind, classes in ((_K_CALL, nodes.Call), (_K_COMPARE, nodes.Compare), (_K_CONST, nodes.Const),
+                          (_K_NAME, (nodes.Attribute, nodes.Name, nodes.AssignAttr))):
+        if issubclass(t, classes):
+            return kind
+    return _K_OTHER
+
+
 class DistributedPass(Pass):
     name = "distributed"
     rules = (R_NCCL, R_NCCL_CMP, R_DP, R_MULTI_DEV, R_NCCL_ENV, R_NCCL_API)
@@ -116,17 +130,23 @@ class DistributedPass(Pass):
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
         # names: only resolved ones can be an NCCL API (see _name)
+        kinds = _NODE_KINDS
         for node in merged(ctx.resolver.outer_names(),
                            selection(ctx.tree, nodes.Call, nodes.Compare, nodes.Const)):
-            if isinstance(node, nodes.Call):
+            t = type(node)
+            kind = kinds.get(t)
+            if kind is None:
+                kind = kinds[t] = _node_kind(t)
+            if kind == _K_CALL:
                 yield from self._call(ctx, node)
-            elif isinstance(node, nodes.Compare):
+            elif kind == _K_COMPARE:
                 f = self._compare(ctx, node)
                 if f:
                     yield f
-            elif isinstance(node, nodes.Const) and isinstance(node.value, str):
-                yield from self._const(ctx, node)
-            elif isinstance(node, (nodes.Attribute, nodes.Name, nodes.AssignAttr)):
+            elif kind == _K_CONST:
+                if isinstance(node.value, str):
+                    yield from self._const(ctx, node)
+            elif kind == _K_NAME:
                 f = self._name(ctx, node)
                 if f:
                     yield f
@@ -146,7 +166,7 @@ class DistributedPass(Pass):
                     ids = kw.value
             if ids is None and len(call.args) >= 2:
                 ids = call.args[1]
-            if isinstance(ids, (nodes.List, nodes.Tuple)) and len(ids.elts) > 1:
+            if type(ids) in (nodes.List, nodes.Tuple) and len(ids.elts) > 1:
                 yield ctx.finding(self.rule("NPU104"), call, "torch.nn.parallel.DistributedDataParallel",
                                   "DistributedDataParallel with several devices per process is not supported on Ascend "
                                   "(one process per device).", replacement="device_ids=[local_rank]")
@@ -184,11 +204,11 @@ class DistributedPass(Pass):
         if in_log_or_docstring(node):
             return
         if isinstance(parent, nodes.Compare) or (
-                isinstance(parent, (nodes.List, nodes.Tuple, nodes.Set)) and isinstance(parent.parent, nodes.Compare)):
+                type(parent) in (nodes.List, nodes.Tuple, nodes.Set) and isinstance(parent.parent, nodes.Compare)):
             return  # NPU102
         if isinstance(parent, nodes.Dict) and any(k is node for k, _v in parent.items):
             return
-        if isinstance(parent, (nodes.List, nodes.Tuple, nodes.Set)) and any(
+        if type(parent) in (nodes.List, nodes.Tuple, nodes.Set) and any(
                 isinstance(e, nodes.Const) and e.value == "hccl" for e in parent.elts):
             return  # a list of backends that already includes hccl
         if isinstance(parent, nodes.Subscript) and parent.slice is node:
@@ -215,7 +235,7 @@ class DistributedPass(Pass):
         for o in operands:
             if isinstance(o, nodes.Const) and isinstance(o.value, str) and _is_nccl(o.value):
                 hit = True
-            elif isinstance(o, (nodes.List, nodes.Tuple, nodes.Set)):
+            elif type(o) in (nodes.List, nodes.Tuple, nodes.Set):
                 hit = hit or any(isinstance(e, nodes.Const) and isinstance(e.value, str) and _is_nccl(e.value) for e in o.elts)
             elif isinstance(o, (nodes.Attribute, nodes.Name)) and ctx.resolver.qualname(o) == "torch.distributed.Backend.NCCL":
                 hit = True

@@ -281,10 +281,10 @@ class _Analysis:
             if not isinstance(d, nodes.AssignName):
                 return []
             parent = d.parent
-            if isinstance(parent, nodes.Tuple) and isinstance(parent.parent, nodes.Assign) and \
+            if type(parent) is nodes.Tuple and isinstance(parent.parent, nodes.Assign) and \
                     parent in parent.parent.targets:
                 value = parent.parent.value
-                if isinstance(value, nodes.Tuple) and len(value.elts) == len(parent.elts) and \
+                if type(value) is nodes.Tuple and len(value.elts) == len(parent.elts) and \
                         not any(isinstance(e, nodes.Starred) for e in parent.elts):
                     out.append(value.elts[parent.elts.index(d)])
                     continue
@@ -503,7 +503,7 @@ class DynamicShapePass(Pass):
     # ------------------------------------------------------------------ NPU602
     def _mask_index(self, ctx, an: _Analysis, node: nodes.Subscript) -> Optional[Finding]:
         sl = node.slice
-        elts = sl.elts if isinstance(sl, nodes.Tuple) else [sl]
+        elts = sl.elts if type(sl) is nodes.Tuple else [sl]
         if all(isinstance(e, (nodes.Slice, nodes.Const)) for e in elts):
             return None   # no index can be a mask (`x[0]`, `x[:, 1:]`, `d["key"]`): the receiver is not asked about
         recv = an.tensorish(node.value)
@@ -608,7 +608,7 @@ class DynamicShapePass(Pass):
                 return source(expr.operand)
             if isinstance(expr, nodes.IfExp):
                 return source(expr.body) or source(expr.orelse)
-            if isinstance(expr, (nodes.Tuple, nodes.List)):
+            if type(expr) in (nodes.Tuple, nodes.List):
                 for e in expr.elts:
                     s = source(e)
                     if s:
@@ -651,7 +651,7 @@ class DynamicShapePass(Pass):
                         s = source(it)
                     if s and _iterates_values(it):
                         names = _target_names(n.target)
-                        if skip_first and isinstance(n.target, nodes.Tuple):
+                        if skip_first and type(n.target) is nodes.Tuple:
                             names = [nm for e in n.target.elts[1:] for nm in _target_names(e)]
                         for nm in names:
                             if nm not in tainted:
@@ -737,7 +737,7 @@ class DynamicShapePass(Pass):
 
     def _value_slice_sink(self, ctx, an, node: nodes.Subscript, derived) -> Optional[Finding]:
         sl = node.slice
-        elts = sl.elts if isinstance(sl, nodes.Tuple) else [sl]
+        elts = sl.elts if type(sl) is nodes.Tuple else [sl]
         slices = [e for e in elts if isinstance(e, nodes.Slice)]
         if not slices:
             return None
@@ -874,7 +874,7 @@ def _is_store(node: nodes.Subscript) -> bool:
         return True
     if isinstance(parent, nodes.AugAssign) and parent.target is node:
         return True
-    if isinstance(parent, nodes.Tuple) and isinstance(parent.parent, nodes.Assign) and parent in parent.parent.targets:
+    if type(parent) is nodes.Tuple and isinstance(parent.parent, nodes.Assign) and parent in parent.parent.targets:
         return True
     return False
 
@@ -969,7 +969,7 @@ _SINK_TYPES = frozenset((nodes.Call, nodes.Subscript))
 def _target_names(t) -> List[str]:
     if isinstance(t, nodes.AssignName):
         return [t.name]
-    if isinstance(t, (nodes.Tuple, nodes.List)):
+    if type(t) in (nodes.Tuple, nodes.List):
         return [nm for e in t.elts for nm in _target_names(e)]
     if isinstance(t, nodes.Starred):
         return _target_names(t.value)

@@ -297,12 +297,12 @@ def _leaf_pattern(table: List[Switch]):
 def _literal(node):
     if isinstance(node, nodes.Const):
         return node.value
-    if isinstance(node, (nodes.List, nodes.Tuple)):
+    if type(node) in (nodes.List, nodes.Tuple):
         # a list of literals (providers=['CUDAExecutionProvider', 'CPUExecutionProvider']) as a tuple of them;
         # (name, options) pairs count by their name
         items = []
         for e in node.elts:
-            if isinstance(e, nodes.Tuple) and e.elts:
+            if type(e) is nodes.Tuple and e.elts:
                 e = e.elts[0]
             v = _literal(e)
             if v is _UNKNOWN or isinstance(v, tuple):

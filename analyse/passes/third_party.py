@@ -380,14 +380,14 @@ def _type_probe(node) -> bool:
     a local list or tuple of types that is only ever such an argument counts too (``checklist.append(C)`` then
     ``isinstance(m, tuple(checklist))``)."""
     cur, parent = node, node.parent
-    if isinstance(parent, (nodes.Tuple, nodes.List)) and cur in parent.elts:
+    if type(parent) in (nodes.Tuple, nodes.List) and cur in parent.elts:
         cur, parent = parent, parent.parent
     if _type_argument(cur):
         return True
     if isinstance(parent, nodes.Compare) and len(parent.ops) == 1 and parent.ops[0][0] in ("is", "is not") \
             and cur is not node.root():
         return True   # `optimizer_cls is bnb.optim.Adam8bit`: an identity test runs none of the class's code
-    if isinstance(cur, (nodes.Tuple, nodes.List)):
+    if type(cur) in (nodes.Tuple, nodes.List):
         return _types_tuple(cur)
     if _introspected(cur):
         return True

@@ -460,7 +460,7 @@ def analyse_kernel(fn: nodes.FunctionDef, r, ta: TritonAscend, mod_ints: Dict[st
             shape = _kw(call, "shape", 0)
             dtn = dq.rsplit(".", 1)[-1] if dq else None
             size = ta.tl_dtypes.get(dtn, (None, 0))[1] if dtn else 0
-            if size and isinstance(shape, (nodes.Tuple, nodes.List)) and shape.elts:
+            if size and type(shape) in (nodes.Tuple, nodes.List) and shape.elts:
                 for env in envs:
                     dims = [_eval(e, env, r) for e in shape.elts]
                     if None in dims:
@@ -920,7 +920,7 @@ def _grid_dims(grid, r, depth: int = 0):
     """The dimension expressions of a launch grid: a tuple / list, a lambda returning one, or a name bound to either."""
     if depth > 3:
         return None
-    if isinstance(grid, (nodes.Tuple, nodes.List)):
+    if type(grid) in (nodes.Tuple, nodes.List):
         return list(grid.elts)
     if isinstance(grid, nodes.Lambda):
         return _grid_dims(grid.body, r, depth + 1)

@@ -195,7 +195,7 @@ class UnsupportedApiPass(Pass):
             if not (isinstance(call.func, nodes.Name) and call.func.name in ("isinstance", "issubclass") and len(call.args) == 2):
                 continue
             arg = call.args[1]
-            for cls in (arg.elts if isinstance(arg, nodes.Tuple) else [arg]):
+            for cls in (arg.elts if type(arg) is nodes.Tuple else [arg]):
                 q = ctx.resolver.qualname(cls)
                 if not q or not q.startswith("torch.") or q in SKIP or q.startswith(SKIP_PREFIXES):
                     continue

@@ -40,7 +40,7 @@ from astroid import nodes
 
 from analyse.conditions.model import ENV as ENV_ATOM, atoms as condition_atoms, off_whatever_chosen
 from analyse.conditions.options import config_values, params_are_choices
-from analyse.guards import block_position, block_tables, guard_of, tree_memo
+from analyse.guards import block_position, block_tables, guard_of, stopping_chain_arm, tree_memo
 from analyse.resolve import Resolver, _const_str, dynamic_import, unpacked_import
 from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, mentions_npu, nodes_of, own_bindings, walk
 
@@ -149,6 +149,9 @@ class ModuleSummary:
     # index in calls -> the condition of the alternative binding (alt_bindings) the call runs; two alternatives
     # of one call that reach the same function make its edge unconditional
     alt_conds: Dict[int, Optional[str]] = field(default_factory=dict)
+    # index in calls -> (line of the chain, arm, arms) of a guarded call in an arm of an ``if`` / ``elif`` chain whose
+    # final ``else`` only stops (analyse.guards.stopping_chain_arm): the arms are no fallbacks for each other
+    chains: Dict[int, Tuple[int, int, int]] = field(default_factory=dict)
     # index in calls -> (positional arguments, keyword names, whether *args / **kwargs are passed)
     call_args: Dict[int, Tuple[int, Tuple[str, ...], bool]] = field(default_factory=dict)
     params: Dict[str, Tuple[str, ...]] = field(default_factory=dict)     # function -> its parameter names
@@ -1200,6 +1203,10 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                         # (what decides whether the op is there at all), unless the call itself never runs here
                         if i not in s.guards or cond == UNREACHABLE:
                             s.guards[i] = cond
+                    arm = stopping_chain_arm(node) if cond != UNREACHABLE else None
+                    if arm is not None:
+                        for i in range(before, len(s.calls)):
+                            s.chains[i] = arm
             dyn = _dynamic_dispatch(node, r)
             if dyn:
                 s.dynamic.append((caller, node.lineno or 1, dyn))
@@ -2487,6 +2494,7 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
         unresolved += s.untyped_calls
         dynamic.extend((s.relpath, line, expr) for _caller, line, expr in s.dynamic)
         shared = _shared_alternatives(s, linker) if s.alt_conds else {}
+        chains = getattr(s, "chains", None) or {}
         for i, (caller, line, kind, a, b) in enumerate(s.calls):
             cond = s.guards.get(i)
             if i in s.alt_conds and cond is None:
@@ -2511,13 +2519,18 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
                 ec = (cond if kind != K_REF else None) or stub.get(c)
                 use = s.result_uses.get(i)
                 passed = s.call_args.get(i) if kind in (K_NAME, K_SELF, K_SUPER, K_METHOD, K_INST) else None
+                arm = chains.get(i) if ec else None
                 if not g.has_edge(caller, c):
                     g.add_edge(caller, c, line=line, cond=ec, use=use, passed=[passed])
+                    if arm is not None:
+                        g.edges[caller, c]["arms"] = [(s.relpath,) + arm]
                 else:
                     d = g.edges[caller, c]
                     d.setdefault("passed", []).append(passed)
                     if ec is None:
                         d["cond"] = None   # also called unconditionally
+                    elif arm is not None:
+                        d.setdefault("arms", []).append((s.relpath,) + arm)
                     if d.get("use") != use:
                         # called at several sites: a site that uses the result as it comes decides
                         d["use"] = RESULT_CALLED if RESULT_CALLED in (use, d.get("use")) else None

@@ -255,6 +255,45 @@ def _after_chain(ifnode) -> list:
     return rest
 
 
+def stopping_chain_arm(node) -> Optional[Tuple[int, int, int]]:
+    """(line of the chain's first ``if``, the arm, the number of arms) when *node* sits, in its function, in an arm
+    of an ``if`` / ``elif`` chain whose final ``else`` only stops the program (``else: raise ValueError``) and whose
+    arms all end the function (return or raise): whichever arm a caller's value picks, the function runs that arm
+    or stops, so no arm is a working fallback for another (library mode reads the arms' callees together). None
+    otherwise (no final ``else``, an ``else`` that runs code, an arm that falls through to later statements)."""
+    cur, parent = node, node.parent
+    while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.Lambda,
+                                                         nodes.ClassDef, nodes.Module)):
+        if isinstance(parent, nodes.If) and cur is not parent.test:
+            break
+        cur, parent = parent, parent.parent
+    else:
+        return None
+    if not isinstance(parent, nodes.If):
+        return None
+    top = parent
+    while isinstance(top.parent, nodes.If) and top.parent.orelse == [top]:
+        top = top.parent
+    arms, mine, it = [], None, top
+    while True:
+        arms.append(it.body)
+        if cur in it.body:
+            mine = len(arms) - 1
+        if len(it.orelse) == 1 and isinstance(it.orelse[0], nodes.If):
+            it = it.orelse[0]
+            continue
+        final = it.orelse
+        break
+    if mine is None or not final or not _only_raises(final) or len(arms) < 2:
+        return None
+    if not all(arm and isinstance(arm[-1], (nodes.Return, nodes.Raise)) for arm in arms):
+        return None
+    working = [i for i, arm in enumerate(arms) if not _only_raises(arm)]   # an arm that only raises is a stop too
+    if mine not in working:
+        return None
+    return (top.lineno or 1, working.index(mine), len(working))
+
+
 def path_choice(node, other_path: bool = False) -> str:
     """Words when *node* (a device or backend test: ``x.is_cuda``, ``dist.get_backend() == "nccl"``) is the test,
     alone or inside ``and`` / ``or`` / ``not``, of an ``if`` whose chain of branches neither raises nor exits, or of

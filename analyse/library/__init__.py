@@ -705,6 +705,9 @@ def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]], none_on_f
     first = propagate(plain, roots, condensed)
     added = False
     both = _both_branches_unsupported(guarded, first)
+    for u, heads in _every_arm_unsupported(g, guarded, first).items():
+        lst = both.setdefault(u, [])
+        lst.extend(h for h in heads if h not in lst)
     for u, heads in both.items():
         lst = roots.setdefault(u, {}).setdefault("unsupported", [])
         for h in heads:
@@ -768,6 +771,33 @@ def _both_branches_unsupported(guarded, first) -> Dict[str, List[str]]:
             for h in heads + other:
                 if h not in lst:
                     lst.append(h)
+    return out
+
+
+def _every_arm_unsupported(g, guarded, first) -> Dict[str, List[str]]:
+    """Callers with an ``if`` / ``elif`` chain whose final ``else`` only stops (``else: raise ValueError``) and whose
+    every other arm calls unsupported code (``if reduce == "sum": return sum_op(...) elif reduce == "mean": return
+    mean_op(...) ... else: raise``): the caller's choice only picks which unsupported op runs, so no arm is a working
+    fallback and the caller is unsupported whatever it passes -> caller: the reasons of the arms."""
+    per: Dict[Tuple[str, tuple], Dict[int, List[str]]] = {}
+    total: Dict[Tuple[str, tuple], int] = {}
+    for u, v, _cond in guarded:
+        arms = g.edges[u, v].get("arms") if g.has_edge(u, v) else None
+        stv = first.get(v)
+        if not arms or stv is None or stv.status != "unsupported":
+            continue
+        for path, line, arm, n in arms:
+            key = (u, (path, line))
+            total[key] = n
+            heads = per.setdefault(key, {}).setdefault(arm, [])
+            heads.extend(r for r in stv.reasons[:4] if r not in heads)
+    out: Dict[str, List[str]] = {}
+    for key, by_arm in per.items():
+        if len(by_arm) < total[key]:
+            continue   # an arm that calls nothing unsupported is a working choice
+        lst = out.setdefault(key[0], [])
+        for arm in sorted(by_arm):
+            lst.extend(h for h in by_arm[arm] if h not in lst)
     return out
 
 

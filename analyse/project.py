@@ -195,8 +195,15 @@ class _Rebuilder(TreeRebuilder):
     def visit_name(self, node, parent):
         context = _CONTEXTS.get(type(node.ctx), _LOAD)
         cls = nodes.Name if context is _LOAD else nodes.DelName if context is _DEL else nodes.AssignName
-        if _DIRECT:
-            newnode = _leaf(cls, "name", node.id, node, parent)
+        if _DIRECT:   # _leaf written out: a name is one node in three, and the call and setattr cost more
+            newnode = _new(cls)
+            newnode.name = node.id
+            newnode.lineno = node.lineno
+            newnode.col_offset = node.col_offset
+            newnode.parent = parent
+            newnode.end_lineno = node.end_lineno
+            newnode.end_col_offset = node.end_col_offset
+            newnode.position = None
         else:
             newnode = cls(name=node.id, lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.end_lineno,
                           end_col_offset=node.end_col_offset, parent=parent)
@@ -217,8 +224,15 @@ class _Rebuilder(TreeRebuilder):
 
         def visit_attribute(self, node, parent):
             context = _CONTEXTS.get(type(node.ctx), _LOAD)
-            if context is _LOAD:
-                newnode = _leaf(nodes.Attribute, "attrname", node.attr, node, parent)
+            if context is _LOAD:   # _leaf written out, as in visit_name
+                newnode = _new(nodes.Attribute)
+                newnode.attrname = node.attr
+                newnode.lineno = node.lineno
+                newnode.col_offset = node.col_offset
+                newnode.parent = parent
+                newnode.end_lineno = node.end_lineno
+                newnode.end_col_offset = node.end_col_offset
+                newnode.position = None
             elif context is _DEL:
                 newnode = _leaf(nodes.DelAttr, "attrname", node.attr, node, parent)
             else:

@@ -195,8 +195,15 @@ class _Rebuilder(TreeRebuilder):
     def visit_name(self, node, parent):
         context = _CONTEXTS.get(type(node.ctx), _LOAD)
         cls = nodes.Name if context is _LOAD else nodes.DelName if context is _DEL else nodes.AssignName
-        if _DIRECT:
-            newnode = _leaf(cls, "name", node.id, node, parent)
+        if _DIRECT:   # _leaf written out: a name is one node in three, and the call and setattr cost more
+            newnode = _new(cls)
+            newnode.name = node.id
+            newnode.lineno = node.lineno
+            newnode.col_offset = node.col_offset
+            newnode.parent = parent
+            newnode.end_lineno = node.end_lineno
+            newnode.end_col_offset = node.end_col_offset
+            newnode.position = None
         else:
             newnode = cls(name=node.id, lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.end_lineno,
                           end_col_offset=node.end_col_offset, parent=parent)
@@ -217,8 +224,15 @@ class _Rebuilder(TreeRebuilder):
 
         def visit_attribute(self, node, parent):
             context = _CONTEXTS.get(type(node.ctx), _LOAD)
-            if context is _LOAD:
-                newnode = _leaf(nodes.Attribute, "attrname", node.attr, node, parent)
+            if context is _LOAD:   # _leaf written out, as in visit_name
+                newnode = _new(nodes.Attribute)
+                newnode.attrname = node.attr
+                newnode.lineno = node.lineno
+                newnode.col_offset = node.col_offset
+                newnode.parent = parent
+                newnode.end_lineno = node.end_lineno
+                newnode.end_col_offset = node.end_col_offset
+                newnode.position = None
             elif context is _DEL:
                 newnode = _leaf(nodes.DelAttr, "attrname", node.attr, node, parent)
             else:
@@ -252,6 +266,10 @@ class _Rebuilder(TreeRebuilder):
                         end_col_offset=node.col_offset + len(keyword) + len(node.name))
 
 
+# node type -> 0 plain node, 1 function, 2 class, 3 lambda, 4 module (filled as types are met)
+_WALK_SCOPE_KINDS: dict = {}
+
+
 class NestingTooDeep(Exception):
     def __init__(self, depth: int):
         super().__init__(f"syntax tree nested more than {MAX_NESTING} levels deep; not analysed "
@@ -262,19 +280,40 @@ class NestingTooDeep(Exception):
 def _fill_syntactic_locals(module: nodes.Module) -> None:
     """One pre-order walk of the new tree: its depth (raises :class:`NestingTooDeep`), the
     ``from x import y`` locals and ``self.<attr>`` instance attributes; the walk's node list is
-    kept on the module for :func:`analyse.syntax.walk` / ``nodes_of`` (every pass reads it)."""
+    kept on the module for :func:`analyse.syntax.walk` / ``nodes_of`` (every pass reads it), and
+    so are the per-scope node lists of :func:`analyse.syntax.scope_nodes` (the affinity and
+    dynamic-shape passes ask for them on every module: a second walk of the whole tree before).
+
+    The scope lists are filled in post-order (a node when its last child is done) and reversed at
+    the end: the reverse of a post-order is the pre-order that takes the last child first, the
+    order :func:`analyse.syntax._scope_lists` gives (a test compares the two on every tree)."""
     order: List[nodes.NodeNG] = []
     append = order.append
     imports: List[nodes.ImportFrom] = []
     assattrs: List[nodes.AssignAttr] = []
     import_from, assign_attr, handler = nodes.ImportFrom, nodes.AssignAttr, nodes.ExceptHandler
     leaves = LEAVES
+    kinds = _WALK_SCOPE_KINDS
     by_type: Dict[type, List[int]] = {}   # the node-type index of analyse.syntax.nodes_of, made on the way
+    mid = id(module)
+    plain_m: list = []
+    split_m: list = []
+    plain: dict = {mid: plain_m}     # scope id -> its nodes, lambdas inline
+    split: dict = {mid: split_m}     # lambdas are scopes of their own
     # a stack of the open nodes' child iterators: pre-order in child order, and the depth of the
-    # nodes the top iterator yields is len(stack) - 1
+    # nodes the top iterator yields is len(stack) - 1; beside it the (plain, split) lists the nodes the
+    # iterator yields go to (None in a class body) and what its own node adds when it is done
+    # (the node for an ordinary one, (node,) for a lambda, which goes to the plain list only, None
+    # for a function, a class or the module)
     top: Iterator[nodes.NodeNG] = iter((module,))
     stack = [top]
     push, pop = stack.append, stack.pop
+    cur = (None, None)
+    cstack = [cur]
+    cpush, cpop = cstack.append, cstack.pop
+    estack: list = [None]
+    epush, epop = estack.append, estack.pop
+    a = d = None
     limit = MAX_NESTING + 1
     while True:
         node = next(top, None)
@@ -283,6 +322,19 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
             if not stack:
                 break
             top = stack[-1]
+            cpop()
+            cur = cstack[-1]
+            a, d = cur
+            done = epop()
+            if done is not None:
+                if type(done) is tuple:
+                    if a is not None:
+                        a.append(done[0])
+                else:
+                    if a is not None:
+                        a.append(done)
+                    if d is not None:
+                        d.append(done)
             continue
         cls = type(node)
         hit = by_type.get(cls)
@@ -294,9 +346,38 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
         if cls in leaves:
             if cls is import_from:
                 imports.append(node)
+            if a is not None:
+                a.append(node)
+            if d is not None:
+                d.append(node)
             continue
         if cls is assign_attr and type(node.parent) is not handler:
             assattrs.append(node)
+        kind = kinds.get(cls)
+        if kind is None:
+            kind = kinds[cls] = (1 if issubclass(cls, nodes.FunctionDef) else 2 if issubclass(cls, nodes.ClassDef)
+                                 else 3 if issubclass(cls, nodes.Lambda) else 4 if issubclass(cls, nodes.Module)
+                                 else 0)
+        if kind == 0:
+            epush(node)
+        elif kind == 1:
+            a = plain[id(node)] = []
+            d = split[id(node)] = []
+            cur = (a, d)
+            epush(None)
+        elif kind == 2:
+            a = d = None
+            cur = (None, None)
+            epush(None)
+        elif kind == 3:
+            epush((node,))
+            d = split[id(node)] = []
+            cur = (a, d)
+        else:   # the module: its body is the module's scope
+            a, d = plain_m, split_m
+            cur = (a, d)
+            epush(None)
+        cpush(cur)
         top = node.get_children()
         push(top)
         if len(stack) > limit:   # the children would be nested deeper than allowed (if there are any)
@@ -304,6 +385,11 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
             if children:
                 raise NestingTooDeep(len(stack) - 1)
             top = stack[-1] = iter(children)
+    for lst in plain.values():
+        lst.reverse()
+    for lst in split.values():
+        lst.reverse()
+    module._npu_scope_nodes = (plain, split)
     module._npu_preorder = order
     module._npu_types = by_type
     for from_node in imports:

@@ -408,6 +408,7 @@ class Resolver:
         self._scope_memo: Dict[tuple, Optional[str]] = {}
         self._bindable: Optional[Set[str]] = None
         self._bindable_scoped: Optional[Set[Tuple[int, str]]] = None
+        self._verdicts: Optional[Dict[int, bool]] = None   # _can_resolve of the AssignNames, made by _bindable_names
         self._type_cache: Dict[int, Optional[str]] = {}
         self._outer: Optional[List[Tuple[int, object, str]]] = None
         self._param_memo: Dict[tuple, Optional[str]] = {}
@@ -505,9 +506,22 @@ class Resolver:
             attr_like = (nodes.Attribute, nodes.AssignAttr)
             out: List[Tuple[int, object, str]] = []
             annotations = annotation_nodes(self.tree)   # ids of the nodes syntax.in_annotation holds for
+            bindable = self._bindable_names()
+            chain, name_t = (nodes.Attribute, nodes.AssignAttr, nodes.DelAttr), nodes.Name
             for pos, node in zip(positions_of(self.tree, *kinds), nodes_of(self.tree, *kinds)):
                 parent = node.parent
                 if isinstance(parent, attr_like) and parent.expr is node:
+                    continue
+                # what qualname answers without a question: a name (or the innermost name of an attribute chain)
+                # that nothing in the module can bind to a dotted name, no builtin and not `self`, resolves to
+                # nothing (_lookup_name's first test), nor does a chain on a call, subscript or literal
+                root = node
+                while type(root) in chain:
+                    root = root.expr
+                if type(root) is not name_t:
+                    continue
+                name = root.name
+                if name not in bindable and name not in _BUILTINS and name != "self":
                     continue
                 q = self.qualname(node)
                 if q and id(node) not in annotations:   # a type named in an annotation is no use of it
@@ -527,6 +541,7 @@ class Resolver:
                 self._bindable = kept[1]
         if self._bindable is None:
             out: Set[str] = set()
+            verdicts = self._verdicts = {}   # id of each AssignName -> _can_resolve (read again by _bindable_scopes)
             for n in nodes_of(self.tree, nodes.Import, nodes.ImportFrom, nodes.FunctionDef, nodes.ClassDef,
                               nodes.AssignName):
                 if isinstance(n, nodes.Import):
@@ -537,8 +552,10 @@ class Resolver:
                         out.add(asname or mod)
                 elif isinstance(n, (nodes.FunctionDef, nodes.ClassDef)):
                     out.add(n.name)
-                elif self._can_resolve(n):
-                    out.add(n.name)
+                else:
+                    ok = verdicts[id(n)] = self._can_resolve(n)
+                    if ok:
+                        out.add(n.name)
             self._bindable = out
             self.tree._npu_bindable = (self._helper_key(), out)
         return self._bindable
@@ -557,10 +574,17 @@ class Resolver:
                 self._bindable_scoped = kept[1]
         if self._bindable_scoped is None:
             out: Set[Tuple[int, str]] = set()
+            verdicts = self._verdicts or {}
+            can = self._can_resolve
             for sc in nodes_of(self.tree, *_SCOPE_TYPES):
                 for name, binds in sc.locals.items():
-                    if any(self._can_resolve(b) for b in binds):
-                        out.add((id(sc), name))
+                    for b in binds:
+                        ok = verdicts.get(id(b))
+                        if ok is None:
+                            ok = can(b)
+                        if ok:
+                            out.add((id(sc), name))
+                            break
             self._bindable_scoped = out
             self.tree._npu_bindable_scoped = (self._helper_key(), out)
         return self._bindable_scoped

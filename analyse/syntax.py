@@ -268,7 +268,8 @@ def scope_nodes(module: nodes.Module, scope, lambdas: bool) -> List:
     no scope here; its methods are scopes of their own); with *lambdas* a lambda is a scope of its
     own, without it its nodes belong to the enclosing scope. A function's decorators, defaults and
     annotations are its own nodes. The order is that of a depth-first walk that takes the last child
-    first. One walk of the module serves both variants and every scope (memoised on the module).
+    first. One walk of the module serves both variants and every scope (memoised on the module; the
+    trees :func:`analyse.project.build_module` makes get the lists from their parse walk).
     """
     lists = getattr(module, "_npu_scope_nodes", None)
     if lists is None:

@@ -1216,3 +1216,42 @@ def test_astroid_containers_have_no_subclasses():
 
     for cls in (nodes.List, nodes.Tuple, nodes.Set):
         assert cls.__subclasses__() == [], cls
+
+
+_SCOPE_CASES = '''
+import torch
+@deco(lambda q: q + 1)
+def f(a, b=lambda z=1: z, *, c: int = 2) -> "T":
+    g = lambda x, y=(lambda w: w): [v * x for v in range(y)]
+    class Inner(Base, metaclass=M):
+        k = lambda self: self.k
+        def m(self, t=lambda: 0):
+            return {i: j for i, j in t()}
+    async def h():
+        async with a as b:
+            await b
+    return g, Inner, h
+class Outer:
+    attr = [lambda: 1]
+    @property
+    def p(self):
+        return (lambda: self)()
+x = lambda: (yield)
+'''
+
+
+def test_parse_walk_gives_the_scope_lists_of_the_separate_walk():
+    """The parse walk fills the per-scope node lists of analyse.syntax.scope_nodes in post-order and reverses them;
+    they must equal the separate walk's (the pre-order that takes the last child first) on every tree: this file's
+    cases and the analyser's own sources."""
+    from analyse.project import parse_source
+    from analyse.syntax import _scope_lists
+
+    sources = [_SCOPE_CASES] + [p.read_text(encoding="utf-8") for p in sorted(Path(pipeline.__file__).parent.rglob("*.py"))]
+    for i, text in enumerate(sources):
+        tree = parse_source(text, Path("m.py"), "m.py", "m")[0].tree
+        got, want = tree._npu_scope_nodes, _scope_lists(tree)
+        for g, w in zip(got, want):
+            assert g.keys() == w.keys(), i
+            for k in w:
+                assert [id(n) for n in g[k]] == [id(n) for n in w[k]], (i, k)

@@ -59,6 +59,7 @@ from analyse.conditions import build as build_condition
 from analyse.conditions.build import IMPORT_ERRORS, handler_catches_import  # noqa: F401 (re-exported)
 from analyse.conditions.build import dotted_name as _dotted, imported_flag, leaf_name as _leaf
 from analyse.conditions import classify as classify_condition
+from analyse.conditions import model as _CM
 from analyse.conditions.options import import_helper_name, params_are_choices
 from analyse.syntax import own_bindings, whole_test
 
@@ -271,6 +272,44 @@ def path_choice(node, other_path: bool = False) -> str:
         if other_path and not holder.orelse and not (holder.body and isinstance(holder.body[-1], nodes.Return)):
             return ""
         return f"the branches of the `if` at line {holder.lineno} complete"
+    return ""
+
+
+def cuda_probe_settled(call) -> str:
+    """Words when *call* is a CUDA availability probe (``torch.cuda.is_available()``, or a helper the conditions
+    model reads as one: ``is_cuda_available()`` summarised from its body or named so) whose answer changes nothing
+    on an NPU host: it is a path choice (:func:`path_choice`), or the whole test it sits in (an ``assert``, an
+    ``if``, a value) has the same value on an NPU host with and without transfer_to_npu (``assert
+    is_cuda_available() or is_npu_available()``: the NPU alternative holds). A probe returns a bool on any host;
+    what the caller does with the answer is judged where it acts. "" otherwise."""
+    if not isinstance(call, nodes.Call):
+        return ""
+    up = call.parent
+    if not (isinstance(up, (nodes.BoolOp, nodes.UnaryOp))
+            or (isinstance(up, (nodes.If, nodes.IfExp, nodes.Assert, nodes.While)) and up.test is call)):
+        return ""   # not a test (cheap check first: this runs for every call site of a library)
+    try:
+        atom = build_condition(call)
+    except (RecursionError, ValueError, TypeError, AttributeError):
+        return ""
+    if not isinstance(atom, C.Atom) or atom.kind != _CM.CUDA:
+        return ""
+    choice = path_choice(call)
+    if choice:
+        return choice
+    test = whole_test(call)
+    if test is call:
+        return ""
+    try:
+        cond = build_condition(test)
+    except (RecursionError, ValueError, TypeError, AttributeError):
+        return ""
+    if cond is None:
+        return ""
+    vals = {C.evaluate(cond, s) for s in C.SCENARIOS}
+    if vals == {True}:
+        return (f"the test at line {test.lineno} holds on an NPU host whichever way `{_text(call, 60)}` answers "
+                "(another alternative answers for the NPU)")
     return ""
 
 

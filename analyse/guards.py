@@ -464,6 +464,8 @@ def _classify(test, ctx) -> Optional[Tuple[str, str, bool]]:
         return "option", BODY, False
     if params_are_choices() and _input_size_test(test):
         return "option", BODY, False
+    if params_are_choices() and _input_dtype_test(test):
+        return "option", (ORELSE if test.ops[0][0] in ("!=", "is not", "not in") else BODY), False
     if params_are_choices() and _table_membership_test(test):
         return "option", (ORELSE if test.ops[0][0] == "not in" else BODY), False
     if params_are_choices() and _class_identity_test(test):
@@ -616,6 +618,45 @@ def _input_layout_test(test) -> bool:
                 and _param_default(test.args[0].name, test.args[0])[0]
         return bool(re.match(r"^is_\w+$", leaf)) and bool(LAYOUT_WORD_RE.search(leaf))
     return False
+
+
+# torch dtypes (torch.<name>) a test of a caller's data compares with
+TORCH_DTYPE_RE = re.compile(r"^(?:u?int(?:8|16|32|64)|float(?:8_\w+|16|32|64)?|bfloat16|half|double|bool|"
+                            r"complex(?:32|64|128)?|q(?:u?int8|int32|uint4x2))$")
+
+
+def _dtype_side(node) -> bool:
+    """*node* is the dtype of some data: ``x.dtype`` / ``self.linear.weight.data.dtype``, or a local name bound
+    once in its function to such an attribute (``pretrained_dtype = self.weight.dtype``)."""
+    if isinstance(node, nodes.Attribute):
+        return node.attrname == "dtype"
+    if isinstance(node, nodes.Name):
+        try:
+            defs = own_bindings(node, node.name)
+        except Exception:
+            return False
+        return len(defs) == 1 and isinstance(defs[0], nodes.AssignName) and isinstance(defs[0].parent, nodes.Assign) \
+            and isinstance(defs[0].parent.value, nodes.Attribute) and defs[0].parent.value.attrname == "dtype" \
+            and _enclosing_function(defs[0]) is not None and _enclosing_function(defs[0]) is _enclosing_function(node)
+    return False
+
+
+def _torch_dtype(node) -> bool:
+    elts = node.elts if type(node) in (nodes.Tuple, nodes.List, nodes.Set) else [node]
+    return bool(elts) and all(isinstance(e, nodes.Attribute) and isinstance(e.expr, nodes.Name)
+                              and e.expr.name == "torch" and TORCH_DTYPE_RE.match(e.attrname) for e in elts)
+
+
+def _input_dtype_test(test) -> bool:
+    """A library function's branch on the dtype of a caller's data against a torch dtype (``if W.dtype ==
+    torch.float8_e4m3fn:``, ``if weight_dtype == torch.uint8:`` for a bitsandbytes-packed weight, ``x.dtype in
+    (torch.float16, torch.bfloat16)``): it runs for some inputs only, as a layout or size test does (library mode,
+    where the data is the caller's)."""
+    if not (isinstance(test, nodes.Compare) and len(test.ops) == 1
+            and test.ops[0][0] in ("==", "!=", "is", "is not", "in", "not in")):
+        return False
+    right = test.ops[0][1]
+    return any(_dtype_side(a) and _torch_dtype(b) for a, b in ((test.left, right), (right, test.left)))
 
 
 _SIZE_CALLS = {"numel", "size", "dim", "nelement"}

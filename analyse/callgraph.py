@@ -40,7 +40,7 @@ from astroid import nodes
 
 from analyse.conditions.model import ENV as ENV_ATOM, atoms as condition_atoms, off_whatever_chosen
 from analyse.conditions.options import config_values, params_are_choices
-from analyse.guards import block_position, block_tables, guard_of, stopping_chain_arm, tree_memo
+from analyse.guards import block_position, block_tables, cuda_probe_settled, guard_of, stopping_chain_arm, tree_memo
 from analyse.resolve import Resolver, _const_str, dynamic_import, unpacked_import
 from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, mentions_npu, nodes_of, own_bindings, walk
 
@@ -1542,6 +1542,11 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
     except (RecursionError, ValueError):
         return None
     if g is not None and other_device_only(g.kind, g.condition):
+        return UNREACHABLE
+    if params_are_choices() and cuda_probe_settled(call):
+        # library mode: a CUDA availability helper asked for a path choice (`if is_cuda_available(): <skipped
+        # block>`) or in a test an NPU alternative settles: its answer changes nothing on an NPU, so its own CUDA
+        # probe is no step for the caller (the guarded code is judged where it is)
         return UNREACHABLE
     if g is None:
         return None

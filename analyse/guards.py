@@ -59,6 +59,7 @@ from analyse.conditions import build as build_condition
 from analyse.conditions.build import IMPORT_ERRORS, handler_catches_import  # noqa: F401 (re-exported)
 from analyse.conditions.build import dotted_name as _dotted, imported_flag, leaf_name as _leaf
 from analyse.conditions import classify as classify_condition
+from analyse.conditions import model as _CM
 from analyse.conditions.options import import_helper_name, params_are_choices
 from analyse.syntax import own_bindings, whole_test
 
@@ -313,6 +314,44 @@ def path_choice(node, other_path: bool = False) -> str:
     return ""
 
 
+def cuda_probe_settled(call) -> str:
+    """Words when *call* is a CUDA availability probe (``torch.cuda.is_available()``, or a helper the conditions
+    model reads as one: ``is_cuda_available()`` summarised from its body or named so) whose answer changes nothing
+    on an NPU host: it is a path choice (:func:`path_choice`), or the whole test it sits in (an ``assert``, an
+    ``if``, a value) has the same value on an NPU host with and without transfer_to_npu (``assert
+    is_cuda_available() or is_npu_available()``: the NPU alternative holds). A probe returns a bool on any host;
+    what the caller does with the answer is judged where it acts. "" otherwise."""
+    if not isinstance(call, nodes.Call):
+        return ""
+    up = call.parent
+    if not (isinstance(up, (nodes.BoolOp, nodes.UnaryOp))
+            or (isinstance(up, (nodes.If, nodes.IfExp, nodes.Assert, nodes.While)) and up.test is call)):
+        return ""   # not a test (cheap check first: this runs for every call site of a library)
+    try:
+        atom = build_condition(call)
+    except (RecursionError, ValueError, TypeError, AttributeError):
+        return ""
+    if not isinstance(atom, C.Atom) or atom.kind != _CM.CUDA:
+        return ""
+    choice = path_choice(call)
+    if choice:
+        return choice
+    test = whole_test(call)
+    if test is call:
+        return ""
+    try:
+        cond = build_condition(test)
+    except (RecursionError, ValueError, TypeError, AttributeError):
+        return ""
+    if cond is None:
+        return ""
+    vals = {C.evaluate(cond, s) for s in C.SCENARIOS}
+    if vals == {True}:
+        return (f"the test at line {test.lineno} holds on an NPU host whichever way `{_text(call, 60)}` answers "
+                "(another alternative answers for the NPU)")
+    return ""
+
+
 def _needs_gpu_only(body) -> bool:
     """The block imports a GPU-only library (the knowledge base's, see :func:`analyse.conditions.configure`)."""
     from analyse.conditions.options import gpu_only_module
@@ -464,6 +503,8 @@ def _classify(test, ctx) -> Optional[Tuple[str, str, bool]]:
         return "option", BODY, False
     if params_are_choices() and _input_size_test(test):
         return "option", BODY, False
+    if params_are_choices() and _input_dtype_test(test):
+        return "option", (ORELSE if test.ops[0][0] in ("!=", "is not", "not in") else BODY), False
     if params_are_choices() and _table_membership_test(test):
         return "option", (ORELSE if test.ops[0][0] == "not in" else BODY), False
     if params_are_choices() and _class_identity_test(test):
@@ -616,6 +657,45 @@ def _input_layout_test(test) -> bool:
                 and _param_default(test.args[0].name, test.args[0])[0]
         return bool(re.match(r"^is_\w+$", leaf)) and bool(LAYOUT_WORD_RE.search(leaf))
     return False
+
+
+# torch dtypes (torch.<name>) a test of a caller's data compares with
+TORCH_DTYPE_RE = re.compile(r"^(?:u?int(?:8|16|32|64)|float(?:8_\w+|16|32|64)?|bfloat16|half|double|bool|"
+                            r"complex(?:32|64|128)?|q(?:u?int8|int32|uint4x2))$")
+
+
+def _dtype_side(node) -> bool:
+    """*node* is the dtype of some data: ``x.dtype`` / ``self.linear.weight.data.dtype``, or a local name bound
+    once in its function to such an attribute (``pretrained_dtype = self.weight.dtype``)."""
+    if isinstance(node, nodes.Attribute):
+        return node.attrname == "dtype"
+    if isinstance(node, nodes.Name):
+        try:
+            defs = own_bindings(node, node.name)
+        except Exception:
+            return False
+        return len(defs) == 1 and isinstance(defs[0], nodes.AssignName) and isinstance(defs[0].parent, nodes.Assign) \
+            and isinstance(defs[0].parent.value, nodes.Attribute) and defs[0].parent.value.attrname == "dtype" \
+            and _enclosing_function(defs[0]) is not None and _enclosing_function(defs[0]) is _enclosing_function(node)
+    return False
+
+
+def _torch_dtype(node) -> bool:
+    elts = node.elts if type(node) in (nodes.Tuple, nodes.List, nodes.Set) else [node]
+    return bool(elts) and all(isinstance(e, nodes.Attribute) and isinstance(e.expr, nodes.Name)
+                              and e.expr.name == "torch" and TORCH_DTYPE_RE.match(e.attrname) for e in elts)
+
+
+def _input_dtype_test(test) -> bool:
+    """A library function's branch on the dtype of a caller's data against a torch dtype (``if W.dtype ==
+    torch.float8_e4m3fn:``, ``if weight_dtype == torch.uint8:`` for a bitsandbytes-packed weight, ``x.dtype in
+    (torch.float16, torch.bfloat16)``): it runs for some inputs only, as a layout or size test does (library mode,
+    where the data is the caller's)."""
+    if not (isinstance(test, nodes.Compare) and len(test.ops) == 1
+            and test.ops[0][0] in ("==", "!=", "is", "is not", "in", "not in")):
+        return False
+    right = test.ops[0][1]
+    return any(_dtype_side(a) and _torch_dtype(b) for a, b in ((test.left, right), (right, test.left)))
 
 
 _SIZE_CALLS = {"numel", "size", "dim", "nelement"}

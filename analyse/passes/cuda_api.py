@@ -26,7 +26,7 @@ from analyse.conditions.model import CUDA as CUDA_ATOM, CUDA_BUILD as CUDA_BUILD
     atoms as condition_atoms
 from analyse.findings import Finding, Rule
 from analyse.knowledge.noise import env_is_written, load_noise
-from analyse.guards import _only_raises as only_raises, path_choice
+from analyse.guards import _only_raises as only_raises, cuda_probe_settled, path_choice
 from analyse.passes import ModuleContext, Pass, in_log_or_docstring, nodes_of, walk
 from analyse.passes._limits import evaluate_checks
 from analyse.syntax import merged, selection, whole_test
@@ -339,10 +339,11 @@ class CudaApiPass(Pass):
                 return None
             if q == "torch.cuda.is_available" and ctx.project.mode == "thirdparty" \
                     and isinstance(parent, nodes.Call) and parent.func is node:
-                choice = path_choice(parent)
+                choice = cuda_probe_settled(parent)
                 if choice:
                     # library mode: a function that asks whether CUDA is there and completes either way (`if not
-                    # torch.cuda.is_available(): return None`) runs on an NPU as it stands
+                    # torch.cuda.is_available(): return None`, `assert torch.cuda.is_available() or
+                    # is_npu_available()`) runs on an NPU as it stands
                     return ctx.finding(self.rule("NPU001"), node, q,
                                        f"`{q}()` chooses a path here: {choice}. False on an NPU host without "
                                        "transfer_to_npu (true with it); both paths run, so nothing must change.",

@@ -402,7 +402,7 @@ class Resolver:
         self.modname = modname
         self.index = index or ProjectIndex()
         self.is_package = is_package
-        self._qual_cache: Dict[int, Optional[str]] = {}
+        self._qual_cache: Dict[object, Optional[str]] = {}   # node -> qualname
         self._scope_memo: Dict[tuple, Optional[str]] = {}
         self._bindable: Optional[Set[str]] = None
         self._bindable_scoped: Optional[Set[Tuple[int, str]]] = None
@@ -433,7 +433,7 @@ class Resolver:
 
     def qualname(self, node, _depth: int = 0) -> Optional[str]:
         """Dotted name an expression stands for, or None."""
-        key = id(node)
+        key = node   # astroid's nodes hash by identity (an id() call per question before)
         if key in self._qual_cache:
             return self._qual_cache[key]
         self._qual_cache[key] = None  # cycle guard

@@ -1624,19 +1624,19 @@ def guard_of(node, memo: Optional[dict] = None) -> Optional[Guard]:
     if node is None:
         return None
     tables = block_tables(memo)
-    chain = []          # (statement id, level guard, level condition), innermost first
+    chain = []          # (statement, level guard, level condition), innermost first
     cur = node
     parent = node.parent
     top = (None, None, False, frozenset())   # (guard, condition, guard decided off, library tests that must hold)
     # of the statement above the chain
     while parent is not None:
         if memo is not None:
-            hit = memo.get(id(cur), _MISSING)
+            hit = memo.get(cur, _MISSING)   # keyed by the statement itself (nodes hash by identity)
             if hit is not _MISSING:
                 top = hit
                 break
         g, c = _level(parent, cur, tables)
-        chain.append((id(cur), g, c))
+        chain.append((cur, g, c))
         cur, parent = parent, parent.parent
     guard, cond, absent, required = top
     for key, g, c in reversed(chain):
@@ -1682,16 +1682,16 @@ def block_position(parent, cur, tables: dict):
     first that holds it), or None. One table per parent, made on its first question: a position found
     by scanning the list each time made a block of n statements cost n squared (a module of 20,000
     top-level statements took 8.5 s, 4.8 s with the tables)."""
-    table = tables.get(id(parent))
+    table = tables.get(parent)   # nodes as keys: they hash by identity (an id() call each before)
     if table is None:
         table = {}
         for fld in _BLOCK_FIELDS:
             block = getattr(parent, fld, None)
             if isinstance(block, list):
                 for i, st in enumerate(block):
-                    table.setdefault(id(st), (fld, i))
-        tables[id(parent)] = table
-    return table.get(id(cur))
+                    table.setdefault(st, (fld, i))
+        tables[parent] = table
+    return table.get(cur)
 
 
 def _ifexp_guard(ifexp, in_body: bool) -> Optional[Guard]:

@@ -314,12 +314,15 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
     estack: list = [None]
     epush, epop = estack.append, estack.pop
     a = d = None
+    at = 0        # len(order), kept as a count (a len() call per node before)
+    depth = 1     # len(stack)
     limit = MAX_NESTING + 1
     while True:
         node = next(top, None)
         if node is None:
             pop()
-            if not stack:
+            depth -= 1
+            if not depth:
                 break
             top = stack[-1]
             cpop()
@@ -339,10 +342,11 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
         cls = type(node)
         hit = by_type.get(cls)
         if hit is None:
-            by_type[cls] = [len(order)]
+            by_type[cls] = [at]
         else:
-            hit.append(len(order))
+            hit.append(at)
         append(node)
+        at += 1
         if cls in leaves:
             if cls is import_from:
                 imports.append(node)
@@ -380,10 +384,11 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
         cpush(cur)
         top = node.get_children()
         push(top)
-        if len(stack) > limit:   # the children would be nested deeper than allowed (if there are any)
+        depth += 1
+        if depth > limit:   # the children would be nested deeper than allowed (if there are any)
             children = list(top)
             if children:
-                raise NestingTooDeep(len(stack) - 1)
+                raise NestingTooDeep(depth - 1)
             top = stack[-1] = iter(children)
     for lst in plain.values():
         lst.reverse()

@@ -404,18 +404,18 @@ class Resolver:
         self.modname = modname
         self.index = index or ProjectIndex()
         self.is_package = is_package
-        self._qual_cache: Dict[int, Optional[str]] = {}
+        self._qual_cache: Dict[object, Optional[str]] = {}   # node -> qualname
         self._scope_memo: Dict[tuple, Optional[str]] = {}
         self._bindable: Optional[Set[str]] = None
         self._bindable_scoped: Optional[Set[Tuple[int, str]]] = None
         self._verdicts: Optional[Dict[int, bool]] = None   # _can_resolve of the AssignNames, made by _bindable_names
-        self._type_cache: Dict[int, Optional[str]] = {}
+        self._type_cache: Dict[object, Optional[str]] = {}   # node -> type_of (nodes hash by identity)
         self._outer: Optional[List[Tuple[int, object, str]]] = None
         self._param_memo: Dict[tuple, Optional[str]] = {}
         # call_target per call, kept only when no qualname / type_of was under way (their cycle guards
         # answer None meanwhile): every pass asks about every call, and a later question reads the cached
         # name and receiver type again, so it gets the same answer
-        self._target_cache: Dict[int, Optional[str]] = {}
+        self._target_cache: Dict[object, Optional[str]] = {}   # call node -> call_target
         self._busy = 0
         self._if_nodes: Dict[int, nodes.If] = {}
 
@@ -435,7 +435,7 @@ class Resolver:
 
     def qualname(self, node, _depth: int = 0) -> Optional[str]:
         """Dotted name an expression stands for, or None."""
-        key = id(node)
+        key = node   # astroid's nodes hash by identity (an id() call per question before)
         if key in self._qual_cache:
             return self._qual_cache[key]
         self._qual_cache[key] = None  # cycle guard
@@ -766,7 +766,7 @@ class Resolver:
     def call_target(self, call: nodes.Call) -> Optional[str]:
         """Qualified name of the callee: a plain dotted name, or a method on a
         receiver whose type is known (``torch.Tensor.nonzero``)."""
-        key = id(call)
+        key = call
         got = self._target_cache.get(key, _MISSING)
         if got is not _MISSING:
             return got
@@ -791,7 +791,7 @@ class Resolver:
 
     # ------------------------------------------------------------------ types
     def type_of(self, node, _depth: int = 0) -> Optional[str]:
-        key = id(node)
+        key = node
         if key in self._type_cache:
             return self._type_cache[key]
         self._type_cache[key] = None

@@ -163,7 +163,7 @@ class Scope:
                 self.assigned.setdefault(n.target.name, []).append(n.value)
             elif isinstance(n, nodes.NamedExpr):
                 self.assigned.setdefault(n.target.name, []).append(n.value)
-        self._calls: Dict[int, str] = {}
+        self._calls: Dict[object, str] = {}   # call node -> callee (nodes hash by identity)
 
     def own(self) -> List:
         return self._own
@@ -230,7 +230,7 @@ class Scope:
         return best
 
     def callee(self, call: nodes.Call) -> str:
-        key = id(call)
+        key = call
         if key in self._calls:
             return self._calls[key]
         r = self.ctx.resolver

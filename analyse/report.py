@@ -421,8 +421,9 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
                    ep_unresolved: Optional[Dict[str, Tuple[int, List[dict]]]] = None,
                    ep_unknown: Optional[Dict[str, set]] = None) -> dict:
     """The verdict over *findings* (see above). *ep_unknown* (entry point id -> finding keys) holds what an entry
-    point reaches only through calls not followed: a finding another program surely reaches (its listed status
-    ``reachable``) is not counted for this one. Each entry point row gets ``unresolved_calls`` (and the first
+    point reaches only through calls not followed: such a finding still counts when another program surely reaches
+    it (its listed status ``reachable``; a config may build it here too), and the entry point's explanation says it
+    is reached only through calls not followed when it does not count. Each entry point row gets ``unresolved_calls`` (and the first
     of them, ``unresolved``) from *ep_unresolved* when given. *baselined* indexes are findings a baseline accepted: they count
     like any other (a baseline changes what gates, never the verdict) and the explanation says how many.
     *ep_paths* holds each entry point's own call paths to its findings (the evidence the explanation names).
@@ -436,7 +437,6 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
         own_unknown = (ep_unknown or {}).get(ep.id) or ()
         idx = [i for i in ep_members.get(ep.id, ())
                if (findings[i].reach or {}).get("status", "unknown") in COUNTED_REACH
-               and _key(findings[i]) not in own_unknown
                and not excused(findings[i]) and role_counts_for(findings[i], ep)]
         ep_counted[ep.id] = idx
         fs = [findings[i] for i in idx]

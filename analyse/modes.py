@@ -92,7 +92,8 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
                        facts={s.relpath: summary_facts(s, result.sources) for s in graph.summaries} if graph else None)
     reach = Reach(graph, result.sources, eps) if graph is not None and eps else None
     ep_paths: dict = {}
-    findings, members = annotate(findings, reach, eps, roles, ep_paths=ep_paths)
+    ep_unknown: dict = {}
+    findings, members = annotate(findings, reach, eps, roles, ep_paths=ep_paths, ep_unknown=ep_unknown)
     ep_unresolved = {ep.id: reach.unresolved(ep.id) for ep in eps} if reach is not None else None
     cpu_fallback = list(result.project.store.get("cpu_fallback") or [])
     # the call graph, the summaries and the sources are done with: the memory they hold (about 4 KB a file) serves
@@ -113,6 +114,7 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         entry_points=eps,
         ep_members=members,
         ep_paths=ep_paths,
+        ep_unknown=ep_unknown,
         ep_unresolved=ep_unresolved,
         roles=roles,
         policy=policy,

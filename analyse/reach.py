@@ -1697,12 +1697,15 @@ def finding_key(f) -> Tuple[str, int, str, str]:
 
 
 def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence, roles=None,
-             ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None):
+             ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None,
+             ep_unknown: Optional[Dict[str, Set[tuple]]] = None):
     """Findings with ``reach``, ``role`` and (inherited) ``guard``; and for each entry point id the
     indexes of the findings it reaches (entry-point, reachable or unknown). *ep_paths*, when given, is
     filled with each entry point's own chain to each blocker / manual / auto finding it reaches
     (entry point id -> :func:`finding_key` -> qualified names, the entry point's root first): the
-    evidence of an entry point's verdict names a path that starts at that entry point."""
+    evidence of an entry point's verdict names a path that starts at that entry point. *ep_unknown*, when given,
+    is filled with the :func:`finding_key` of each blocker / manual / auto finding an entry point reaches only
+    through calls the analysis could not follow (its own status ``unknown``, whatever another program's is)."""
     from analyse.roles import role_of
 
     members: Dict[str, List[int]] = {ep.id: [] for ep in entry_points}
@@ -1746,6 +1749,8 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
                 # does code reached only through a helper class the program never names (it imports the module
                 # for something else): another program's reach of it is not this program's work
                 members[ep.id].append(i)
+                if ep_unknown is not None and status == UNKNOWN and f.severity in EVIDENCE_SEVERITIES:
+                    ep_unknown.setdefault(ep.id, set()).add(finding_key(f))
             if ep_paths is not None and status in (ENTRY, REACHABLE) and f.severity in EVIDENCE_SEVERITIES:
                 ep_paths.setdefault(ep.id, {})[finding_key(f)] = reach.path_to(ep.id, fn)
         guard = f.guard

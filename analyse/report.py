@@ -301,6 +301,71 @@ def _ep_drivers(fs: Sequence[Finding], paths: Dict[tuple, List[str]]) -> List[di
     return rows
 
 
+# how many APIs an entry point's explanation names per list
+EP_NAMED = 5
+_UNCOUNTED_TEXT = (
+    ("off-by-default", "off with the defaults (an option or setting turns them on)"),
+    ("guarded", "guarded with a working fallback"),
+    ("unresolved-dispatch", "reached only through calls the analysis could not follow (registries, configs, getattr)"),
+)
+
+
+def _named(fs: Sequence[Finding], limit: int = EP_NAMED) -> str:
+    """The distinct APIs of *fs*, CUDA uses first (category order), then by how often they occur."""
+    n: Counter = Counter(f.api for f in fs)
+    cat = {}
+    for f in fs:
+        r = CATEGORIES.index(f.category) if f.category in CATEGORIES else len(CATEGORIES)
+        cat[f.api] = min(cat.get(f.api, r), r)
+    apis = sorted(n, key=lambda a: (cat[a], -n[a], a))
+    more = f" and {len(apis) - limit} more" if len(apis) > limit else ""
+    return ", ".join(f"{a} ({n[a]})" if n[a] > 1 else a for a in apis[:limit]) + more
+
+
+def _ep_explanation(effort: str, counted: Sequence[Finding], uncounted: Sequence[Finding],
+                    own_unknown: Iterable[tuple] = ()) -> str:
+    """One entry point's verdict in words: what it counts by severity, the advice it reaches that needs no change,
+    and the changes it may reach that do not count, with the reason (so a 'none' or 'low' program says which CUDA
+    uses it saw and why they set no grade)."""
+    parts: List[str] = []
+    work = [f for f in counted if f.severity in DRIVER_SEVERITIES]
+    if not work:
+        parts.append(f"{effort.upper()}: nothing this program reaches needs changing for an Ascend NPU.")
+    else:
+        bits = []
+        for sev, label in (("blocker", "blockers"), ("manual", "manual changes"),
+                           ("auto", "rewritten by transfer_to_npu")):
+            sub = [f for f in work if f.severity == sev]
+            if sub:
+                bits.append(f"{label}: {_named(sub)}")
+        parts.append(f"{effort.upper()}: " + "; ".join(bits) + ".")
+    notes = [f for f in counted if f.severity not in DRIVER_SEVERITIES]
+    if notes:
+        parts.append(f"Advice and notes that need no change: {_named(notes)}.")
+    if uncounted:
+        why: Dict[str, List[Finding]] = {}
+        for f in uncounted:
+            if f.severity not in DRIVER_SEVERITIES:
+                continue
+            status = (f.reach or {}).get("status", "unknown")
+            if status == "unknown" or _key(f) in own_unknown:
+                key = "unresolved-dispatch"
+            elif status not in COUNTED_REACH:
+                key = ""
+            elif is_off_path(f):
+                key = "off-by-default"
+            elif excused(f):
+                key = "guarded"
+            else:
+                key = ""   # another role's file (tests, tools): not this program's work
+            if key:
+                why.setdefault(key, []).append(f)
+        for key, text in _UNCOUNTED_TEXT:
+            if why.get(key):
+                parts.append(f"Not counted, {text}: {_named(why[key])}.")
+    return " ".join(parts)
+
+
 def _driver_sentence(effort: str, drivers: List[dict], findings: Sequence[Finding], counted_idx: Sequence[int],
                      counted_eps: Sequence, ep_counted: Dict[str, List[int]],
                      ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None) -> str:
@@ -353,8 +418,12 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
                    entry_points: Sequence, ep_members: Dict[str, List[int]], roles=None,
                    lines_analysed: int = 1, baselined: Sequence[int] = (),
                    ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None,
-                   ep_unresolved: Optional[Dict[str, Tuple[int, List[dict]]]] = None) -> dict:
-    """The verdict over *findings* (see above). Each entry point row gets ``unresolved_calls`` (and the first
+                   ep_unresolved: Optional[Dict[str, Tuple[int, List[dict]]]] = None,
+                   ep_unknown: Optional[Dict[str, set]] = None) -> dict:
+    """The verdict over *findings* (see above). *ep_unknown* (entry point id -> finding keys) holds what an entry
+    point reaches only through calls not followed: such a finding still counts when another program surely reaches
+    it (its listed status ``reachable``; a config may build it here too), and the entry point's explanation says it
+    is reached only through calls not followed when it does not count. Each entry point row gets ``unresolved_calls`` (and the first
     of them, ``unresolved``) from *ep_unresolved* when given. *baselined* indexes are findings a baseline accepted: they count
     like any other (a baseline changes what gates, never the verdict) and the explanation says how many.
     *ep_paths* holds each entry point's own call paths to its findings (the evidence the explanation names).
@@ -365,6 +434,7 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
     ep_rows = []
     ep_counted: Dict[str, List[int]] = {}
     for ep in eps:
+        own_unknown = (ep_unknown or {}).get(ep.id) or ()
         idx = [i for i in ep_members.get(ep.id, ())
                if (findings[i].reach or {}).get("status", "unknown") in COUNTED_REACH
                and not excused(findings[i]) and role_counts_for(findings[i], ep)]
@@ -373,6 +443,9 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
         effort, b, m, a = grade_findings(fs)
         v = {"effort": effort, "blockers": b, "manual_changes": m, "auto_migratable": a,
              "drivers": _ep_drivers(fs, (ep_paths or {}).get(ep.id) or {})}
+        in_idx = set(idx)
+        v["explanation"] = _ep_explanation(effort, fs, [findings[i] for i in ep_members.get(ep.id, ())
+                                                        if i not in in_idx], own_unknown)
         row = ep.to_dict()
         row["verdict"] = v
         if ep_unresolved is not None:
@@ -772,7 +845,8 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
                  entry_points: Optional[Sequence] = None, ep_members: Optional[Dict[str, List[int]]] = None,
                  roles: Optional[Dict[str, str]] = None, policy=None,
                  ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None,
-                 ep_unresolved: Optional[Dict[str, Tuple[int, List[dict]]]] = None) -> dict:
+                 ep_unresolved: Optional[Dict[str, Tuple[int, List[dict]]]] = None,
+                 ep_unknown: Optional[Dict[str, set]] = None) -> dict:
     """The report object. *ep_unresolved*: entry point id -> (how many calls of the code it reaches the
     analysis could not follow, the first of them as ``{path, line, expression}``). *entry_points* (:class:`analyse.entrypoints.EntryPoint`) and *ep_members*
     (entry point id -> indexes into *findings* it reaches) scope the verdict; without them it covers
@@ -814,7 +888,7 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
     findings, baselined, ep_members, extras = group_findings(findings, baselined, ep_members)
     scoped = scoped_verdict(findings, errors, files_analysed, entry_points or (), ep_members or {}, roles,
                             lines_analysed, baselined=[i for i, b in enumerate(baselined) if b], ep_paths=ep_paths,
-                            ep_unresolved=ep_unresolved)
+                            ep_unresolved=ep_unresolved, ep_unknown=ep_unknown)
     listed = [i for i, b in enumerate(baselined) if not b]
     rows = []
     for i in listed:

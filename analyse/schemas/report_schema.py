@@ -174,7 +174,55 @@ SCHEMA = {'$schema': 'https://json-schema.org/draft/2020-12/schema',
                                                                                                                 'manual_changes': {'type': 'integer',
                                                                                                                                    'minimum': 0},
                                                                                                                 'auto_migratable': {'type': 'integer',
-                                                                                                                                    'minimum': 0}}},
+                                                                                                                                    'minimum': 0},
+                                                                                                                'explanation': {'type': 'string',
+                                                                                                                                'description': 'This '
+                                                                                                                                               "program's "
+                                                                                                                                               'verdict '
+                                                                                                                                               'in '
+                                                                                                                                               'words: '
+                                                                                                                                               'the '
+                                                                                                                                               'APIs '
+                                                                                                                                               'it '
+                                                                                                                                               'counts '
+                                                                                                                                               'by '
+                                                                                                                                               'severity, '
+                                                                                                                                               'the '
+                                                                                                                                               'advice '
+                                                                                                                                               'it '
+                                                                                                                                               'reaches '
+                                                                                                                                               'that '
+                                                                                                                                               'needs '
+                                                                                                                                               'no '
+                                                                                                                                               'change, '
+                                                                                                                                               'and '
+                                                                                                                                               'the '
+                                                                                                                                               'blocker/manual/automatic '
+                                                                                                                                               'uses '
+                                                                                                                                               'it '
+                                                                                                                                               'may '
+                                                                                                                                               'reach '
+                                                                                                                                               'that '
+                                                                                                                                               'do '
+                                                                                                                                               'not '
+                                                                                                                                               'count, '
+                                                                                                                                               'with '
+                                                                                                                                               'the '
+                                                                                                                                               'reason '
+                                                                                                                                               '(off '
+                                                                                                                                               'with '
+                                                                                                                                               'the '
+                                                                                                                                               'defaults, '
+                                                                                                                                               'guarded '
+                                                                                                                                               'with '
+                                                                                                                                               'a '
+                                                                                                                                               'fallback, '
+                                                                                                                                               'reached '
+                                                                                                                                               'only '
+                                                                                                                                               'through '
+                                                                                                                                               'calls '
+                                                                                                                                               'not '
+                                                                                                                                               'followed).'}}},
                                                                                      'library': {'type': 'boolean',
                                                                                                  'description': 'True '
                                                                                                                 'when '
@@ -577,11 +625,11 @@ SCHEMA = {'$schema': 'https://json-schema.org/draft/2020-12/schema',
                                                                 'code around it has to be restructured, so a counted '
                                                                 'one grades the program at least high.'},
                                       'npu_support': {'enum': ['native'],
-                                                      'description': "The library runs on Ascend through its own NPU "
-                                                                     "support with the code unchanged (the knowledge "
+                                                      'description': 'The library runs on Ascend through its own NPU '
+                                                                     'support with the code unchanged (the knowledge '
                                                                      "entry's npu_support, e.g. DeepSpeed's NPU "
-                                                                     "accelerator); the replacement is the install or "
-                                                                     'accelerator step.'},
+                                                                     'accelerator); the replacement is the install '
+                                                                     'or accelerator step.'},
                                       'cell': {'type': 'object',
                                                'description': 'A finding in a Jupyter notebook (.ipynb): its code '
                                                               'cell and the line in that cell (both 1-based); line '

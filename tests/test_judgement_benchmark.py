@@ -144,3 +144,20 @@ def test_a_released_batch_is_shown_with_the_tuned_part(capsys):
     assert "tuned            6/8 (75%)" in out and "held-out         1/4 (25%)" in out
     sub = {ln.split()[0]: ln.split()[1] for ln in out.splitlines() if ln.startswith(" ") and ln.split()[0] in ("own", "H1")}
     assert sub == {"own": "4/4", "H1": "2/4"}
+
+
+def test_an_api_the_explanation_names_as_not_counted_is_no_driver():
+    """A program's explanation lists what needs no change and what does not count after what it counts: an
+    expected driver named only there does not meet the drivers check (INVALID), one it counts does (VALID)."""
+    def rep(expl):
+        return {"summary": {"verdict": {"effort": "medium", "drivers": [{"api": "flash_attn.f"}]},
+                            "entry_points": [{"path": "train.py", "verdict": {"effort": "low", "drivers": [],
+                                                                              "explanation": expl}}]}}
+    def drivers_met(expl):
+        res = J.score_project(_target(), rep(expl), "")
+        return {(c["label"], c["check"]): c["met"] for c in res["checks"]}[("p train.py", "drivers")]
+    assert drivers_met("LOW: rewritten by transfer_to_npu: device:cuda (2).")
+    assert not drivers_met("NONE: nothing this program reaches needs changing. Advice and notes that need no "
+                           "change: torch.amp.autocast (device:cuda).")
+    assert not drivers_met("NONE: nothing this program reaches needs changing. Not counted, off with the defaults: "
+                           "torch.Tensor.cuda (3).")

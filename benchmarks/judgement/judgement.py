@@ -17,7 +17,8 @@ is not what the schema asks (a module that is no program named as an entry point
 and not scored.
 
 A project check is one of: the effort of an expectation, its drivers (one of ``drivers_any`` among the drivers
-or the explanation), its decoys (none of ``not_drivers`` among the top three drivers). A library label is met
+or the part of the explanation that says what counts: an API it names as advice or
+as not counted is no driver), its decoys (none of ``not_drivers`` among the top three drivers). A library label is met
 when the tool's status is ``expect`` or one of ``accept`` (an unlisted function is ``supported``).
 
 Nothing here imports the analyser: it runs the command line, reads ``report.json`` and compares.
@@ -278,6 +279,16 @@ def _api(d: Any) -> str:
     return d.get("api", "") if isinstance(d, dict) else str(d)
 
 
+# the parts of an explanation that name what the tool says needs no change or does not count (an entry point's
+# verdict lists them after what it counts): an API named there is not one of its drivers
+NOT_COUNTED_MARKS = ("Advice and notes that need no change", "Not counted")
+
+
+def _counted_part(text: str) -> str:
+    cut = min((i for i in (text.find(m) for m in NOT_COUNTED_MARKS) if i >= 0), default=len(text))
+    return text[:cut]
+
+
 def _drivers(*objs: Any) -> Tuple[Optional[List[Any]], str]:
     drivers, text = None, ""
     for obj in objs:
@@ -289,7 +300,7 @@ def _drivers(*objs: Any) -> Tuple[Optional[List[Any]], str]:
         for k in ("explanation", "top_driver", "headline"):
             v = obj.get(k)
             if isinstance(v, str):
-                text += " " + v
+                text += " " + (_counted_part(v) if k == "explanation" else v)
             elif isinstance(v, dict) and isinstance(v.get("api"), str):
                 text += " " + v["api"]
     return drivers, text

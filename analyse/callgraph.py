@@ -1646,8 +1646,7 @@ def _custom_op_name(fn) -> Tuple[Optional[str], Optional[str]]:
         if not isinstance(d, nodes.Call):
             continue
         leaf = d.func.attrname if isinstance(d.func, nodes.Attribute) else getattr(d.func, "name", "")
-        m = _OP_NAME.match(d.args[0].value) if d.args and isinstance(d.args[0], nodes.Const) \
-            and isinstance(d.args[0].value, str) else None
+        m = _OP_NAME.match(_const_str(d.args[0]) or "") if d.args else None
         if m is None:
             continue
         op = f"torch.ops.{m.group(1)}.{m.group(2)}"

@@ -243,11 +243,17 @@ def _ends_the_block(block) -> bool:
     return bool(block) and isinstance(block[-1], (nodes.Return, nodes.Raise, nodes.Continue, nodes.Break))
 
 
-def _after_chain(ifnode) -> list:
-    """The statements after the whole ``if`` / ``elif`` chain that *ifnode* belongs to, in its block."""
+def _chain_top(ifnode):
+    """The first ``if`` of the ``if`` / ``elif`` chain that *ifnode* belongs to."""
     top = ifnode
     while isinstance(top.parent, nodes.If) and top.parent.orelse == [top]:
         top = top.parent
+    return top
+
+
+def _after_chain(ifnode) -> list:
+    """The statements after the whole ``if`` / ``elif`` chain that *ifnode* belongs to, in its block."""
+    top = _chain_top(ifnode)
     rest = []
     sib = top.next_sibling()
     while sib is not None:
@@ -272,9 +278,7 @@ def stopping_chain_arm(node) -> Optional[Tuple[int, int, int]]:
         return None
     if not isinstance(parent, nodes.If):
         return None
-    top = parent
-    while isinstance(top.parent, nodes.If) and top.parent.orelse == [top]:
-        top = top.parent
+    top = _chain_top(parent)
     arms, mine, it = [], None, top
     while True:
         arms.append(it.body)

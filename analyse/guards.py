@@ -907,7 +907,7 @@ DISPATCH_NAMES = {"subcommand", "command", "cmd", "mode", "action", "task", "pha
 def _option_test(test, ctx) -> Optional[Tuple[str, str, bool]]:
     if isinstance(test, nodes.Compare) and any(_leaf(side).lower() in DISPATCH_NAMES
                                                for side in [test.left] + [o for _op, o in test.ops]):
-        return None   # `args.task == "t2v"`, `"i2v" in args.task`: which job the program runs, on either side
+        return None   # `args.task == "train"`, `"eval" in args.task`: which job the program runs, on either side
     if isinstance(test, (nodes.Name, nodes.Attribute, nodes.Call, nodes.Subscript)):
         if _optionish(test, ctx):
             return "option", BODY, False
@@ -1059,7 +1059,7 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
             return None   # a library's own NPU probe: its backend is judged as a whole (analyse.library, npu_support)
         if any(a.kind == C.model.PARAM for a in C.model.atoms(bc)) and not _bool_flag_test(ifnode.test):
             return None   # `if attention_mask is None:` decided by a parameter's default: callers pass data there
-        # `def f(..., vad=True): if vad: A / else: B`: the else is the side a caller must switch to (`vad=False`);
+        # `def f(..., quick=True): if quick: A / else: B`: the else is the side a caller must switch to (`quick=False`);
         # off with the default, and the reach turns it on where a reached call passes that value
         other = ifnode.body if not in_body else ifnode.orelse
         if kind == "option" and params_are_choices():
@@ -1089,7 +1089,7 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
 
 def _bool_flag_test(test) -> bool:
     """*test* is ``flag`` or ``not flag`` for a parameter of the enclosing function whose default is a bool literal
-    (``def get_se(..., vad=True)``): a switch the caller sets, not data it passes."""
+    (``def segments(path, quick=True)``): a switch the caller sets, not data it passes."""
     while isinstance(test, nodes.UnaryOp) and test.op == "not":
         test = test.operand
     if not isinstance(test, nodes.Name):

@@ -152,7 +152,7 @@ def _split(call: str) -> dict:
             from faster_whisper import WhisperModel
 
 
-            def split_vad(path):
+            def split_quick(path):
                 return [path]
 
 
@@ -161,9 +161,9 @@ def _split(call: str) -> dict:
                 return [s.text for s in model.transcribe(path)[0]]
 
 
-            def get_segments(path, vad=True):
-                if vad:
-                    parts = split_vad(path)
+            def get_segments(path, quick=True):
+                if quick:
+                    parts = split_quick(path)
                 else:
                     parts = split_asr(path)
                 return parts
@@ -180,8 +180,8 @@ def _split(call: str) -> dict:
 
 
 def test_the_else_of_a_flag_that_defaults_to_true_is_off_the_default_path(tmp_path, kb):
-    # callers pass vad=True or nothing: the ASR side is the opt-in one, and its CUDA-only library does not count
-    write_files(tmp_path, _split('get_segments("a.wav", vad=True), get_segments("b.wav")'))
+    # callers pass quick=True or nothing: the ASR side is the opt-in one, and its CUDA-only library does not count
+    write_files(tmp_path, _split('get_segments("a.wav", quick=True), get_segments("b.wav")'))
     rep = run_script([tmp_path], kb)
     uses = [u for u in _by(rep, "faster_whisper.WhisperModel") if u["code"] == "NPU402"]   # the call
     assert uses and all(u["counted"] is False for u in uses)
@@ -190,7 +190,7 @@ def test_the_else_of_a_flag_that_defaults_to_true_is_off_the_default_path(tmp_pa
 
 def test_a_caller_that_passes_false_puts_the_else_on_the_path(tmp_path, kb):
     # INVALID for the rule: a reached call switches the flag off, so the else runs and counts
-    write_files(tmp_path, _split('get_segments("a.wav", vad=False)'))
+    write_files(tmp_path, _split('get_segments("a.wav", quick=False)'))
     rep = run_script([tmp_path], kb)
     uses = [u for u in _by(rep, "faster_whisper.WhisperModel") if u["code"] == "NPU402"]   # the call
     assert any(u["counted"] is True for u in uses)
@@ -214,7 +214,7 @@ def _dispatch(test: str) -> dict:
 
             if __name__ == "__main__":
                 p = argparse.ArgumentParser()
-                p.add_argument("--task", default="t2v-14B")
+                p.add_argument("--task", default="train-small")
                 p.add_argument("--with_image", action="store_true")
                 args = p.parse_args()
                 x = torch.ones(2, device="cuda")
@@ -226,8 +226,8 @@ def _dispatch(test: str) -> dict:
 
 
 def test_a_job_named_on_the_right_of_a_membership_test_is_a_dispatch_not_an_option(tmp_path, kb):
-    # `"i2v" in args.task` picks one of the program's jobs: it excuses nothing (one of the jobs runs)
-    write_files(tmp_path, _dispatch('"i2v" in args.task'))
+    # `"eval" in args.task` picks one of the program's jobs: it excuses nothing (one of the jobs runs)
+    write_files(tmp_path, _dispatch('"eval" in args.task'))
     rep = run_script([tmp_path], kb)
     (chk,) = _by(rep, "device-type-check")
     assert chk["counted"] is True

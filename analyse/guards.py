@@ -905,8 +905,9 @@ DISPATCH_NAMES = {"subcommand", "command", "cmd", "mode", "action", "task", "pha
 
 
 def _option_test(test, ctx) -> Optional[Tuple[str, str, bool]]:
-    if isinstance(test, nodes.Compare) and _leaf(test.left).lower() in DISPATCH_NAMES:
-        return None
+    if isinstance(test, nodes.Compare) and any(_leaf(side).lower() in DISPATCH_NAMES
+                                               for side in [test.left] + [o for _op, o in test.ops]):
+        return None   # `args.task == "train"`, `"eval" in args.task`: which job the program runs, on either side
     if isinstance(test, (nodes.Name, nodes.Attribute, nodes.Call, nodes.Subscript)):
         if _optionish(test, ctx):
             return "option", BODY, False
@@ -1056,8 +1057,10 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
             return None
         if params_are_choices() and any(a.kind == C.model.NPU for a in C.model.atoms(bc)):
             return None   # a library's own NPU probe: its backend is judged as a whole (analyse.library, npu_support)
-        if any(a.kind == C.model.PARAM for a in C.model.atoms(bc)):
+        if any(a.kind == C.model.PARAM for a in C.model.atoms(bc)) and not _bool_flag_test(ifnode.test):
             return None   # `if attention_mask is None:` decided by a parameter's default: callers pass data there
+        # `def f(..., quick=True): if quick: A / else: B`: the else is the side a caller must switch to (`quick=False`);
+        # off with the default, and the reach turns it on where a reached call passes that value
         other = ifnode.body if not in_body else ifnode.orelse
         if kind == "option" and params_are_choices():
             kind = _decided_kind(ifnode.test, in_body) or kind
@@ -1082,6 +1085,17 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
         kind = _decided_kind(ifnode.test, in_body) or kind
     return Guard(kind, ifnode.lineno or 1, fallback, _condition_text(ifnode.test, in_body),
                  npu_fallback=fallback and _off_without_transfer(ifnode.test, in_body))
+
+
+def _bool_flag_test(test) -> bool:
+    """*test* is ``flag`` or ``not flag`` for a parameter of the enclosing function whose default is a bool literal
+    (``def segments(path, quick=True)``): a switch the caller sets, not data it passes."""
+    while isinstance(test, nodes.UnaryOp) and test.op == "not":
+        test = test.operand
+    if not isinstance(test, nodes.Name):
+        return False
+    is_param, default = _param_default(test.name, test)
+    return is_param and isinstance(default, nodes.Const) and isinstance(default.value, bool)
 
 
 def _completes_after(ifnode) -> bool:

@@ -1439,7 +1439,9 @@ class Reach:
                 strong.append((n, c, line, g))
             else:
                 parent[c] = (n, line)
-                inherited[c] = inh if inh is not None else g
+                # the first guard on the path, unless a later one keeps the code off an NPU host's path where the
+                # first only makes it conditional (`if backend == "hf":` -> ... -> `if not is_zero3_enabled(): return`)
+                inherited[c] = inh if inh is not None and not (_off(g) and not _off(inh)) else g
                 q.append(c)
 
         def _waits(n: str, c: str, line: int, g: Optional[dict]) -> bool:
@@ -1476,9 +1478,12 @@ class Reach:
         while q:
             n = q.popleft()
             for c, (line, _g) in edges.get(n, {}).items():
-                if c not in parent and not _waits(n, c, line, inherited[n]):
+                # below a guard with a way around, a call whose own guard keeps it off an NPU host's path (where the
+                # inherited one only makes it conditional) passes that guard on instead
+                g = _g if _off(_g) and not _off(inherited[n]) else inherited[n]
+                if c not in parent and not _waits(n, c, line, g):
                     parent[c] = (n, line)
-                    inherited[c] = inherited[n]
+                    inherited[c] = g
                     q.append(c)
             _release(n)
         # 2b. a guard on a flag parameter that a reached caller's argument turns on (callers' arguments): what
@@ -1684,6 +1689,11 @@ def _hashable(v) -> bool:
     except TypeError:
         return False
     return True
+
+
+def _off(g: Optional[dict]) -> bool:
+    """The guard keeps its code off an NPU host's path (with transfer_to_npu)."""
+    return g is not None and (g.get("on_path") or {}).get("transfer_to_npu") == "off"
 
 
 def _no_way_around(g: dict) -> bool:

@@ -47,6 +47,7 @@ IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseExcepti
 _OTHER = r"xpu|mps|mlu|musa|hpu|ipu|dipu|neuron|habana|camb|xla|hip|rocm|tpu|sdaa|gcu|mtia"
 OTHER_DEVICE_RE = re.compile(rf"^(?:{_OTHER})$", re.I)
 _AVAIL_FN = re.compile(r"^_?(?:is_)?(?:torch_)?(\w+?)_(?:available|installed)$", re.I)
+_SETTING_FN = re.compile(r"^_?is_\w+_enabled$")
 _ENV_FNS = re.compile(r"(^|_)(from_env|env_flag|env_var|getenv|get_env\w*|parse_flag\w*|str_to_bool_env)$")
 DEVICE_WORDS = {"cuda", "cpu", "gpu", "npu", "meta", "nccl", "gloo", "hccl"}
 _CUDA_DEVICE_ATTRS = {"is_cuda"}
@@ -1110,9 +1111,22 @@ def _call_cond(call: nodes.Call, depth: int) -> Optional[m.Cond]:
     mm = _AVAIL_FN.match(leaf)
     if mm:
         return importable(mm.group(1), text)
+    if _SETTING_FN.match(leaf) and not _torch_state(call.func):
+        # `is_deepspeed_zero3_enabled()` / `is_fsdp_enabled()`: a setting the user turns on (a launcher or config
+        # file), read like an unset environment variable: off by default (torch's own `is_*_enabled()` report a
+        # run-time state such as grad mode instead, and stay unknown)
+        return _truth_atom(_Val(m.OPTION, False, True, f"{leaf}() off unless configured"), call)
     if d in ("platform.system", "platform.machine", "platform.platform"):
         return m.Atom(m.PLATFORM, text)
     return None
+
+
+def _torch_state(func) -> bool:
+    """*func* (a called name or attribute chain) is torch's own: ``torch.is_grad_enabled``, ``from torch import
+    is_autocast_enabled``."""
+    if _dotted(func).split(".")[0] == "torch":
+        return True
+    return _imported_qualname(func).split(".")[0] == "torch"
 
 
 def _imported_qualname(node, depth: int = 0) -> str:

@@ -925,12 +925,15 @@ class ThirdPartyPass(Pass):
             # `except ImportError: fn = None` then an unconditional `fn(...)`: the placeholder is called (#20);
             # not in a method of a wrapper class, which runs only where a caller builds it
             guard = Guard(fallback=False, line=guard.line)
-        elif guard is not None and guard.fallback and isinstance(root, nodes.Name) and ctx.project.mode == "thirdparty" \
+        elif guard is not None and guard.fallback and isinstance(root, nodes.Name) \
+                and (ctx.project.mode == "thirdparty" or not _in_other_method(node, defs)) \
                 and _unbound_after_failure(defs, root.name) \
                 and not _tests_availability(guard_of(node, tree_memo(node.root()))):
-            # a library function that calls the optional library unconditionally (or after `if not HAS_X: raise`)
-            # fails without it (``except ImportError: HAS_FA3 = False`` then ``_flash_attn_forward(...)``);
-            # its callers that check the flag first are conditional through the guarded call
+            # a function that calls the optional library unconditionally (or after `if not HAS_X: raise`, or
+            # `assert HAS_X`) fails without it (``except ImportError: HAS_FA3 = False`` then ``_flash_attn_forward(...)``);
+            # its callers that check the flag first are conditional through the guarded call (a library's callers,
+            # or a program's call edges in script mode, where a wrapper class's methods keep the import's guard as
+            # for a placeholder: the caller that builds the class chose the library)
             guard = Guard(fallback=False, line=guard.line, condition=UNBOUND)
         if required:
             if guard is None:

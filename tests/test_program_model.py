@@ -1629,3 +1629,51 @@ def test_a_lambda_kept_in_a_module_level_table_does_not_run_at_import(tmp_path, 
 def test_a_lambda_called_at_module_level_runs_at_import(tmp_path, kb):
     # INVALID: the lambda is called where it is written: the kernel module is imported with pkg.attn
     assert _lambda_table(tmp_path, kb, 'FAST = (lambda: get_kernel())()\n        FUNCS = {"sdpa": sdpa}') == "blocked"
+
+
+# a project model whose constructor classmethod comes from an external base (diffusers ModelMixin shape)
+EXTERNAL_BASE_SHAPE = {
+    "pkg/__init__.py": "",
+    "pkg/net.py": """
+        import torch
+        from diffusers.models.modeling_utils import ModelMixin
+        from flash_attn import flash_attn_func
+
+        class Net(ModelMixin):
+            def forward(self, q, k, v):
+                return flash_attn_func(q, k, v)
+    """,
+    "run.py": """
+        import torch
+        from pkg.net import Net
+
+        def main():
+            q = torch.ones(1, 2, 4, 8)
+            {CALL}
+            return q
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+
+
+def test_an_inherited_external_from_pretrained_builds_the_project_class(tmp_path, kb):
+    # VALID: Net.from_pretrained comes from the external ModelMixin: it returns a Net, whose forward runs
+    files = dict(EXTERNAL_BASE_SHAPE, **{"run.py": EXTERNAL_BASE_SHAPE["run.py"].replace(
+        "{CALL}", 'model = Net.from_pretrained("ckpt")\n            model(q, q, q)')})
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    fa = _fa(rep, line=8)
+    assert fa["reach"]["status"] == "reachable" and fa["counted"] is True
+    assert "pkg.net.Net" in fa["reach"]["path"]
+
+
+def test_an_inherited_external_helper_that_is_no_constructor_builds_nothing(tmp_path, kb):
+    # INVALID: Net.load_config is an external classmethod too, but no `from_*` constructor: no Net is built
+    files = dict(EXTERNAL_BASE_SHAPE, **{"run.py": EXTERNAL_BASE_SHAPE["run.py"].replace(
+        "{CALL}", 'cfg = Net.load_config("ckpt")')})
+    _write(tmp_path, files)
+    rep = run_script([tmp_path], kb)
+    fa = _fa(rep, line=8)
+    assert fa["reach"]["status"] != "reachable" and fa["counted"] is False

@@ -2090,10 +2090,28 @@ class Linker:
 
     def _exported(self, modname: str) -> Set[str]:
         """:meth:`ModuleSummary.exported` of a module, made once (every name looked up through a star import
-        asked again, and each answer is a new set of the module's public names)."""
+        asked again, and each answer is a new set of the module's public names). With no ``__all__`` the public
+        names a module's own star imports bring are its names too (``functional/__init__``: ``from .conv import
+        *``, whose ``__init__`` does ``from .kmap import *``), transitively."""
         got = self._exports.get(modname)
         if got is None:
-            got = self._exports[modname] = self.modules[modname].exported()
+            s = self.modules[modname]
+            got = self._exports[modname] = s.exported()   # also the guard of a star-import cycle
+            if s.all_names is None and (s.star_imports or s.is_package):
+                more = set(got)
+                for src in s.star_imports:
+                    if src in self.modules and src != modname:
+                        more |= {n for n in self._exported(src) if not n.startswith("_")}
+                if s.is_package:
+                    # a submodule the package's __init__ imports (`from .conv_config import Dataflow`) is an
+                    # attribute of the package, so `*` with no __all__ hands it on too (`F.conv_config.f()`)
+                    pref = modname + "."
+                    for tgt in list(s.bindings.values()) + list(s.star_imports):
+                        if tgt.startswith(pref):
+                            child = tgt[len(pref):].partition(".")[0]
+                            if not child.startswith("_") and pref + child in self.modules:
+                                more.add(child)
+                got = self._exports[modname] = more
         return got
 
     def canonical(self, q: str) -> Tuple[str, str]:
@@ -2127,6 +2145,14 @@ class Linker:
             ps = self.modules.get(parent)
             if ps is not None and last in ps.bindings and ps.bindings[last] != q:
                 return self._canonical(ps.bindings[last], depth + 1)
+            if ps is not None and last not in ps.bindings:
+                # `from .to_dense import *` in the package, where to_dense.py defines `to_dense`: the star import
+                # runs after the submodule is bound, so the package's name is the function
+                for src in ps.star_imports:
+                    if src in self.modules and last in self._exported(src):
+                        k = self._canonical(f"{src}.{last}", depth + 1)
+                        if k[0] in ("def", "class"):
+                            return k
             return ("module", q)
         for e in self.ext_modules:
             if q.startswith(e + "."):

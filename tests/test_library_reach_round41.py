@@ -1,0 +1,76 @@
+"""Library mode, round 41: reach and dispatch. VALID/INVALID fixtures of the shapes met in the read misses; no
+project code copied.
+
+1. A compiled extension named by the build only: ``PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)`` in
+   ``backend/pybind_cuda.cu`` of the analysed package, the build file one level up (the repository root) declaring
+   ``ext_type("pkg.backend", sources)`` with ``ext_type = CUDAExtension if cuda else CppExtension`` (each arm of the
+   conditional value a candidate) and sources it computes (a glob, an f-string): the build declares the extension,
+   so a call of ``pkg.backend.op`` runs that op (CUDA kernels: unsupported) instead of an unresolved name.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from helpers import write_files
+
+SETUP = """
+    import glob
+    import os
+
+    import torch
+    from setuptools import Extension, setup
+    from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    sources = [os.path.join("sparsepkg", "backend", f"pybind_{device}.cu")]
+    sources += glob.glob(os.path.join("sparsepkg", "backend", "**", "*"))
+    ext_type = {EXT_TYPE}
+
+    setup(name="sparsepkg", ext_modules=[ext_type("sparsepkg.backend", sources)],
+          cmdclass={"build_ext": BuildExtension})
+"""
+
+BACKEND = {
+    "__init__.py": "",
+    "backend/pybind_cuda.cu": """
+        #include <torch/extension.h>
+
+        __global__ void hash_kernel(long* x) { x[threadIdx.x] += 1; }
+
+        torch::Tensor hash_cuda(torch::Tensor x) { hash_kernel<<<1, 32>>>(x.data_ptr<long>()); return x; }
+
+        PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("hash_cuda", &hash_cuda); }
+    """,
+    "ops.py": """
+        import sparsepkg.backend
+
+
+        def sphash(x):
+            return sparsepkg.backend.hash_cuda(x)
+    """,
+}
+
+
+def _report(tmp_path, kb, ext_type):
+    from analyse.library import analyse_library
+
+    (tmp_path / "setup.py").write_text(textwrap.dedent(SETUP).replace("{EXT_TYPE}", ext_type))
+    root = write_files(tmp_path / "sparsepkg", BACKEND, strip_first_newline=True)
+    rep = analyse_library([root], kb, input_names=["sparsepkg"])
+    return {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+
+
+def test_an_extension_built_by_a_conditional_extension_class_in_the_parent_build_is_known(tmp_path, kb):
+    # VALID (old: the extension class chosen by an if-expression was no build, TORCH_EXTENSION_NAME stayed unnamed
+    # and the call of sparsepkg.backend.hash_cuda could not be resolved: unknown)
+    fn = _report(tmp_path, kb, 'CUDAExtension if device == "cuda" else CppExtension')["sparsepkg.ops.sphash"]
+    assert fn["status"] == "unsupported", fn
+    assert any(r.startswith("sparsepkg.backend.hash_cuda (compiled op bound in backend/pybind_cuda.cu") for r in fn["reasons"]), fn
+
+
+def test_a_conditional_choice_of_other_callables_declares_no_extension(tmp_path, kb):
+    # INVALID: both arms are setuptools' plain Extension, whose sources name no CUDA file: no CUDA/C++ torch build is
+    # declared, the module stays unnamed
+    fn = _report(tmp_path, kb, 'Extension if device == "cuda" else Extension')["sparsepkg.ops.sphash"]
+    assert fn["status"] == "unknown", fn

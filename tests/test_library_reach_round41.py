@@ -6,6 +6,10 @@ project code copied.
    ``ext_type("pkg.backend", sources)`` with ``ext_type = CUDAExtension if cuda else CppExtension`` (each arm of the
    conditional value a candidate) and sources it computes (a glob, an f-string): the build declares the extension,
    so a call of ``pkg.backend.op`` runs that op (CUDA kernels: unsupported) instead of an unresolved name.
+2. A registry of dotted class paths held as strings (``opt_class="apex.optimizers.FusedAdam"``) loaded by a helper
+   that imports what its parameter names (``module_name, cls = path.rsplit(".", 1); importlib.import_module(
+   module_name)``) inside ``if path.startswith("apex."):``: that branch imports the GPU-only library, under the
+   branch's test (an option, the other entries its alternatives): conditional, not a silent pass.
 """
 
 from __future__ import annotations
@@ -74,3 +78,61 @@ def test_a_conditional_choice_of_other_callables_declares_no_extension(tmp_path,
     # declared, the module stays unnamed
     fn = _report(tmp_path, kb, 'Extension if device == "cuda" else Extension')["sparsepkg.ops.sphash"]
     assert fn["status"] == "unknown", fn
+
+
+REGISTRY = {
+    "__init__.py": "",
+    "factory.py": """
+        import importlib
+
+        import torch
+
+
+        def _load(path):
+            module_name, class_name = path.rsplit(".", 1)
+            module = importlib.import_module(module_name)
+            return getattr(module, class_name)
+
+
+        def _named(path):
+            return {"path": path}
+
+
+        TABLE = {"sgd": "torch.optim.SGD", "fused_adam": "apex.optimizers.FusedAdam"}
+
+
+        def get_class(name):
+            path = TABLE[name]
+            if path.startswith("apex."):
+                cls = {LOADER}(path)
+            else:
+                cls = _load(path)
+            return cls
+
+
+        def create(params, name="sgd"):
+            return get_class(name)(params)
+    """,
+}
+
+
+def _registry(tmp_path, kb, loader):
+    from helpers import library_report
+
+    files = {k: v.replace("{LOADER}", loader) for k, v in REGISTRY.items()}
+    rep = library_report(tmp_path, kb, files, "optreg")
+    return {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+
+
+def test_a_class_path_imported_under_its_prefix_test_is_that_library_under_the_branch(tmp_path, kb):
+    # VALID (old: the import of the string's module was invisible; get_class and create were supported)
+    by = _registry(tmp_path, kb, "_load")
+    for q in ("optreg.factory.get_class", "optreg.factory.create"):
+        assert by[q]["status"] == "conditional", by[q]
+        assert any("apex" in r for r in by[q]["reasons"]), by[q]
+
+
+def test_a_helper_that_imports_nothing_under_the_prefix_test_is_no_import(tmp_path, kb):
+    # INVALID: the branch hands the path to a function that only wraps it (no import_module): no library runs
+    by = _registry(tmp_path, kb, "_named")
+    assert "optreg.factory.get_class" not in by or by["optreg.factory.get_class"]["status"] == "supported", by

@@ -1610,6 +1610,8 @@ def _dynamic_dispatch(call: nodes.Call, r: Resolver) -> Optional[str]:
     elif isinstance(func, nodes.Attribute) and func.attrname in ("build", "build_from_cfg") and call.args \
             and isinstance(func.expr, nodes.Name) and func.expr.name.isupper():
         text = call
+    elif _runs_a_loaded_config(call, r):
+        text = call
     if text is None:
         return None
     try:
@@ -1617,6 +1619,43 @@ def _dynamic_dispatch(call: nodes.Call, r: Resolver) -> Optional[str]:
     except Exception:  # pragma: no cover - odd trees
         return None
     return out if len(out) <= 120 else out[:117] + "..."
+
+
+def _runs_a_loaded_config(call: nodes.Call, r: Resolver) -> bool:
+    """``runner = Runner.from_cfg(cfg)`` with ``cfg = Config.fromfile(args.config)``: a method of an external class
+    handed a configuration read from a file the command line names builds whatever that file declares
+    (registries of the project's modules), which the call graph cannot tell."""
+    func = call.func
+    if not (isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) and func.expr.name[:1].isupper()) \
+            or not call.args or not isinstance(call.args[0], nodes.Name):
+        return False   # a class's constructor classmethod (`Runner.from_cfg`), not a print or a log of the config
+    q = r.qualname(func)
+    if not q or r.index.has_root(q.partition(".")[0]):
+        return False   # a project function: its own body is followed
+    return _loaded_config(call.args[0], 0)
+
+
+def _loaded_config(name: nodes.Name, depth: int) -> bool:
+    """*name* holds ``X.fromfile(<not a literal>)``, directly or through calls that take it and hand it back
+    (``cfg = merge_args(cfg, args)``)."""
+    if depth > 3:
+        return False
+    try:
+        defs = own_bindings(name, name.name)
+    except Exception:
+        return False
+    for d in defs:
+        if isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Assign):
+            v = d.parent.value
+            if not isinstance(v, nodes.Call):
+                continue
+            if isinstance(v.func, nodes.Attribute) and v.func.attrname == "fromfile" and v.args \
+                    and _const_str(v.args[0]) is None:
+                return True
+            for a in v.args:
+                if isinstance(a, nodes.Name) and a.name == name.name and a is not name and _loaded_config(a, depth + 1):
+                    return True
+    return False
 
 
 def _stored_lambda(node: nodes.Lambda) -> bool:

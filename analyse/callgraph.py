@@ -343,6 +343,28 @@ def _class_names(func, r: Resolver) -> List[str]:
     return out
 
 
+def _alternative_arms(name: nodes.Name, r: Resolver, s: "ModuleSummary") -> List[Tuple[str, Optional[str]]]:
+    """A local every binding of which is a module-level name bound by alternative imports, or an if-expression of
+    such names (``fn = TrainFn if self.trainable else InferFn``): the (target, condition) of each alternative."""
+    if not s.alt_bindings:
+        return []
+    try:
+        defs = own_bindings(name, name.name)
+    except Exception:
+        return []
+    out: List[Tuple[str, Optional[str]]] = []
+    for d in defs:
+        value = r.assigned_value(d) if isinstance(d, nodes.AssignName) else None
+        vals = [value.body, value.orelse] if isinstance(value, nodes.IfExp) else [value]
+        for v in vals:
+            if not (isinstance(v, nodes.Name) and v.name in s.alt_bindings and _module_global(v)):
+                return []
+            for t, cond in s.alt_bindings[v.name]:
+                if (t, cond) not in out:
+                    out.append((t, cond))
+    return out
+
+
 def _binding_conditions(s: "ModuleSummary", r: Resolver, func: nodes.Name) -> Dict[str, Optional[str]]:
     """For a local bound to one of several callables in the branches of an ``if`` (``if logits.is_cuda: fn = fused``
     / ``else: fn = plain``): callable -> the condition its binding runs under (:func:`_condition`; None where one
@@ -1814,6 +1836,31 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
             for t, cond in s.alt_bindings[head.name]:
                 s.alt_conds[len(s.calls)] = cond
                 add((caller, line, K_NAME, t + suffix, ""))
+            _arg_refs(s, r, call, caller, cls, selfname, clsname)
+            return
+    if q is None and isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) \
+            and not (cls and func.expr.name in (selfname, clsname)) and r.qualname(func.expr) is None:
+        # `fn = TrainFunction if self.trainable else InferenceFunction; fn.apply(x)`: a local bound to one of
+        # several project classes, the method of each (an autograd Function's `apply` runs its forward)
+        cands = _class_names(func.expr, r)
+        alts = _alternative_arms(func.expr, r, s) if not cands else []
+        if cands:
+            conds = _binding_conditions(s, r, func.expr) if s.__dict__.get("_guards_on") and len(cands) > 1 else {}
+            for c in cands:
+                cond = conds.get(c)
+                if cond == UNREACHABLE:
+                    continue
+                if cond:
+                    s.guards[len(s.calls)] = cond
+                add((caller, line, K_NAME, f"{c}.{func.attrname}", ""))
+            _arg_refs(s, r, call, caller, cls, selfname, clsname)
+            return
+        if alts:
+            # the arms are module-level names bound by alternative imports (`try: from .kernels import Fn` /
+            # `except ImportError: Fn = Fake`): each target, under the condition of its binding
+            for t, cond in alts:
+                s.alt_conds[len(s.calls)] = cond
+                add((caller, line, K_NAME, f"{t}.{func.attrname}", ""))
             _arg_refs(s, r, call, caller, cls, selfname, clsname)
             return
     if q is not None:

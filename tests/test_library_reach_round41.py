@@ -10,6 +10,9 @@ project code copied.
    that imports what its parameter names (``module_name, cls = path.rsplit(".", 1); importlib.import_module(
    module_name)``) inside ``if path.startswith("apex."):``: that branch imports the GPU-only library, under the
    branch's test (an option, the other entries its alternatives): conditional, not a silent pass.
+3. A method called on a local bound to one of several classes (``fn = TrainFn if self.trainable else InferFn;
+   fn.apply(x)``), the arms project classes or module-level names bound by alternative imports: each class's
+   method runs (an autograd Function's ``apply`` its forward), under the alternative's condition.
 """
 
 from __future__ import annotations
@@ -136,3 +139,96 @@ def test_a_helper_that_imports_nothing_under_the_prefix_test_is_no_import(tmp_pa
     # INVALID: the branch hands the path to a function that only wraps it (no import_module): no library runs
     by = _registry(tmp_path, kb, "_named")
     assert "optreg.factory.get_class" not in by or by["optreg.factory.get_class"]["status"] == "supported", by
+
+
+QUANT = {
+    "__init__.py": "",
+    "kernels.py": """
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def matmul_kernel(a_ptr, n):
+            tl.store(a_ptr, tl.load(a_ptr) + n)
+
+
+        class TrainFunction(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                matmul_kernel[(1,)](x, 4)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+
+        class InferFunction(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                matmul_kernel[(1,)](x, 4)
+                return x
+    """,
+    "linear.py": """
+        import torch
+
+        {IMPORT}
+
+
+        class QuantLinear(torch.nn.Module):
+            def __init__(self, trainable=False):
+                super().__init__()
+                self.trainable = trainable
+
+            def forward(self, x):
+                {BIND}
+                return fn.apply(x)
+    """,
+}
+
+
+PLAIN_IMPORT = "from quantlib.kernels import InferFunction, TrainFunction"
+GUARDED_IMPORT = """try:
+            from quantlib.kernels import InferFunction, TrainFunction
+        except ImportError:
+            class Fake:
+                def __getattr__(self, name):
+                    raise ImportError(name)
+
+            TrainFunction = Fake
+            InferFunction = Fake"""
+
+
+def _quant(tmp_path, kb, bind, imp=PLAIN_IMPORT):
+    from helpers import library_report
+
+    files = {k: v.replace("{BIND}", bind).replace("{IMPORT}", imp) for k, v in QUANT.items()}
+    rep = library_report(tmp_path, kb, files, "quantlib")
+    return {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+
+
+def test_a_method_of_a_local_bound_to_one_of_two_classes_runs_each(tmp_path, kb):
+    # VALID (old: `fn.apply` on a local bound to an if-expression of two Function classes was no edge: forward
+    # looked supported while both Functions run a Triton kernel)
+    by = _quant(tmp_path, kb, "fn = TrainFunction if self.trainable else InferFunction")
+    fw = by.get("quantlib.linear.QuantLinear.forward")
+    assert fw is not None and fw["status"] != "supported", fw
+    assert any("InferFunction" in v or "TrainFunction" in v for v in fw["via"]), fw
+
+
+def test_the_arms_may_be_names_bound_by_alternative_imports(tmp_path, kb):
+    # VALID (old: the arms, bound by `try: from .kernels import ...` and a stand-in in the except, resolved to
+    # nothing: forward looked supported); the Triton classes run only when the import succeeds
+    by = _quant(tmp_path, kb, "fn = TrainFunction if self.trainable else InferFunction", GUARDED_IMPORT)
+    fw = by.get("quantlib.linear.QuantLinear.forward")
+    assert fw is not None and fw["status"] in ("conditional", "unsupported"), fw
+    assert any("kernel" in r for r in fw["reasons"]), fw
+
+
+def test_a_local_bound_to_something_else_is_no_class_dispatch(tmp_path, kb):
+    # INVALID: the local holds a plain torch function choice (no project class): nothing of the kernels runs
+    by = _quant(tmp_path, kb, "fn = torch.relu if self.trainable else torch.sigmoid\n                fn = type('F', (), {'apply': staticmethod(fn)})")
+    fw = by.get("quantlib.linear.QuantLinear.forward")
+    assert fw is None or fw["status"] == "supported", fw

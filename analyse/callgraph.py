@@ -316,6 +316,7 @@ def _closure_param(name_arg) -> Optional[str]:
 
 CONTAINER_CTORS = {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.modules.container.ModuleList",
                    "torch.nn.modules.container.Sequential", "builtins.list", "builtins.tuple"}
+SEQUENTIAL_CTORS = {"torch.nn.Sequential", "torch.nn.modules.container.Sequential"}   # calling one runs each element
 
 
 def _class_names(func, r: Resolver) -> List[str]:
@@ -1876,6 +1877,10 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
                     t = None
             held = r.self_attr_held(func) if expr.name == selfname and not t else None
             cands = _attr_candidates(s, r, func, False) if expr.name == selfname and not t and not held else ()
+            if t in SEQUENTIAL_CTORS and expr.name == selfname:
+                # `self.stem(x)` with `self.stem = nn.Sequential(Block(...), nn.ReLU())`: calling a Sequential runs
+                # the forward of every module built into it
+                cands = _attr_candidates(s, r, func, True)
             if held:   # `self.op(x)` with `self.op = ext_module.op` in __init__
                 add((caller, line, K_NAME, held, ""))
             elif cands:   # `self.conv(x)`, the attribute built as one of several classes

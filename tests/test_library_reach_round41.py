@@ -232,3 +232,52 @@ def test_a_local_bound_to_something_else_is_no_class_dispatch(tmp_path, kb):
     by = _quant(tmp_path, kb, "fn = torch.relu if self.trainable else torch.sigmoid\n                fn = type('F', (), {'apply': staticmethod(fn)})")
     fw = by.get("quantlib.linear.QuantLinear.forward")
     assert fw is None or fw["status"] == "supported", fw
+
+
+SEQUENTIAL = {
+    "__init__.py": "",
+    "blocks.py": """
+        import torch
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def forward(self, x):
+                return torch.cuda.comm.broadcast(x, [0, 1])
+    """,
+    "net.py": """
+        from torch import nn
+
+        from seqlib.blocks import Block
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stem = nn.Sequential({STEM})
+                self.spare = Block()
+
+            def forward(self, x):
+                return self.stem(x)
+    """,
+}
+
+
+def _seq(tmp_path, kb, stem):
+    from helpers import library_report
+
+    files = {k: v.replace("{STEM}", stem) for k, v in SEQUENTIAL.items()}
+    rep = library_report(tmp_path, kb, files, "seqlib")
+    return {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
+
+
+def test_calling_a_sequential_runs_every_module_built_into_it(tmp_path, kb):
+    # VALID (old: `self.stem(x)` on an nn.Sequential ran nothing of the project: forward looked supported)
+    fw = _seq(tmp_path, kb, "Block(), nn.ReLU()").get("seqlib.net.Net.forward")
+    assert fw is not None and fw["status"] == "unsupported", fw
+
+
+def test_a_sequential_of_torch_modules_runs_no_project_block(tmp_path, kb):
+    # INVALID: the Sequential holds torch modules only; the Block kept on another attribute is not called
+    fw = _seq(tmp_path, kb, "nn.ReLU(), nn.Identity()").get("seqlib.net.Net.forward")
+    assert fw is None or fw["status"] == "supported", fw

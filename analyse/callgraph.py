@@ -316,6 +316,7 @@ def _closure_param(name_arg) -> Optional[str]:
 
 CONTAINER_CTORS = {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.modules.container.ModuleList",
                    "torch.nn.modules.container.Sequential", "builtins.list", "builtins.tuple"}
+SEQUENTIAL_CTORS = {"torch.nn.Sequential", "torch.nn.modules.container.Sequential"}   # calling one runs each element
 
 
 def _class_names(func, r: Resolver) -> List[str]:
@@ -340,6 +341,28 @@ def _class_names(func, r: Resolver) -> List[str]:
                 return []
             if vq not in out:
                 out.append(vq)
+    return out
+
+
+def _alternative_arms(name: nodes.Name, r: Resolver, s: "ModuleSummary") -> List[Tuple[str, Optional[str]]]:
+    """A local every binding of which is a module-level name bound by alternative imports, or an if-expression of
+    such names (``fn = TrainFn if self.trainable else InferFn``): the (target, condition) of each alternative."""
+    if not s.alt_bindings:
+        return []
+    try:
+        defs = own_bindings(name, name.name)
+    except Exception:
+        return []
+    out: List[Tuple[str, Optional[str]]] = []
+    for d in defs:
+        value = r.assigned_value(d) if isinstance(d, nodes.AssignName) else None
+        vals = [value.body, value.orelse] if isinstance(value, nodes.IfExp) else [value]
+        for v in vals:
+            if not (isinstance(v, nodes.Name) and v.name in s.alt_bindings and _module_global(v)):
+                return []
+            for t, cond in s.alt_bindings[v.name]:
+                if (t, cond) not in out:
+                    out.append((t, cond))
     return out
 
 
@@ -1610,6 +1633,8 @@ def _dynamic_dispatch(call: nodes.Call, r: Resolver) -> Optional[str]:
     elif isinstance(func, nodes.Attribute) and func.attrname in ("build", "build_from_cfg") and call.args \
             and isinstance(func.expr, nodes.Name) and func.expr.name.isupper():
         text = call
+    elif _runs_a_loaded_config(call, r):
+        text = call
     if text is None:
         return None
     try:
@@ -1617,6 +1642,43 @@ def _dynamic_dispatch(call: nodes.Call, r: Resolver) -> Optional[str]:
     except Exception:  # pragma: no cover - odd trees
         return None
     return out if len(out) <= 120 else out[:117] + "..."
+
+
+def _runs_a_loaded_config(call: nodes.Call, r: Resolver) -> bool:
+    """``runner = Runner.from_cfg(cfg)`` with ``cfg = Config.fromfile(args.config)``: a method of an external class
+    handed a configuration read from a file the command line names builds whatever that file declares
+    (registries of the project's modules), which the call graph cannot tell."""
+    func = call.func
+    if not (isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) and func.expr.name[:1].isupper()) \
+            or not call.args or not isinstance(call.args[0], nodes.Name):
+        return False   # a class's constructor classmethod (`Runner.from_cfg`), not a print or a log of the config
+    q = r.qualname(func)
+    if not q or r.index.has_root(q.partition(".")[0]):
+        return False   # a project function: its own body is followed
+    return _loaded_config(call.args[0], 0)
+
+
+def _loaded_config(name: nodes.Name, depth: int) -> bool:
+    """*name* holds ``X.fromfile(<not a literal>)``, directly or through calls that take it and hand it back
+    (``cfg = merge_args(cfg, args)``)."""
+    if depth > 3:
+        return False
+    try:
+        defs = own_bindings(name, name.name)
+    except Exception:
+        return False
+    for d in defs:
+        if isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Assign):
+            v = d.parent.value
+            if not isinstance(v, nodes.Call):
+                continue
+            if isinstance(v.func, nodes.Attribute) and v.func.attrname == "fromfile" and v.args \
+                    and _const_str(v.args[0]) is None:
+                return True
+            for a in v.args:
+                if isinstance(a, nodes.Name) and a.name == name.name and a is not name and _loaded_config(a, depth + 1):
+                    return True
+    return False
 
 
 def _stored_lambda(node: nodes.Lambda) -> bool:
@@ -1777,6 +1839,31 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
                 add((caller, line, K_NAME, t + suffix, ""))
             _arg_refs(s, r, call, caller, cls, selfname, clsname)
             return
+    if q is None and isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) \
+            and not (cls and func.expr.name in (selfname, clsname)) and r.qualname(func.expr) is None:
+        # `fn = TrainFunction if self.trainable else InferenceFunction; fn.apply(x)`: a local bound to one of
+        # several project classes, the method of each (an autograd Function's `apply` runs its forward)
+        cands = _class_names(func.expr, r)
+        alts = _alternative_arms(func.expr, r, s) if not cands else []
+        if cands:
+            conds = _binding_conditions(s, r, func.expr) if s.__dict__.get("_guards_on") and len(cands) > 1 else {}
+            for c in cands:
+                cond = conds.get(c)
+                if cond == UNREACHABLE:
+                    continue
+                if cond:
+                    s.guards[len(s.calls)] = cond
+                add((caller, line, K_NAME, f"{c}.{func.attrname}", ""))
+            _arg_refs(s, r, call, caller, cls, selfname, clsname)
+            return
+        if alts:
+            # the arms are module-level names bound by alternative imports (`try: from .kernels import Fn` /
+            # `except ImportError: Fn = Fake`): each target, under the condition of its binding
+            for t, cond in alts:
+                s.alt_conds[len(s.calls)] = cond
+                add((caller, line, K_NAME, f"{t}.{func.attrname}", ""))
+            _arg_refs(s, r, call, caller, cls, selfname, clsname)
+            return
     if q is not None:
         add((caller, line, K_NAME, q, ""))
     elif isinstance(func, nodes.Attribute):
@@ -1790,6 +1877,10 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
                     t = None
             held = r.self_attr_held(func) if expr.name == selfname and not t else None
             cands = _attr_candidates(s, r, func, False) if expr.name == selfname and not t and not held else ()
+            if t in SEQUENTIAL_CTORS and expr.name == selfname:
+                # `self.stem(x)` with `self.stem = nn.Sequential(Block(...), nn.ReLU())`: calling a Sequential runs
+                # the forward of every module built into it
+                cands = _attr_candidates(s, r, func, True)
             if held:   # `self.op(x)` with `self.op = ext_module.op` in __init__
                 add((caller, line, K_NAME, held, ""))
             elif cands:   # `self.conv(x)`, the attribute built as one of several classes
@@ -2090,10 +2181,28 @@ class Linker:
 
     def _exported(self, modname: str) -> Set[str]:
         """:meth:`ModuleSummary.exported` of a module, made once (every name looked up through a star import
-        asked again, and each answer is a new set of the module's public names)."""
+        asked again, and each answer is a new set of the module's public names). With no ``__all__`` the public
+        names a module's own star imports bring are its names too (``functional/__init__``: ``from .conv import
+        *``, whose ``__init__`` does ``from .kmap import *``), transitively."""
         got = self._exports.get(modname)
         if got is None:
-            got = self._exports[modname] = self.modules[modname].exported()
+            s = self.modules[modname]
+            got = self._exports[modname] = s.exported()   # also the guard of a star-import cycle
+            if s.all_names is None and (s.star_imports or s.is_package):
+                more = set(got)
+                for src in s.star_imports:
+                    if src in self.modules and src != modname:
+                        more |= {n for n in self._exported(src) if not n.startswith("_")}
+                if s.is_package:
+                    # a submodule the package's __init__ imports (`from .conv_config import Dataflow`) is an
+                    # attribute of the package, so `*` with no __all__ hands it on too (`F.conv_config.f()`)
+                    pref = modname + "."
+                    for tgt in list(s.bindings.values()) + list(s.star_imports):
+                        if tgt.startswith(pref):
+                            child = tgt[len(pref):].partition(".")[0]
+                            if not child.startswith("_") and pref + child in self.modules:
+                                more.add(child)
+                got = self._exports[modname] = more
         return got
 
     def canonical(self, q: str) -> Tuple[str, str]:
@@ -2127,6 +2236,14 @@ class Linker:
             ps = self.modules.get(parent)
             if ps is not None and last in ps.bindings and ps.bindings[last] != q:
                 return self._canonical(ps.bindings[last], depth + 1)
+            if ps is not None and last not in ps.bindings:
+                # `from .to_dense import *` in the package, where to_dense.py defines `to_dense`: the star import
+                # runs after the submodule is bound, so the package's name is the function
+                for src in ps.star_imports:
+                    if src in self.modules and last in self._exported(src):
+                        k = self._canonical(f"{src}.{last}", depth + 1)
+                        if k[0] in ("def", "class"):
+                            return k
             return ("module", q)
         for e in self.ext_modules:
             if q.startswith(e + "."):

@@ -514,10 +514,25 @@ def _classify(test, ctx) -> Optional[Tuple[str, str, bool]]:
     if params_are_choices() and _class_identity_test(test):
         return "option", (ORELSE if isinstance(test, nodes.Compare) and test.ops[0][0] in ("is not", "!=") else BODY), \
             False
+    if _dotted_prefix_test(test):
+        return "option", BODY, False
     avail = _availability_test(test, ctx)
     if avail is not None:
         return avail
     return _option_test(test, ctx)
+
+
+def _dotted_prefix_test(test) -> bool:
+    """``name.startswith("apex.")``: a test of the package a dotted path held in data names (a registry entry's
+    class path), which chooses the entry's branch: an option, whose other branches are its alternatives."""
+    if not (isinstance(test, nodes.Call) and isinstance(test.func, nodes.Attribute) and test.func.attrname == "startswith"
+            and len(test.args) == 1 and not test.keywords):
+        return False
+    arg = test.args[0]
+    if not (isinstance(arg, nodes.Const) and isinstance(arg.value, str) and arg.value.endswith(".")):
+        return False
+    head = arg.value[:-1]
+    return bool(head) and all(p.isidentifier() for p in head.split(".")) and head.lower() not in DEVICE_WORDS
 
 
 def _names_in(test):

@@ -96,6 +96,11 @@ class ScriptGraph:
     cg: object   # analyse.callgraph.CallGraph
 
 
+# an alternative constructor by convention: a classmethod named ``from_*`` (``from_pretrained``, ``from_config``,
+# ``from_single_file``, ``_from_config``) returns an instance of the class it is called on
+_ALT_CONSTRUCTOR = re.compile(r"_?from_[a-z0-9_]+")
+
+
 def script_graph(result) -> ScriptGraph:
     """The graph of the run's module summaries (made per module by the pipeline's workers)."""
     summaries = list(result.summaries)
@@ -1142,6 +1147,8 @@ class Reach:
                         cls = q
                     elif k == "def" and kind == K_NAME:
                         cls = self._constructed(a, q)
+                    elif k == "classattr" and kind == K_NAME:
+                        cls = self._external_constructor(q)
                 elif kind == K_SELF and "|" in b and held is None:
                     k, q = lk.canonical(b.partition("|")[2])
                     if k == "class":
@@ -1364,6 +1371,17 @@ class Reach:
             return None
         k, q = self.linker.canonical(called.rpartition(".")[0])
         return q if k == "class" else None
+
+    def _external_constructor(self, q: str) -> Optional[str]:
+        """``WanModel.from_pretrained(...)`` on a project class whose ``from_*`` classmethod comes from an
+        external base (a diffusers ``ModelMixin``, a transformers ``PreTrainedModel``): by the Python convention
+        for alternative constructors it returns an instance of the class it is called on, so it builds that class
+        (its ``forward`` runs where the instance is called)."""
+        owner, _, meth = q.rpartition(".")
+        if not _ALT_CONSTRUCTOR.fullmatch(meth) or owner not in self.linker.classes:
+            return None
+        external = [b for b in self.linker.mro(owner)[1:] if b not in self.linker.classes and b not in ("object", "builtins.object")]
+        return owner if external else None
 
     # ------------------------------------------------------------------ walks
     def roots_of(self, ep) -> List[str]:

@@ -270,3 +270,66 @@ def test_function_locator_finds_the_innermost_enclosing_function(ops):
         want = max(holding, key=lambda t: (t[0], -t[1]))[2] if holding else f"m.{MODULE_FN}"
         assert loc.locate("m.py", line) == want, (line, ranges)
     assert loc.locate("other.py", 3) is None
+
+
+# a package that star-imports a subpackage, which star-imports its modules (nn/functional/__init__ -> .conv -> .kmap)
+NESTED_STAR_SHAPE = {
+    "__init__.py": "",
+    "functional/__init__.py": "from .conv import *\n",
+    "functional/conv/__init__.py": "from .kmap import *\nfrom .config import Flow\n",
+    "functional/conv/config.py": """
+        class Flow:
+            pass
+
+        def default_config():
+            return {}
+    """,
+    "functional/conv/kmap.py": """
+        def build_map(x):
+            return x
+    """,
+    "user.py": """
+        from . import functional as F
+
+        def run(x):
+            return F.build_map(x)
+    """,
+}
+
+
+def test_a_name_star_imported_through_two_packages_resolves(tmp_path):
+    # VALID: functional exports what functional.conv star-imports from functional.conv.kmap
+    g = build_graph(_summaries(tmp_path, NESTED_STAR_SHAPE))
+    assert g.linker.canonical("lib.functional.build_map") == ("def", "lib.functional.conv.kmap.build_map")
+    assert g.linker.canonical("lib.user.F.build_map")[0] == "def"
+    # the submodule the subpackage's __init__ imports is handed on by the star import as well
+    assert g.linker.canonical("lib.functional.config.default_config") == ("def", "lib.functional.conv.config.default_config")
+
+
+def test_a_nested_star_import_under_an_explicit_all_exports_only_the_all(tmp_path):
+    # INVALID: a subpackage with __all__ exports only what it lists, not what its own star import brings
+    files = dict(NESTED_STAR_SHAPE, **{"functional/conv/__init__.py": "from .kmap import *\nfrom .config import Flow\n__all__ = ['other']\n"})
+    g = build_graph(_summaries(tmp_path, files))
+    assert g.linker.canonical("lib.functional.build_map")[0] != "def"
+    assert g.linker.canonical("lib.functional.config.default_config")[0] != "def"
+
+
+def test_a_submodule_name_a_star_import_rebinds_to_a_function_resolves_to_the_function(tmp_path):
+    # VALID: `from .to_dense import *` in utils rebinds utils.to_dense to the function the submodule defines
+    g = build_graph(_summaries(tmp_path, {
+        "__init__.py": "",
+        "utils/__init__.py": "from .to_dense import *\n",
+        "utils/to_dense.py": "def to_dense(x):\n    return x\n",
+    }))
+    assert g.linker.canonical("lib.utils.to_dense") == ("def", "lib.utils.to_dense.to_dense")
+
+
+def test_a_submodule_no_star_import_rebinds_stays_a_module(tmp_path):
+    # INVALID: the package star-imports a sibling that defines no such name: utils.helpers is the module
+    g = build_graph(_summaries(tmp_path, {
+        "__init__.py": "",
+        "utils/__init__.py": "from .other import *\n",
+        "utils/other.py": "def other(x):\n    return x\n",
+        "utils/helpers.py": "def helpers(x):\n    return x\n",
+    }))
+    assert g.linker.canonical("lib.utils.helpers") == ("module", "lib.utils.helpers")

@@ -124,7 +124,9 @@ def ext_kind(call: nodes.Call, r) -> Optional[str]:
         return "cpp"
     if q in _SETUPTOOLS_EXT:
         return "cuda" if _has_cuda_sources(call, r) else None
-    if q is None and isinstance(call.func, nodes.Name):
+    if isinstance(call.func, nodes.Name) and (q is None or q.partition(".")[0] == (r.modname or "").partition(".")[0]):
+        # a name of this file (a local, or a module-level value: `extension_type = CUDAExtension if cuda else
+        # CppExtension`), each arm of a conditional value a candidate
         try:
             defs = own_bindings(call.func, call.func.name)
         except Exception:
@@ -133,11 +135,13 @@ def ext_kind(call: nodes.Call, r) -> Optional[str]:
         for d in defs:
             if isinstance(d, nodes.AssignName):
                 v = r.assigned_value(d)
-                vq = r.qualname(v) if isinstance(v, (nodes.Name, nodes.Attribute)) else None
-                if vq in _CUDA_EXT_CALLS:
-                    kinds.add("cuda")
-                elif vq in _CPP_EXT_CALLS:
-                    kinds.add("cpp")
+                arms = [v.body, v.orelse] if isinstance(v, nodes.IfExp) else [v]
+                for arm in arms:
+                    vq = r.qualname(arm) if isinstance(arm, (nodes.Name, nodes.Attribute)) else None
+                    if vq in _CUDA_EXT_CALLS:
+                        kinds.add("cuda")
+                    elif vq in _CPP_EXT_CALLS:
+                        kinds.add("cpp")
         if "cuda" in kinds:
             return "cuda"
         if "cpp" in kinds:

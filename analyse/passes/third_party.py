@@ -266,6 +266,58 @@ def _in_guarded_class(node) -> bool:
     return False
 
 
+def _tested_prefix(call: nodes.Call) -> Optional[str]:
+    """The module a call's first argument names by the prefix the enclosing branch tested: ``if
+    name.startswith("apex."): f(name)`` -> ``apex`` (the call in the branch's body, the test on the same
+    expression); None otherwise."""
+    arg = call.args[0]
+    if not isinstance(arg, (nodes.Name, nodes.Attribute)):
+        return None
+    text = None
+    cur, parent = call, call.parent
+    while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.ClassDef, nodes.Module)):
+        if isinstance(parent, nodes.If) and cur in parent.body:
+            t = parent.test
+            if isinstance(t, nodes.Call) and isinstance(t.func, nodes.Attribute) and t.func.attrname == "startswith" \
+                    and len(t.args) == 1 and isinstance(t.args[0], nodes.Const) and isinstance(t.args[0].value, str) \
+                    and t.func.expr.as_string() == (text if text is not None else (text := arg.as_string())):
+                mod = t.args[0].value.rstrip(".")
+                return mod if mod and all(p.isidentifier() for p in mod.split(".")) else None
+        cur, parent = parent, parent.parent
+    return None
+
+
+def _imports_its_argument(ctx, call: nodes.Call) -> bool:
+    """*call* is ``importlib.import_module(x)`` / ``__import__(x)``, or calls a function of this module whose
+    body imports a name made from its first parameter (``module_name, _ = class_string.rsplit(".", 1);
+    importlib.import_module(module_name)``)."""
+    q = ctx.resolver.qualname(call.func)
+    if q in ("importlib.import_module", "__import__"):
+        return True
+    leaf = call.func.name if isinstance(call.func, nodes.Name) else None
+    if leaf is None:
+        return False
+    defs = [d for d in ctx.tree.locals.get(leaf, ()) if isinstance(d, nodes.FunctionDef)]
+    if len(defs) != 1:
+        return False
+    fn = defs[0]
+    params = [a.name for a in (fn.args.posonlyargs or []) + (fn.args.args or [])]
+    if not params:
+        return False
+    derived = {params[0]}
+    for st in fn.nodes_of_class(nodes.Assign):
+        if any(isinstance(n, nodes.Name) and n.name in derived for n in st.value.nodes_of_class(nodes.Name)):
+            for t in st.targets:
+                derived.update(n.name for n in t.nodes_of_class(nodes.AssignName))
+    for c in fn.nodes_of_class(nodes.Call):
+        f = c.func
+        name = f.attrname if isinstance(f, nodes.Attribute) else f.name if isinstance(f, nodes.Name) else ""
+        if name in ("import_module", "__import__") and c.args and isinstance(c.args[0], nodes.Name) \
+                and c.args[0].name in derived:
+            return True
+    return False
+
+
 def import_guard(node) -> Optional[Guard]:
     """How *node* (an import) is guarded: None when not inside ``try`` with an ImportError handler."""
     cur, parent = node, node.parent
@@ -854,14 +906,32 @@ class ThirdPartyPass(Pass):
 
     def _dynamic_import(self, ctx, table, call: nodes.Call) -> Optional[Finding]:
         q = ctx.resolver.qualname(call.func)
-        if q not in ("importlib.import_module", "__import__") or not call.args:
+        if not call.args:
             return None
+        if q not in ("importlib.import_module", "__import__"):
+            return self._prefixed_import(ctx, table, call)
         if not isinstance(call.args[0], nodes.Const) or not isinstance(call.args[0].value, str):
-            return None
+            return self._prefixed_import(ctx, table, call)
         mod = call.args[0].value
         info = self._lookup(ctx, table, mod)
         if info is None:
             return None
+        return self._dynamic_finding(ctx, info, call, mod)
+
+    def _prefixed_import(self, ctx, table, call: nodes.Call) -> Optional[Finding]:
+        """``if name.startswith("apex."): cls = _import_class(name)``: a dotted name held in data (a registry's
+        table of class paths) imported by ``importlib.import_module`` or by a function of this module that imports
+        what its parameter names, inside the branch that tested the name's prefix: the branch imports that
+        library (the branch's own test is its condition)."""
+        mod = _tested_prefix(call)
+        if mod is None or not _imports_its_argument(ctx, call):
+            return None
+        info = self._lookup(ctx, table, mod)
+        if info is None:
+            return None
+        return self._dynamic_finding(ctx, info, call, mod)
+
+    def _dynamic_finding(self, ctx, info, call: nodes.Call, mod: str) -> Finding:
         guard = import_guard(call.statement())
         if guard is not None:
             return ctx.finding(R_GUARDED, call, mod, f"Guarded dynamic import of `{mod}` ({info['library']}): {info['reason']}",

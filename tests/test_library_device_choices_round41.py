@@ -11,7 +11,8 @@ the library's own NPU path). These shapes run there as they stand, so they no lo
   device type string of a comparison, not a device);
 * ``str(torch.cuda.is_available())`` in a system report: the answer is only written out;
 * ``set_random_seed(seed, using_cuda=self.device.type == "cuda")``: the callee gets False on an NPU and completes;
-* ``def fill(shape, device="cuda")``: the default of a device the caller passes;
+* ``def fill(shape, device="cuda")`` and ``def f(x, device=None): if device is None: device = "cuda"``: the default
+  of a device the caller passes;
 * ``self.is_cuda = device.type == "cuda" and torch.cuda.is_available()`` in ``__init__`` tested in another method
   whose branches complete: the flag is followed across the methods of the class;
 * ``assert device == "cuda"`` in the ``except (AttributeError, TypeError)`` fallback of a call of a torch API that
@@ -72,6 +73,19 @@ LIB = {
 
         def fill(shape, device="cuda"):
             return torch.zeros(shape, device=device)
+
+
+        def lookup_table(name, device=None):
+            if device is None:
+                device = "cuda"
+            return torch.zeros(16, device=device)
+
+
+        def local_default(name):
+            device = None
+            if device is None:
+                device = "cuda"
+            return torch.zeros(16, device=device)
 
 
         def hard():
@@ -139,7 +153,7 @@ def _statuses(tmp_path, kb):
 
 def test_device_choices_with_a_working_non_cuda_path_leave_the_function_supported(tmp_path, kb):
     st, rep = _statuses(tmp_path, kb)
-    for fn in ("pick", "get_device", "system_info", "Algo.seed", "fill"):
+    for fn in ("pick", "get_device", "system_info", "Algo.seed", "fill", "lookup_table"):
         assert f"choicelib.dev.{fn}" not in st, (fn, st.get(f"choicelib.dev.{fn}"))
     first = [f for f in rep["findings"] if f["path"] == "dev.py" and f["line"] == 10]
     assert [f["severity"] for f in first] == ["advice"] and "first choice" in first[0]["message"]
@@ -150,6 +164,7 @@ def test_hard_coded_cuda_uses_still_need_migration(tmp_path, kb):
     assert st["choicelib.dev.hard"] == "needs-migration"
     assert st["choicelib.dev.hard_kw"] == "needs-migration"
     assert st["choicelib.dev.get_device_reported"] == "needs-migration"
+    assert st["choicelib.dev.local_default"] == "needs-migration"   # a local, not a parameter the caller fills
 
 
 def test_an_instance_flag_is_followed_across_the_methods_of_its_class(tmp_path, kb):

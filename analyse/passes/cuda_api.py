@@ -737,7 +737,30 @@ def _caller_default(node, resolver) -> bool:
     if isinstance(up, nodes.Call) and isinstance(up.func, nodes.Name) and up.func.name == "getattr" \
             and len(up.args) == 3 and up.args[2] is cur:
         return True
-    return False
+    return _none_default(cur, up)
+
+
+def _none_default(value, assign) -> bool:
+    """``def f(x, device=None): if device is None: device = "cuda"``: the assignment fills a parameter the caller
+    left out (the body of an ``if`` that only tests the parameter for None)."""
+    if not (isinstance(assign, nodes.Assign) and assign.value is value and len(assign.targets) == 1
+            and isinstance(assign.targets[0], nodes.AssignName)):
+        return False
+    name = assign.targets[0].name
+    ifn = assign.parent
+    if not (isinstance(ifn, nodes.If) and assign in ifn.body):
+        return False
+    t = ifn.test
+    if isinstance(t, nodes.UnaryOp) and t.op == "not":
+        tested = t.operand
+    elif isinstance(t, nodes.Compare) and len(t.ops) == 1 and t.ops[0][0] in ("is", "==") \
+            and isinstance(t.ops[0][1], nodes.Const) and t.ops[0][1].value is None:
+        tested = t.left
+    else:
+        return False
+    fn = assign.scope()
+    return isinstance(tested, nodes.Name) and tested.name == name \
+        and isinstance(fn, (nodes.FunctionDef, nodes.AsyncFunctionDef)) and name in fn.argnames()
 
 
 def _replaced_when_cuda_absent(node, resolver) -> str:

@@ -699,7 +699,7 @@ def _device_type_operand(node, resolver):
     return call.args[0] if resolver.qualname(call.func) == "torch.device" else None
 
 
-_REPORT_CALLS = {"str", "repr", "print", "format", "bool"}
+_REPORT_CALLS = {"str", "repr", "print", "format"}
 _LOG_METHODS = {"debug", "info", "warning", "warn", "error", "critical", "log", "exception", "write", "format"}
 
 

@@ -11,14 +11,14 @@ the library's own NPU path). These shapes run there as they stand, so they no lo
   device type string of a comparison, not a device);
 * ``str(torch.cuda.is_available())`` in a system report: the answer is only written out;
 * ``set_random_seed(seed, using_cuda=self.device.type == "cuda")``: the callee gets False on an NPU and completes;
-* ``def fill(shape, device="cuda")`` and ``def f(x, device=None): if device is None: device = "cuda"``: the default
-  of a device the caller passes;
 * ``self.is_cuda = device.type == "cuda" and torch.cuda.is_available()`` in ``__init__`` tested in another method
   whose branches complete: the flag is followed across the methods of the class;
 * ``assert device == "cuda"`` in the ``except (AttributeError, TypeError)`` fallback of a call of a torch API that
   the pinned torch has: the old-torch fallback is not the path taken.
 
-VALID (still flagged): a hard-coded ``.cuda()`` and ``torch.zeros(3, device="cuda")`` stay ``needs-migration``; a
+VALID (still flagged): a hard-coded ``.cuda()`` and ``torch.zeros(3, device="cuda")`` stay ``needs-migration``; so do
+a parameter's default device (``def fill(shape, device="cuda")``, ``if device is None: device = "cuda"``): defaults are
+read as written, and a caller that leaves it out gets CUDA; a
 first choice that the later availability test only reports (``print``) stays ``needs-migration``; a flag whose test
 raises stays ``conditional``; the same assert in an ``except Exception`` handler stays ``conditional``.
 """
@@ -153,7 +153,7 @@ def _statuses(tmp_path, kb):
 
 def test_device_choices_with_a_working_non_cuda_path_leave_the_function_supported(tmp_path, kb):
     st, rep = _statuses(tmp_path, kb)
-    for fn in ("pick", "get_device", "system_info", "Algo.seed", "fill", "lookup_table"):
+    for fn in ("pick", "get_device", "system_info", "Algo.seed"):
         assert f"choicelib.dev.{fn}" not in st, (fn, st.get(f"choicelib.dev.{fn}"))
     first = [f for f in rep["findings"] if f["path"] == "dev.py" and f["line"] == 10]
     assert [f["severity"] for f in first] == ["advice"] and "first choice" in first[0]["message"]
@@ -164,7 +164,9 @@ def test_hard_coded_cuda_uses_still_need_migration(tmp_path, kb):
     assert st["choicelib.dev.hard"] == "needs-migration"
     assert st["choicelib.dev.hard_kw"] == "needs-migration"
     assert st["choicelib.dev.get_device_reported"] == "needs-migration"
-    assert st["choicelib.dev.local_default"] == "needs-migration"   # a local, not a parameter the caller fills
+    assert st["choicelib.dev.local_default"] == "needs-migration"
+    assert st["choicelib.dev.fill"] == "needs-migration"           # a default is read as written
+    assert st["choicelib.dev.lookup_table"] == "needs-migration"
 
 
 def test_an_instance_flag_is_followed_across_the_methods_of_its_class(tmp_path, kb):

@@ -618,15 +618,6 @@ class CudaApiPass(Pass):
                 severity = "manual"
                 note = f" `{target}` is not among the functions whose device arguments transfer_to_npu rewrites."
         new = text.replace("cuda", "npu", 1)
-        if ctx.project.mode == "thirdparty" and _caller_default(node, ctx.resolver):
-            # library mode: `def f(x, device="cuda")`: the device is the caller's argument; a caller on an NPU host
-            # passes its device (or runs under transfer_to_npu, which rewrites the default where it is used)
-            yield ctx.finding(self.rule("NPU003"), node, "device:cuda",
-                              f"Device string '{text}' is the default of a device the caller passes: on an NPU host "
-                              f"the caller passes its NPU device; {TRANSFER} rewrites the default to '{new}' where "
-                              "it reaches a wrapped device argument.",
-                              replacement=f"'{new}'", severity="advice", confidence="high")
-            return
         if ctx.project.mode == "thirdparty" and call is None:
             later = _replaced_when_cuda_absent(node, ctx.resolver)
             if later:
@@ -721,46 +712,6 @@ def _reported_only(call, resolver) -> str:
     if isinstance(f, nodes.Attribute) and name in _LOG_METHODS:
         return f"its answer is only reported (`.{name}(...)`)"
     return ""
-
-
-def _caller_default(node, resolver) -> bool:
-    """The device string *node* is the default value of a parameter (``def f(x, device="cuda")``, also
-    ``device=torch.device("cuda")``) or the default of ``getattr(args, "device", "cuda")``: a value the caller
-    chooses."""
-    cur = node
-    if isinstance(cur.parent, nodes.Call) and cur.parent.args and cur.parent.args[0] is cur \
-            and resolver.qualname(cur.parent.func) == "torch.device":
-        cur = cur.parent
-    up = cur.parent
-    if isinstance(up, nodes.Arguments):
-        return any(d is cur for d in list(up.defaults or ()) + list(up.kw_defaults or ()))
-    if isinstance(up, nodes.Call) and isinstance(up.func, nodes.Name) and up.func.name == "getattr" \
-            and len(up.args) == 3 and up.args[2] is cur:
-        return True
-    return _none_default(cur, up)
-
-
-def _none_default(value, assign) -> bool:
-    """``def f(x, device=None): if device is None: device = "cuda"``: the assignment fills a parameter the caller
-    left out (the body of an ``if`` that only tests the parameter for None)."""
-    if not (isinstance(assign, nodes.Assign) and assign.value is value and len(assign.targets) == 1
-            and isinstance(assign.targets[0], nodes.AssignName)):
-        return False
-    name = assign.targets[0].name
-    ifn = assign.parent
-    if not (isinstance(ifn, nodes.If) and assign in ifn.body):
-        return False
-    t = ifn.test
-    if isinstance(t, nodes.UnaryOp) and t.op == "not":
-        tested = t.operand
-    elif isinstance(t, nodes.Compare) and len(t.ops) == 1 and t.ops[0][0] in ("is", "==") \
-            and isinstance(t.ops[0][1], nodes.Const) and t.ops[0][1].value is None:
-        tested = t.left
-    else:
-        return False
-    fn = assign.scope()
-    return isinstance(tested, nodes.Name) and tested.name == name \
-        and isinstance(fn, (nodes.FunctionDef, nodes.AsyncFunctionDef)) and name in fn.argnames()
 
 
 def _replaced_when_cuda_absent(node, resolver) -> str:

@@ -1734,7 +1734,9 @@ def _ifexp_guard(ifexp, in_body: bool) -> Optional[Guard]:
     kind, pol, _cuda = got
     if pol == BODY and not in_body or pol == ORELSE and in_body:
         return None
-    return Guard(kind, ifexp.lineno or 1, True, _condition_text(ifexp.test, in_body))
+    # the other alternative is the fallback (`"cuda" if torch.cuda.is_available() else "cpu"`), as for an `if`
+    return Guard(kind, ifexp.lineno or 1, True, _condition_text(ifexp.test, in_body),
+                 npu_fallback=_off_without_transfer(ifexp.test, in_body))
 
 
 def is_probe(node) -> bool:

@@ -1200,9 +1200,21 @@ def _compare(op: str, a, b):
 _BACKEND_MEMBERS = {"NCCL": "nccl", "GLOO": "gloo", "HCCL": "hccl", "MPI": "mpi"}
 
 
+def _device_type_of_string(node) -> Optional[str]:
+    """The string of ``torch.device("cuda").type``: the device type a literal names (``th.device`` too)."""
+    if isinstance(node, nodes.Attribute) and node.attrname == "type" and isinstance(node.expr, nodes.Call) \
+            and _leaf(node.expr.func) == "device" and len(node.expr.args) == 1 and not node.expr.keywords \
+            and isinstance(node.expr.args[0], nodes.Const) and isinstance(node.expr.args[0].value, str):
+        return node.expr.args[0].value.split(":")[0]
+    return None
+
+
 def _device_strings(node):
     if isinstance(node, nodes.Const) and isinstance(node.value, str):
         return [node.value]
+    lit = _device_type_of_string(node)
+    if lit is not None:
+        return [lit]
     if isinstance(node, nodes.Attribute) and node.attrname in _BACKEND_MEMBERS \
             and _dotted(node.expr).split(".")[-1] == "Backend":
         return [_BACKEND_MEMBERS[node.attrname]]   # `dist.Backend.NCCL` is the string "nccl"
@@ -1396,6 +1408,9 @@ def _enum_member(node) -> bool:
 
 
 def side_val(node):
+    lit = _device_type_of_string(node)
+    if lit is not None:
+        return lit
     ok, v = literal(node)
     return v if ok else None
 

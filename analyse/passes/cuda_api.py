@@ -339,7 +339,7 @@ class CudaApiPass(Pass):
                 return None
             if q == "torch.cuda.is_available" and ctx.project.mode == "thirdparty" \
                     and isinstance(parent, nodes.Call) and parent.func is node:
-                choice = cuda_probe_settled(parent)
+                choice = cuda_probe_settled(parent) or _reported_only(parent, ctx.resolver)
                 if choice:
                     # library mode: a function that asks whether CUDA is there and completes either way (`if not
                     # torch.cuda.is_available(): return None`, `assert torch.cuda.is_available() or
@@ -504,6 +504,7 @@ class CudaApiPass(Pass):
         r = ctx.resolver
         cuda_side = None
         for o in operands:
+            o = _device_type_operand(o, r) or o
             vals = r.strings(o) if isinstance(o, (nodes.Const, nodes.JoinedStr)) else None
             if vals and any(is_cuda_device_string(v) for v in vals):
                 cuda_side = o
@@ -525,8 +526,13 @@ class CudaApiPass(Pass):
                                f"the non-CUDA branch runs. Keep it: the CUDA branch uses {branch}, which has no NPU "
                                "implementation, and the other branch is the portable one.",
                                replacement=None, severity="info")
+        old_torch = _old_torch_fallback(node, ctx)
+        if old_torch:
+            return ctx.finding(self.rule("NPU004"), node, "device-type-check",
+                               f"This comparison names a CUDA device, but {old_torch}: nothing changes on an Ascend "
+                               "NPU.", replacement=None, severity="info")
         repl = _swap_in_line(ctx.snippet(node.lineno).splitlines()[0], node)
-        sev, effect = device_check_effect(node, ctx.path)
+        sev, effect = device_check_effect(node, ctx.path, library=ctx.project.mode == "thirdparty")
         if sev == "info":
             return ctx.finding(self.rule("NPU004"), node, "device-type-check",
                                f"This comparison names a CUDA device, but {effect}: nothing changes on an Ascend NPU.",
@@ -582,6 +588,10 @@ class CudaApiPass(Pass):
             return
         if type(parent) in (nodes.List, nodes.Tuple, nodes.Set) and isinstance(parent.parent, nodes.Compare):
             return
+        if isinstance(parent, nodes.Call) and parent.args and parent.args[0] is node \
+                and isinstance(parent.parent, nodes.Attribute) and isinstance(parent.parent.parent, nodes.Compare) \
+                and _device_type_operand(parent.parent, ctx.resolver) is node:
+            return   # `x.device.type == torch.device("cuda").type`: the comparison's (NPU004), no device is made
         if isinstance(parent, nodes.Dict) and any(k is node for k, _v in parent.items):
             return
         if isinstance(parent, nodes.Call) and isinstance(parent.func, nodes.Attribute) and parent.func.attrname in _COMPARE_METHODS:
@@ -608,6 +618,17 @@ class CudaApiPass(Pass):
                 severity = "manual"
                 note = f" `{target}` is not among the functions whose device arguments transfer_to_npu rewrites."
         new = text.replace("cuda", "npu", 1)
+        if ctx.project.mode == "thirdparty" and call is None:
+            later = _replaced_when_cuda_absent(node, ctx.resolver)
+            if later:
+                # library mode: `device = "cuda"` ... `if device.type == "cuda" and not torch.cuda.is_available():
+                # return torch.device("cpu")`: the string is a first choice the function itself replaces on a host
+                # without CUDA, so it runs on an NPU host as it stands (transfer_to_npu rewrites the string)
+                yield ctx.finding(self.rule("NPU003"), node, "device:cuda",
+                                  f"Device string '{text}' is a first choice: {later}, so the function runs on an "
+                                  f"NPU host as it stands; {TRANSFER} rewrites it to '{new}'.",
+                                  replacement=f"'{new}'", severity="advice", confidence="high")
+                return
         if call is not None and _disabled_autocast(target, call):
             # `@autocast('cuda', enabled=False)`: a region that turns CUDA autocast off runs as plain code on an NPU
             # host (no CUDA autocast is on there); only under NPU autocast does it no longer keep the region in fp32
@@ -622,6 +643,113 @@ class CudaApiPass(Pass):
                           f" {TRANSFER} rewrites it to '{new}' where it reaches a wrapped device argument."),
                           replacement=f"'{new}'", severity=severity,
                           confidence="high" if call is not None or _is_device_context(node) else "medium")
+
+
+_OLD_API_ERRORS = {"AttributeError", "TypeError"}
+
+
+def _old_torch_fallback(node, ctx) -> str:
+    """Words when *node* sits in an ``except AttributeError`` / ``except TypeError`` handler (those only) of a
+    ``try`` whose body calls torch APIs that the pinned torch version has (documented for it in the knowledge
+    base): ``try: return torch.get_autocast_dtype(device) except (AttributeError, TypeError): ... assert device ==
+    "cuda"`` is the fallback for an older torch, not the path taken. "" otherwise."""
+    cur, parent = node, node.parent
+    while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef,
+                                                         nodes.Module, nodes.Lambda)):
+        if isinstance(parent, nodes.ExceptHandler) and cur in parent.body:
+            t = parent.type
+            names = t.elts if isinstance(t, nodes.Tuple) else [t] if t is not None else []
+            if not names or not all(isinstance(n, nodes.Name) and n.name in _OLD_API_ERRORS for n in names):
+                return ""
+            trynode = parent.parent
+            if not isinstance(trynode, nodes.Try):
+                return ""
+            apis = []
+            for st in trynode.body:
+                for call in nodes_of(st, nodes.Call):
+                    q = ctx.resolver.qualname(call.func)
+                    if q and q.startswith("torch."):
+                        apis.append(q)
+            if apis and all(ctx.kb.is_documented(q) for q in apis):
+                return (f"it sits in the `except` at line {parent.lineno}, the fallback for a torch without "
+                        f"`{apis[0]}`, which torch {ctx.kb.torch_version} has")
+            return ""
+        cur, parent = parent, parent.parent
+    return ""
+
+
+def _device_type_operand(node, resolver):
+    """The string constant of ``torch.device("cuda").type`` (a comparison operand that is only the device type
+    string), else None."""
+    if not (isinstance(node, nodes.Attribute) and node.attrname == "type" and isinstance(node.expr, nodes.Call)):
+        return None
+    call = node.expr
+    if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], nodes.Const) \
+            or not isinstance(call.args[0].value, str):
+        return None
+    return call.args[0] if resolver.qualname(call.func) == "torch.device" else None
+
+
+_REPORT_CALLS = {"str", "repr", "print", "format"}
+_LOG_METHODS = {"debug", "info", "warning", "warn", "error", "critical", "log", "exception", "write", "format"}
+
+
+def _reported_only(call, resolver) -> str:
+    """Words when the answer of the probe *call* (``torch.cuda.is_available()``) is only written out: an argument of
+    ``str()`` / ``print()`` / a logger call, a value of an f-string. It is a bool on any host, and nothing is
+    chosen with it. "" otherwise."""
+    cur, up = call, call.parent
+    if isinstance(up, nodes.FormattedValue):
+        return "its answer is only formatted into a string"
+    if isinstance(up, nodes.Keyword):
+        cur, up = up, up.parent
+    if not (isinstance(up, nodes.Call) and cur is not up.func):
+        return ""
+    f = up.func
+    name = f.name if isinstance(f, nodes.Name) else f.attrname if isinstance(f, nodes.Attribute) else ""
+    if isinstance(f, nodes.Name) and name in _REPORT_CALLS and resolver.qualname(f) in (None, "builtins." + name, name):
+        return f"its answer is only reported (`{name}(...)`)"
+    if isinstance(f, nodes.Attribute) and name in _LOG_METHODS:
+        return f"its answer is only reported (`.{name}(...)`)"
+    return ""
+
+
+def _replaced_when_cuda_absent(node, resolver) -> str:
+    """Words when the device string *node* is the value of ``NAME = "cuda"`` (or ``NAME = torch.device("cuda")``)
+    in a function whose later ``if`` tests CUDA availability (``torch.cuda.is_available()``) and, in the branch it
+    takes without CUDA, gives NAME another value or returns: ``if device.type == "cuda" and not
+    torch.cuda.is_available(): return torch.device("cpu")``. "" otherwise."""
+    cur = node
+    if isinstance(cur.parent, nodes.Call) and cur.parent.args and cur.parent.args[0] is cur \
+            and resolver.qualname(cur.parent.func) == "torch.device":
+        cur = cur.parent
+    assign = cur.parent
+    if not (isinstance(assign, nodes.Assign) and assign.value is cur and len(assign.targets) == 1
+            and isinstance(assign.targets[0], nodes.AssignName)):
+        return ""
+    var = assign.targets[0].name
+    fn = assign.scope()
+    if not isinstance(fn, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+        return ""
+    after = assign.lineno or 0
+    for ifn in fn.nodes_of_class(nodes.If):
+        if (ifn.lineno or 0) <= after or ifn.scope() is not fn:
+            continue
+        probes = [c for c in ifn.test.nodes_of_class(nodes.Call)
+                  if resolver.qualname(c.func) == "torch.cuda.is_available"]
+        if not probes:
+            continue
+        negated = any(isinstance(p.parent, nodes.UnaryOp) and p.parent.op == "not" for p in probes)
+        branch = ifn.body if negated else ifn.orelse
+        if not branch:
+            continue
+        last = branch[-1]
+        if isinstance(last, nodes.Return) and last.value is not None:
+            return f"without CUDA the `if` at line {ifn.lineno} returns another device"
+        if any(isinstance(t, nodes.AssignName) and t.name == var for st in branch if isinstance(st, nodes.Assign)
+               for t in st.targets):
+            return f"without CUDA the `if` at line {ifn.lineno} sets `{var}` to another device"
+    return ""
 
 
 _NAME_ARG_CALLS = {"getattr", "hasattr", "setattr", "delattr"}
@@ -999,7 +1127,7 @@ def _catches_key_error(node) -> bool:
     return False
 
 
-def device_check_effect(node: nodes.Compare, path: str):
+def device_check_effect(node: nodes.Compare, path: str, library: bool = False):
     """(severity, words) of a device-type comparison on an Ascend host, valued with the conditions model in the
     transfer_to_npu scenario: ``info`` when the test has the value it has on a CUDA host (``'cuda' in device``
     with ``device = 'cuda'``, ``device.type in ('cuda', 'npu')``); ``advice`` when the other branch of its
@@ -1032,6 +1160,12 @@ def device_check_effect(node: nodes.Compare, path: str):
         # caller that branches on the answer is where a path is skipped
         return "advice", (f"the function returns the test's NPU value ({path}:{holder.lineno}: the device type is "
                           "'npu') and completes; its callers decide which path runs")
+    if library and not v and (isinstance(holder, nodes.Keyword) and holder.value is test
+                              or isinstance(holder, nodes.Call) and test in holder.args):
+        # library mode: `set_random_seed(seed, using_cuda=self.device.type == "cuda")` hands the test's NPU value
+        # (False) to the callee, which completes with it; where the callee branches on it is judged there
+        return "advice", (f"the call at {path}:{holder.lineno} gets the test's NPU value (the device type is 'npu') "
+                          "and completes; the callee decides which path runs")
     if isinstance(holder, nodes.Assign) and holder.value is test and not v and _and_operand(node, test):
         flag = _flag_branches_complete(holder)
         if flag:
@@ -1098,7 +1232,11 @@ def _flag_branches_complete(assign: nodes.Assign) -> str:
     """The name ``use_x = <...> and t.device.type == "cuda"`` binds, when it is bound once in its function and every
     ``if`` of the function that tests it has branches that complete (neither raises nor exits): an NPU host takes the
     other path of each, which runs. "" otherwise."""
-    if len(assign.targets) != 1 or not isinstance(assign.targets[0], nodes.AssignName):
+    if len(assign.targets) != 1:
+        return ""
+    if _is_self_attr(assign.targets[0]):
+        return _attr_flag_branches_complete(assign)
+    if not isinstance(assign.targets[0], nodes.AssignName):
         return ""
     name = assign.targets[0].name
     scope = assign.scope()
@@ -1112,6 +1250,35 @@ def _flag_branches_complete(assign: nodes.Assign) -> str:
             return ""
         tested = True
     return name if tested else ""
+
+
+def _is_self_attr(node) -> bool:
+    return isinstance(node, (nodes.AssignAttr, nodes.Attribute)) and isinstance(node.expr, nodes.Name) \
+        and node.expr.name == "self"
+
+
+def _attr_flag_branches_complete(assign: nodes.Assign) -> str:
+    """``self.is_cuda = device.type == "cuda" and ...`` in a method: the flag is an attribute of the instance, set
+    once in the class, and every ``if`` of the class's methods that tests ``self.is_cuda`` has branches that complete
+    (the tests of :func:`_flag_branches_complete`, followed across the methods). "" otherwise."""
+    target = assign.targets[0]
+    name = target.attrname
+    meth = assign.scope()
+    cls = meth.parent.frame() if isinstance(meth, (nodes.FunctionDef, nodes.AsyncFunctionDef)) \
+        and meth.parent is not None else None
+    if not isinstance(cls, nodes.ClassDef):
+        return ""
+    sets = [a for a in nodes_of(cls, nodes.AssignAttr) if a.attrname == name and _is_self_attr(a)]
+    if sets != [target] or name in cls.locals:
+        return ""
+    tested = False
+    for ifnode in nodes_of(cls, nodes.If):
+        if not any(isinstance(n, nodes.Attribute) and n.attrname == name and _is_self_attr(n) for n in walk(ifnode.test)):
+            continue
+        if _fails(ifnode.body) or _fails(ifnode.orelse):
+            return ""
+        tested = True
+    return f"self.{name}" if tested else ""
 
 
 def _cuda_only_branch(node: nodes.Compare, resolver) -> Optional[str]:

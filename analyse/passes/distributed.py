@@ -118,9 +118,11 @@ class DistributedPass(Pass):
         "import torch.distributed as dist\ndist.init_process_group(backend='hccl')\n",
         "import torch\nmodel = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])\n",
         "print('use nccl on GPUs')\n",
+        "BACKENDS = {'cuda': 'nccl', 'npu': 'hccl'}\nbackend = BACKENDS.get(device_type, 'gloo')\n",
     )
     INVALID = (
         "import torch.distributed as dist\ndist.init_process_group(backend='nccl')  # expect: NPU101\n",
+        "BACKENDS = {'cuda': 'nccl', 'cpu': 'gloo'}  # expect: NPU101\nbackend = BACKENDS.get(device_type, 'gloo')\n",
         "import argparse\np = argparse.ArgumentParser()\np.add_argument('--dist-backend', default='nccl')  # expect: NPU101\n",
         "import torch.distributed as dist\nif dist.get_backend() == 'nccl':  # expect: NPU102\n    pass\n",
         "import torch.nn as nn\nmodel = nn.DataParallel(model)  # expect: NPU103\n",
@@ -211,6 +213,10 @@ class DistributedPass(Pass):
         if type(parent) in (nodes.List, nodes.Tuple, nodes.Set) and any(
                 isinstance(e, nodes.Const) and e.value == "hccl" for e in parent.elts):
             return  # a list of backends that already includes hccl
+        if isinstance(parent, nodes.Dict) and any(
+                isinstance(k, nodes.Const) and isinstance(k.value, str) and k.value.split(":")[0] == "npu"
+                and isinstance(v, nodes.Const) and v.value == "hccl" for k, v in parent.items):
+            return  # a device-type -> backend table with the NPU's own entry ({"cuda": "nccl", "npu": "hccl"})
         if isinstance(parent, nodes.Subscript) and parent.slice is node:
             return
         if isinstance(parent, nodes.Call) and isinstance(parent.func, nodes.Attribute) and parent.func.attrname in ("startswith", "endswith", "find"):

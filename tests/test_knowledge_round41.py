@@ -7,7 +7,7 @@
   .weight_norm``), a lower-case name the package does not re-export, a class one of whose method rows is No.
 * Curated composites (data/curation.yaml): ``F.multi_head_attention_forward`` (the body of the documented
   ``nn.MultiheadAttention.forward``, not where that row is No), ``torch.expand_copy``, ``F.rms_norm`` / ``nn.RMSNorm``,
-  ``torch.amp.GradScaler``, ``torch.linalg.pinv``, ``torch.linalg.vector_norm``: a library function calling them is not ``unknown``; an API nobody curated still is.
+  ``torch.amp.GradScaler``, ``torch.linalg.pinv``, ``torch.linalg.vector_norm``, ``torch.bitwise_right_shift`` (where op-plugin has its kernel): a library function calling them is not ``unknown``; an API nobody curated still is.
 * GPU-only libraries (data/third_party_libs.yaml): an unguarded ``import openfold...`` makes its user unsupported.
 * peft LoftQ (data/implicit_gpu_libs.yaml): ``LoftQConfig`` / ``LoraConfig(init_lora_weights="loftq")`` use
   bitsandbytes (NPU461, manual); another ``init_lora_weights`` is no finding.
@@ -76,6 +76,10 @@ LIB = {
             return torch.amp.GradScaler("npu")
 
 
+        def unpack(q, bits):
+            return torch.bitwise_right_shift(q, bits) & 15
+
+
         def pseudo(a, x):
             return torch.linalg.pinv(a) @ x / torch.linalg.vector_norm(x)
 
@@ -90,7 +94,8 @@ def test_curated_and_reexported_apis_leave_library_functions_known(tmp_path):
     rep = library_report(tmp_path, load_knowledge("2.13.0"), LIB, "k41lib")
     by = {f["qualname"]: f for f in rep["thirdparty"]["functions"]}
     for q in ("k41lib.Head.__init__", "k41lib.Head.forward", "k41lib.sample", "k41lib.attend", "k41lib.grow",
-              "k41lib.rms", "k41lib.make_scaler", "k41lib.pseudo"):
+              "k41lib.rms", "k41lib.make_scaler", "k41lib.pseudo",
+              "k41lib.unpack"):
         assert by.get(q, {}).get("status") != "unknown", (q, by.get(q))
     assert by["k41lib.reflection"]["status"] == "unknown"   # VALID: nobody curated it
 

@@ -4,7 +4,9 @@
 running backend; Hugging Face ``kernels`` has an Ascend (NPU) backend. So the kernel id decides: an id with an Ascend
 build (``kernels-ext-npu/*``) runs on an NPU host, an id whose builds are CUDA only (the FlashAttention kernels of
 ``kernels-community``) does not, and an id no entry names has no NPU build on record. Each entry says which, why, what
-to use instead and where the fact comes from.
+to use instead and where the fact comes from. An entry whose kernel exposes a known library's API (``python_api:
+flash_attn``) with a documented NPU replacement is ``severity: manual``: a call of the kernel is graded by that
+library function's data/third_party_libs.yaml entry (``flash_attn_varlen_func`` -> ``npu_fusion_attention``).
 """
 
 from __future__ import annotations

@@ -651,6 +651,11 @@ class Resolver:
                 primary.add(r)
         if len(results) == 1:
             return results.pop()
+        if len(primary) == 1 and all(isinstance(d, (nodes.Import, nodes.ImportFrom)) for d in defs if _in_try_body(d)) \
+                and all(_in_try_body(d) or raising_stand_in(d) for d in defs):
+            # `try: from lib import f / except ImportError: def f(*a, **k): raise ImportError(...)`: the stand-in
+            # only fails, so the name stands for the import (a call of it needs the library)
+            return primary.pop()
         # `try: from flash_attn import f (v2) / except ImportError: from flash_attn.x import f (v1)`:
         # the name stands for the import of the try body when all bindings are imports of one package
         if len(primary) == 1 and all(isinstance(d, (nodes.Import, nodes.ImportFrom)) for d in defs) \
@@ -1102,6 +1107,24 @@ class Resolver:
         if isinstance(node, nodes.Call) and self.qualname(node.func) == "torch.device" and node.args:
             return self.strings(node.args[0])
         return self.strings(node)
+
+
+def raising_stand_in(fd, _seen=None) -> bool:
+    """*fd* is a function defined in an ImportError handler whose body only raises, or only calls another such
+    stand-in of the same handler (``def g(**kw): f(**kw)``): a placeholder for a missing library, not an alternative."""
+    if not isinstance(fd, nodes.FunctionDef) or not isinstance(fd.parent, nodes.ExceptHandler):
+        return False
+    body = [st for st in fd.body if not (isinstance(st, nodes.Expr) and isinstance(st.value, nodes.Const))]
+    if not body:
+        return False
+    if isinstance(body[-1], nodes.Raise):
+        return True
+    seen = (_seen or frozenset()) | {fd.name}
+    siblings = {st.name: st for st in fd.parent.body if isinstance(st, nodes.FunctionDef)}
+    return all(isinstance(st, (nodes.Expr, nodes.Return)) and isinstance(st.value, nodes.Call)
+               and isinstance(st.value.func, nodes.Name) and st.value.func.name in siblings
+               and st.value.func.name not in seen and raising_stand_in(siblings[st.value.func.name], seen)
+               for st in body)
 
 
 def _in_try_body(node) -> bool:

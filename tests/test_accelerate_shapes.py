@@ -57,10 +57,11 @@ def test_grouped_counts_per_file(report):
         "by_feature/cross_validation.py": Counter({"NPU802": 1, "NPU710": 1, "NPU466": 1}),
         "by_feature/mocked_loaders.py": Counter({"NPU802": 1, "NPU710": 1}),
         "plain_loop.py": Counter({"NPU802": 1, "NPU710": 1, "NPU803": 1, "NPU003": 1}),
-        "by_feature/peak_memory.py": Counter({"NPU001": 3, "NPU301": 1}),   # torch.xpu.*: no finding (#31 noise)
+        # torch.xpu.*: no finding (#31 noise); the FSDP config is documented (data/torch_reexports.yaml, stop 41)
+        "by_feature/peak_memory.py": Counter({"NPU001": 3}),
     }
     # the same advice in five scripts is one finding; so is the one user choice (fp8) passed on in three
-    assert len(report["findings"]) == 14   # the torch.xpu.* group is gone (#31 noise rule)
+    assert len(report["findings"]) == 13   # the torch.xpu.* group is gone (#31 noise rule), the FSDP config documented
 
 
 def test_the_same_advice_in_several_files_is_one_finding_with_every_place(report):
@@ -136,9 +137,9 @@ def test_a_group_never_mixes_off_path_places_with_counted_ones(report):
     # (data/noise.yaml); the FSDP settings on the path are one counted group of their own
     fs = [f for f in report["findings"] if f["path"] == "by_feature/peak_memory.py" and f["code"] == "NPU301"]
     assert not [f for f in fs if f["api"].startswith("torch.xpu")]
-    (fsdp,) = fs
-    assert (fsdp["lines"], fsdp["counted"]) == ([23, 24], True) and "off_path" not in fsdp
-    assert fsdp["api"] == "torch.distributed.fsdp.fully_sharded_data_parallel.FullStateDictConfig"
+    # torch.distributed.fsdp.fully_sharded_data_parallel.FullStateDictConfig is the table's
+    # torch.distributed.fsdp.FullStateDictConfig (the package re-exports it, data/torch_reexports.yaml): documented
+    assert not fs
 
 
 def test_one_finding_per_line(report):

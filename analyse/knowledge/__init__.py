@@ -18,7 +18,9 @@ Every loaded file is validated; corrupt data raises :class:`KnowledgeError`.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
@@ -219,6 +221,7 @@ def clear_cache() -> None:
     _read.cache_clear()
     _data_file.cache_clear()
     _load.cache_clear()
+    _reexport_rules.cache_clear()
 
 
 # --------------------------------------------------------------------------- validation
@@ -448,6 +451,45 @@ _DCP_SAVER_LOADER = {"save": "state_dict_saver", "async_save": "state_dict_saver
                      "load": "state_dict_loader", "load_state_dict": "state_dict_loader"}
 
 
+REEXPORTS_FILE = "torch_reexports.yaml"
+
+
+def _validate_reexports(doc: Any, where: str) -> list:
+    _check_meta(doc, where)
+    entries = doc.get("reexports")
+    _require(isinstance(entries, list) and entries, where, "reexports must be a non-empty list")
+    for i, r in enumerate(entries):
+        w = f"{where}: reexports[{i}]"
+        _require(isinstance(r, dict), w, "entry must be a mapping")
+        _require(isinstance(r.get("package"), str) and re.fullmatch(r"torch(\.\w+)*", r["package"]) is not None, w,
+                 "package must be a dotted torch name")
+        for k in ("modules", "names"):
+            _require(isinstance(r.get(k), list) and r[k] and all(isinstance(x, str) and x for x in r[k]), w,
+                     f"{k} must be a non-empty list of strings")
+        for m in r["modules"]:
+            _require(m.startswith(r["package"] + ".") or m.startswith("torch."), w, f"module {m!r} must be a torch module")
+            _require(all(p == "*" or re.fullmatch(r"\w+", p) for p in m.split(".")), w,
+                     f"module {m!r}: dotted names, a `*` for one submodule")
+        _require(isinstance(r.get("source"), str) and r["source"].strip(), w, "source must name the import line")
+    return entries
+
+
+@lru_cache(maxsize=None)
+def _reexport_rules(root_str: str) -> tuple:
+    entries = _validate_reexports(_read(str(Path(root_str) / REEXPORTS_FILE)), f"data/{REEXPORTS_FILE}")
+    rules = []
+    for r in entries:
+        for m in r["modules"]:
+            rx = r"\.".join(r"[a-z][A-Za-z0-9_]*" if p == "*" else re.escape(p) for p in m.split("."))
+            rules.append((r["package"], re.compile(rx + r"\.(?P<tail>[A-Za-z_]\w*(?:\.\w+)*)$"), tuple(r["names"])))
+    return tuple(rules)
+
+
+def reexport_rules(data_root: str | Path | None = None) -> tuple:
+    """data/torch_reexports.yaml compiled: (package, regex over a defining spelling with group ``tail``, name patterns)."""
+    return _reexport_rules(str(_root(data_root)))
+
+
 class KnowledgeBase:
     """Facts for one torch version. Obtain with :func:`load_knowledge`; immutable."""
 
@@ -541,6 +583,15 @@ class KnowledgeBase:
 
     # ---------------------------------------------------------------- native API support
     def _lookup(self, name: str) -> dict | None:
+        memo = self.__dict__.setdefault("_lookup_memo", {})
+        if name in memo:
+            return memo[name]
+        e = memo[name] = self._find_row(name)
+        return e
+
+    def _row(self, name: str) -> dict | None:
+        """The table row of one spelling of ``name``: as written, the other public spelling (:func:`public_alias`),
+        the other side of a package re-export (data/torch_reexports.yaml), or a class implied by its method rows."""
         e = self._apis.get(name)
         if e is None and name.startswith("Tensor."):
             e = self._apis.get("torch." + name)
@@ -548,6 +599,66 @@ class KnowledgeBase:
             alt = public_alias(name)
             if alt is not None:
                 e = self._apis.get(alt)
+        if e is None:
+            e = self._reexported_row(name)
+        return e
+
+    def _reexport_index(self) -> tuple:
+        """({public spelling: defining spelling} derived from the table's rows, the compiled re-export rules), once."""
+        idx = self.__dict__.get("_reexports")
+        if idx is not None:
+            return idx
+        rules = reexport_rules(self._root)
+        forward: dict = {}
+        for key in self._apis:
+            for package, rx, names in rules:
+                m = rx.match(key)
+                if m is None:
+                    continue
+                tail = m.group("tail").split(".")
+                if not any(fnmatchcase(tail[0], p) for p in names):
+                    continue
+                canon = key[:m.start("tail")]
+                for i in range(1, len(tail) + 1):   # the class spelled either way, and each of its method rows
+                    alias, target = package + "." + ".".join(tail[:i]), canon + ".".join(tail[:i])
+                    if forward.setdefault(alias, target) != target:
+                        forward[alias] = None   # two defining spellings for one public name: use neither
+        idx = self.__dict__["_reexports"] = (forward, rules)
+        return idx
+
+    def _reexported_row(self, name: str) -> dict | None:
+        forward, rules = self._reexport_index()
+        target = forward.get(name)
+        if target is not None:
+            e = self._apis.get(target)
+            return e if e is not None else self._implied_class_row(target)
+        for package, rx, names in rules:   # the defining spelling of a name the table lists under the public one
+            m = rx.match(name)
+            if m is not None and any(fnmatchcase(m.group("tail").split(".")[0], p) for p in names):
+                e = self._apis.get(package + "." + m.group("tail"))
+                if e is not None:
+                    return e
+        return self._implied_class_row(name)
+
+    def _implied_class_row(self, name: str) -> dict | None:
+        """A class the table has no row for but lists at least two methods of, every one supported
+        (``torch.distributions.normal.Normal.sample``, ``.log_prob``, ...): constructing it is as documented as they
+        are, so the class answers supported, with those rows as its source."""
+        owners = self.__dict__.get("_method_owners")
+        if owners is None:
+            owners = {}
+            for key, row in self._apis.items():
+                owner = key.rpartition(".")[0]
+                if owner.rpartition(".")[2][:1].isupper() and owner not in self._apis:
+                    owners.setdefault(owner, []).append(row["status"])
+            self.__dict__["_method_owners"] = owners
+        statuses = owners.get(name)
+        if not statuses or len(statuses) < 2 or any(s != "supported" for s in statuses):
+            return None
+        return {"status": "supported", "section": f"implied by its {len(statuses)} method rows {name}.*, all supported"}
+
+    def _find_row(self, name: str) -> dict | None:
+        e = self._row(name)
         if e is None:
             # the function and method spellings of one aten operator (`torch.unbind` / `Tensor.unbind`,
             # `torch.cosine_similarity` / `F.cosine_similarity`): one documented row answers for the others
@@ -560,9 +671,7 @@ class KnowledgeBase:
             # `super().__init__()`): the class row is the documented fact for it
             owner, _, leaf = name.rpartition(".")
             if owner.count(".") >= 1 and owner.rpartition(".")[2][:1].isupper() and leaf in MODULE_METHODS:
-                e = self._apis.get(owner)
-                if e is None and owner.startswith("Tensor."):
-                    e = self._apis.get("torch." + owner)
+                e = self._row(owner)
         return e
 
     def api(self, name: str) -> ApiInfo | None:

@@ -4,7 +4,9 @@
 running backend; Hugging Face ``kernels`` has an Ascend (NPU) backend. So the kernel id decides: an id with an Ascend
 build (``kernels-ext-npu/*``) runs on an NPU host, an id whose builds are CUDA only (the FlashAttention kernels of
 ``kernels-community``) does not, and an id no entry names has no NPU build on record. Each entry says which, why, what
-to use instead and where the fact comes from.
+to use instead and where the fact comes from. An entry whose kernel exposes a known library's API (``python_api:
+flash_attn``) with a documented NPU replacement is ``severity: manual``: a call of the kernel is graded by that
+library function's data/third_party_libs.yaml entry (``flash_attn_varlen_func`` -> ``npu_fusion_attention``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ __all__ = ["KERNEL_HUB_FILE", "HubKernel", "KernelHubError", "load_kernel_hub", 
 
 KERNEL_HUB_FILE = "kernel_hub.yaml"
 BUILDS = ("npu", "gpu-only")
+SEVERITIES = ("blocker", "manual")
 
 
 class KernelHubError(Exception):
@@ -34,6 +37,12 @@ class HubKernel:
     reason: str
     replacement: str
     source: str
+    # blocker: a kernel to write; manual: the kernel's functions have a documented NPU replacement (flash-attn ->
+    # torch_npu.npu_fusion_attention)
+    severity: str = "blocker"
+    # the Python module whose API the kernel exposes (flash_attn): a call `k.a.f(...)` of the kernel is graded by the
+    # data/third_party_libs.yaml entry of `<python_api>.a.f`
+    python_api: Optional[str] = None
 
     @property
     def runs_on_npu(self) -> bool:
@@ -70,8 +79,14 @@ def validate_kernel_hub(doc) -> Tuple[HubKernel, ...]:
         _req(e.get("builds") in BUILDS, w, f"builds must be one of {BUILDS}")
         for k in ("reason", "replacement", "source"):
             _req(isinstance(e.get(k), str) and e[k].strip(), w, f"{k} must be a non-empty string")
+        _req(e.get("severity", "blocker") in SEVERITIES, w, f"severity must be one of {SEVERITIES}")
+        api = e.get("python_api")
+        _req(api is None or (isinstance(api, str) and all(p.isidentifier() for p in api.split("."))), w,
+             "python_api must be a dotted module name")
+        _req(api is None or e["builds"] == "gpu-only", w, "python_api grades the calls of a kernel with no NPU build")
         out.append(HubKernel(e["id"], tuple(ids), e["builds"], " ".join(e["reason"].split()),
-                             " ".join(e["replacement"].split()), " ".join(e["source"].split())))
+                             " ".join(e["replacement"].split()), " ".join(e["source"].split()),
+                             e.get("severity", "blocker"), api))
     return tuple(out)
 
 

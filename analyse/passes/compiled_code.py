@@ -166,7 +166,16 @@ class CompiledCodePass(Pass):
             func = call.func
             if hub_bound and isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) \
                     and func.expr.name in hub_bound and _module_binding(func.expr, ctx.source.modname):
-                repo, known = hub_bound[func.expr.name]
+                repo, known, chain = hub_bound[func.expr.name]
+                graded = _graded_by_library(ctx, known, chain + (func.attrname,))
+                if graded is not None:   # a function of a library the table knows (flash_attn_varlen_func): its entry
+                    lib, qual = graded
+                    yield ctx.finding(R_LOOKUP, call, f"{func.expr.name}.{func.attrname}",
+                                      f"`{func.as_string()}(...)` calls `{qual}` of the kernel `{repo}` that "
+                                      f"`{func.expr.name}` holds (fetched from a kernel hub at module level): "
+                                      f"{lib.reason} (data/third_party_libs.yaml, {lib.id})",
+                                      replacement=lib.replacement, severity=lib.severity, confidence="medium")
+                    continue
                 why = (f"{known.reason} (data/kernel_hub.yaml, {known.id})" if known is not None
                        else "a compiled CUDA build with no NPU kernel on record")
                 yield ctx.finding(R_LOOKUP, call, f"{func.expr.name}.{func.attrname}",
@@ -200,7 +209,8 @@ class CompiledCodePass(Pass):
                            "with no NPU kernel on record (the loader itself has an Ascend backend; check the hub "
                            "repository for an npu / cann build variant).")
                     fix = R_LOOKUP.fix
-                yield ctx.finding(R_LOOKUP, call, f"{q}({repo!r})" if repo else q, msg, replacement=fix)
+                yield ctx.finding(R_LOOKUP, call, f"{q}({repo!r})" if repo else q, msg, replacement=fix,
+                                  severity=known.severity if known is not None else None)
                 continue
             if helpers:
                 spec = helpers.get(q) if q else None
@@ -226,10 +236,12 @@ def _hub_bindings(tree: nodes.Module, r) -> Dict[str, Tuple[str, Optional[HubKer
     own ``if``, ``ops = None`` otherwise; ``ops = get_kernel(repo).ops``): name -> (the kernel id or the loader's
     name, its ``data/kernel_hub.yaml`` entry). A kernel the hub publishes an Ascend build of (an entry with
     ``builds: npu``) binds nothing: its calls run on an NPU host, as the same id fetched inside a function does."""
-    out: Dict[str, Tuple[str, Optional[HubKernel]]] = {}
+    out: Dict[str, Tuple[str, Optional[HubKernel], Tuple[str, ...]]] = {}
     for asg in nodes_of(tree, nodes.Assign):
         value = asg.value
+        chain: Tuple[str, ...] = ()
         while isinstance(value, nodes.Attribute):   # `get_kernel(repo).ops`: the kernel's op namespace
+            chain = (value.attrname,) + chain
             value = value.expr
         if not (isinstance(value, nodes.Call) and isinstance(asg.scope(), nodes.Module)):
             continue
@@ -242,8 +254,21 @@ def _hub_bindings(tree: nodes.Module, r) -> Dict[str, Tuple[str, Optional[HubKer
             continue
         for t in asg.targets:
             if isinstance(t, nodes.AssignName):
-                out[t.name] = (repo or q, known)
+                out[t.name] = (repo or q, known, chain)
     return out
+
+
+def _graded_by_library(ctx: ModuleContext, known: Optional[HubKernel], chain: Tuple[str, ...]):
+    """(the data/third_party_libs.yaml entry, the name) of a call of a hub kernel that exposes a known library's API
+    (data/kernel_hub.yaml ``python_api``): ``fa.flash_attn_interface.flash_attn_varlen_func`` of a FlashAttention
+    kernel is ``flash_attn.flash_attn_interface.flash_attn_varlen_func``, graded as that function; None otherwise."""
+    if known is None or not known.python_api:
+        return None
+    from analyse.passes._libtable import lib_table
+
+    qual = ".".join((known.python_api,) + chain)
+    hit = lib_table(ctx.kb).match(qual)
+    return (hit[0], qual) if hit is not None else None
 
 
 def _module_binding(node, modname: str):

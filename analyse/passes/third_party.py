@@ -46,6 +46,7 @@ from analyse.passes import ModuleContext, Pass, nodes_of, walk
 from analyse.passes._libtable import (  # noqa: F401  (re-exported for callers of the old names)
     DATA_FILE, LibEntry, LibTable, MmcvOp, ThirdPartyDataError, lib_table, parse_libs)
 from analyse.passes._project_scan import project_scan   # the extensions the project builds (its own names)
+from analyse.resolve import raising_stand_in
 from analyse.syntax import lookup, merged, selection
 
 STORE_KEY = "third-party"
@@ -335,12 +336,26 @@ def import_guard(node) -> Optional[Guard]:
                                for s in walk(h) if s is not h)
                 if not fallback and not reraises and keeps_prior_bindings(parent):
                     fallback = True   # `except ImportError: pass` keeps the definitions made before the try
+                if fallback and _raising_stand_ins(h, node):
+                    fallback = False   # `except ImportError: def f(*a): raise ImportError(...)`: the name only fails later
                 if fallback and _needs_gpu_only(h.body):
                     # `except ImportError: from flash_attn.flash_attn_interface import g as f`: GPU-only in both
                     return Guard(fallback=False, line=h.lineno, condition=GPU_ONLY_HANDLER)
                 return Guard(fallback=fallback, line=h.lineno)
         cur, parent = parent, parent.parent
     return None
+
+
+def _raising_stand_ins(handler, imp) -> bool:
+    """The handler defines every name the import *imp* binds as a function that only raises (or only calls another
+    such stand-in, :func:`analyse.resolve.raising_stand_in`): a call of the name fails without the library as it
+    would with the import missing, so the stand-ins are no fallback (a flag the handler also sets guards only the
+    uses that test it)."""
+    if not isinstance(imp, (nodes.Import, nodes.ImportFrom)):
+        return False
+    names = [(alias or name).split(".")[0] for name, alias in imp.names if name != "*"]
+    defs = {st.name: st for st in handler.body if isinstance(st, nodes.FunctionDef)}
+    return bool(names) and all(n in defs and raising_stand_in(defs[n]) for n in names)
 
 
 def _import_quals(r, node, star: bool = True) -> List[str]:

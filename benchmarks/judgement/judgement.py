@@ -392,6 +392,13 @@ def score_library(t: Dict[str, Any], rep: Optional[Dict[str, Any]], err: str) ->
             "met": sum(c["met"] for c in checks), "total": len(checks)}
 
 
+def _plural(kind: str, n: int) -> str:
+    """'1 project', '2 projects', '3 libraries'."""
+    if n == 1:
+        return kind
+    return kind[:-1] + "ies" if kind.endswith("y") else kind + "s"
+
+
 def _pct(m: int, n: int) -> str:
     return f"{m}/{n} ({100 * m / n:.0f}%)" if n else "0/0"
 
@@ -446,13 +453,13 @@ def print_results(results: List[Dict[str, Any]]) -> None:
             if rs:
                 m, n = sum(r["met"] for r in rs), sum(r["total"] for r in rs)
                 print(f"{kind + ' checks' if kind == 'project' else 'library labels':<15} {part:<9} "
-                      f"{_pct(m, n):>16}  over {len(rs)} {kind if len(rs) == 1 else kind + 's'}")
+                      f"{_pct(m, n):>16}  over {len(rs)} {_plural(kind, len(rs))}")
                 batches = sorted({r.get("batch") for r in rs if r.get("batch")})
                 if (sel and len(batches) > 1) or (not sel and batches):
                     for b in ([None] if not sel else []) + batches:
                         rb = [r for r in rs if r.get("batch") == b]
                         m, n = sum(r["met"] for r in rb), sum(r["total"] for r in rb)
-                        print(f"{'':<15}   {b or 'own':<7} {_pct(m, n):>16}  over {len(rb)} {kind if len(rb) == 1 else kind + 's'}")
+                        print(f"{'':<15}   {b or 'own':<7} {_pct(m, n):>16}  over {len(rb)} {_plural(kind, len(rb))}")
     m, n = sum(r["met"] for r in results), sum(r["total"] for r in results)
     print(f"{'all':<25} {_pct(m, n):>16}")
 

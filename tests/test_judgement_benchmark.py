@@ -68,6 +68,19 @@ def test_project_checks_effort_drivers_and_decoys():
     assert res["withdrawn"] == [{"entry": "lib.py", "why": "not a program"}]
 
 
+def test_an_entry_under_the_analysed_root_is_read_from_the_repository_root_or_from_the_root():
+    # the report lists paths relative to the analysed sub-folder; the judging brief writes them from the
+    # repository root, earlier judges from the sub-folder: both name the same program
+    t = {"folder": "p", "repo": "o/p", "root": "sub", "heldout": False, "expectations": [
+        {"entry": "sub/train.py", "effort": ["low"], "drivers_any": [], "not_drivers": [], "evidence": "x"},
+        {"entry": "train.py", "effort": ["low"], "drivers_any": [], "not_drivers": [], "evidence": "x"},
+        {"entry": "other/train.py", "effort": ["low"], "drivers_any": [], "not_drivers": [], "evidence": "x"}]}
+    rep = {"summary": {"verdict": {"effort": "low", "drivers": []},
+                       "entry_points": [{"path": "train.py", "verdict": {"effort": "low", "drivers": []}}]}}
+    got = [c["met"] for c in J.score_project(t, rep, "")["checks"]]
+    assert got == [True, True, False]
+
+
 def test_a_missing_report_fails_every_check():
     res = J.score_project(_target(), None, "no report")
     assert res["met"] == 0 and res["total"] == 6

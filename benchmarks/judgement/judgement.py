@@ -338,6 +338,11 @@ def score_project(t: Dict[str, Any], rep: Optional[Dict[str, Any]], err: str) ->
             v, holder = verdict, None
         else:
             want = _norm(entry)
+            root = _norm(t.get("root") or "").strip("/")
+            if root and want.startswith(root + "/"):
+                # the judging brief writes entries relative to the repository root; the report's paths are
+                # relative to the analysed sub-folder (earlier judges wrote them that way: both are read)
+                want = want[len(root) + 1:]
             items = [e for e in eps if isinstance(e, dict) and _norm(e.get("path", "")) == want]
             items = items or [e for e in eps if isinstance(e, dict) and _norm(e.get("path", "")).endswith("/" + want)]
             if not items:

@@ -387,6 +387,23 @@ def _negated_flags(test) -> List[nodes.Name]:
     return out
 
 
+def _asserted_flags(test) -> List[nodes.Name]:
+    """The flags an ``assert A`` / ``assert A and B`` requires true (plain names only); empty otherwise."""
+    parts = test.values if isinstance(test, nodes.BoolOp) and test.op == "and" else [test]
+    return [p for p in parts if isinstance(p, nodes.Name)]
+
+
+def _presence_test_of(value) -> Optional[nodes.Name]:
+    """The name *value* tests for presence (``x is not None``, ``None is not x``), or None."""
+    if isinstance(value, nodes.Compare) and len(value.ops) == 1 and value.ops[0][0] == "is not":
+        left, right = value.left, value.ops[0][1]
+        if isinstance(left, nodes.Name) and _is_none(right):
+            return left
+        if isinstance(right, nodes.Name) and _is_none(left):
+            return right
+    return None
+
+
 def _type_checking_only(node, r) -> bool:
     cur = node.parent
     while cur is not None and not isinstance(cur, (nodes.FunctionDef, nodes.ClassDef, nodes.Module)):
@@ -820,29 +837,55 @@ class ThirdPartyPass(Pass):
     def _required_by_flag(self, ctx, table) -> Iterator[Finding]:
         """Library mode: ``if not HAS_PYLIBCUGRAPHOPS and not LEGACY_MODE: raise ModuleNotFoundError(...)`` in a
         function, where every flag is set true only inside a ``try`` that imports a GPU-only library: on an Ascend
-        host the import failed, so the function raises -- it needs that library as much as a call of it would."""
-        for node in nodes_of(ctx.tree, nodes.If):
-            if node.orelse or not _only_raises(node.body) or not isinstance(node.scope(), nodes.FunctionDef):
+        host the import failed, so the function raises -- it needs that library as much as a call of it would.
+        ``assert HAS_X, msg`` (``assert HAS_X and other``) is the same stop: one such flag in the asserted ``and``
+        chain fails it (an assert is no fallback)."""
+        memo: Dict[tuple, object] = {}
+        for node in nodes_of(ctx.tree, nodes.If, nodes.Assert):
+            if not isinstance(node.scope(), nodes.FunctionDef):
                 continue
-            flags = _negated_flags(node.test)
-            if not flags:
-                continue
-            libs = [self._flag_library(ctx, table, f) for f in flags]
-            if not all(libs):
-                continue
-            q, info, line = libs[0]
-            msg = (f"Raises unless `{q}` ({info['library']}) was imported: the flag `{flags[0].name}` is set only by "
+            if isinstance(node, nodes.Assert):
+                found = [(f, lib) for f, lib in ((f, self._flag_library(ctx, table, f, memo))
+                                                 for f in _asserted_flags(node.test)) if lib]
+                if not found:
+                    continue
+                flag, (q, info, line) = found[0]
+                lead = f"Asserts that `{q}` ({info['library']}) was imported"
+            else:
+                if node.orelse or not _only_raises(node.body):
+                    continue
+                flags = _negated_flags(node.test)
+                if not flags:
+                    continue
+                libs = [self._flag_library(ctx, table, f, memo) for f in flags]
+                if not all(libs):
+                    continue
+                flag, (q, info, line) = flags[0], libs[0]
+                lead = f"Raises unless `{q}` ({info['library']}) was imported"
+            msg = (f"{lead}: the flag `{flag.name}` is set only by "
                    f"the import at {ctx.path}:{line}, which fails on an Ascend host. {info['reason']}")
             yield ctx.finding(R_USE, node, q, msg, replacement=info["replacement"], severity=info["severity"],
                               confidence="medium", evidence="knowledge")
 
-    def _flag_library(self, ctx, table, flag: nodes.Name):
+    def _flag_library(self, ctx, table, flag: nodes.Name, memo: Dict[tuple, object]):
         """(library qualname, its facts, import line) when every assignment of *flag* to ``True`` sits in the body
-        of a ``try`` that imports a GPU-only library; None otherwise."""
+        of a ``try`` that imports a GPU-only library, or the flag is bound only to a presence test of a name such
+        an import binds (``HAS_X = x is not None`` after ``try: import x except ImportError: x = None``); None
+        otherwise (*memo*: the answers by the flag's scope and name, for one module)."""
+        key = (flag.scope().qname(), flag.name)
+        if key not in memo:
+            memo[key] = self._flag_library_uncached(ctx, table, flag)
+        return memo[key]
+
+    def _flag_library_uncached(self, ctx, table, flag: nodes.Name):
         try:
             _scope, defs = lookup(flag, flag.name)
         except Exception:
             return None
+        tested = [d for d in defs if isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Assign)
+                  and _presence_test_of(d.parent.value) is not None]
+        if tested and len(tested) == len([d for d in defs if isinstance(d, nodes.AssignName)]):
+            return self._presence_library(ctx, table, tested)
         trues = [d for d in defs if isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Assign)
                  and isinstance(d.parent.value, nodes.Const) and d.parent.value.value is True]
         if not trues:
@@ -856,6 +899,34 @@ class ThirdPartyPass(Pass):
                     got = self._try_library(ctx, table, parent)
                     break
                 cur = parent
+            if got is None:
+                return None
+            found = found or got
+        return found
+
+    def _presence_library(self, ctx, table, tested):
+        """(library qualname, facts, import line) when every ``FLAG = x is not None`` in *tested* tests a name that
+        only imports of GPU-only libraries (and their ``x = None`` fallbacks) bind; None otherwise."""
+        found = None
+        for d in tested:
+            name = _presence_test_of(d.parent.value)
+            try:
+                _scope, binds = lookup(name, name.name)
+            except Exception:
+                return None
+            got = None
+            for b in binds:
+                if isinstance(b, (nodes.Import, nodes.ImportFrom)):
+                    for q in _import_quals(ctx.resolver, b, star=False):
+                        info = self._lookup(ctx, table, q)
+                        if info is not None and info["severity"] in ("blocker", "manual") \
+                                and not (info.get("entry") is not None and info["entry"].imports_on_npu):
+                            got = got or (q, info, b.lineno)
+                    if got is None:
+                        return None
+                elif not (isinstance(b, nodes.AssignName) and isinstance(b.parent, nodes.Assign)
+                          and _is_none(b.parent.value)):
+                    return None
             if got is None:
                 return None
             found = found or got

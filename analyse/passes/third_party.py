@@ -41,6 +41,7 @@ from astroid import nodes
 from analyse.conditions.build import leaf_name
 from analyse.findings import Finding, Rule, SEVERITIES
 from analyse.guards import _is_none, _needs_gpu_only, _only_raises, guard_of, handler_catches_import, is_probe, keeps_prior_bindings, tree_memo
+from analyse.knowledge.noise import load_noise
 from analyse.passes import ModuleContext, Pass, nodes_of, walk
 # the library table and the project scan live below the passes (no pass imports another pass)
 from analyse.passes._libtable import (  # noqa: F401  (re-exported for callers of the old names)
@@ -821,7 +822,7 @@ class ThirdPartyPass(Pass):
             f = self._import(ctx, table, node, guarded)
             if f is not None:
                 yield f
-        if ctx.project.mode == "thirdparty" and guarded:
+        if ctx.project.mode == "thirdparty" and (guarded or self._imports_in_try(ctx)):
             yield from self._required_by_flag(ctx, table)
         names = [item for item in r.outer_names() if not isinstance(item[1], nodes.AssignAttr)]
         for node in merged(names, selection(ctx.tree, nodes.Call)):
@@ -833,6 +834,11 @@ class ThirdPartyPass(Pass):
                 f = self._dynamic_import(ctx, table, node)
                 if f is not None:
                     yield f
+
+    @staticmethod
+    def _imports_in_try(ctx) -> bool:
+        """The module imports something inside a ``try`` (where an availability flag can come from)."""
+        return any(isinstance(imp.parent, nodes.Try) for imp in nodes_of(ctx.tree, nodes.Import, nodes.ImportFrom))
 
     def _required_by_flag(self, ctx, table) -> Iterator[Finding]:
         """Library mode: ``if not HAS_PYLIBCUGRAPHOPS and not LEGACY_MODE: raise ModuleNotFoundError(...)`` in a
@@ -918,9 +924,8 @@ class ThirdPartyPass(Pass):
             for b in binds:
                 if isinstance(b, (nodes.Import, nodes.ImportFrom)):
                     for q in _import_quals(ctx.resolver, b, star=False):
-                        info = self._lookup(ctx, table, q)
-                        if info is not None and info["severity"] in ("blocker", "manual") \
-                                and not (info.get("entry") is not None and info["entry"].imports_on_npu):
+                        info = self._absent_on_npu(ctx, table, q)
+                        if info is not None:
                             got = got or (q, info, b.lineno)
                     if got is None:
                         return None
@@ -935,11 +940,29 @@ class ThirdPartyPass(Pass):
     def _try_library(self, ctx, table, trynode):
         for imp in nodes_of(trynode, nodes.Import, nodes.ImportFrom):
             for q in _import_quals(ctx.resolver, imp, star=False):
-                info = self._lookup(ctx, table, q)
-                if info is not None and info["severity"] in ("blocker", "manual") \
-                        and not (info.get("entry") is not None and info["entry"].imports_on_npu):
+                info = self._absent_on_npu(ctx, table, q)
+                if info is not None:
                     return q, info, imp.lineno
         return None
+
+    def _absent_on_npu(self, ctx, table, q: str):
+        """The facts of *q* when its import fails on an Ascend host: a GPU-only library (blocker or manual, not
+        one that imports there), or a package of another accelerator vendor (``data/noise.yaml``
+        other_vendor_namespaces, a top-level package outside torch: IPEX, torch_xla, habana_frameworks), whose
+        uses are not findings but whose import-availability flag is False there. None otherwise."""
+        info = self._lookup(ctx, table, q)
+        if info is not None:
+            if info["severity"] in ("blocker", "manual") \
+                    and not (info.get("entry") is not None and info["entry"].imports_on_npu):
+                return info
+            return None
+        if q.partition(".")[0] == "torch" or self._own(ctx, q) or not load_noise().other_vendor(q):
+            return None
+        top = q.partition(".")[0]
+        return dict(severity="manual", library=top, entry=None, evidence="inferred", source=load_noise().vendor_source,
+                    reason=f"`{top}` is another accelerator vendor's extension; it is not installed on an Ascend host "
+                           "and has no NPU build",
+                    replacement="the torch_npu counterpart of the operation (or the plain PyTorch path) on the NPU")
 
     def _import(self, ctx, table, node, guarded) -> Optional[Finding]:
         r = ctx.resolver

@@ -2338,6 +2338,11 @@ class Linker:
                 return f"{c}.{meth}"
         return None
 
+    def constructor(self, cls: str) -> Optional[str]:
+        """What ``cls(...)`` runs of the project's code: its ``__init__``, or, for a class without one (a
+        dataclass, whose generated ``__init__`` calls it), its ``__post_init__``."""
+        return self.lookup_method(cls, "__init__") or self.lookup_method(cls, "__post_init__")
+
     def lookup_value(self, cls: str, attr: str) -> Optional[str]:
         """The class attribute value (:attr:`values`) *cls* has or inherits for *attr*, unless a method of that
         name comes first."""
@@ -2441,7 +2446,7 @@ class Linker:
                 if k == "def" and not meth:
                     out.append(q)
                 elif k == "class":
-                    found = self.lookup_method(q, meth or "__init__")
+                    found = self.lookup_method(q, meth) if meth else self.constructor(q)
                     if found:
                         out.append(found)
             return out, None, None
@@ -2462,7 +2467,7 @@ class Linker:
             if k == "class":
                 if kind == K_REF:
                     return [], None, None
-                init = self.lookup_method(q, "__init__")
+                init = self.constructor(q)
                 return ([init] if init else []), None, None
             if k == "classattr":
                 cls, _, meth = q.rpartition(".")

@@ -429,10 +429,11 @@ def _param_default(name: str, node):
 
 
 def _helper_flag(d) -> bool:
-    """*d* binds an element of the tuple an import helper hands back beside the module (``has_cp`` of
-    ``cp, has_cp = optional_import("cupy")``): whether the import worked."""
+    """*d* binds an element of the tuple an import helper hands back: the flag beside the module (``has_cp`` of
+    ``cp, has_cp = optional_import("cupy")``), whether the import worked, or the module itself, None when it
+    failed (``ext, msg = try_import("ext")`` then ``if ext is not None:``)."""
     tup = d.parent
-    if type(tup) is not nodes.Tuple or not tup.elts or tup.elts[0] is d:
+    if type(tup) is not nodes.Tuple or not tup.elts:
         return False
     stmt = tup.parent
     return isinstance(stmt, nodes.Assign) and isinstance(stmt.value, nodes.Call) \

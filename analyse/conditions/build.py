@@ -864,9 +864,10 @@ def _imported_lib(trynode) -> Optional[str]:
 def _helper_flag_lib(d) -> Optional[str]:
     """The module an import helper was asked for when *d* binds the flag it hands back beside the module
     (``has_cp`` of ``cp, has_cp = optional_import("cupy")``, the helper one of the project's
-    :class:`analyse.resolve.ImportHelper`), else None."""
+    :class:`analyse.resolve.ImportHelper`) or the module itself (None when the import failed: ``ext is not
+    None`` tests it the same way), else None."""
     tup = d.parent
-    if not isinstance(d, nodes.AssignName) or type(tup) is not nodes.Tuple or not tup.elts or tup.elts[0] is d:
+    if not isinstance(d, nodes.AssignName) or type(tup) is not nodes.Tuple or not tup.elts:
         return None
     stmt = tup.parent
     if not isinstance(stmt, nodes.Assign) or not isinstance(stmt.value, nodes.Call) or not stmt.value.args \

@@ -57,6 +57,7 @@ class Noise:
     containers: Tuple[str, ...]
     vendor_prefixes: Tuple[str, ...]
     env: Mapping[str, EnvVar]
+    vendor_source: str = ""   # other_vendor_namespaces.source: where the vendor namespaces come from
 
     def env_severity(self, var: str, write: bool, default: str = "manual") -> str:
         """The severity of a write (or a read) of ``var`` on an NPU host."""
@@ -106,7 +107,7 @@ def validate_noise(doc) -> Noise:
         _req(e.get("replacement") is None or (isinstance(e["replacement"], str) and e["replacement"]), w,
              "replacement must be a string or null")
         out[name] = EnvVar(name, e["does"], e["write"], e["read"], e.get("replacement"))
-    return Noise(tuple(uc["classes"]), tuple(ov["prefixes"]), out)
+    return Noise(tuple(uc["classes"]), tuple(ov["prefixes"]), out, " ".join(ov["source"].split()))
 
 
 @lru_cache(maxsize=None)

@@ -123,9 +123,12 @@ RULES = (
           "sess = ort.InferenceSession(path, providers=['CUDAExecutionProvider'])",
           "sess = ort.InferenceSession(path, providers=['CANNExecutionProvider', 'CPUExecutionProvider'])"),
     _rule("NPU470", "gpu-resource-request", "manual",
-          "A scheduler asks for GPUs (`@ray.remote(num_gpus=1)`, `.options(num_gpus=...)`): none exist on an Ascend host.",
+          "A scheduler or a training framework asks for GPUs (`@ray.remote(num_gpus=1)`, `.options(num_gpus=...)`, "
+          "Lightning's `Trainer(accelerator='gpu')` / `gpus=N`): none exist on an Ascend host.",
           "Ray counts CUDA GPUs for its GPU resource; on an Ascend host it schedules NPUs as the resource 'NPU', so a "
-          "task or actor that asks for GPUs waits forever (or gets no device).",
+          "task or actor that asks for GPUs waits forever (or gets no device). Lightning's 'gpu' / 'cuda' accelerator "
+          "is its CUDA accelerator, and Lightning has no Ascend accelerator of its own: the Trainer needs a small NPU "
+          "accelerator passed instead.",
           "@ray.remote(num_gpus=1)\nclass Worker: ...",
           "@ray.remote(resources={'NPU': 1})\nclass Worker: ..."),
 )

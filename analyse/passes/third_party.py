@@ -41,6 +41,7 @@ from astroid import nodes
 from analyse.conditions.build import leaf_name
 from analyse.findings import Finding, Rule, SEVERITIES
 from analyse.guards import _is_none, _needs_gpu_only, _only_raises, guard_of, handler_catches_import, is_probe, keeps_prior_bindings, tree_memo
+from analyse.knowledge.noise import load_noise
 from analyse.passes import ModuleContext, Pass, nodes_of, walk
 # the library table and the project scan live below the passes (no pass imports another pass)
 from analyse.passes._libtable import (  # noqa: F401  (re-exported for callers of the old names)
@@ -385,6 +386,23 @@ def _negated_flags(test) -> List[nodes.Name]:
             return []
         out.append(p.operand)
     return out
+
+
+def _asserted_flags(test) -> List[nodes.Name]:
+    """The flags an ``assert A`` / ``assert A and B`` requires true (plain names only); empty otherwise."""
+    parts = test.values if isinstance(test, nodes.BoolOp) and test.op == "and" else [test]
+    return [p for p in parts if isinstance(p, nodes.Name)]
+
+
+def _presence_test_of(value) -> Optional[nodes.Name]:
+    """The name *value* tests for presence (``x is not None``, ``None is not x``), or None."""
+    if isinstance(value, nodes.Compare) and len(value.ops) == 1 and value.ops[0][0] == "is not":
+        left, right = value.left, value.ops[0][1]
+        if isinstance(left, nodes.Name) and _is_none(right):
+            return left
+        if isinstance(right, nodes.Name) and _is_none(left):
+            return right
+    return None
 
 
 def _type_checking_only(node, r) -> bool:
@@ -804,7 +822,7 @@ class ThirdPartyPass(Pass):
             f = self._import(ctx, table, node, guarded)
             if f is not None:
                 yield f
-        if ctx.project.mode == "thirdparty" and guarded:
+        if ctx.project.mode == "thirdparty" and (guarded or self._imports_in_try(ctx)):
             yield from self._required_by_flag(ctx, table)
         names = [item for item in r.outer_names() if not isinstance(item[1], nodes.AssignAttr)]
         for node in merged(names, selection(ctx.tree, nodes.Call)):
@@ -817,32 +835,63 @@ class ThirdPartyPass(Pass):
                 if f is not None:
                     yield f
 
+    @staticmethod
+    def _imports_in_try(ctx) -> bool:
+        """The module imports something inside a ``try`` (where an availability flag can come from)."""
+        return any(isinstance(imp.parent, nodes.Try) for imp in nodes_of(ctx.tree, nodes.Import, nodes.ImportFrom))
+
     def _required_by_flag(self, ctx, table) -> Iterator[Finding]:
         """Library mode: ``if not HAS_PYLIBCUGRAPHOPS and not LEGACY_MODE: raise ModuleNotFoundError(...)`` in a
         function, where every flag is set true only inside a ``try`` that imports a GPU-only library: on an Ascend
-        host the import failed, so the function raises -- it needs that library as much as a call of it would."""
-        for node in nodes_of(ctx.tree, nodes.If):
-            if node.orelse or not _only_raises(node.body) or not isinstance(node.scope(), nodes.FunctionDef):
+        host the import failed, so the function raises -- it needs that library as much as a call of it would.
+        ``assert HAS_X, msg`` (``assert HAS_X and other``) is the same stop: one such flag in the asserted ``and``
+        chain fails it (an assert is no fallback)."""
+        memo: Dict[tuple, object] = {}
+        for node in nodes_of(ctx.tree, nodes.If, nodes.Assert):
+            if not isinstance(node.scope(), nodes.FunctionDef):
                 continue
-            flags = _negated_flags(node.test)
-            if not flags:
-                continue
-            libs = [self._flag_library(ctx, table, f) for f in flags]
-            if not all(libs):
-                continue
-            q, info, line = libs[0]
-            msg = (f"Raises unless `{q}` ({info['library']}) was imported: the flag `{flags[0].name}` is set only by "
+            if isinstance(node, nodes.Assert):
+                found = [(f, lib) for f, lib in ((f, self._flag_library(ctx, table, f, memo))
+                                                 for f in _asserted_flags(node.test)) if lib]
+                if not found:
+                    continue
+                flag, (q, info, line) = found[0]
+                lead = f"Asserts that `{q}` ({info['library']}) was imported"
+            else:
+                if node.orelse or not _only_raises(node.body):
+                    continue
+                flags = _negated_flags(node.test)
+                if not flags:
+                    continue
+                libs = [self._flag_library(ctx, table, f, memo) for f in flags]
+                if not all(libs):
+                    continue
+                flag, (q, info, line) = flags[0], libs[0]
+                lead = f"Raises unless `{q}` ({info['library']}) was imported"
+            msg = (f"{lead}: the flag `{flag.name}` is set only by "
                    f"the import at {ctx.path}:{line}, which fails on an Ascend host. {info['reason']}")
             yield ctx.finding(R_USE, node, q, msg, replacement=info["replacement"], severity=info["severity"],
                               confidence="medium", evidence="knowledge")
 
-    def _flag_library(self, ctx, table, flag: nodes.Name):
+    def _flag_library(self, ctx, table, flag: nodes.Name, memo: Dict[tuple, object]):
         """(library qualname, its facts, import line) when every assignment of *flag* to ``True`` sits in the body
-        of a ``try`` that imports a GPU-only library; None otherwise."""
+        of a ``try`` that imports a GPU-only library, or the flag is bound only to a presence test of a name such
+        an import binds (``HAS_X = x is not None`` after ``try: import x except ImportError: x = None``); None
+        otherwise (*memo*: the answers by the flag's scope and name, for one module)."""
+        key = (flag.scope().qname(), flag.name)
+        if key not in memo:
+            memo[key] = self._flag_library_uncached(ctx, table, flag)
+        return memo[key]
+
+    def _flag_library_uncached(self, ctx, table, flag: nodes.Name):
         try:
             _scope, defs = lookup(flag, flag.name)
         except Exception:
             return None
+        tested = [d for d in defs if isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Assign)
+                  and _presence_test_of(d.parent.value) is not None]
+        if tested and len(tested) == len([d for d in defs if isinstance(d, nodes.AssignName)]):
+            return self._presence_library(ctx, table, tested)
         trues = [d for d in defs if isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Assign)
                  and isinstance(d.parent.value, nodes.Const) and d.parent.value.value is True]
         if not trues:
@@ -861,14 +910,59 @@ class ThirdPartyPass(Pass):
             found = found or got
         return found
 
+    def _presence_library(self, ctx, table, tested):
+        """(library qualname, facts, import line) when every ``FLAG = x is not None`` in *tested* tests a name that
+        only imports of GPU-only libraries (and their ``x = None`` fallbacks) bind; None otherwise."""
+        found = None
+        for d in tested:
+            name = _presence_test_of(d.parent.value)
+            try:
+                _scope, binds = lookup(name, name.name)
+            except Exception:
+                return None
+            got = None
+            for b in binds:
+                if isinstance(b, (nodes.Import, nodes.ImportFrom)):
+                    for q in _import_quals(ctx.resolver, b, star=False):
+                        info = self._absent_on_npu(ctx, table, q)
+                        if info is not None:
+                            got = got or (q, info, b.lineno)
+                    if got is None:
+                        return None
+                elif not (isinstance(b, nodes.AssignName) and isinstance(b.parent, nodes.Assign)
+                          and _is_none(b.parent.value)):
+                    return None
+            if got is None:
+                return None
+            found = found or got
+        return found
+
     def _try_library(self, ctx, table, trynode):
         for imp in nodes_of(trynode, nodes.Import, nodes.ImportFrom):
             for q in _import_quals(ctx.resolver, imp, star=False):
-                info = self._lookup(ctx, table, q)
-                if info is not None and info["severity"] in ("blocker", "manual") \
-                        and not (info.get("entry") is not None and info["entry"].imports_on_npu):
+                info = self._absent_on_npu(ctx, table, q)
+                if info is not None:
                     return q, info, imp.lineno
         return None
+
+    def _absent_on_npu(self, ctx, table, q: str):
+        """The facts of *q* when its import fails on an Ascend host: a GPU-only library (blocker or manual, not
+        one that imports there), or a package of another accelerator vendor (``data/noise.yaml``
+        other_vendor_namespaces, a top-level package outside torch: IPEX, torch_xla, habana_frameworks), whose
+        uses are not findings but whose import-availability flag is False there. None otherwise."""
+        info = self._lookup(ctx, table, q)
+        if info is not None:
+            if info["severity"] in ("blocker", "manual") \
+                    and not (info.get("entry") is not None and info["entry"].imports_on_npu):
+                return info
+            return None
+        if q.partition(".")[0] == "torch" or self._own(ctx, q) or not load_noise().other_vendor(q):
+            return None
+        top = q.partition(".")[0]
+        return dict(severity="manual", library=top, entry=None, evidence="inferred", source=load_noise().vendor_source,
+                    reason=f"`{top}` is another accelerator vendor's extension; it is not installed on an Ascend host "
+                           "and has no NPU build",
+                    replacement="the torch_npu counterpart of the operation (or the plain PyTorch path) on the NPU")
 
     def _import(self, ctx, table, node, guarded) -> Optional[Finding]:
         r = ctx.resolver

@@ -158,6 +158,19 @@ def _bound_by_import_call(d, r) -> bool:
     return isinstance(value, nodes.Call) and dynamic_import(value, r) is not None
 
 
+def _namespace_lookup(q: str, node, target, r):
+    """(api, node) of a use: an operator looked up by name in the extension module's namespace
+    (``_C.__dict__[f"render_{backend}"]``) is that operator (``pkg._C.render_{}``, unknown parts as ``{}``), the
+    subscript its node; any other use as it is."""
+    parent = node.parent
+    if not q.endswith(".__dict__") or not isinstance(parent, nodes.Subscript) or parent.value is not node:
+        return q, target
+    names = r.strings(parent.slice)
+    if not names or len(names) != 1:
+        return q, target
+    return f"{q[:-len('.__dict__')]}.{next(iter(names))}", parent
+
+
 def _builds_here(node, r) -> bool:
     """The function holding *node* builds or loads an extension (``cpp_extension.load``, ``CUDAExtension``, a
     ``load_ext``): a setting made there configures that build. False at a module's top level."""
@@ -466,6 +479,7 @@ class CudaExtensionPass(Pass):
                     if not any(isinstance(d, (nodes.Import, nodes.ImportFrom)) or _bound_by_import_call(d, r)
                                for d in rdefs):
                         break  # only names bound by an import (or a call that imports) can be an extension module
+                    q, target = _namespace_lookup(q, node, target, r)
                     edit = _guard_edit(ctx, target, root.name, rdefs)
                     if edit is not None:
                         yield ctx.finding(R_EXT_USE, target, q, f"`{q}` calls into the compiled extension `{hit[0]}` "

@@ -2291,7 +2291,10 @@ class Linker:
             return ("other", q)   # a variable / constant of the module
         cands = [src for src in s.star_imports if src in self.modules and first in self._exported(src)]
         unknown_src = [src for src in s.star_imports if src not in self.modules and self.in_library(src)]
-        if len(cands) == 1 and not unknown_src:
+        if len(cands) == 1 and not any(src in self.failed for src in unknown_src):
+            # a star source the tree does not hold (a module generated at build time, `from .version import *`)
+            # cannot be read; the one module that is read and defines the name gives it. One the caller names as
+            # failed (failed_modules) is there and may define it: ambiguous, below
             return self._canonical(f"{cands[0]}.{rest}", depth + 1)
         if len(cands) > 1:
             kinds = {self._canonical(f"{c}.{rest}", depth + 1) for c in cands}

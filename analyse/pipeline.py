@@ -113,7 +113,7 @@ class Prescan:
     argparse: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     options: Tuple = ()                            # option declarations and defaults (analyse.conditions.options)
     configs: Tuple[str, ...] = ()                  # configuration files the module names (analyse.conditions.options)
-    import_helpers: Tuple[Tuple[str, Tuple[int, str], Tuple[int, str], int], ...] = ()   # analyse.resolve.ImportHelper
+    import_helpers: Tuple[Tuple[str, Tuple[int, str], Tuple[int, str], int, str], ...] = ()   # analyse.resolve.ImportHelper
     flags: Tuple[Tuple[str, str, Tuple], ...] = ()   # module-level flags other modules import (conditions.build.collect_flags)
     flag_imports: Tuple[Tuple[str, str], ...] = ()   # constants it imports and may hand on (collect_flag_imports)
     settings: Tuple[Tuple, ...] = ()   # what its classes' constructors keep of their parameters (collect_instance_settings)
@@ -355,7 +355,7 @@ class _Worker:
             flags, flag_imports, settings = (), (), ()
             errors.append(_internal(task.relpath, "module flags", exc))
         argparse = tuple(sorted((d, tuple(sorted(v))) for d, v in local.argparse_defaults.items()))
-        helpers = tuple(sorted((h.qualname, h.module, h.attr, h.item) for h in local.import_helpers.values()))
+        helpers = tuple(sorted((h.qualname, h.module, h.attr, h.item, h.fixed) for h in local.import_helpers.values()))
         facts = []
         ctx = ModuleContext(source=sf, resolver=Resolver(sf.tree, task.modname, local, is_package=sf.is_package_init),
                             kb=self.kb, project=self.project)
@@ -524,8 +524,8 @@ def _merge_index(prescans: Iterable[Prescan]) -> ProjectIndex:
             index.classes[q] = ClassInfo(q, bases)
         for dest, defaults in pre.argparse:
             index.argparse_defaults.setdefault(dest, set()).update(defaults)
-        for q, module, attr, item in pre.import_helpers:
-            index.import_helpers[q] = ImportHelper(q, tuple(module), tuple(attr), item)
+        for q, module, attr, item, fixed in pre.import_helpers:
+            index.import_helpers[q] = ImportHelper(q, tuple(module), tuple(attr), item, fixed)
         for name, kind, vals in pre.flags:
             index.module_flags[f"{pre.modname}.{name}"] = (kind, tuple(vals))
         for cls, attr, param, where, known, default in pre.settings:

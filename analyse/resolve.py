@@ -162,6 +162,14 @@ class ProjectIndex:
                     helper = import_helper_shape(fn)
                     if helper is not None:
                         self.import_helpers[helper.qualname] = helper
+        for imp in nodes_of(tree, nodes.Import, nodes.ImportFrom):
+            fn = imp.scope()
+            if isinstance(fn, nodes.FunctionDef) and id(fn) not in tried \
+                    and isinstance(fn.parent, (nodes.Module, nodes.ClassDef)):
+                tried.add(id(fn))
+                helper = fixed_import_helper_shape(fn, resolver)
+                if helper is not None:
+                    self.import_helpers[helper.qualname] = helper
 
     def is_module_class(self, qual: str, _depth: int = 0) -> bool:
         if is_module_class_name(qual):
@@ -191,12 +199,15 @@ class ImportHelper:
     is an import of that module. *module* / *attr*: (position, name) of the parameter naming the module and
     of the one naming an attribute taken from it (``getattr(module, name)``), *attr* (-1, "") when none;
     *item*: the position of the module in the tuple the function returns, -1 when it returns the module
-    itself."""
+    itself. *fixed*: for a helper that imports one module by its own import statement (``def _get_ext(): try:
+    import pkg._C as _C / except ImportError: _C = None / return _C``), that module's absolute name: a call of it
+    is an import of that module (None where the import failed); *module* is then (-1, "")."""
 
     qualname: str
     module: Tuple[int, str]
     attr: Tuple[int, str] = (-1, "")
     item: int = -1
+    fixed: str = ""   # the module the function imports by an import statement of its own (no parameter names it)
 
 
 def import_helper_shape(fn: nodes.FunctionDef) -> Optional[ImportHelper]:
@@ -256,6 +267,52 @@ def import_helper_shape(fn: nodes.FunctionDef) -> Optional[ImportHelper]:
     return ImportHelper(fn.qname(), (pos, module_param), attr, item)
 
 
+def fixed_import_helper_shape(fn: nodes.FunctionDef, resolver: "Resolver") -> Optional[ImportHelper]:
+    """The :class:`ImportHelper` with a *fixed* module *fn* is, or None: a name of *fn* is bound by one import
+    statement of its own (``import pkg._C as _C`` / ``from . import _C``) and otherwise only to ``None`` (the
+    handler of a failed import, a failed check after it), and every ``return`` with a value hands back that name.
+    The module it returns is what the import names (None where the import failed: callers test it). No inference:
+    the function's own statements."""
+    held = None
+    for imp in nodes_of(fn, nodes.Import, nodes.ImportFrom):
+        if imp.scope() is not fn:
+            continue
+        if isinstance(imp, nodes.Import):
+            names = [(asname or mod.split(".")[0], mod if asname else mod.split(".")[0]) for mod, asname in imp.names]
+        else:
+            base = resolver.absolute_import(imp.modname, imp.level)
+            names = [(asname or mod, f"{base}.{mod}" if base else mod) for mod, asname in imp.names if mod != "*"]
+        for bound, mod in names:
+            if held is not None and held[0] == bound:
+                return None   # bound by two imports: which one is handed back is a choice
+            if held is None and _returns_only(fn, bound):
+                held = (bound, mod)
+    if held is None:
+        return None
+    name, mod = held
+    for b in fn.locals.get(name, ()):
+        if isinstance(b, (nodes.Import, nodes.ImportFrom)):
+            continue
+        value = Resolver.assigned_value(b) if isinstance(b, nodes.AssignName) else _MISSING
+        if not (isinstance(value, nodes.Const) and value.value is None):
+            return None
+    if not mod or mod.startswith(".") or mod.endswith("."):
+        return None
+    return ImportHelper(fn.qname(), (-1, ""), (-1, ""), -1, mod)
+
+
+def _returns_only(fn: nodes.FunctionDef, name: str) -> bool:
+    """Every ``return`` of *fn* with a value hands back *name*, and there is one."""
+    seen = False
+    for ret in nodes_of(fn, nodes.Return):
+        if ret.scope() is not fn or ret.value is None:
+            continue
+        if not (isinstance(ret.value, nodes.Name) and ret.value.name == name):
+            return False
+        seen = True
+    return seen
+
+
 def _helper_arg(call: nodes.Call, where: Tuple[int, str]) -> Optional[str]:
     pos, name = where
     for kw in call.keywords or ():
@@ -291,6 +348,8 @@ def helper_import(value, r: Optional["Resolver"], item: int = -1) -> Optional[st
         helper = found[0] if len(found) == 1 else None
     if helper is None or helper.item != item:
         return None
+    if helper.fixed:
+        return helper.fixed
     mod = _helper_arg(value, helper.module)
     if not mod or "{" in mod or mod.startswith(".") or mod.endswith("."):
         return None
@@ -324,12 +383,14 @@ def dynamic_import(value, r: Optional["Resolver"] = None) -> Optional[str]:
     known string (a literal or a name bound once to one); a relative name (``import_module(".mod",
     __package__)``) is made absolute against the importing module (*r*); and the module a call of one of the
     project's import helpers that returns it imports (:func:`helper_import`). None otherwise."""
-    if not isinstance(value, nodes.Call) or not value.args:
+    if not isinstance(value, nodes.Call):
         return None
     func = value.func
     leaf = func.attrname if isinstance(func, nodes.Attribute) else func.name if isinstance(func, nodes.Name) else ""
     if leaf not in _IMPORT_FUNCS:
         return helper_import(value, r) if r is not None else None
+    if not value.args:
+        return None
     arg = value.args[0]
     name = _const_str(arg)
     if name is None and isinstance(arg, nodes.Name):

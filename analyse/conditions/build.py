@@ -33,7 +33,7 @@ from typing import Optional, Tuple
 from astroid import nodes
 
 from analyse.conditions import model as m
-from analyse.conditions.options import (config_value, gpu_only_module, import_helper_name, literal, option_values, params_are_choices,
+from analyse.conditions.options import (config_class, config_value, field_default, gpu_only_module, import_helper_name, literal, option_values, params_are_choices,
                                         torch_has)
 from analyse.conditions.options import torch_version as _resolved_torch_version
 from analyse.conditions.options import generation as _generation, instance_settings, module_flags
@@ -692,6 +692,11 @@ def collect_instance_settings(tree: nodes.Module) -> Tuple[Tuple[str, str, str, 
         if not isinstance(cls, nodes.ClassDef):
             continue
         init = next((st for st in cls.body if isinstance(st, nodes.FunctionDef) and st.name == "__init__"), None)
+        if init is None and config_class(cls):
+            out.extend(_field_settings(cls))
+            if len(out) >= 400:
+                return tuple(out[:400])
+            continue
         if init is None or init.args is None:
             continue
         pos = list(init.args.posonlyargs or []) + list(init.args.args or [])
@@ -710,6 +715,30 @@ def collect_instance_settings(tree: nodes.Module) -> Tuple[Tuple[str, str, str, 
             if len(out) >= 400:
                 return tuple(out)
     return tuple(out)
+
+
+def _field_settings(cls: nodes.ClassDef) -> list:
+    """The settings of a config class whose constructor is generated from its fields (``@dataclass`` / attrs /
+    pydantic, :func:`analyse.conditions.options.config_class`; no ``__init__`` of its own): each field with a flag /
+    string / None default as written (``quantization: str = None``), that no method of the class assigns again,
+    is a constructor parameter of the same name. *position*: the field's place among the annotated fields of a
+    ``@dataclass`` without bases (a base's fields come first), else None (matched by keyword only)."""
+    plain = not cls.bases and any(_leaf(d.func if isinstance(d, nodes.Call) else d) == "dataclass"
+                                  for d in (cls.decorators.nodes if cls.decorators else ()))
+    assigned = _self_assignments(cls)
+    out = []
+    pos = 0
+    for st in cls.body:
+        if not (isinstance(st, nodes.AnnAssign) and isinstance(st.target, nodes.AssignName)):
+            continue
+        name, where = st.target.name, pos
+        pos += 1
+        if st.value is None or name in assigned:
+            continue
+        ok, default = field_default(st.value)
+        if ok and (default is None or isinstance(default, (bool, str))):
+            out.append((cls.name, name, name, where if plain else None, True, default))
+    return out
 
 
 def _held_options(node) -> bool:
@@ -775,9 +804,27 @@ def _single_assignment(name: nodes.Name):
             if isinstance(st, nodes.Assign) and not all(isinstance(t, nodes.AssignName) for t in st.targets):
                 return None
             vals.append(st.value)
+        elif isinstance(d, nodes.AssignName) and _parallel_value(d) is not None:
+            vals.append(_parallel_value(d))   # `a, b = A(), B()`: a holds A()
         else:
             return None
     return vals[0] if len(vals) == 1 else None
+
+
+def _parallel_value(d: nodes.AssignName):
+    """The element of a tuple / list display that a parallel assignment binds *d* to (``a, b = A(), B()``: ``A()``
+    for ``a``); None for any other unpacking (a starred target, a value that is not a display of the same length)."""
+    tup = d.parent
+    if type(tup) not in (nodes.Tuple, nodes.List):
+        return None
+    st = tup.parent
+    if not isinstance(st, nodes.Assign) or len(st.targets) != 1 or st.targets[0] is not tup \
+            or type(st.value) not in (nodes.Tuple, nodes.List):
+        return None
+    elts, vals = tup.elts, st.value.elts
+    if len(elts) != len(vals) or any(isinstance(x, nodes.Starred) for x in list(elts) + list(vals)):
+        return None
+    return vals[elts.index(d)]
 
 
 _GLOBALS_MEMO = "_npu_global_names"

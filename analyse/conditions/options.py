@@ -259,7 +259,9 @@ _CONFIG_BASES = ("BaseModel", "BaseSettings", "TrainingArguments", "Seq2SeqTrain
                  "Config", "ConfigMixin")
 
 
-def _config_class(cls: nodes.ClassDef) -> bool:
+def config_class(cls: nodes.ClassDef) -> bool:
+    """A config class: a ``@dataclass`` / attrs class, or one derived from a settings base (pydantic, HF arguments,
+    ``*Config`` / ``*Args`` ...), whose fields are options with their defaults as written."""
     for d in (cls.decorators.nodes if cls.decorators else ()):
         f = d.func if isinstance(d, nodes.Call) else d
         try:
@@ -275,7 +277,8 @@ def _config_class(cls: nodes.ClassDef) -> bool:
     return False
 
 
-def _field_default(value):
+def field_default(value):
+    """(True, default) of a config class field's value (a literal, ``field(default=...)``), else (False, None)."""
     ok, v = literal(value)
     if ok:
         return True, v
@@ -299,15 +302,15 @@ def collect(tree: nodes.Module) -> Tuple[Tuple[str, tuple], ...]:
             elif leaf == "option" and isinstance(node.func, nodes.Attribute) and _leaf(node.func.expr) == "click":
                 _click(node, out)
         elif isinstance(node, nodes.ClassDef):
-            if _config_class(node):
+            if config_class(node):
                 for st in node.body:
                     if isinstance(st, nodes.AnnAssign) and isinstance(st.target, nodes.AssignName) and st.value is not None:
-                        ok, v = _field_default(st.value)
+                        ok, v = field_default(st.value)
                         if ok:
                             _add(out, st.target.name, v)
                     elif isinstance(st, nodes.Assign) and len(st.targets) == 1 \
                             and isinstance(st.targets[0], nodes.AssignName):
-                        ok, v = _field_default(st.value)
+                        ok, v = field_default(st.value)
                         if ok and not st.targets[0].name.isupper():
                             _add(out, st.targets[0].name, v)
         elif isinstance(node, nodes.FunctionDef) and node.args is not None:
@@ -315,7 +318,7 @@ def collect(tree: nodes.Module) -> Tuple[Tuple[str, tuple], ...]:
             for a, d in zip(reversed(node.args.args or []), reversed(node.args.defaults or [])):
                 if isinstance(d, nodes.Call) and _leaf(d.func) in ("Option", "Argument") \
                         and _leaf(getattr(d.func, "expr", d.func)) in ("typer", "Option", "Argument"):
-                    ok, v = _field_default(d)
+                    ok, v = field_default(d)
                     if ok:
                         _add(out, a.name, v)
     return tuple(sorted((k, tuple(v)) for k, v in out.items()))

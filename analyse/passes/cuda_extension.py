@@ -37,6 +37,7 @@ from analyse.passes import ModuleContext, Pass, ProjectContext, nodes_of
 from analyse.passes._project_scan import (  # noqa: F401  (EXTRA_KEY, prescan_build_file: re-exported)
     _BUILD_EXT, _CUDA_HOME, _LOAD_CALLS, _LOAD_EXT_FUNCS, EXTRA_KEY, STORE_KEY, ProjectScan, _ext_name, _has_cuda_sources,
     NON_PROJECT_TOPS, _prescan_data, _scan_file, ext_kind, prescan_build_file, project_scan, scan_leaves)
+from analyse.resolve import dynamic_import
 from analyse.syntax import own_bindings
 from analyse.conditions import OFF, ON, SCENARIOS, render as render_condition
 from analyse.conditions.build import handler_catches_import, leaf_name
@@ -147,6 +148,28 @@ def _guard_edit(ctx, target, name: str, defs) -> Optional[str]:
             f"undefined there. In the {' and '.join(on)} scenario the guard `{cond}` ({where}) holds and this line "
             f"raises NameError; in the {' and '.join(off)} scenario the other branch of that test runs. A guard edit, "
             "not a kernel: make the test false on an NPU so the PyTorch branch runs.")
+
+def _bound_by_import_call(d, r) -> bool:
+    """*d* binds a name to what a call imports (``_C = utils._get_c_extension()``, ``import_module("pkg._C")``):
+    :func:`analyse.resolve.dynamic_import` knows the module."""
+    if not isinstance(d, nodes.AssignName):
+        return False
+    value = r.assigned_value(d)
+    return isinstance(value, nodes.Call) and dynamic_import(value, r) is not None
+
+
+def _namespace_lookup(q: str, node, target, r):
+    """(api, node) of a use: an operator looked up by name in the extension module's namespace
+    (``_C.__dict__[f"render_{backend}"]``) is that operator (``pkg._C.render_{}``, unknown parts as ``{}``), the
+    subscript its node; any other use as it is."""
+    parent = node.parent
+    if not q.endswith(".__dict__") or not isinstance(parent, nodes.Subscript) or parent.value is not node:
+        return q, target
+    names = r.strings(parent.slice)
+    if not names or len(names) != 1:
+        return q, target
+    return f"{q[:-len('.__dict__')]}.{next(iter(names))}", parent
+
 
 def _builds_here(node, r) -> bool:
     """The function holding *node* builds or loads an extension (``cpp_extension.load``, ``CUDAExtension``, a
@@ -453,8 +476,10 @@ class CudaExtensionPass(Pass):
                         rdefs = own_bindings(root, root.name)
                     except Exception:
                         rdefs = ()
-                    if not any(isinstance(d, (nodes.Import, nodes.ImportFrom)) for d in rdefs):
-                        break  # only names bound by an import can be an extension module
+                    if not any(isinstance(d, (nodes.Import, nodes.ImportFrom)) or _bound_by_import_call(d, r)
+                               for d in rdefs):
+                        break  # only names bound by an import (or a call that imports) can be an extension module
+                    q, target = _namespace_lookup(q, node, target, r)
                     edit = _guard_edit(ctx, target, root.name, rdefs)
                     if edit is not None:
                         yield ctx.finding(R_EXT_USE, target, q, f"`{q}` calls into the compiled extension `{hit[0]}` "

@@ -65,6 +65,9 @@ EXT_LOADERS_SUFFIX = ("load_ext", "cpp_extension.load", "cpp_extension.load_inli
 
 # call kinds
 K_NAME, K_SELF, K_SUPER, K_METHOD, K_INST, K_EXT, K_DYN, K_REF = "name", "self", "super", "method", "inst", "ext", "dyn", "ref"
+# a method called on what a call of one of the project's functions returns (``make_spec(name).build()``): a = the
+# function, b = the method; the linker follows the objects the function builds and returns (``made_by``)
+K_RESULT = "result"
 # a call through a container of callables (``COMMANDS[args.cmd](...)``, ``MODELS.build(dict(type="X"))``,
 # ``REGISTRY.get(name)(...)``): a = the container's qualified name, b = the keys it is indexed by (joined by
 # KEY_SEP; "" when they cannot be told, ALL_KEYS when the whole container is handed to a call that dispatches)
@@ -1901,7 +1904,12 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
             if t and not t.startswith("torch."):
                 add((caller, line, K_METHOD, t, func.attrname))
             elif not t:
-                s.untyped_calls += 1
+                made = r.qualname(expr.func) if isinstance(expr, nodes.Call) \
+                    and isinstance(expr.func, (nodes.Name, nodes.Attribute)) else None
+                if made and r.index.has_root(made.partition(".")[0]):
+                    add((caller, line, K_RESULT, made, func.attrname))
+                else:
+                    s.untyped_calls += 1
     else:
         try:
             t = r.type_of(func)
@@ -2508,6 +2516,8 @@ class Linker:
             return [], None, None
         if kind == K_INST:
             return self._instance_call(a), None, None
+        if kind == K_RESULT:
+            return self._result_method(a, b), None, None
         return [], None, None
 
     def attr_targets(self, cls: str, attr: str) -> List[Tuple[str, Optional[str]]]:
@@ -2545,6 +2555,65 @@ class Linker:
             return []
         return [f"{c}.{meth}" for c in self.subclasses(cls) if meth in self.classes[c].methods
                 and meth not in getattr(self.classes[c], "stubs", ())]
+
+    def _result_method(self, fn: str, meth: str) -> List[str]:
+        """Method *meth* of the objects a call of function *fn* hands back: the classes it builds and returns
+        (``made_by``), through the project's factories it returns the result of (``return make_spec(...)``)."""
+        out: List[str] = []
+        for c in self.result_classes(fn):
+            found = self.lookup_method(c, meth)
+            if found and found not in out:
+                out.append(found)
+        return out
+
+    def result_classes(self, fn: str, depth: int = 0) -> List[str]:
+        """The project classes whose instances a call of *fn* hands back (a class: itself)."""
+        k, q = self.canonical(fn)
+        if k == "class":
+            return [q]
+        if k != "def" or q not in self.made_by or depth >= 4:
+            return []
+        out: List[str] = []
+        for c in self.made_by[q]:
+            out.extend(x for x in self.result_classes(c, depth + 1) if x not in out)
+        return out
+
+    def instance_overrides(self, classes: Sequence[str], meth: str) -> List[str]:
+        """For a call of method *meth* on an instance of one of *classes* that finds the method in a base class:
+        the overrides, in the instance's class, of the stubs the base's method calls on ``self``
+        (``spec.build_and_load()`` on a ``NvccSpec``: the base's ``self.build()`` runs ``NvccSpec.build``, not
+        every subclass's). The graph's own ``self.build()`` edges reach each override only under the condition
+        that ``self`` is of its class; the instance tells which."""
+        out: List[str] = []
+        for c in classes:
+            found = self.lookup_method(c, meth)
+            owner = found.rpartition(".")[0] if found else ""
+            if not found or owner == c:
+                continue
+            for m in self._self_calls().get(found, ()):
+                base = self.lookup_method(owner, m)
+                binfo = self.classes.get(base.rpartition(".")[0]) if base else None
+                if binfo is None or m not in getattr(binfo, "stubs", ()):
+                    continue
+                o = self.lookup_method(c, m)
+                if o and o != base and o not in out:
+                    out.append(o)
+        return out
+
+    def _self_calls(self) -> Dict[str, List[str]]:
+        """function -> the methods it calls on ``self`` (one pass over every module's calls, kept)."""
+        got = self.__dict__.get("_self_calls_memo")
+        if got is None:
+            got = {}
+            for s in self.modules.values():
+                for caller, _line, kind, _a, b in s.calls:
+                    if kind == K_SELF:
+                        m = b.partition("|")[0]
+                        lst = got.setdefault(caller, [])
+                        if m not in lst:
+                            lst.append(m)
+            self.__dict__["_self_calls_memo"] = got
+        return got
 
     def _instance_call(self, t: str, depth: int = 0) -> List[str]:
         k, cls = self.canonical(t)
@@ -2626,6 +2695,10 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
             except RecursionError:
                 callees, unknown, ext = [], f"calls {a}, which cannot be resolved statically", None
             stub = linker.stub_dispatch(a, b) if kind == K_SELF and len(callees) > 1 else {}
+            if kind in (K_RESULT, K_METHOD) and callees:
+                # the instance's class is known: the stubs its inherited method calls on `self` run its overrides
+                held = linker.result_classes(a) if kind == K_RESULT else [linker.canonical(a)[1]]
+                callees = callees + [o for o in linker.instance_overrides(held, b) if o not in callees]
             if kind == K_NAME and len(callees) == 1 and linker.closures:
                 # a name bound to a factory's result whose function calls the op the factory's argument names:
                 # the call runs that op (and, for a function that does nothing else, no more)

@@ -68,6 +68,11 @@ K_NAME, K_SELF, K_SUPER, K_METHOD, K_INST, K_EXT, K_DYN, K_REF = "name", "self",
 # a method called on what a call of one of the project's functions returns (``make_spec(name).build()``): a = the
 # function, b = the method; the linker follows the objects the function builds and returns (``made_by``)
 K_RESULT = "result"
+# a call into what an instance attribute holds (``self._module.run(x)`` / ``self._fn(x)``, the attribute set with
+# ``self._module = get_module(...)`` in another method): a = the class, b = the attribute; no edge of its own, the
+# library's statuses read the values the class assigns to it (``ModuleSummary.held``)
+K_HELD = "held"
+HELD_SEP = "\x1f"
 # a call through a container of callables (``COMMANDS[args.cmd](...)``, ``MODELS.build(dict(type="X"))``,
 # ``REGISTRY.get(name)(...)``): a = the container's qualified name, b = the keys it is indexed by (joined by
 # KEY_SEP; "" when they cannot be told, ALL_KEYS when the whole container is handed to a call that dispatches)
@@ -165,6 +170,11 @@ class ModuleSummary:
     # module-level functions that hand back an object they build (``return Cls(...)``, ``p = Cls(...); return p``):
     # function -> the project names it builds (classes, or other such factories)
     made_by: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    # class + HELD_SEP + attribute -> one entry per value the class's methods assign to ``self.<attribute>``: the
+    # project calls that compute it, each (K_NAME, function) or (K_RESULT, function, method); an empty entry for a
+    # value that needs none of them (a literal, a parameter, an outside object); ``None`` values and
+    # ``self.<other>`` values are left out / followed (analyse.library: a call into the attribute needs one of them)
+    held: Dict[str, List[Tuple[Tuple[str, ...], ...]]] = field(default_factory=dict)
     # per-module facts for entry points and reach (analyse.reach.module_facts), made with the summary
     reach: Dict[str, object] = field(default_factory=dict)
 
@@ -1893,6 +1903,8 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
                     add((caller, line, K_SELF, cls, f"{func.attrname}|{c}"))
             else:
                 add((caller, line, K_SELF, cls, func.attrname if not t else f"{func.attrname}|{t}"))
+                if not t and expr.name == selfname and _record_held(s, r, func, cls, selfname):
+                    add((caller, line, K_HELD, cls, func.attrname))
         elif (isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Name) and expr.func.name == "super"
               and cls):
             add((caller, line, K_SUPER, cls, func.attrname))
@@ -1908,6 +1920,12 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
                     and isinstance(expr.func, (nodes.Name, nodes.Attribute)) else None
                 if made and r.index.has_root(made.partition(".")[0]):
                     add((caller, line, K_RESULT, made, func.attrname))
+                elif cls and selfname and _record_held(s, r, expr, cls, selfname):
+                    add((caller, line, K_HELD, cls, expr.attrname))
+                    # `self._mod = make_spec(...)` elsewhere, `self._mod.build()` here: the method of what the
+                    # factory returns (the linker follows its made_by)
+                    for made in _held_factories(s, cls, expr.attrname):
+                        add((caller, line, K_RESULT, made, func.attrname))
                 else:
                     s.untyped_calls += 1
     else:
@@ -1933,6 +1951,76 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
     # function references passed as arguments (callbacks, checkpoint(fn, ...), map(fn, xs)); a
     # registration (register_compile_pass(name, fn), register_forward_hook(fn)) stores the function, it does not run it
     _arg_refs(s, r, call, caller, cls, selfname, clsname)
+
+
+_MAX_HELD_VALUES = 8
+
+
+def _record_held(s: ModuleSummary, r: Resolver, attr, cls: str, selfname: str) -> bool:
+    """``self.<attr>`` (*attr*, an Attribute on the method's *selfname*) is an instance attribute the class assigns
+    in its methods (not a method): its values go in ``s.held`` (once per class and attribute); True when there are
+    any."""
+    if not (isinstance(attr, nodes.Attribute) and isinstance(attr.expr, nodes.Name) and attr.expr.name == selfname):
+        return False
+    key = f"{cls}{HELD_SEP}{attr.attrname}"
+    if key in s.held:
+        return bool(s.held[key])
+    info = s.classes.get(cls)
+    if info is not None and attr.attrname in info.methods:
+        s.held[key] = []
+        return False
+    scope = attr.scope()
+    node = scope.parent if isinstance(scope, (nodes.FunctionDef, nodes.AsyncFunctionDef)) else None
+    out: List[Tuple[Tuple[str, ...], ...]] = []
+    if isinstance(node, nodes.ClassDef):
+        _held_values(r, node, attr.attrname, out, set())
+    s.held[key] = out
+    return bool(out)
+
+
+def _held_values(r: Resolver, cls: nodes.ClassDef, name: str, out: list, seen: set, depth: int = 0) -> None:
+    if depth > 2 or name in seen:
+        return
+    seen.add(name)
+    for a in (cls.instance_attrs.get(name) or ())[:_MAX_HELD_VALUES]:
+        parent = a.parent
+        while isinstance(parent, (nodes.Tuple, nodes.List)):
+            parent = parent.parent
+        value = parent.value if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) else None
+        if value is None:
+            if not isinstance(parent, (nodes.Assign, nodes.AnnAssign)):
+                out.append(())   # bound by a loop, a with, an augmented assignment: a value of its own
+            continue
+        if isinstance(value, nodes.Const) and value.value is None:
+            continue   # None has no method to call: no alternative
+        if isinstance(value, nodes.Attribute) and isinstance(value.expr, nodes.Name) and value.expr.name == "self":
+            _held_values(r, cls, value.attrname, out, seen, depth + 1)
+            continue
+        needs: List[Tuple[str, ...]] = []
+        for call in value.nodes_of_class(nodes.Call):
+            func = call.func
+            q = r.qualname(func) if isinstance(func, (nodes.Name, nodes.Attribute)) else None
+            if q and r.index.has_root(q.partition(".")[0]):
+                needs.append((K_NAME, q))
+            elif isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Call) \
+                    and isinstance(func.expr.func, (nodes.Name, nodes.Attribute)):
+                made = r.qualname(func.expr.func)
+                if made and r.index.has_root(made.partition(".")[0]):
+                    needs.append((K_RESULT, made, func.attrname))
+        entry = tuple(dict.fromkeys(needs))
+        if isinstance(value, nodes.Call) and needs and needs[0][0] == K_NAME and needs[0][1] == r.qualname(value.func):
+            entry = (("factory",) + needs[0][1:],) + entry   # the value is the factory's result itself
+        if entry not in out or not entry:
+            out.append(entry)
+
+
+def _held_factories(s: ModuleSummary, cls: str, attr: str) -> List[str]:
+    """The project functions whose result is assigned to ``self.<attr>`` itself (``self._mod = make_spec(...)``)."""
+    out: List[str] = []
+    for entry in s.held.get(f"{cls}{HELD_SEP}{attr}") or ():
+        if entry and entry[0][0] == "factory" and entry[0][1] not in out:
+            out.append(entry[0][1])
+    return out
 
 
 def _patch_ref(s: ModuleSummary, r: Resolver, node: nodes.Assign, here) -> None:
@@ -2638,6 +2726,9 @@ class CallGraph:
     resolved_calls: int = 0
     unresolved_calls: int = 0
     dynamic: List[Tuple[str, int, str]] = field(default_factory=list)   # (path, line, expression)
+    # calls into an instance attribute (K_HELD): (caller, line, condition or None, attribute, one list per value
+    # the class assigns to it of the functions that compute that value)
+    held_uses: List[Tuple[str, int, Optional[str], str, List[List[str]]]] = field(default_factory=list)
 
     def guarded_edges(self) -> List[Tuple[str, str, str]]:
         """(caller, callee, condition) of edges taken only under a guard with a fallback."""
@@ -2678,6 +2769,7 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
             g.add_node(q, path=path, line=a, value=True)
     unknowns: List[Unknown] = []
     ext_calls: List[Tuple[str, int, str, Optional[str]]] = []
+    held_uses: List[Tuple[str, int, Optional[str], str, List[List[str]]]] = []
     resolved = unresolved = 0
     dynamic: List[Tuple[str, int, str]] = []
     for s in summaries:
@@ -2735,7 +2827,31 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
                 resolved += 1
             if ext:
                 ext_calls.append((caller, line, ext, cond))
-    return CallGraph(g, linker, unknowns, ext_calls, resolved, unresolved, dynamic)
+            if kind == K_HELD and cond != UNREACHABLE:
+                values = _held_functions(linker, s.held.get(f"{a}{HELD_SEP}{b}") or (), g)
+                if values:
+                    held_uses.append((caller, line, cond, b, values))
+    return CallGraph(g, linker, unknowns, ext_calls, resolved, unresolved, dynamic, held_uses)
+
+
+def _held_functions(linker: "Linker", entries, g) -> List[List[str]]:
+    """Per value of an instance attribute, the functions of the graph its computation calls."""
+    out: List[List[str]] = []
+    for entry in entries:
+        fns: List[str] = []
+        for e in entry:
+            if e[0] == "factory":
+                continue   # a marker: the call itself is the entry after it
+            try:
+                callees, _unknown, _ext = linker.resolve_call(e[0], e[1], e[2] if len(e) > 2 else "")
+            except RecursionError:
+                callees = []
+            if e[0] == K_RESULT:
+                classes = linker.result_classes(e[1])
+                callees = callees + [o for o in linker.instance_overrides(classes, e[2]) if o not in callees]
+            fns.extend(c for c in callees if c in g and c not in fns)
+        out.append(fns)
+    return out
 
 
 # --------------------------------------------------------------------------- findings -> functions

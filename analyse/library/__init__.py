@@ -372,6 +372,12 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
     _drop_redundant(roots)
     none_on_failure = {q for s in res.summaries for q in getattr(s, "none_on_failure", ())}
     res.statuses = _propagate_with_defaults(cg, roots, none_on_failure)
+    for _round in range(2):
+        # a call into what an instance attribute holds, every value of which needs unsupported code to be made
+        # (`self._module = get_module(...)` in plan(), `self._module.run(x)` in run()): unsupported as that code
+        if not _held_roots(cg.held_uses, res.statuses, roots):
+            break
+        res.statuses = _propagate_with_defaults(cg, roots, none_on_failure)
     t["propagation_s"] += time.perf_counter() - t0
 
     # ---- report data
@@ -571,6 +577,51 @@ def _finding_condition(f: Finding, status: Optional[str] = None) -> Optional[str
     cond = g.get("condition")
     what = f"`{cond}`" if cond else "its guard"
     return f"only when {what} ({g.get('kind')}, {where}; otherwise the fallback runs)"
+
+
+def _held_roots(held_uses, statuses, roots: Dict[str, Dict[str, List[str]]]) -> bool:
+    """Roots for the calls into an instance attribute (:attr:`analyse.callgraph.CallGraph.held_uses`) whose every
+    value is computed by a call of unsupported code: the object exists only where that code ran, so calling into it
+    needs it too (unsupported, or conditional under the call's own guard). A value made without such a call (a
+    literal, a parameter, a supported builder) is a working alternative. True when a root was added."""
+    added = False
+    found: List[Tuple[str, Optional[str], List[str]]] = []
+    for caller, _line, cond, _attr, values in held_uses:
+        heads: List[str] = []
+        for fns in values:
+            bad = [f for f in fns if getattr(statuses.get(f), "status", None) == "unsupported"]
+            if not bad:
+                heads = []
+                break
+            for f in bad[:2]:
+                hs, _conds = _split_conditions(statuses[f].reasons)
+                heads.extend(h for h in hs[:2] if h not in heads)
+        if not heads:
+            continue
+        if cond and cond.startswith(OFF_BY_DEFAULT):
+            cond = cond[len(OFF_BY_DEFAULT):]
+        found.append((caller, cond, heads))
+    # `if C: self._m.paged_run(...)` / `else: self._m.run(...)`: neither branch is a working fallback for the other
+    sides: Dict[Tuple[str, str], Set[str]] = {}
+    for caller, cond, _heads in found:
+        m = FALLBACK_CONDITION.match(cond) if cond else None
+        if m is not None:
+            sides.setdefault((caller, m.group("where")), set()).add(m.group("cond").strip())
+    for caller, cond, heads in found:
+        m = FALLBACK_CONDITION.match(cond) if cond else None
+        if m is not None:
+            c = m.group("cond").strip()
+            other = c[4:].strip() if c.startswith("not ") else f"not {c}"
+            if other in sides.get((caller, m.group("where")), ()):
+                cond = None
+        st = "conditional" if cond else "unsupported"
+        lst = roots.setdefault(caller, {}).setdefault(st, [])
+        for h in heads[:4]:
+            r = f"{h}{COND_SEP}{cond}" if cond else h
+            if r not in lst:
+                lst.append(r)
+                added = True
+    return added
 
 
 def _split_conditions(reasons: Sequence[str]) -> Tuple[List[str], List[str]]:

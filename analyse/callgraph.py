@@ -1916,8 +1916,7 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
             if t and not t.startswith("torch."):
                 add((caller, line, K_METHOD, t, func.attrname))
             elif not t:
-                made = r.qualname(expr.func) if isinstance(expr, nodes.Call) \
-                    and isinstance(expr.func, (nodes.Name, nodes.Attribute)) else None
+                made = _made_by_call(r, expr)
                 if made and r.index.has_root(made.partition(".")[0]):
                     add((caller, line, K_RESULT, made, func.attrname))
                 elif cls and selfname and _record_held(s, r, expr, cls, selfname):
@@ -1954,6 +1953,22 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
 
 
 _MAX_HELD_VALUES = 8
+
+
+def _made_by_call(r: Resolver, expr) -> Optional[str]:
+    """The function whose call produced *expr*: ``make(...)`` itself, or a local bound once, in the same function,
+    to ``make(...)`` (``mod = make(...)`` ... ``mod.build()``); None otherwise."""
+    if isinstance(expr, nodes.Name):
+        try:
+            defs = own_bindings(expr, expr.name)
+        except Exception:
+            return None
+        if len(defs) != 1 or not isinstance(defs[0], nodes.AssignName) or defs[0].scope() is not expr.scope():
+            return None
+        expr = r.assigned_value(defs[0])
+    if isinstance(expr, nodes.Call) and isinstance(expr.func, (nodes.Name, nodes.Attribute)):
+        return r.qualname(expr.func)
+    return None
 
 
 def _record_held(s: ModuleSummary, r: Resolver, attr, cls: str, selfname: str) -> bool:
@@ -2524,6 +2539,11 @@ class Linker:
             return [], None, f"{a}.{'*' if b.startswith(PARAM_MARK) else b}"
         if kind == K_LOOKUP:
             targets, exact = self.lookup(a, b)
+            meth = b.partition(METH_SEP)[2]
+            if not targets and meth and a.startswith(GETTER_MARK):
+                # the "getter" fills no container: a factory (`mod = make_spec(); mod.build()`), whose result's
+                # method runs
+                return self._result_method(a[len(GETTER_MARK):], meth), None, None
             if not targets:
                 return [], None, None
             if not exact:
@@ -2791,6 +2811,10 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
                 # the instance's class is known: the stubs its inherited method calls on `self` run its overrides
                 held = linker.result_classes(a) if kind == K_RESULT else [linker.canonical(a)[1]]
                 callees = callees + [o for o in linker.instance_overrides(held, b) if o not in callees]
+            elif kind == K_LOOKUP and callees and a.startswith(GETTER_MARK) and METH_SEP in b:
+                made = linker.result_classes(a[len(GETTER_MARK):])
+                meth = b.partition(METH_SEP)[2]
+                callees = callees + [o for o in linker.instance_overrides(made, meth) if o not in callees]
             if kind == K_NAME and len(callees) == 1 and linker.closures:
                 # a name bound to a factory's result whose function calls the op the factory's argument names:
                 # the call runs that op (and, for a function that does nothing else, no more)

@@ -2737,6 +2737,10 @@ class Linker:
         return [found] if found else []
 
 
+# the condition :meth:`Linker.stub_dispatch` writes, read back where the instance's class is known (analyse.library)
+STUB_CONDITION = re.compile(r"^only when `self` is an instance of (?P<cls>\w+) \(`self\.\w+\(\)` runs its override\)$")
+
+
 @dataclass
 class CallGraph:
     graph: nx.DiGraph
@@ -2807,14 +2811,19 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
             except RecursionError:
                 callees, unknown, ext = [], f"calls {a}, which cannot be resolved statically", None
             stub = linker.stub_dispatch(a, b) if kind == K_SELF and len(callees) > 1 else {}
+            inst: List[str] = []   # the instance's classes, when a stub its inherited method calls is overridden
+            more: List[str] = []
             if kind in (K_RESULT, K_METHOD) and callees:
                 # the instance's class is known: the stubs its inherited method calls on `self` run its overrides
                 held = linker.result_classes(a) if kind == K_RESULT else [linker.canonical(a)[1]]
-                callees = callees + [o for o in linker.instance_overrides(held, b) if o not in callees]
+                more = linker.instance_overrides(held, b)
+                inst = [c.rpartition(".")[2] for c in held] if more else []
+                callees = callees + [o for o in more if o not in callees]
             elif kind == K_LOOKUP and callees and a.startswith(GETTER_MARK) and METH_SEP in b:
                 made = linker.result_classes(a[len(GETTER_MARK):])
-                meth = b.partition(METH_SEP)[2]
-                callees = callees + [o for o in linker.instance_overrides(made, meth) if o not in callees]
+                more = linker.instance_overrides(made, b.partition(METH_SEP)[2])
+                inst = [c.rpartition(".")[2] for c in made] if more else []
+                callees = callees + [o for o in more if o not in callees]
             if kind == K_NAME and len(callees) == 1 and linker.closures:
                 # a name bound to a factory's result whose function calls the op the factory's argument names:
                 # the call runs that op (and, for a function that does nothing else, no more)
@@ -2830,13 +2839,20 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
                 use = s.result_uses.get(i)
                 passed = s.call_args.get(i) if kind in (K_NAME, K_SELF, K_SUPER, K_METHOD, K_INST) else None
                 arm = chains.get(i) if ec else None
+                # an edge into an inherited method called on an instance of known class: the method's stub
+                # dispatch to other subclasses does not run there (analyse.library reads it)
+                einst = inst if inst and not ec and c not in more else None
                 if not g.has_edge(caller, c):
                     g.add_edge(caller, c, line=line, cond=ec, use=use, passed=[passed])
                     if arm is not None:
                         g.edges[caller, c]["arms"] = [(s.relpath,) + arm]
+                    if einst:
+                        g.edges[caller, c]["inst"] = einst
                 else:
                     d = g.edges[caller, c]
                     d.setdefault("passed", []).append(passed)
+                    if not einst:
+                        d.pop("inst", None)
                     if ec is None:
                         d["cond"] = None   # also called unconditionally
                     elif arm is not None:

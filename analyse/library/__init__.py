@@ -46,7 +46,8 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from analyse.callgraph import (FALLBACK_CONDITION, MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, RESULT_CALLED, RESULT_TESTED, UNREACHABLE, FunctionLocator,
+from analyse.callgraph import (FALLBACK_CONDITION, MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, RESULT_CALLED, RESULT_TESTED, STUB_CONDITION,
+                               UNREACHABLE, FunctionLocator,
                                ModuleSummary, build_graph, classify, npu_takes_fallback, other_device_only, propagate,
                                summarise_module, transfer_only_condition)
 from analyse.findings import AnalysisError, Finding, assign_ids
@@ -747,14 +748,15 @@ def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]], none_on_f
             lst = roots.setdefault(u, {}).setdefault("unsupported", [])
             lst.extend(h for h in heads if h not in lst)
     guarded = [(u, v, d["cond"]) for u, v, d in g.edges(data=True) if d.get("cond")]
-    if not guarded:
+    inst = [(u, v, d["inst"]) for u, v, d in g.edges(data=True) if d.get("inst") and not d.get("cond")]
+    if not guarded and not inst:
         return propagate(g, roots)
     plain = g.copy()
-    plain.remove_edges_from([(u, v) for u, v, _c in guarded])
+    plain.remove_edges_from([(u, v) for u, v, _c in guarded] + [(u, v) for u, v, _c in inst])
     guarded = [(u, v, c) for u, v, c in guarded if c != UNREACHABLE]
     condensed: list = [None]   # the second propagation runs on the same graph: one condensation for both
     first = propagate(plain, roots, condensed)
-    added = False
+    added = _instance_roots(inst, first, roots)
     both = _both_branches_unsupported(guarded, first)
     for u, heads in _every_arm_unsupported(g, guarded, first).items():
         lst = both.setdefault(u, [])
@@ -793,6 +795,36 @@ def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]], none_on_f
     return propagate(plain, roots, condensed) if added else first
 
 
+
+
+def _instance_roots(inst, first, roots: Dict[str, Dict[str, List[str]]]) -> bool:
+    """The edges into an inherited method called on an instance of known class (``make_spec().build_and_load()``,
+    the ``inst`` of :func:`analyse.callgraph.build_graph`): the method's reasons, less those it has only when ``self``
+    is an instance of another subclass (its stub dispatch to their overrides; the instance's own override has its
+    own edge). True when a root was added."""
+    added = False
+    for u, v, classes in inst:
+        stv = first.get(v)
+        if stv is None:
+            continue
+        kept: List[Tuple[str, str]] = []
+        for r in stv.reasons:
+            head, sep, cond = r.partition(COND_SEP)
+            m = STUB_CONDITION.match(cond) if sep else None
+            if m is not None and m.group("cls") not in classes:
+                continue
+            kept.append((head, r))
+        if not kept:
+            continue
+        st = stv.status
+        if st == "conditional" and all(COND_SEP not in r for _h, r in kept):
+            st = "unsupported"
+        lst = roots.setdefault(u, {}).setdefault(st, [])
+        for _h, r in kept[:4]:
+            if r not in lst:
+                lst.append(r)
+                added = True
+    return added
 
 
 def _both_branches_unsupported(guarded, first) -> Dict[str, List[str]]:

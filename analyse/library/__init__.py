@@ -373,12 +373,6 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
     _drop_redundant(roots)
     none_on_failure = {q for s in res.summaries for q in getattr(s, "none_on_failure", ())}
     res.statuses = _propagate_with_defaults(cg, roots, none_on_failure)
-    for _round in range(2):
-        # a call into what an instance attribute holds, every value of which needs unsupported code to be made
-        # (`self._module = get_module(...)` in plan(), `self._module.run(x)` in run()): unsupported as that code
-        if not _held_roots(cg.held_uses, res.statuses, roots):
-            break
-        res.statuses = _propagate_with_defaults(cg, roots, none_on_failure)
     t["propagation_s"] += time.perf_counter() - t0
 
     # ---- report data
@@ -749,14 +743,20 @@ def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]], none_on_f
             lst.extend(h for h in heads if h not in lst)
     guarded = [(u, v, d["cond"]) for u, v, d in g.edges(data=True) if d.get("cond")]
     inst = [(u, v, d["inst"]) for u, v, d in g.edges(data=True) if d.get("inst") and not d.get("cond")]
+    # a call into what an instance attribute holds, every value of which needs unsupported code to be made
+    # (`self._module = get_module(...)` in plan(), `self._module.run(x)` in run()): read after the first propagation
+    held = getattr(cg, "held_uses", None) or ()
     if not guarded and not inst:
-        return propagate(g, roots)
+        out = propagate(g, roots)
+        return propagate(g, roots) if held and _held_roots(held, out, roots) else out
     plain = g.copy()
     plain.remove_edges_from([(u, v) for u, v, _c in guarded] + [(u, v) for u, v, _c in inst])
     guarded = [(u, v, c) for u, v, c in guarded if c != UNREACHABLE]
     condensed: list = [None]   # the second propagation runs on the same graph: one condensation for both
     first = propagate(plain, roots, condensed)
     added = _instance_roots(inst, first, roots)
+    if held and _held_roots(held, first, roots):
+        added = True
     both = _both_branches_unsupported(guarded, first)
     for u, heads in _every_arm_unsupported(g, guarded, first).items():
         lst = both.setdefault(u, [])

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set,
 
 from astroid import nodes
 
-from analyse.conditions.model import ENV as ENV_ATOM, atoms as condition_atoms, off_whatever_chosen
+from analyse.conditions.model import off_whatever_set_in_code
 from analyse.conditions.options import config_values, params_are_choices
 from analyse.guards import block_position, block_tables, cuda_probe_settled, guard_of, stopping_chain_arm, tree_memo
 from analyse.resolve import Resolver, _const_str, dynamic_import, unpacked_import
@@ -1592,7 +1592,7 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
     where = f"{relpath}:{g.line}" if relpath else f"line {g.line}"
     if scen == "off":
         if g.kind == "option" and g.fallback and g.condition and g.path is not None \
-                and not any(a.kind == ENV_ATOM for a in condition_atoms(g.path)) and not off_whatever_chosen(g.path):
+                and not off_whatever_set_in_code(g.path):
             # an option a user of the library can turn on (off with its default, a setting in code rather than an
             # environment switch): the caller's choice, as for the findings behind it (analyse.library); only what
             # is CUDA-only there makes the caller conditional

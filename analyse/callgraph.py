@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set,
 
 from astroid import nodes
 
-from analyse.conditions.model import ENV as ENV_ATOM, atoms as condition_atoms, off_whatever_chosen
+from analyse.conditions.model import off_whatever_set_in_code
 from analyse.conditions.options import config_values, params_are_choices
 from analyse.guards import block_position, block_tables, cuda_probe_settled, guard_of, stopping_chain_arm, tree_memo
 from analyse.resolve import Resolver, _const_str, dynamic_import, unpacked_import
@@ -65,6 +65,14 @@ EXT_LOADERS_SUFFIX = ("load_ext", "cpp_extension.load", "cpp_extension.load_inli
 
 # call kinds
 K_NAME, K_SELF, K_SUPER, K_METHOD, K_INST, K_EXT, K_DYN, K_REF = "name", "self", "super", "method", "inst", "ext", "dyn", "ref"
+# a method called on what a call of one of the project's functions returns (``make_spec(name).build()``): a = the
+# function, b = the method; the linker follows the objects the function builds and returns (``made_by``)
+K_RESULT = "result"
+# a call into what an instance attribute holds (``self._module.run(x)`` / ``self._fn(x)``, the attribute set with
+# ``self._module = get_module(...)`` in another method): a = the class, b = the attribute; no edge of its own, the
+# library's statuses read the values the class assigns to it (``ModuleSummary.held``)
+K_HELD = "held"
+HELD_SEP = "\x1f"
 # a call through a container of callables (``COMMANDS[args.cmd](...)``, ``MODELS.build(dict(type="X"))``,
 # ``REGISTRY.get(name)(...)``): a = the container's qualified name, b = the keys it is indexed by (joined by
 # KEY_SEP; "" when they cannot be told, ALL_KEYS when the whole container is handed to a call that dispatches)
@@ -162,6 +170,11 @@ class ModuleSummary:
     # module-level functions that hand back an object they build (``return Cls(...)``, ``p = Cls(...); return p``):
     # function -> the project names it builds (classes, or other such factories)
     made_by: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    # class + HELD_SEP + attribute -> one entry per value the class's methods assign to ``self.<attribute>``: the
+    # project calls that compute it, each (K_NAME, function) or (K_RESULT, function, method); an empty entry for a
+    # value that needs none of them (a literal, a parameter, an outside object); ``None`` values and
+    # ``self.<other>`` values are left out / followed (analyse.library: a call into the attribute needs one of them)
+    held: Dict[str, List[Tuple[Tuple[str, ...], ...]]] = field(default_factory=dict)
     # per-module facts for entry points and reach (analyse.reach.module_facts), made with the summary
     reach: Dict[str, object] = field(default_factory=dict)
 
@@ -1579,7 +1592,7 @@ def _condition(call: nodes.Call, relpath: str = "", memo: Optional[dict] = None,
     where = f"{relpath}:{g.line}" if relpath else f"line {g.line}"
     if scen == "off":
         if g.kind == "option" and g.fallback and g.condition and g.path is not None \
-                and not any(a.kind == ENV_ATOM for a in condition_atoms(g.path)) and not off_whatever_chosen(g.path):
+                and not off_whatever_set_in_code(g.path):
             # an option a user of the library can turn on (off with its default, a setting in code rather than an
             # environment switch): the caller's choice, as for the findings behind it (analyse.library); only what
             # is CUDA-only there makes the caller conditional
@@ -1890,6 +1903,8 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
                     add((caller, line, K_SELF, cls, f"{func.attrname}|{c}"))
             else:
                 add((caller, line, K_SELF, cls, func.attrname if not t else f"{func.attrname}|{t}"))
+                if not t and expr.name == selfname and _record_held(s, r, func, cls, selfname):
+                    add((caller, line, K_HELD, cls, func.attrname))
         elif (isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Name) and expr.func.name == "super"
               and cls):
             add((caller, line, K_SUPER, cls, func.attrname))
@@ -1901,7 +1916,17 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
             if t and not t.startswith("torch."):
                 add((caller, line, K_METHOD, t, func.attrname))
             elif not t:
-                s.untyped_calls += 1
+                made = _made_by_call(r, expr)
+                if made and r.index.has_root(made.partition(".")[0]):
+                    add((caller, line, K_RESULT, made, func.attrname))
+                elif cls and selfname and _record_held(s, r, expr, cls, selfname):
+                    add((caller, line, K_HELD, cls, expr.attrname))
+                    # `self._mod = make_spec(...)` elsewhere, `self._mod.build()` here: the method of what the
+                    # factory returns (the linker follows its made_by)
+                    for made in _held_factories(s, cls, expr.attrname):
+                        add((caller, line, K_RESULT, made, func.attrname))
+                else:
+                    s.untyped_calls += 1
     else:
         try:
             t = r.type_of(func)
@@ -1925,6 +1950,92 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
     # function references passed as arguments (callbacks, checkpoint(fn, ...), map(fn, xs)); a
     # registration (register_compile_pass(name, fn), register_forward_hook(fn)) stores the function, it does not run it
     _arg_refs(s, r, call, caller, cls, selfname, clsname)
+
+
+_MAX_HELD_VALUES = 8
+
+
+def _made_by_call(r: Resolver, expr) -> Optional[str]:
+    """The function whose call produced *expr*: ``make(...)`` itself, or a local bound once, in the same function,
+    to ``make(...)`` (``mod = make(...)`` ... ``mod.build()``); None otherwise."""
+    if isinstance(expr, nodes.Name):
+        try:
+            defs = own_bindings(expr, expr.name)
+        except Exception:
+            return None
+        if len(defs) != 1 or not isinstance(defs[0], nodes.AssignName) or defs[0].scope() is not expr.scope():
+            return None
+        expr = r.assigned_value(defs[0])
+    if isinstance(expr, nodes.Call) and isinstance(expr.func, (nodes.Name, nodes.Attribute)):
+        return r.qualname(expr.func)
+    return None
+
+
+def _record_held(s: ModuleSummary, r: Resolver, attr, cls: str, selfname: str) -> bool:
+    """``self.<attr>`` (*attr*, an Attribute on the method's *selfname*) is an instance attribute the class assigns
+    in its methods (not a method): its values go in ``s.held`` (once per class and attribute); True when there are
+    any."""
+    if not (isinstance(attr, nodes.Attribute) and isinstance(attr.expr, nodes.Name) and attr.expr.name == selfname):
+        return False
+    key = f"{cls}{HELD_SEP}{attr.attrname}"
+    if key in s.held:
+        return bool(s.held[key])
+    info = s.classes.get(cls)
+    if info is not None and attr.attrname in info.methods:
+        s.held[key] = []
+        return False
+    scope = attr.scope()
+    node = scope.parent if isinstance(scope, (nodes.FunctionDef, nodes.AsyncFunctionDef)) else None
+    out: List[Tuple[Tuple[str, ...], ...]] = []
+    if isinstance(node, nodes.ClassDef):
+        _held_values(r, node, attr.attrname, out, set())
+    s.held[key] = out
+    return bool(out)
+
+
+def _held_values(r: Resolver, cls: nodes.ClassDef, name: str, out: list, seen: set, depth: int = 0) -> None:
+    if depth > 2 or name in seen:
+        return
+    seen.add(name)
+    for a in (cls.instance_attrs.get(name) or ())[:_MAX_HELD_VALUES]:
+        parent = a.parent
+        while isinstance(parent, (nodes.Tuple, nodes.List)):
+            parent = parent.parent
+        value = parent.value if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) else None
+        if value is None:
+            if not isinstance(parent, (nodes.Assign, nodes.AnnAssign)):
+                out.append(())   # bound by a loop, a with, an augmented assignment: a value of its own
+            continue
+        if isinstance(value, nodes.Const) and value.value is None:
+            continue   # None has no method to call: no alternative
+        if isinstance(value, nodes.Attribute) and isinstance(value.expr, nodes.Name) and value.expr.name == "self":
+            _held_values(r, cls, value.attrname, out, seen, depth + 1)
+            continue
+        needs: List[Tuple[str, ...]] = []
+        for call in value.nodes_of_class(nodes.Call):
+            func = call.func
+            q = r.qualname(func) if isinstance(func, (nodes.Name, nodes.Attribute)) else None
+            if q and r.index.has_root(q.partition(".")[0]):
+                needs.append((K_NAME, q))
+            elif isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Call) \
+                    and isinstance(func.expr.func, (nodes.Name, nodes.Attribute)):
+                made = r.qualname(func.expr.func)
+                if made and r.index.has_root(made.partition(".")[0]):
+                    needs.append((K_RESULT, made, func.attrname))
+        entry = tuple(dict.fromkeys(needs))
+        if isinstance(value, nodes.Call) and needs and needs[0][0] == K_NAME and needs[0][1] == r.qualname(value.func):
+            entry = (("factory",) + needs[0][1:],) + entry   # the value is the factory's result itself
+        if entry not in out or not entry:
+            out.append(entry)
+
+
+def _held_factories(s: ModuleSummary, cls: str, attr: str) -> List[str]:
+    """The project functions whose result is assigned to ``self.<attr>`` itself (``self._mod = make_spec(...)``)."""
+    out: List[str] = []
+    for entry in s.held.get(f"{cls}{HELD_SEP}{attr}") or ():
+        if entry and entry[0][0] == "factory" and entry[0][1] not in out:
+            out.append(entry[0][1])
+    return out
 
 
 def _patch_ref(s: ModuleSummary, r: Resolver, node: nodes.Assign, here) -> None:
@@ -2436,6 +2547,11 @@ class Linker:
             return [], None, f"{a}.{'*' if b.startswith(PARAM_MARK) else b}"
         if kind == K_LOOKUP:
             targets, exact = self.lookup(a, b)
+            meth = b.partition(METH_SEP)[2]
+            if not targets and meth and a.startswith(GETTER_MARK):
+                # the "getter" fills no container: a factory (`mod = make_spec(); mod.build()`), whose result's
+                # method runs
+                return self._result_method(a[len(GETTER_MARK):], meth), None, None
             if not targets:
                 return [], None, None
             if not exact:
@@ -2516,6 +2632,8 @@ class Linker:
             return [], None, None
         if kind == K_INST:
             return self._instance_call(a), None, None
+        if kind == K_RESULT:
+            return self._result_method(a, b), None, None
         return [], None, None
 
     def attr_targets(self, cls: str, attr: str) -> List[Tuple[str, Optional[str]]]:
@@ -2554,6 +2672,65 @@ class Linker:
         return [f"{c}.{meth}" for c in self.subclasses(cls) if meth in self.classes[c].methods
                 and meth not in getattr(self.classes[c], "stubs", ())]
 
+    def _result_method(self, fn: str, meth: str) -> List[str]:
+        """Method *meth* of the objects a call of function *fn* hands back: the classes it builds and returns
+        (``made_by``), through the project's factories it returns the result of (``return make_spec(...)``)."""
+        out: List[str] = []
+        for c in self.result_classes(fn):
+            found = self.lookup_method(c, meth)
+            if found and found not in out:
+                out.append(found)
+        return out
+
+    def result_classes(self, fn: str, depth: int = 0) -> List[str]:
+        """The project classes whose instances a call of *fn* hands back (a class: itself)."""
+        k, q = self.canonical(fn)
+        if k == "class":
+            return [q]
+        if k != "def" or q not in self.made_by or depth >= 4:
+            return []
+        out: List[str] = []
+        for c in self.made_by[q]:
+            out.extend(x for x in self.result_classes(c, depth + 1) if x not in out)
+        return out
+
+    def instance_overrides(self, classes: Sequence[str], meth: str) -> List[str]:
+        """For a call of method *meth* on an instance of one of *classes* that finds the method in a base class:
+        the overrides, in the instance's class, of the stubs the base's method calls on ``self``
+        (``spec.build_and_load()`` on a ``NvccSpec``: the base's ``self.build()`` runs ``NvccSpec.build``, not
+        every subclass's). The graph's own ``self.build()`` edges reach each override only under the condition
+        that ``self`` is of its class; the instance tells which."""
+        out: List[str] = []
+        for c in classes:
+            found = self.lookup_method(c, meth)
+            owner = found.rpartition(".")[0] if found else ""
+            if not found or owner == c:
+                continue
+            for m in self._self_calls().get(found, ()):
+                base = self.lookup_method(owner, m)
+                binfo = self.classes.get(base.rpartition(".")[0]) if base else None
+                if binfo is None or m not in getattr(binfo, "stubs", ()):
+                    continue
+                o = self.lookup_method(c, m)
+                if o and o != base and o not in out:
+                    out.append(o)
+        return out
+
+    def _self_calls(self) -> Dict[str, List[str]]:
+        """function -> the methods it calls on ``self`` (one pass over every module's calls, kept)."""
+        got = self.__dict__.get("_self_calls_memo")
+        if got is None:
+            got = {}
+            for s in self.modules.values():
+                for caller, _line, kind, _a, b in s.calls:
+                    if kind == K_SELF:
+                        m = b.partition("|")[0]
+                        lst = got.setdefault(caller, [])
+                        if m not in lst:
+                            lst.append(m)
+            self.__dict__["_self_calls_memo"] = got
+        return got
+
     def _instance_call(self, t: str, depth: int = 0) -> List[str]:
         k, cls = self.canonical(t)
         if k == "def" and cls in self.made_by and depth < 4:
@@ -2568,6 +2745,10 @@ class Linker:
         return [found] if found else []
 
 
+# the condition :meth:`Linker.stub_dispatch` writes, read back where the instance's class is known (analyse.library)
+STUB_CONDITION = re.compile(r"^only when `self` is an instance of (?P<cls>\w+) \(`self\.\w+\(\)` runs its override\)$")
+
+
 @dataclass
 class CallGraph:
     graph: nx.DiGraph
@@ -2577,6 +2758,9 @@ class CallGraph:
     resolved_calls: int = 0
     unresolved_calls: int = 0
     dynamic: List[Tuple[str, int, str]] = field(default_factory=list)   # (path, line, expression)
+    # calls into an instance attribute (K_HELD): (caller, line, condition or None, attribute, one list per value
+    # the class assigns to it of the functions that compute that value)
+    held_uses: List[Tuple[str, int, Optional[str], str, List[List[str]]]] = field(default_factory=list)
 
     def guarded_edges(self) -> List[Tuple[str, str, str]]:
         """(caller, callee, condition) of edges taken only under a guard with a fallback."""
@@ -2617,6 +2801,7 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
             g.add_node(q, path=path, line=a, value=True)
     unknowns: List[Unknown] = []
     ext_calls: List[Tuple[str, int, str, Optional[str]]] = []
+    held_uses: List[Tuple[str, int, Optional[str], str, List[List[str]]]] = []
     resolved = unresolved = 0
     dynamic: List[Tuple[str, int, str]] = []
     for s in summaries:
@@ -2634,6 +2819,19 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
             except RecursionError:
                 callees, unknown, ext = [], f"calls {a}, which cannot be resolved statically", None
             stub = linker.stub_dispatch(a, b) if kind == K_SELF and len(callees) > 1 else {}
+            inst: List[str] = []   # the instance's classes, when a stub its inherited method calls is overridden
+            more: List[str] = []
+            if kind in (K_RESULT, K_METHOD) and callees:
+                # the instance's class is known: the stubs its inherited method calls on `self` run its overrides
+                held = linker.result_classes(a) if kind == K_RESULT else [linker.canonical(a)[1]]
+                more = linker.instance_overrides(held, b)
+                inst = [c.rpartition(".")[2] for c in held] if more else []
+                callees = callees + [o for o in more if o not in callees]
+            elif kind == K_LOOKUP and callees and a.startswith(GETTER_MARK) and METH_SEP in b:
+                made = linker.result_classes(a[len(GETTER_MARK):])
+                more = linker.instance_overrides(made, b.partition(METH_SEP)[2])
+                inst = [c.rpartition(".")[2] for c in made] if more else []
+                callees = callees + [o for o in more if o not in callees]
             if kind == K_NAME and len(callees) == 1 and linker.closures:
                 # a name bound to a factory's result whose function calls the op the factory's argument names:
                 # the call runs that op (and, for a function that does nothing else, no more)
@@ -2649,13 +2847,20 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
                 use = s.result_uses.get(i)
                 passed = s.call_args.get(i) if kind in (K_NAME, K_SELF, K_SUPER, K_METHOD, K_INST) else None
                 arm = chains.get(i) if ec else None
+                # an edge into an inherited method called on an instance of known class: the method's stub
+                # dispatch to other subclasses does not run there (analyse.library reads it)
+                einst = inst if inst and not ec and c not in more else None
                 if not g.has_edge(caller, c):
                     g.add_edge(caller, c, line=line, cond=ec, use=use, passed=[passed])
                     if arm is not None:
                         g.edges[caller, c]["arms"] = [(s.relpath,) + arm]
+                    if einst:
+                        g.edges[caller, c]["inst"] = einst
                 else:
                     d = g.edges[caller, c]
                     d.setdefault("passed", []).append(passed)
+                    if not einst:
+                        d.pop("inst", None)
                     if ec is None:
                         d["cond"] = None   # also called unconditionally
                     elif arm is not None:
@@ -2670,7 +2875,31 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
                 resolved += 1
             if ext:
                 ext_calls.append((caller, line, ext, cond))
-    return CallGraph(g, linker, unknowns, ext_calls, resolved, unresolved, dynamic)
+            if kind == K_HELD and cond != UNREACHABLE:
+                values = _held_functions(linker, s.held.get(f"{a}{HELD_SEP}{b}") or (), g)
+                if values:
+                    held_uses.append((caller, line, cond, b, values))
+    return CallGraph(g, linker, unknowns, ext_calls, resolved, unresolved, dynamic, held_uses)
+
+
+def _held_functions(linker: "Linker", entries, g) -> List[List[str]]:
+    """Per value of an instance attribute, the functions of the graph its computation calls."""
+    out: List[List[str]] = []
+    for entry in entries:
+        fns: List[str] = []
+        for e in entry:
+            if e[0] == "factory":
+                continue   # a marker: the call itself is the entry after it
+            try:
+                callees, _unknown, _ext = linker.resolve_call(e[0], e[1], e[2] if len(e) > 2 else "")
+            except RecursionError:
+                callees = []
+            if e[0] == K_RESULT:
+                classes = linker.result_classes(e[1])
+                callees = callees + [o for o in linker.instance_overrides(classes, e[2]) if o not in callees]
+            fns.extend(c for c in callees if c in g and c not in fns)
+        out.append(fns)
+    return out
 
 
 # --------------------------------------------------------------------------- findings -> functions

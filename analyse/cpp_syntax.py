@@ -120,3 +120,94 @@ def cuda_kernels(text: str) -> List[Tuple[str, int]]:
     code = _LAUNCH_BOUNDS.sub(lambda m: " " * len(m.group(0)), code)
     lines = LineIndex(code)
     return [(name, lines.line(off)) for name, off in global_kernels(code)]
+
+
+# A build flag that is set only when the extension is built for CUDA: ``WITH_CUDA``, ``USE_GPU``,
+# ``<PROJECT>_WITH_CUDA``, ``USE_NCCL`` ... (the flags setup.py passes to a CUDAExtension and never to a
+# CppExtension), and the macros nvcc itself defines for the files it compiles (``__CUDACC__``, ``__NVCC__``).
+# ``__CUDA_ARCH__`` is not one: it tells nvcc's device pass from its host pass, not a CUDA build from another.
+_CUDA_FLAG = re.compile(r"(?:\w+_)?(?:WITH|USE|ENABLE|HAVE|BUILD)_(?:CUDA|GPU|NCCL|NVRTC|CUDNN|CUBLAS)"
+                        r"|__CUDACC__|__NVCC__|GOOGLE_CUDA")
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(ifdef|ifndef|if|elif|else|endif)\b([^\n]*)", re.M)
+_ATOM = re.compile(r"(!?)\s*(?:defined\s*)?([A-Za-z_]\w*)")
+
+
+def _needs_cuda_flag(cond: str) -> bool:
+    """An ``#if`` condition that holds only when a CUDA build flag is set: every ``||`` alternative has a
+    conjunct naming a flag of :data:`_CUDA_FLAG` (not negated). Parentheses are dropped first, so a mixed
+    ``a && (b || c)`` is read as ``a && b || c``: the reading that says "CUDA" less often."""
+    text = cond.replace("(", " ").replace(")", " ")
+    alts = text.split("||")
+    for alt in alts:
+        hit = False
+        for conj in alt.split("&&"):
+            m = _ATOM.match(conj.strip())
+            if m is not None and m.group(2) != "defined" and not m.group(1) and _CUDA_FLAG.fullmatch(m.group(2)):
+                hit = True
+        if not hit:
+            return False
+    return True
+
+
+def _negates_cuda_flag(cond: str) -> bool:
+    """``!defined(WITH_CUDA)`` / ``!WITH_CUDA`` alone: the ``#else`` branch is the CUDA build's."""
+    m = re.fullmatch(r"\s*!\s*\(?\s*(?:defined\s*\(?\s*)?([A-Za-z_]\w*)\s*\)?\s*\)?\s*", cond)
+    return m is not None and _CUDA_FLAG.fullmatch(m.group(1)) is not None
+
+
+def cuda_build_spans(code: str) -> List[Tuple[int, int, int]]:
+    """(start, end, directive offset) of the spans of comment-free *code* compiled only in a CUDA build:
+    the branches of ``#ifdef WITH_CUDA`` / ``#if defined(USE_GPU)`` / ``#ifndef X ... #else`` (X a CUDA
+    flag) ..., nested ones inside an outer span left out. One pass over the directives."""
+    out: List[Tuple[int, int, int]] = []
+    # frames: [this branch is CUDA-only, the #else branch would be, offset where the CUDA span opened or -1]
+    stack: List[List] = []
+    open_at = -1     # offset of the outermost open CUDA span
+    open_dir = -1
+    for m in _DIRECTIVE.finditer(code):
+        kind, cond = m.group(1), m.group(2)
+        inside = open_at >= 0
+        if kind in ("if", "ifdef", "ifndef"):
+            if kind == "ifdef":
+                cuda, else_cuda = bool(_CUDA_FLAG.fullmatch(cond.strip())), False
+            elif kind == "ifndef":
+                cuda, else_cuda = False, bool(_CUDA_FLAG.fullmatch(cond.strip()))
+            else:
+                cuda, else_cuda = _needs_cuda_flag(cond), _negates_cuda_flag(cond)
+            stack.append([cuda, else_cuda])
+            if cuda and not inside:
+                open_at, open_dir = m.end(), m.start()
+                stack[-1].append(True)   # this frame opened the span
+            continue
+        if not stack:
+            continue
+        frame = stack[-1]
+        opened = len(frame) > 2
+        if kind == "endif":
+            stack.pop()
+            if opened:
+                out.append((open_at, m.start(), open_dir))
+                open_at = open_dir = -1
+            continue
+        # elif / else: the span this frame opened closes; the new branch may open one
+        if opened:
+            out.append((open_at, m.start(), open_dir))
+            open_at = open_dir = -1
+            del frame[2:]
+        cuda = _needs_cuda_flag(cond) if kind == "elif" else frame[1]
+        frame[0], frame[1] = cuda, False
+        if cuda and open_at < 0:
+            open_at, open_dir = m.end(), m.start()
+            frame.append(True)
+    if open_at >= 0:
+        out.append((open_at, len(code), open_dir))
+    return out
+
+
+def in_spans(spans: List[Tuple[int, int, int]], starts: List[int], pos: int) -> int:
+    """The directive offset of the span of *spans* (sorted, disjoint; *starts* their start offsets) holding
+    *pos*, or -1."""
+    i = bisect.bisect_right(starts, pos) - 1
+    if i >= 0 and spans[i][0] <= pos < spans[i][1]:
+        return spans[i][2]
+    return -1

@@ -1343,16 +1343,33 @@ _VALUE_STATEMENTS = (nodes.Assign, nodes.AnnAssign, nodes.Return)
 def _swallowed_block(trynode, handlers) -> bool:
     """Library mode: ``try: <probe of the GPUs> / except Exception: pass`` followed in the function by code that
     completes (``return True``): whatever fails in the block (a missing ``nvidia-smi``, no CUDA device), the function
-    goes on as if it had not run. Every handler only passes, and there is no ``else`` / ``finally``."""
+    goes on as if it had not run. Every handler only passes, and there is no ``else`` / ``finally``. The block may
+    sit in an ``if`` / ``with`` / loop of the function: what follows those completes the function as well."""
     if not params_are_choices() or trynode.orelse or trynode.finalbody or len(handlers) != len(trynode.handlers):
         return False
     if not all(h.body and all(isinstance(st, nodes.Pass) for st in h.body) for h in handlers):
         return False
-    parent = trynode.parent
-    if not isinstance(parent, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
-        return False
-    rest = parent.body[parent.body.index(trynode) + 1:] if trynode in parent.body else []
-    return _branch_fallback(rest)
+    # the statements that run after the block: those after it in its own block, then after each enclosing
+    # statement (an ``if`` / ``with`` / loop the try sits in) up to the function (``if is_dist: try: <bootstrap> /
+    # except: pass`` then ``return result``); a block inside another try or a handler is left to that one
+    rest: list = []
+    cur, parent = trynode, trynode.parent
+    for _ in range(_MAX_SWALLOW_DEPTH):
+        if not isinstance(parent, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.If, nodes.With, nodes.For,
+                                   nodes.While)):
+            return False
+        block = next((b for b in (parent.body, getattr(parent, "orelse", None)) if isinstance(b, list) and cur in b),
+                     None)
+        if block is None:
+            return False
+        rest.extend(block[block.index(cur) + 1:])
+        if isinstance(parent, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+            return _branch_fallback(rest)
+        cur, parent = parent, parent.parent
+    return False
+
+
+_MAX_SWALLOW_DEPTH = 8
 
 
 def _tried_call_guard(trynode, handlers) -> Optional[Guard]:

@@ -71,7 +71,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypedDi
 
 from astroid import nodes
 
-from analyse.callgraph import (K_INST, K_LOOKUP, K_METHOD, METH_SEP, K_NAME, K_REF, K_SELF, MAIN_FN, MODULE_FN, PSEUDO_FNS, FunctionLocator, ModuleSummary,
+from analyse.callgraph import (K_INST, K_LOOKUP, K_RESULT, K_METHOD, METH_SEP, K_NAME, K_REF, K_SELF, MAIN_FN, MODULE_FN, PSEUDO_FNS, FunctionLocator, ModuleSummary,
                                build_graph)
 from analyse.findings import evolve
 from analyse.guards import guard_of, tree_memo
@@ -1095,7 +1095,7 @@ class Reach:
                 self.classes_of.setdefault(s.modname, []).append(q)
             aliases = self.aliases.get(s.modname) or {}
             for caller, line, kind, a, b in s.calls:
-                if aliases and kind in (K_NAME, K_REF, K_METHOD, K_INST):
+                if aliases and kind in (K_NAME, K_REF, K_METHOD, K_INST, K_RESULT):
                     a = _unalias(a, aliases)
                 if kind == K_LOOKUP:
                     self._lookup_edges(caller, line, a, b, s.relpath)

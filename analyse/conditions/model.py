@@ -104,12 +104,14 @@ def conj(*cs: Optional[Cond]) -> Optional[Cond]:
     return parts[0] if len(parts) == 1 else And(tuple(parts))
 
 
-def evaluate(c: Cond, scenario: str, defaults: bool = False, unchosen: bool = False) -> Value:
+def evaluate(c: Cond, scenario: str, defaults: bool = False, unchosen=False) -> Value:
     """Kleene three-valued value of *c* on an NPU host in *scenario*; *defaults*: the choices a caller
     could change (library parameters) take their default; *unchosen*: every choice (option, parameter,
-    environment variable) is left open, whatever its value."""
+    environment variable) is left open, whatever its value (or a tuple of the atom kinds left open)."""
     if isinstance(c, Atom):
-        return None if unchosen and c.kind in CHOICE_KINDS else c.value(scenario, defaults)
+        if unchosen and c.kind in (CHOICE_KINDS if unchosen is True else unchosen):
+            return None
+        return c.value(scenario, defaults)
     if isinstance(c, Const):
         return c.value
     if isinstance(c, Not):
@@ -186,6 +188,13 @@ def off_whatever_chosen(c: Optional[Cond], scenario: str = TRANSFER) -> bool:
     """True when the path is off on an NPU host whatever its options, parameters and environment say: an enclosing
     test of the host (another accelerator's branch, a dead torch-version branch) decides it, not a choice."""
     return c is not None and evaluate(c, scenario, unchosen=True) is False
+
+
+def off_whatever_set_in_code(c: Optional[Cond], scenario: str = TRANSFER) -> bool:
+    """True when the path is off on an NPU host whatever the options and parameters in code say: a host test or an
+    environment variable at its value (unset) keeps it off. An environment test that holds with its default
+    (``if not self.skip``, ``$SKIP`` unset) does not: the options decide."""
+    return c is not None and evaluate(c, scenario, unchosen=(OPTION, PARAM)) is False
 
 
 def off_by_default(c: Optional[Cond]) -> bool:

@@ -46,7 +46,8 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from analyse.callgraph import (FALLBACK_CONDITION, MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, RESULT_CALLED, RESULT_TESTED, UNREACHABLE, FunctionLocator,
+from analyse.callgraph import (FALLBACK_CONDITION, MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, RESULT_CALLED, RESULT_TESTED, STUB_CONDITION,
+                               UNREACHABLE, FunctionLocator,
                                ModuleSummary, build_graph, classify, npu_takes_fallback, other_device_only, propagate,
                                summarise_module, transfer_only_condition)
 from analyse.findings import AnalysisError, Finding, assign_ids
@@ -573,6 +574,51 @@ def _finding_condition(f: Finding, status: Optional[str] = None) -> Optional[str
     return f"only when {what} ({g.get('kind')}, {where}; otherwise the fallback runs)"
 
 
+def _held_roots(held_uses, statuses, roots: Dict[str, Dict[str, List[str]]]) -> bool:
+    """Roots for the calls into an instance attribute (:attr:`analyse.callgraph.CallGraph.held_uses`) whose every
+    value is computed by a call of unsupported code: the object exists only where that code ran, so calling into it
+    needs it too (unsupported, or conditional under the call's own guard). A value made without such a call (a
+    literal, a parameter, a supported builder) is a working alternative. True when a root was added."""
+    added = False
+    found: List[Tuple[str, Optional[str], List[str]]] = []
+    for caller, _line, cond, _attr, values in held_uses:
+        heads: List[str] = []
+        for fns in values:
+            bad = [f for f in fns if getattr(statuses.get(f), "status", None) == "unsupported"]
+            if not bad:
+                heads = []
+                break
+            for f in bad[:2]:
+                hs, _conds = _split_conditions(statuses[f].reasons)
+                heads.extend(h for h in hs[:2] if h not in heads)
+        if not heads:
+            continue
+        if cond and cond.startswith(OFF_BY_DEFAULT):
+            cond = cond[len(OFF_BY_DEFAULT):]
+        found.append((caller, cond, heads))
+    # `if C: self._m.paged_run(...)` / `else: self._m.run(...)`: neither branch is a working fallback for the other
+    sides: Dict[Tuple[str, str], Set[str]] = {}
+    for caller, cond, _heads in found:
+        m = FALLBACK_CONDITION.match(cond) if cond else None
+        if m is not None:
+            sides.setdefault((caller, m.group("where")), set()).add(m.group("cond").strip())
+    for caller, cond, heads in found:
+        m = FALLBACK_CONDITION.match(cond) if cond else None
+        if m is not None:
+            c = m.group("cond").strip()
+            other = c[4:].strip() if c.startswith("not ") else f"not {c}"
+            if other in sides.get((caller, m.group("where")), ()):
+                cond = None
+        st = "conditional" if cond else "unsupported"
+        lst = roots.setdefault(caller, {}).setdefault(st, [])
+        for h in heads[:4]:
+            r = f"{h}{COND_SEP}{cond}" if cond else h
+            if r not in lst:
+                lst.append(r)
+                added = True
+    return added
+
+
 def _split_conditions(reasons: Sequence[str]) -> Tuple[List[str], List[str]]:
     out, conds = [], []
     for r in reasons:
@@ -696,14 +742,21 @@ def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]], none_on_f
             lst = roots.setdefault(u, {}).setdefault("unsupported", [])
             lst.extend(h for h in heads if h not in lst)
     guarded = [(u, v, d["cond"]) for u, v, d in g.edges(data=True) if d.get("cond")]
-    if not guarded:
-        return propagate(g, roots)
+    inst = [(u, v, d["inst"]) for u, v, d in g.edges(data=True) if d.get("inst") and not d.get("cond")]
+    # a call into what an instance attribute holds, every value of which needs unsupported code to be made
+    # (`self._module = get_module(...)` in plan(), `self._module.run(x)` in run()): read after the first propagation
+    held = getattr(cg, "held_uses", None) or ()
+    if not guarded and not inst:
+        out = propagate(g, roots)
+        return propagate(g, roots) if held and _held_roots(held, out, roots) else out
     plain = g.copy()
-    plain.remove_edges_from([(u, v) for u, v, _c in guarded])
+    plain.remove_edges_from([(u, v) for u, v, _c in guarded] + [(u, v) for u, v, _c in inst])
     guarded = [(u, v, c) for u, v, c in guarded if c != UNREACHABLE]
     condensed: list = [None]   # the second propagation runs on the same graph: one condensation for both
     first = propagate(plain, roots, condensed)
-    added = False
+    added = _instance_roots(inst, first, roots)
+    if held and _held_roots(held, first, roots):
+        added = True
     both = _both_branches_unsupported(guarded, first)
     for u, heads in _every_arm_unsupported(g, guarded, first).items():
         lst = both.setdefault(u, [])
@@ -742,6 +795,36 @@ def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]], none_on_f
     return propagate(plain, roots, condensed) if added else first
 
 
+
+
+def _instance_roots(inst, first, roots: Dict[str, Dict[str, List[str]]]) -> bool:
+    """The edges into an inherited method called on an instance of known class (``make_spec().build_and_load()``,
+    the ``inst`` of :func:`analyse.callgraph.build_graph`): the method's reasons, less those it has only when ``self``
+    is an instance of another subclass (its stub dispatch to their overrides; the instance's own override has its
+    own edge). True when a root was added."""
+    added = False
+    for u, v, classes in inst:
+        stv = first.get(v)
+        if stv is None:
+            continue
+        kept: List[Tuple[str, str]] = []
+        for r in stv.reasons:
+            head, sep, cond = r.partition(COND_SEP)
+            m = STUB_CONDITION.match(cond) if sep else None
+            if m is not None and m.group("cls") not in classes:
+                continue
+            kept.append((head, r))
+        if not kept:
+            continue
+        st = stv.status
+        if st == "conditional" and all(COND_SEP not in r for _h, r in kept):
+            st = "unsupported"
+        lst = roots.setdefault(u, {}).setdefault(st, [])
+        for _h, r in kept[:4]:
+            if r not in lst:
+                lst.append(r)
+                added = True
+    return added
 
 
 def _both_branches_unsupported(guarded, first) -> Dict[str, List[str]]:

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from analyse.cpp_syntax import LineIndex, blank_comments_and_strings, global_kernels, match_brackets
+from analyse.cpp_syntax import (LineIndex, blank_comments_and_strings, cuda_build_spans, global_kernels, in_spans,
+                                 match_brackets)
 from analyse.findings import AnalysisError
 
 CPP_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl")
@@ -65,9 +66,15 @@ _OTHER_DEVICES = {"MLU", "MUSA", "MPS", "XPU", "HPU", "IPU", "DIPU", "VULKAN", "
 _OTHER_DEVICE_DIRS = {"mlu", "musa", "mps", "xpu", "hpu", "ipu", "dipu", "diopi", "parrots", "hip", "rocm", "metal"}
 _CUDA_DISPATCH = {"CUDA", "AUTOGRADCUDA"}
 
+# the CUDA driver API: ``cu<Group>...`` entry points and ``CU<type>`` handles (cuda.h)
+_DRIVER_CALLS = ("Init", "DriverGetVersion", "Device", "Ctx", "DevicePrimaryCtx", "Module", "Library", "Kernel",
+                 "Launch", "Func", "Mem", "Stream", "Event", "Graph", "Link", "Occupancy", "Pointer", "Ipc",
+                 "GetErrorString", "GetErrorName", "GetProcAddress", "Tex", "Surf", "Array")
+_DRIVER_TYPES = ("function", "module", "context", "stream", "event", "deviceptr", "result", "jit_option", "device",
+                 "graph", "graphExec", "linkState", "library", "kernel")
 API_PATTERNS = {
     "cuda-runtime": re.compile(r"\bcuda(?:Malloc|Free|Memcpy|Memset|Stream|Event|Device|GetLastError|GetErrorString|"
-                               r"Launch|FuncSetAttribute|Occupancy|PeekAtLastError|Graph|Host|Mem)\w*\b"),
+                               r"Launch|Func|Occupancy|PeekAtLastError|Graph|Host|Mem|SetDevice|GetDevice)\w*\b"),
     "cublas": re.compile(r"\bcublas\w+"),
     "cudnn": re.compile(r"\bcudnn\w+"),
     "thrust": re.compile(r"\bthrust::"),
@@ -75,6 +82,10 @@ API_PATTERNS = {
     "at::cuda": re.compile(r"\b(?:at|c10)::cuda::"),
     "nccl": re.compile(r"\bnccl[A-Z]\w*"),
     "cuda-intrinsics": re.compile(r"\b(?:__shfl\w*|__syncthreads|atomicAdd|__ldg|__shared__|warpSize)\b"),
+    # CUDA source compiled at run time (NVRTC) and loaded / launched through the CUDA driver API
+    # (nvrtc.h, cuda.h: docs.nvidia.com/cuda/nvrtc, docs.nvidia.com/cuda/cuda-driver-api)
+    "nvrtc": re.compile(r"\bnvrtc[A-Z]\w*"),
+    "cuda-driver": re.compile(r"\bcu(?:" + "|".join(_DRIVER_CALLS) + r")\w*|\bCU(?:" + "|".join(_DRIVER_TYPES) + r")\b"),
 }
 _CUDA_ANY = re.compile("|".join(f"(?:{rx.pattern})" for rx in API_PATTERNS.values()) + r"|<<<")
 
@@ -86,7 +97,7 @@ _CUDA_ANY = re.compile("|".join(f"(?:{rx.pattern})" for rx in API_PATTERNS.value
 # label overlap and the sums equal the originals' counts (checked by a test on random and real texts).
 _API_COUNTERS = {
     "cuda-runtime": (r"cuda(?<!\wcuda)(?:Malloc|Free|Memcpy|Memset|Stream|Event|Device|GetLastError|GetErrorString|"
-                     r"Launch|FuncSetAttribute|Occupancy|PeekAtLastError|Graph|Host|Mem)\w*\b",),
+                     r"Launch|Func|Occupancy|PeekAtLastError|Graph|Host|Mem|SetDevice|GetDevice)\w*\b",),
     "cublas": (r"cublas(?<!\wcublas)\w+",),
     "cudnn": (r"cudnn(?<!\wcudnn)\w+",),
     "thrust": (r"thrust::(?<!\wthrust::)",),
@@ -96,12 +107,16 @@ _API_COUNTERS = {
     "cuda-intrinsics": (r"__shfl(?<!\w__shfl)\w*\b", r"__syncthreads(?<!\w__syncthreads)\b",
                         r"atomicAdd(?<!\watomicAdd)\b", r"__ldg(?<!\w__ldg)\b", r"__shared__(?<!\w__shared__)\b",
                         r"warpSize(?<!\wwarpSize)\b"),
+    "nvrtc": (r"nvrtc(?<!\wnvrtc)[A-Z]\w*",),
+    "cuda-driver": (r"cu(?<!\wcu)(?:" + "|".join(_DRIVER_CALLS) + r")\w*",
+                    r"CU(?<!\wCU)(?:" + "|".join(_DRIVER_TYPES) + r")\b"),
 }
 _API_COUNTERS = {label: tuple(re.compile(p) for p in pats) for label, pats in _API_COUNTERS.items()}
 assert _API_COUNTERS.keys() == API_PATTERNS.keys()
 # the words without which _CUDA_ANY cannot match (a body holding none of them is not searched)
 _CUDA_WORDS = ("cuda", "cublas", "cudnn", "thrust::", "cub::", "nccl", "__shfl", "__syncthreads", "atomicAdd", "__ldg",
-               "__shared__", "warpSize", "<<<")
+               "__shared__", "warpSize", "<<<", "nvrtc") + tuple("cu" + w for w in _DRIVER_CALLS) \
+    + tuple("CU" + w for w in _DRIVER_TYPES)
 
 
 def api_counts(text: str) -> Dict[str, int]:
@@ -143,6 +158,7 @@ class Binding:
     line: int = 0
     cuda_code: bool = False   # reaches CUDA kernels or CUDA API uses
     defined: bool = False     # the code behind it was found in the sources
+    cuda_build: str = ""      # "path:line" of the ``#if`` that compiles it (or the code it binds) only in a CUDA build
 
 
 @dataclass
@@ -170,6 +186,9 @@ class CppScan:
     _folder_seen: Dict[str, Set[str]] = field(default_factory=dict)
     _npu_defined: Dict[str, str] = field(default_factory=dict)              # defined in an NPU source file -> where
     _other_defined: Set[str] = field(default_factory=set)                   # defined in any other file
+    cuda_build: Dict[str, str] = field(default_factory=dict)                # defined only in a CUDA build -> where
+    _cuda_build_defined: Dict[str, str] = field(default_factory=dict)       # defined in a CUDA-build span -> where
+    _plain_defined: Set[str] = field(default_factory=set)                   # defined outside such spans
 
     # ---- queries
     def binding_for(self, ext_qualname: str) -> List[Binding]:
@@ -222,6 +241,10 @@ class CppScan:
         if kernels:
             shown = ", ".join(kernels[:6]) + (f" and {len(kernels) - 6} more" if len(kernels) > 6 else "")
             return "unsupported", f"{ext_qualname} (compiled op bound in {where}; CUDA kernels: {shown})", [where]
+        guard = next((b.cuda_build for b in bs if b.cuda_build), "")
+        if guard and all(b.cuda_build or b.cuda_code for b in bs):
+            return ("unsupported", f"{ext_qualname} (compiled op bound in {where}; compiled only in a CUDA build: the "
+                    f"preprocessor test at {guard} leaves it out of a build without CUDA)", [where, guard])
         if any(b.cuda_code for b in bs):
             return "unsupported", f"{ext_qualname} (compiled op bound in {where}; its C++ code calls CUDA APIs)", [where]
         if all(b.defined for b in bs):
@@ -416,7 +439,8 @@ def scan_sources(root_files: Sequence[Tuple[Path, str]], setup_texts: Sequence[s
     for text in setup_texts:
         for m in re.finditer(r"(?:CUDAExtension|CppExtension|Extension)\s*\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]", text):
             scan.setup_ext_names.append(m.group(1))
-    pending: List[Tuple[str, str, str, str, int]] = []   # (module, op, path, def args text, line)
+    # (module, op, path, def args text, line, "path:line" of a CUDA-build `#if` around the def or "")
+    pending: List[Tuple[str, str, str, str, int, str]] = []
     for abspath, rel in root_files:
         try:
             data = abspath.read_bytes()
@@ -434,6 +458,12 @@ def scan_sources(root_files: Sequence[Tuple[Path, str]], setup_texts: Sequence[s
         except UnicodeDecodeError:
             text = data.decode("latin-1")
         _scan_text(scan, text, rel, pending)
+    # a function defined only inside `#ifdef WITH_CUDA` / `#if defined(USE_GPU)` ... (never outside such a span)
+    # exists only in a CUDA build of the extension: CUDA code, whatever its body calls
+    for name, where in scan._cuda_build_defined.items():
+        if name not in scan._plain_defined and len(name) > 2 and name not in _GENERIC:
+            scan.cuda_functions.add(name)
+            scan.cuda_build[name] = where
     # a function defined only in the library's NPU sources (an npu/ folder, a *_npu.cpp file) with no CUDA code is
     # its NPU implementation, whether it is registered (REGISTER_NPU_IMPL, a PrivateUse1 TORCH_LIBRARY_IMPL) or
     # called from a device branch of the dispatcher (`if (x.device().type() == at::kPrivateUse1) return f_npu(...)`)
@@ -442,7 +472,7 @@ def scan_sources(root_files: Sequence[Tuple[Path, str]], setup_texts: Sequence[s
                 and name not in _GENERIC:
             _add_npu(scan, name, where)
     known = set(scan.functions) | set(scan.kernels)
-    for label, op, rel, args, line in pending:
+    for label, op, rel, args, line, guard in pending:
         ids = set(_IDENT.findall(args))
         targets = tuple(sorted(i for i in ids if i in known and i != op)) or ((op,) if op in known else ())
         if label.startswith("torch.ops."):
@@ -450,8 +480,10 @@ def scan_sources(root_files: Sequence[Tuple[Path, str]], setup_texts: Sequence[s
             targets = tuple(sorted(set(targets) | extra))
         kernels, npu, cuda = _reach(scan, targets)
         defined = bool(targets) and all(t in known or t in scan.registrations for t in targets)
+        guard = guard or next((scan.cuda_build[t] for t in targets if t in scan.cuda_build), "")
         scan.bindings.append(Binding(label, op, rel, targets, tuple(sorted(kernels)), tuple(sorted(npu)), line,
-                                     cuda_code=cuda or bool(kernels), defined=defined))
+                                     cuda_code=cuda or bool(kernels) or bool(guard), defined=defined,
+                                     cuda_build=guard))
     return scan
 
 
@@ -482,6 +514,12 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
     braces = match_brackets(nostr, "{", "}")
     parens = match_brackets(nostr, "(", ")")
     other_device = bool(set(parts[:-1]) & _OTHER_DEVICE_DIRS)
+    spans = cuda_build_spans(nostr) if "#" in nostr else []
+    span_starts = [sp[0] for sp in spans]
+
+    def guard_at(pos: int) -> str:
+        at = in_spans(spans, span_starts, pos) if spans else -1
+        return f"{rel}:{lines.line(at)}" if at >= 0 else ""
     for name, a, b, where in _functions(nostr, braces, parens):
         if other_device:
             continue   # another accelerator's implementation (mlu/, musa/ ...): not on an NPU's path
@@ -491,6 +529,11 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
             scan.device_functions.add(name)
         else:
             scan.host_functions.add(name)
+        guard = guard_at(a)
+        if guard:
+            scan._cuda_build_defined.setdefault(name, guard)
+        else:
+            scan._plain_defined.add(name)
         # a __host__ __device__ helper is portable C++; host code in a .cu file is built by nvcc
         if (cuda_file and where != "both") or uses_cuda(body):
             scan.cuda_functions.add(name)
@@ -531,7 +574,7 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
             if s is None or not re.fullmatch(r"[\w.]+", s.group(1)):
                 continue
             end = parens.get(paren, min(close, paren + 300))
-            pending.append((label, s.group(1), rel, nostr[s.end():end], lines.line(d.start())))
+            pending.append((label, s.group(1), rel, nostr[s.end():end], lines.line(d.start()), guard_at(d.start())))
     for m in _TORCH_LIB.finditer(nostr):
         label = f"torch.ops.{m.group(1)}"
         scan.modules.setdefault(label, rel)
@@ -546,7 +589,7 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
             if op is None:
                 continue
             end = parens.get(d.end() - 1, d.end() + 300)
-            pending.append((label, op.group(1), rel, nostr[s.end():end], lines.line(d.start())))
+            pending.append((label, op.group(1), rel, nostr[s.end():end], lines.line(d.start()), guard_at(d.start())))
     for m in _TORCH_LIB_IMPL.finditer(nostr):
         label = f"torch.ops.{m.group(1)}"
         dispatch = m.group(2).upper()

@@ -741,7 +741,7 @@ def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]], none_on_f
                     lst.append(r)
                     added = True
     if added:
-        _settle_self_dispatch(g, plain, cg.linker, guarded, first, both, roots, stops)
+        _settle_self_dispatch(g, plain, getattr(cg, "linker", None), guarded, first, both, roots, stops)
     return propagate(plain, roots, condensed, stops) if added else first
 
 
@@ -755,7 +755,7 @@ def _settle_self_dispatch(g, plain, linker, guarded, first, both, roots, stops) 
     for u, v, cond in guarded:
         stub = g.edges[u, v].get(STUB_OF)
         stv = first.get(v)
-        if not stub or stv is None or u in both:
+        if not stub or stv is None or u in both or linker is None:
             continue
         if stv.status in ("unsupported", "conditional"):
             st = "conditional"
@@ -842,7 +842,12 @@ def _judge_ext_findings(findings: List[Finding], cpp) -> List[Finding]:
             mod, _, op = f.api.rpartition(".")
             if cpp.binding_for(f.api) and op:
                 st, why, _ev = cpp.op_status(f.api)
-                if st == "supported":
+                if st == "supported" and all(b.host_object for b in cpp.binding_for(f.api)):
+                    f = dataclasses.replace(f, severity="info", confidence="high", evidence="syntax",
+                                            message=f"`{f.api}` builds an object of the library's compiled module; "
+                                                    f"{why.split(' (', 1)[1][:-1]}.",
+                                            replacement="build the library's C++ extension on the Ascend host")
+                elif st == "supported":
                     f = dataclasses.replace(f, severity="info", confidence="high", evidence="syntax",
                                             message=f"`{f.api}` calls the library's compiled op; {why.split(' (', 1)[1][:-1]}. "
                                                     "Build the extension with its NPU sources.",

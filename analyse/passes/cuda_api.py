@@ -339,7 +339,7 @@ class CudaApiPass(Pass):
                 return None
             if q == "torch.cuda.is_available" and ctx.project.mode == "thirdparty" \
                     and isinstance(parent, nodes.Call) and parent.func is node:
-                choice = cuda_probe_settled(parent) or _reported_only(parent, ctx.resolver)
+                choice = cuda_probe_settled(parent) or _reported_only(parent, ctx.resolver) or _stored_probe(parent)
                 if choice:
                     # library mode: a function that asks whether CUDA is there and completes either way (`if not
                     # torch.cuda.is_available(): return None`, `assert torch.cuda.is_available() or
@@ -712,6 +712,18 @@ def _reported_only(call, resolver) -> str:
     if isinstance(f, nodes.Attribute) and name in _LOG_METHODS:
         return f"its answer is only reported (`.{name}(...)`)"
     return ""
+
+
+def _stored_probe(call) -> str:
+    """Words when the answer of the probe *call* is bound to a flag (``has_cuda = torch.cuda.is_available()``, or
+    ``self.has_cuda = ...`` set once in its class) that only ``if`` s whose branches complete test: each takes one
+    path or the other on an NPU host, and both run (:func:`_flag_branches_complete`). "" otherwise."""
+    holder = call.parent
+    if not (isinstance(holder, nodes.Assign) and holder.value is call):
+        return ""
+    flag = _flag_branches_complete(holder)
+    return f"its answer is stored in `{flag}` (line {holder.lineno}), which only branches that complete test" \
+        if flag else ""
 
 
 def _replaced_when_cuda_absent(node, resolver) -> str:

@@ -53,6 +53,10 @@ MODULE_FN = "<module>"
 # has as a root)
 MAIN_FN = "<main>"
 PSEUDO_FNS = (MODULE_FN, MAIN_FN)
+# call-edge data: SELF_OF = the caller's class when the call is on the caller's own instance (``self.m()``,
+# ``super().m()``) and runs a method of that class's hierarchy; STUB_OF = (override class, method) of an edge from
+# ``self.m()`` that finds a stub to a subclass's override (taken only when ``self`` is an instance of that class)
+SELF_OF, STUB_OF = "self_of", "stub_of"
 STATUS_ORDER = ("unsupported", "conditional", "unknown", "needs-migration")
 MAX_REASONS = 20
 
@@ -2652,6 +2656,24 @@ class Linker:
                 out.append((held, c))
         return out
 
+    def same_instance(self, cls: str, callee: str) -> bool:
+        """Whether *callee* (a method's qualname) is defined in *cls*'s hierarchy: in a class of its MRO or in a
+        subclass of it, so that a ``self.m()`` / ``super().m()`` in *cls* that runs it keeps the same ``self``."""
+        owner = callee.rpartition(".")[0]
+        return owner in self.classes and (owner in self.mro(cls) or cls in self.mro(owner))
+
+    def self_feasible(self, ctx: str, override: str, meth: str) -> Optional[bool]:
+        """For ``self.meth()`` dispatched to *override*'s definition, seen from a method of class *ctx* whose
+        ``self`` the call's is: None when *override* is *ctx*'s own resolution of the name (the call runs it for
+        every instance of *ctx*), True when only some instances run it (*override* derives from *ctx*), False when
+        no instance of *ctx* can (*override* is a class of another branch of the hierarchy, or *ctx* resolves the
+        name to a definition that comes before *override*'s)."""
+        if override == ctx or ctx in self.mro(override):
+            return True if override != ctx else None
+        if override in self.mro(ctx):
+            return None if self.lookup_method(ctx, meth) == f"{override}.{meth}" else False
+        return False
+
     def stub_dispatch(self, cls: str, b: str) -> Dict[str, str]:
         """For ``self.meth()`` in *cls* that finds a stub: subclass override -> the condition under which the
         call reaches it (the instance is of that subclass)."""
@@ -2850,14 +2872,24 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
                 # an edge into an inherited method called on an instance of known class: the method's stub
                 # dispatch to other subclasses does not run there (analyse.library reads it)
                 einst = inst if inst and not ec and c not in more else None
+                # a call on the caller's own instance (`self.m()`, `super().m()`) that runs a method of its class
+                # hierarchy: the callee's `self` is the caller's (SELF_OF, read by :func:`self_dispatch_context`)
+                own = a if kind in (K_SELF, K_SUPER) and linker.same_instance(a, c) else None
                 if not g.has_edge(caller, c):
                     g.add_edge(caller, c, line=line, cond=ec, use=use, passed=[passed])
+                    d = g.edges[caller, c]
+                    if own:
+                        d[SELF_OF] = own
+                    if c in stub and not cond:
+                        d[STUB_OF] = (c.rpartition(".")[0], c.rpartition(".")[2])
                     if arm is not None:
-                        g.edges[caller, c]["arms"] = [(s.relpath,) + arm]
+                        d["arms"] = [(s.relpath,) + arm]
                     if einst:
-                        g.edges[caller, c]["inst"] = einst
+                        d["inst"] = einst
                 else:
                     d = g.edges[caller, c]
+                    if d.get(SELF_OF) != own:
+                        d.pop(SELF_OF, None)   # also called on another object
                     d.setdefault("passed", []).append(passed)
                     if not einst:
                         d.pop("inst", None)
@@ -2973,6 +3005,41 @@ def classify(f) -> Optional[str]:
     return None
 
 
+# --------------------------------------------------------------------------- self dispatch in context
+
+def self_dispatch_context(g: nx.DiGraph, linker: "Linker", u: str, override: str, meth: str,
+                          limit: int = 5000) -> Tuple[List[Tuple[str, str]], List[str]]:
+    """The callers of *u* whose ``self`` decides whether *u*'s ``self.meth()`` runs *override*'s definition (a
+    :data:`STUB_OF` edge): walking up the calls on the same instance (:data:`SELF_OF` edges: ``super().__init__()``
+    in a subclass's ``__init__``, ``self.setup()``), a caller in class C either leaves the choice open (*override*
+    derives from C), or settles it: C resolves ``meth`` to *override* (every instance of C runs it) or cannot run it
+    (*override* is in another branch of the hierarchy: ``self`` in a ``GymEnv`` method is never a ``BraxWrapper``).
+
+    Returns (the edges that do not carry the override's condition to their caller: the call is on an instance
+    that never runs it, or always does; the callers that run it for every instance of their class). A caller
+    through another kind of call (a function, another object) keeps the condition as it is."""
+    blocked: List[Tuple[str, str]] = []
+    always: List[str] = []
+    seen = {u}
+    q = deque([u])
+    while q and len(seen) < limit:
+        n = q.popleft()
+        for p, _n, d in g.in_edges(n, data=True):
+            ctx = d.get(SELF_OF)
+            if not ctx or d.get("cond"):
+                continue
+            feasible = linker.self_feasible(ctx, override, meth)
+            if feasible:
+                if p not in seen:
+                    seen.add(p)
+                    q.append(p)
+                continue
+            blocked.append((p, n))
+            if feasible is None and p not in always:
+                always.append(p)
+    return blocked, always
+
+
 # --------------------------------------------------------------------------- propagation
 
 @dataclass
@@ -2982,7 +3049,8 @@ class Status:
     via: List[str]
 
 
-def propagate(g: nx.DiGraph, roots: Dict[str, Dict[str, List[str]]], condensed: Optional[list] = None) -> Dict[str, Status]:
+def propagate(g: nx.DiGraph, roots: Dict[str, Dict[str, List[str]]], condensed: Optional[list] = None,
+              stops: Optional[Dict[Tuple[str, str], Set[str]]] = None) -> Dict[str, Status]:
     """Spread root reasons to every transitive caller.
 
     *roots*: node -> {status: [reasons]}. Each status spreads separately
@@ -2994,6 +3062,9 @@ def propagate(g: nx.DiGraph, roots: Dict[str, Dict[str, List[str]]], condensed: 
 
     *condensed*: a one-item list that keeps the graph's condensation and its topological order between
     calls on the same, unchanged graph (``[None]`` at first); a call that adds a root node makes it again.
+
+    *stops*: edge -> reasons the edge does not carry to its caller (:func:`self_dispatch_context`); a reason still
+    reaches the caller through any other edge between the two components.
     """
     import networkx as nx
 
@@ -3010,6 +3081,7 @@ def propagate(g: nx.DiGraph, roots: Dict[str, Dict[str, List[str]]], condensed: 
         if condensed is not None:
             condensed[0] = (g, cond, order)
     members = cond.graph["mapping"]   # node -> component
+    comp_stops = _component_stops(g, cond, members, stops) if stops else {}
     out: Dict[str, Status] = {}
     per_status: Dict[str, Dict[int, List[str]]] = {}
     for st in STATUS_ORDER:
@@ -3030,10 +3102,11 @@ def propagate(g: nx.DiGraph, roots: Dict[str, Dict[str, List[str]]], condensed: 
                 sub = acc.get(succ)
                 if not sub:
                     continue
+                stop = comp_stops.get((c, succ))
                 for r in sub:
                     if len(lst) >= MAX_REASONS:
                         break
-                    if r not in lst:
+                    if r not in lst and not (stop and r in stop):
                         lst.append(r)
             if lst:
                 acc[c] = lst
@@ -3067,6 +3140,31 @@ def propagate(g: nx.DiGraph, roots: Dict[str, Dict[str, List[str]]], condensed: 
                 cur = nxt.get(cur)
                 guard += 1
             out[n] = Status(st, list(reasons), via)
+    return out
+
+
+def _component_stops(g, cond, members, stops: Dict[Tuple[str, str], Set[str]]) -> Dict[Tuple[int, int], Set[str]]:
+    """*stops* per pair of components: the reasons that no edge from the one to the other carries (edges inside one
+    component carry everything: the cycle reaches its members anyway)."""
+    out: Dict[Tuple[int, int], Set[str]] = {}
+    for (p, n), rs in stops.items():
+        if p not in members or n not in members:
+            continue
+        cp, cn = members[p], members[n]
+        if cp == cn or (cp, cn) in out:
+            continue
+        common = set(rs)
+        small, big = cond.nodes[cp]["members"], cond.nodes[cn]["members"]
+        for a in small:
+            for b in g.successors(a):
+                if b in big:
+                    common &= stops.get((a, b), set())
+                    if not common:
+                        break
+            if not common:
+                break
+        if common:
+            out[(cp, cn)] = common
     return out
 
 

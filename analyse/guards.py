@@ -50,7 +50,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from dataclasses import dataclass, field, replace
-from typing import List, Optional, Tuple
+from typing import List, Optional, Set, Tuple
 
 from astroid import nodes
 
@@ -1372,6 +1372,23 @@ def _swallowed_block(trynode, handlers) -> bool:
 _MAX_SWALLOW_DEPTH = 8
 
 
+def _bound_names(block) -> Set[str]:
+    """The names the assignments of *block* bind at its top level, unpacked ones too (``major, _ = f()``)."""
+    out: Set[str] = set()
+    for st in block:
+        if isinstance(st, (nodes.Assign, nodes.AnnAssign)):
+            todo = list(st.targets if isinstance(st, nodes.Assign) else [st.target])
+            while todo:
+                t = todo.pop()
+                if isinstance(t, nodes.AssignName):
+                    out.add(t.name)
+                elif isinstance(t, (nodes.Tuple, nodes.List)):
+                    todo.extend(t.elts)
+                elif isinstance(t, nodes.Starred):
+                    todo.append(t.value)
+    return out
+
+
 def _tried_call_guard(trynode, handlers) -> Optional[Guard]:
     """``try: flag = lib.has_feature() / except (AttributeError, RuntimeError, OSError): flag = False``: a call
     tried for a value, whose failure (a missing symbol, a CUDA-only build, no device: what a GPU-only library
@@ -1386,8 +1403,7 @@ def _tried_call_guard(trynode, handlers) -> Optional[Guard]:
                      tried=True)
     if not body or len(body) > 2 or not all(isinstance(st, _VALUE_STATEMENTS) for st in body):
         return None
-    bound = {t.name for st in body if isinstance(st, (nodes.Assign, nodes.AnnAssign))
-             for t in (st.targets if isinstance(st, nodes.Assign) else [st.target]) if isinstance(t, nodes.AssignName)}
+    bound = _bound_names(body)
     returns = any(isinstance(st, nodes.Return) for st in body)
     if not bound and not returns:
         return None
@@ -1395,10 +1411,11 @@ def _tried_call_guard(trynode, handlers) -> Optional[Guard]:
     def answers(h) -> bool:
         if _stops(h.body) or _needs_gpu_only(h.body):
             return False
-        got = {t.name for st in h.body if isinstance(st, (nodes.Assign, nodes.AnnAssign))
-               for t in (st.targets if isinstance(st, nodes.Assign) else [st.target]) if isinstance(t, nodes.AssignName)}
+        got = _bound_names(h.body)
         ret = any(isinstance(st, nodes.Return) and st.value is not None for st in h.body)
-        return (bool(bound) and bound <= got) or (returns and ret)
+        # the handler binds what the body binds, or returns a value of its own (`major, _ = cap() / except
+        # Exception: return False`): the function completes either way
+        return (bool(bound) and bound <= got) or ret
 
     if not all(answers(h) for h in handlers):
         return None

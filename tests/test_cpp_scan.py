@@ -142,7 +142,8 @@ def test_npu_registration_makes_the_op_supported_with_evidence(tmp_path):
 def test_py_arg_strings_are_not_ops_or_targets(tmp_path):
     scan = scan_sources(_write(tmp_path, _dedent(MMCV_LIKE)))
     ops = {b.op for b in scan.bindings}
-    assert ops == {"nms", "carafe_forward", "box_area"}  # no "boxes", "flip", no class methods
+    # no "boxes", "flip", no class methods; the bound class itself is a name of the module (round 42)
+    assert ops == {"nms", "carafe_forward", "box_area", "Holder"}
     nms = next(b for b in scan.bindings if b.op == "nms")
     assert nms.targets == ("nms",)            # py::arg("flip") does not bind the CUDA function flip
     assert "flip_kernel" not in nms.kernels

@@ -49,7 +49,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 from analyse.callgraph import (FALLBACK_CONDITION, MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, RESULT_CALLED, RESULT_TESTED, STUB_CONDITION,
                                UNREACHABLE, FunctionLocator,
                                ModuleSummary, build_graph, classify, npu_takes_fallback, other_device_only, propagate,
-                               summarise_module, transfer_only_condition)
+                               STUB_OF, self_dispatch_context, summarise_module, transfer_only_condition)
 from analyse.findings import AnalysisError, Finding, assign_ids
 from analyse.library.cpp import CPP_SUFFIXES, BuildExt, scan_sources
 from analyse.passes.cuda_api import ASSERT_REJECTS_NPU, DEVICE_TABLE, EVERY_CALL, NPU_BRANCH_STOPS
@@ -767,6 +767,7 @@ def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]], none_on_f
             if h not in lst:
                 lst.append(h)
                 added = True
+    stops: Dict[Tuple[str, str], Set[str]] = {}
     for u, v, cond in guarded:
         if u in both:
             continue
@@ -792,7 +793,36 @@ def _propagate_with_guards(cg, roots: Dict[str, Dict[str, List[str]]], none_on_f
                 if r not in lst:
                     lst.append(r)
                     added = True
-    return propagate(plain, roots, condensed) if added else first
+    if added:
+        _settle_self_dispatch(g, plain, getattr(cg, "linker", None), guarded, first, both, roots, stops)
+    return propagate(plain, roots, condensed, stops) if added else first
+
+
+def _settle_self_dispatch(g, plain, linker, guarded, first, both, roots, stops) -> None:
+    """The guarded edges from ``self.m()`` to a subclass's override (:data:`~analyse.callgraph.STUB_OF`) carry
+    what the override does (as a condition, or as its needs-migration / unknown reasons) to the method that calls
+    it; a caller on the same instance whose class never runs the override gets none of it, one whose class always
+    runs it gets the override's status itself (:func:`~analyse.callgraph.self_dispatch_context`). Fills *stops*
+    (edge -> reasons it does not carry) and *roots*. A reason the called function reaches without the override
+    (the first propagation) still passes."""
+    for u, v, cond in guarded:
+        stub = g.edges[u, v].get(STUB_OF)
+        stv = first.get(v)
+        if not stub or stv is None or u in both or linker is None:
+            continue
+        if stv.status in ("unsupported", "conditional"):
+            st = "conditional"
+            made = [f"{h}{COND_SEP}{cond}" for h in _split_conditions(stv.reasons)[0][:4]]
+        else:
+            st, made = stv.status, stv.reasons[:4]
+        blocked, always = self_dispatch_context(plain, linker, u, stub[0], stub[1])
+        for p, q in blocked:
+            fq = first.get(q)
+            own = set(fq.reasons) if fq is not None and fq.status == st else set()
+            stops.setdefault((p, q), set()).update(r for r in made if r not in own)
+        for p in always:
+            lst = roots.setdefault(p, {}).setdefault(stv.status, [])
+            lst.extend(r for r in stv.reasons if r not in lst)
 
 
 
@@ -895,7 +925,12 @@ def _judge_ext_findings(findings: List[Finding], cpp) -> List[Finding]:
             mod, _, op = f.api.rpartition(".")
             if cpp.binding_for(f.api) and op:
                 st, why, _ev = cpp.op_status(f.api)
-                if st == "supported":
+                if st == "supported" and all(b.host_object for b in cpp.binding_for(f.api)):
+                    f = dataclasses.replace(f, severity="info", confidence="high", evidence="syntax",
+                                            message=f"`{f.api}` builds an object of the library's compiled module; "
+                                                    f"{why.split(' (', 1)[1][:-1]}.",
+                                            replacement="build the library's C++ extension on the Ascend host")
+                elif st == "supported":
                     f = dataclasses.replace(f, severity="info", confidence="high", evidence="syntax",
                                             message=f"`{f.api}` calls the library's compiled op; {why.split(' (', 1)[1][:-1]}. "
                                                     "Build the extension with its NPU sources.",

@@ -159,6 +159,9 @@ class Binding:
     cuda_code: bool = False   # reaches CUDA kernels or CUDA API uses
     defined: bool = False     # the code behind it was found in the sources
     cuda_build: str = ""      # "path:line" of the ``#if`` that compiles it (or the code it binds) only in a CUDA build
+    # a bound class (``py::class_``) whose every constructor (``py::init<int64_t>()``) takes plain values, no
+    # tensor, device or stream: calling it from Python builds an object on the host
+    host_object: bool = False
 
 
 @dataclass
@@ -185,6 +188,11 @@ class CppScan:
     _by_op: Optional[Dict[str, List[Binding]]] = None
     _folder_seen: Dict[str, Set[str]] = field(default_factory=dict)
     _npu_defined: Dict[str, str] = field(default_factory=dict)              # defined in an NPU source file -> where
+    # pybind11 class bindings (module, name, path, statement text, line, host object) and, for the files that hold one, the
+    # functions the file defines (name -> identifiers used, names with CUDA code): a class's member functions
+    # (`Update`, `Query`) share their names with other classes' (a CUDA twin), so they are read in their file first
+    _class_pending: List[Tuple[str, str, str, str, int, bool]] = field(default_factory=list)
+    _local_defs: Dict[str, Tuple[Dict[str, Set[str]], Set[str]]] = field(default_factory=dict)
     _other_defined: Set[str] = field(default_factory=set)                   # defined in any other file
     cuda_build: Dict[str, str] = field(default_factory=dict)                # defined only in a CUDA build -> where
     _cuda_build_defined: Dict[str, str] = field(default_factory=dict)       # defined in a CUDA-build span -> where
@@ -204,6 +212,10 @@ class CppScan:
             return [b for b in self._by_op.get(parts[3], []) if b.module == f"torch.ops.{parts[2]}"]
         mod, _, op = ext_qualname.rpartition(".")
         cands = self._by_op.get(op, [])
+        if not cands:   # a class bound under a name built from a prefix (``"SumTree" + type``): the longest prefix
+            pre = [b for b in self.bindings if b.op.endswith("*") and op.startswith(b.op[:-1])]
+            longest = max((len(b.op) for b in pre), default=0)
+            cands = [b for b in pre if len(b.op) == longest]
         exact = [b for b in cands if b.module == mod or mod.endswith("." + b.module) or b.module.endswith("." + mod)]
         return exact or [b for b in cands if not b.module.startswith("torch.ops.")]
 
@@ -247,6 +259,9 @@ class CppScan:
                     f"preprocessor test at {guard} leaves it out of a build without CUDA)", [where, guard])
         if any(b.cuda_code for b in bs):
             return "unsupported", f"{ext_qualname} (compiled op bound in {where}; its C++ code calls CUDA APIs)", [where]
+        if all(b.defined and b.host_object for b in bs):
+            return ("supported", f"{ext_qualname} (a C++ class bound in {where}: CPU-only code, built from plain "
+                    "values; the object lives on the host, and the extension builds on any host)", [where])
         if all(b.defined for b in bs):
             return ("needs-migration", f"{ext_qualname} (compiled op bound in {where}; CPU-only C++ code, no CUDA: "
                     "runs on the host, build the extension for the Ascend host)", [where])
@@ -484,7 +499,40 @@ def scan_sources(root_files: Sequence[Tuple[Path, str]], setup_texts: Sequence[s
         scan.bindings.append(Binding(label, op, rel, targets, tuple(sorted(kernels)), tuple(sorted(npu)), line,
                                      cuda_code=cuda or bool(kernels) or bool(guard), defined=defined,
                                      cuda_build=guard))
+    for label, op, rel, args, line, host in scan._class_pending:
+        defs, cuda_names = scan._local_defs.get(rel, ({}, set()))
+        ids = set(_IDENT.findall(args))
+        targets = tuple(sorted(i for i in ids if (i in defs or i in known) and len(i) > 2 and i not in _GENERIC))
+        kernels, npu, cuda = _reach_local(scan, targets, defs, cuda_names)
+        scan.bindings.append(Binding(label, op, rel, targets, tuple(sorted(kernels)), tuple(sorted(npu)), line,
+                                     cuda_code=cuda or bool(kernels), defined=bool(targets), host_object=host))
     return scan
+
+
+def _reach_local(scan: CppScan, start: Sequence[str], defs: Dict[str, Set[str]], cuda_names: Set[str],
+                 limit: int = 5000) -> Tuple[Set[str], Set[str], bool]:
+    """:func:`_reach` from *start*, reading a name defined in the binding's own file (*defs*) there first: a bound
+    class's members call its file's functions; only a name the file does not define is looked up library-wide."""
+    seen: Set[str] = set()
+    todo = list(start)
+    outside: Set[str] = set()
+    cuda = False
+    while todo and len(seen) < limit:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n not in defs:
+            outside.add(n)
+            continue
+        cuda = cuda or n in cuda_names
+        for ident in defs[n]:
+            if ident in seen or len(ident) <= 2 or ident in _GENERIC:
+                continue
+            if ident in defs or ident in scan.functions or ident in scan.kernels or ident in scan.registrations:
+                todo.append(ident)
+    kernels, npu, cuda_out = _reach(scan, sorted(outside), limit) if outside else (set(), set(), False)
+    return kernels, npu, cuda or cuda_out
 
 
 def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
@@ -520,11 +568,20 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
     def guard_at(pos: int) -> str:
         at = in_spans(spans, span_starts, pos) if spans else -1
         return f"{rel}:{lines.line(at)}" if at >= 0 else ""
+
+    local = ({}, set()) if "class_" in nostr and _PY_CLASS.search(nostr) else None
+    if local is not None:
+        scan._local_defs[rel] = local
     for name, a, b, where in _functions(nostr, braces, parens):
         if other_device:
             continue   # another accelerator's implementation (mlu/, musa/ ...): not on an NPU's path
         body = nostr[a:b]
-        scan.functions.setdefault(name, set()).update(_IDENT.findall(body))
+        ids = _IDENT.findall(body)
+        scan.functions.setdefault(name, set()).update(ids)
+        if local is not None:
+            local[0].setdefault(name, set()).update(ids)
+            if (cuda_file and where != "both") or uses_cuda(body):
+                local[1].add(name)
         if where == "device":
             scan.device_functions.add(name)
         else:
@@ -555,6 +612,7 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
             continue
         scan.registrations.setdefault(m.group(1), set()).add(m.group(2))
         _add_npu(scan, m.group(2), f"{rel}:{lines.line(m.start())}")
+    module_spans: List[Tuple[int, int, str]] = []   # PYBIND11_MODULE bodies: (open, close, module label)
     for m in _PYBIND.finditer(nostr):
         label = m.group(1)
         open_at = nostr.find("{", m.end())
@@ -563,6 +621,7 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
         close = braces[open_at]
         label = _module_label(label, rel, scan.builds)
         scan.modules.setdefault(label, rel)
+        module_spans.append((open_at, close, label))
         class_spans = []
         for c in _PY_CLASS.finditer(nostr, open_at, close):
             class_spans.append((c.start(), _statement_end(nostr, c.start(), close, braces, parens)))
@@ -575,6 +634,8 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
                 continue
             end = parens.get(paren, min(close, paren + 300))
             pending.append((label, s.group(1), rel, nostr[s.end():end], lines.line(d.start()), guard_at(d.start())))
+    if local is not None:
+        _class_bindings(nostr, code, rel, lines, braces, parens, module_spans, scan._class_pending)
     for m in _TORCH_LIB.finditer(nostr):
         label = f"torch.ops.{m.group(1)}"
         scan.modules.setdefault(label, rel)
@@ -609,6 +670,59 @@ def _scan_text(scan: CppScan, text: str, rel: str, pending: list) -> None:
                     _add_npu(scan, i, f"{rel}:{lines.line(d.start())}")
             elif dispatch in _CUDA_DISPATCH:
                 scan.cuda_functions.update(ids)
+
+
+_PY_INIT = re.compile(r"(?:py|pybind11)::init\s*<(.{0,300}?)>\s*\(", re.S)
+_DEVICE_ARG = re.compile(r"\b(?:Tensor|Device|Stream|DeviceType|TensorList|IntArrayRef|Storage)\b")
+_CLASS_NAME_LIT = re.compile(r"\s*\"([\w.]+)\"\s*[,)]")
+_CLASS_NAME_VAR = re.compile(r"\s*(\w+)(?:\s*\.\s*c_str\s*\(\s*\))?\s*[,)]")
+
+
+def _class_bindings(nostr: str, code: str, rel: str, lines, braces, parens, spans, pending: list) -> None:
+    """pybind11 class bindings, ``py::class_<SumTree<T>, std::shared_ptr<SumTree<T>>>(m, "SumTreeFp32")``: the
+    Python name is an op of the module whose object the class is added to, and the C++ code behind it is what the
+    statement names (the class, its bound methods ``&SumTree<T>::Update``). The name is a literal, or a string
+    variable of the function bound just before (``const std::string pyclass = "SumTree" + type;`` in a template
+    helper called once per dtype suffix): then the binding covers every name with that prefix (``SumTree*``). In
+    a ``PYBIND11_MODULE`` body the module is known; in a helper function it is left to the caller ("")."""
+    if "class_" not in nostr:
+        return
+    for c in _PY_CLASS.finditer(nostr):
+        i, depth, limit = c.end(), 1, min(len(nostr), c.end() + 1000)
+        while i < limit and depth:
+            ch = nostr[i]
+            depth += 1 if ch == "<" else -1 if ch == ">" else 0
+            i += 1
+        if depth:
+            continue
+        while i < len(nostr) and nostr[i] in " \t\r\n":
+            i += 1
+        if i >= len(nostr) or nostr[i] != "(" or i not in parens:
+            continue
+        comma = nostr.find(",", i, parens[i])
+        if comma < 0:
+            continue
+        op = None
+        lit = _CLASS_NAME_LIT.match(code, comma + 1)
+        if lit is not None:
+            op = lit.group(1)
+        else:
+            var = _CLASS_NAME_VAR.match(nostr, comma + 1)
+            if var is not None:
+                before = code[max(0, c.start() - 3000):c.start()]
+                bound = None
+                for bound in re.finditer(r"\b" + re.escape(var.group(1)) +
+                                         r"\s*=\s*(?:std::string\s*\(\s*)?\"(\w+)\"\s*\)?\s*(\+)?", before):
+                    pass
+                if bound is not None:
+                    op = bound.group(1) + ("*" if bound.group(2) else "")
+        if not op:
+            continue
+        label = next((lb for a, b, lb in spans if a < c.start() < b), "")
+        end = _statement_end(nostr, c.start(), len(nostr), braces, parens)
+        inits = _PY_INIT.findall(nostr, c.end(), end)
+        host = bool(inits) and not any(_DEVICE_ARG.search(sig) for sig in inits)
+        pending.append((label, op, rel, nostr[c.end():end], lines.line(c.start()), host))
 
 
 def _in_define(text: str, pos: int) -> bool:

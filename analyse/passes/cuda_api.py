@@ -26,7 +26,7 @@ from analyse.conditions.model import CUDA as CUDA_ATOM, CUDA_BUILD as CUDA_BUILD
     atoms as condition_atoms
 from analyse.findings import Finding, Rule
 from analyse.knowledge.noise import env_is_written, load_noise
-from analyse.guards import _only_raises as only_raises, cuda_probe_settled, path_choice
+from analyse.guards import _only_raises as only_raises, chain_stops, cuda_probe_settled, path_choice
 from analyse.passes import ModuleContext, Pass, in_log_or_docstring, nodes_of, walk
 from analyse.passes._limits import evaluate_checks
 from analyse.syntax import merged, selection, whole_test
@@ -339,7 +339,7 @@ class CudaApiPass(Pass):
                 return None
             if q == "torch.cuda.is_available" and ctx.project.mode == "thirdparty" \
                     and isinstance(parent, nodes.Call) and parent.func is node:
-                choice = cuda_probe_settled(parent) or _reported_only(parent, ctx.resolver)
+                choice = cuda_probe_settled(parent) or _reported_only(parent, ctx.resolver) or _stored_probe(parent)
                 if choice:
                     # library mode: a function that asks whether CUDA is there and completes either way (`if not
                     # torch.cuda.is_available(): return None`, `assert torch.cuda.is_available() or
@@ -712,6 +712,18 @@ def _reported_only(call, resolver) -> str:
     if isinstance(f, nodes.Attribute) and name in _LOG_METHODS:
         return f"its answer is only reported (`.{name}(...)`)"
     return ""
+
+
+def _stored_probe(call) -> str:
+    """Words when the answer of the probe *call* is bound to a flag (``has_cuda = torch.cuda.is_available()``, or
+    ``self.has_cuda = ...`` set once in its class) that only ``if`` s whose branches complete test: each takes one
+    path or the other on an NPU host, and both run (:func:`_flag_branches_complete`). "" otherwise."""
+    holder = call.parent
+    if not (isinstance(holder, nodes.Assign) and holder.value is call):
+        return ""
+    flag = _flag_branches_complete(holder)
+    return f"its answer is stored in `{flag}` (line {holder.lineno}), which only branches that complete test" \
+        if flag else ""
 
 
 def _replaced_when_cuda_absent(node, resolver) -> str:
@@ -1171,6 +1183,13 @@ def device_check_effect(node: nodes.Compare, path: str, library: bool = False):
         if flag:
             return "advice", (f"`{flag}` ({path}:{holder.lineno}) is false on an NPU (the device type is 'npu'), and "
                               "the tests of it take branches that complete")
+    if library and isinstance(holder, nodes.Assign) and holder.value is test:
+        # library mode: `non_blocking = x.device.type == "cuda"` only handed to calls (`.to(d, non_blocking=...)`):
+        # each call gets the flag's NPU value and completes with it; where a callee branches on it is judged there
+        flag = _flag_only_passed(holder)
+        if flag:
+            return "advice", (f"`{flag}` ({path}:{holder.lineno}) takes the test's NPU value (the device type is "
+                              "'npu') and is only handed to calls, which complete with it")
     if not isinstance(holder, nodes.If) or holder.test is not test:
         return "manual", ""
     whole = v if test is node else None
@@ -1180,6 +1199,11 @@ def device_check_effect(node: nodes.Compare, path: str, library: bool = False):
         except (RecursionError, ValueError, TypeError, AttributeError):
             whole = None
     if whole is None:
+        if library and not chain_stops(holder):
+            # `if device is not None and device.type != "cuda":`: the comparison has its non-CUDA value on an NPU,
+            # so the test's other operands choose the branch, as for a CPU device; every branch completes
+            return "advice", (f"the other operands of the test at {path}:{holder.lineno} choose the branch, as for "
+                              "a non-CUDA device, and every branch of the `if` completes")
         return "manual", ""
     runs, skipped = (holder.body, holder.orelse) if whole else (holder.orelse, holder.body)
     while not whole and len(runs) == 1 and isinstance(runs[0], nodes.If):
@@ -1250,6 +1274,28 @@ def _flag_branches_complete(assign: nodes.Assign) -> str:
             return ""
         tested = True
     return name if tested else ""
+
+
+def _flag_only_passed(assign: nodes.Assign) -> str:
+    """The name ``flag = <test>`` binds, when each read of it in its function is an argument of a call
+    (``t.to(device, non_blocking=flag)``, ``f(x, flag)``): never tested, never returned, so whatever it is bound to
+    (here or at another assignment) is only handed on. "" otherwise."""
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0], nodes.AssignName):
+        return ""
+    name = assign.targets[0].name
+    scope = assign.scope()
+    if not isinstance(scope, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+        return ""
+    used = False
+    for n in nodes_of(scope, nodes.Name):
+        if n.name != name:
+            continue
+        up = n.parent
+        if not ((isinstance(up, nodes.Keyword) and up.value is n and isinstance(up.parent, nodes.Call))
+                or (isinstance(up, nodes.Call) and n in up.args)):
+            return ""
+        used = True
+    return name if used else ""
 
 
 def _is_self_attr(node) -> bool:

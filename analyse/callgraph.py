@@ -2034,9 +2034,15 @@ def _held_values(r: Resolver, cls: nodes.ClassDef, name: str, out: list, seen: s
 
 
 def _held_factories(s: ModuleSummary, cls: str, attr: str) -> List[str]:
-    """The project functions whose result is assigned to ``self.<attr>`` itself (``self._mod = make_spec(...)``)."""
+    """The project functions whose result is assigned to ``self.<attr>`` itself (``self._mod = make_spec(...)``),
+    when that is the attribute's only value: where the class assigns one of several values (``self.engine = A(...)``
+    under one option, ``B(...)`` under another), which one a call on it meets is the caller's choice, so no edge is
+    drawn to any (library statuses read every value through ``CallGraph.held_uses``)."""
     out: List[str] = []
-    for entry in s.held.get(f"{cls}{HELD_SEP}{attr}") or ():
+    entries = s.held.get(f"{cls}{HELD_SEP}{attr}") or ()
+    if len(entries) != 1:
+        return out
+    for entry in entries:
         if entry and entry[0][0] == "factory" and entry[0][1] not in out:
             out.append(entry[0][1])
     return out

@@ -265,6 +265,248 @@ class _Rebuilder(TreeRebuilder):
         return Position(lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.lineno,
                         end_col_offset=node.col_offset + len(keyword) + len(node.name))
 
+    # ---- the commonest compound nodes, made directly (see _COMPOUND below: checked at import against astroid's
+    # own visits on a sample covering each, and removed where the trees differ). Each sets the attributes in the
+    # order astroid's constructor and postinit set them, and visits the children in astroid's order; a dispatch
+    # through visit() per child instead of TreeRebuilder.visit's two table lookups.
+
+    def visit(self, node, parent):
+        if node is None:
+            return None
+        meth = self._visit_meths.get(node.__class__)
+        if meth is None:   # the first node of its type: astroid's visit finds the method and keeps it
+            return TreeRebuilder.visit(self, node, parent)
+        return meth(node, parent)
+
+    def visit_assign(self, node, parent):
+        n = _plain(nodes.Assign, node, parent)
+        type_annotation = self.check_type_comment(node, parent=n) if node.type_comment else None
+        visit = self.visit
+        n.targets = [visit(child, n) for child in node.targets]
+        n.value = visit(node.value, n)
+        n.type_annotation = type_annotation
+        return n
+
+    def visit_expr(self, node, parent):
+        n = _plain(nodes.Expr, node, parent)
+        n.value = self.visit(node.value, n)
+        return n
+
+    def visit_return(self, node, parent):
+        n = _plain(nodes.Return, node, parent)
+        n.value = self.visit(node.value, n)
+        return n
+
+    def visit_pass(self, node, parent):
+        return _plain(nodes.Pass, node, parent)
+
+    def visit_if(self, node, parent):
+        n = _plain(nodes.If, node, parent)
+        visit = self.visit
+        n.test = visit(node.test, n)
+        n.body = [visit(child, n) for child in node.body]
+        n.orelse = [visit(child, n) for child in node.orelse]
+        return n
+
+    def visit_ifexp(self, node, parent):
+        n = _plain(nodes.IfExp, node, parent)
+        visit = self.visit
+        n.test = visit(node.test, n)
+        n.body = visit(node.body, n)
+        n.orelse = visit(node.orelse, n)
+        return n
+
+    def visit_compare(self, node, parent):
+        n = _plain(nodes.Compare, node, parent)
+        visit = self.visit
+        n.left = visit(node.left, n)
+        n.ops = [(_CMP_OPS[op.__class__], visit(expr, n)) for op, expr in zip(node.ops, node.comparators)]
+        return n
+
+    def visit_binop(self, node, parent):
+        n = _new(nodes.BinOp)
+        n.op = _BIN_OPS[type(node.op)]
+        _position(n, node, parent)
+        visit = self.visit
+        n.left = visit(node.left, n)
+        n.right = visit(node.right, n)
+        return n
+
+    def visit_augassign(self, node, parent):
+        n = _new(nodes.AugAssign)
+        n.op = _BIN_OPS[type(node.op)] + "="
+        _position(n, node, parent)
+        visit = self.visit
+        n.target = visit(node.target, n)
+        n.value = visit(node.value, n)
+        return n
+
+    def visit_unaryop(self, node, parent):
+        n = _new(nodes.UnaryOp)
+        n.op = _UNARY_OPS[node.op.__class__]
+        _position(n, node, parent)
+        n.operand = self.visit(node.operand, n)
+        return n
+
+    def visit_boolop(self, node, parent):
+        n = _new(nodes.BoolOp)
+        n.op = _BOOL_OPS[type(node.op)]
+        n.values = []
+        _position(n, node, parent)
+        visit = self.visit
+        n.values = [visit(child, n) for child in node.values]
+        return n
+
+    def visit_subscript(self, node, parent):
+        n = _new(nodes.Subscript)
+        n.ctx = _CONTEXTS.get(type(node.ctx), _LOAD)
+        _position(n, node, parent)
+        visit = self.visit
+        n.value = visit(node.value, n)
+        n.slice = visit(node.slice, n)
+        return n
+
+    def visit_starred(self, node, parent):
+        n = _new(nodes.Starred)
+        n.ctx = _CONTEXTS.get(type(node.ctx), _LOAD)
+        _position(n, node, parent)
+        n.value = self.visit(node.value, n)
+        return n
+
+    def visit_slice(self, node, parent):
+        n = _plain(nodes.Slice, node, parent)
+        visit = self.visit
+        n.lower = visit(node.lower, n)
+        n.upper = visit(node.upper, n)
+        n.step = visit(node.step, n)
+        return n
+
+    def visit_tuple(self, node, parent):
+        return self._sequence(nodes.Tuple, node, parent)
+
+    def visit_list(self, node, parent):
+        return self._sequence(nodes.List, node, parent)
+
+    def _sequence(self, cls, node, parent):
+        n = _new(cls)
+        n.ctx = _CONTEXTS.get(type(node.ctx), _LOAD)
+        n.elts = []
+        _position(n, node, parent)
+        visit = self.visit
+        n.elts = [visit(child, n) for child in node.elts]
+        return n
+
+
+def _position(n, node, parent) -> None:
+    """The attributes NodeNG.__init__ sets, in its order (a node's own leading fields set before, as its
+    constructor does)."""
+    n.lineno = node.lineno
+    n.col_offset = node.col_offset
+    n.parent = parent
+    n.end_lineno = node.end_lineno
+    n.end_col_offset = node.end_col_offset
+    n.position = None
+
+
+def _plain(cls, node, parent):
+    """A node of *cls* whose constructor sets nothing before NodeNG's own attributes."""
+    n = _new(cls)
+    n.lineno = node.lineno
+    n.col_offset = node.col_offset
+    n.parent = parent
+    n.end_lineno = node.end_lineno
+    n.end_col_offset = node.end_col_offset
+    n.position = None
+    return n
+
+
+try:   # astroid's operator names (astroid 4; the compound visits are off where these are elsewhere)
+    from astroid._ast import BIN_OP_CLASSES as _BIN_OPS, BOOL_OP_CLASSES as _BOOL_OPS, \
+        CMP_OP_CLASSES as _CMP_OPS, UNARY_OP_CLASSES as _UNARY_OPS
+except ImportError:  # pragma: no cover - another astroid API
+    _BIN_OPS = _BOOL_OPS = _CMP_OPS = _UNARY_OPS = None
+
+# the visits above that replace astroid's (visit itself included)
+_COMPOUND = ("visit", "visit_assign", "visit_expr", "visit_return", "visit_pass", "visit_if", "visit_ifexp",
+             "visit_compare", "visit_binop", "visit_augassign", "visit_unaryop", "visit_boolop", "visit_subscript",
+             "visit_starred", "visit_slice", "visit_tuple", "visit_list")
+
+# a sample with every compound node made directly, in each context and shape the visits tell apart
+_COMPOUND_SAMPLE = '''\
+x = y = 1
+z = []  # type: List[int]
+x: int = 1  # type: ignore
+a, *b = c[1:2], [d[::3], e[f:]]
+del a[0], (b, c)
+x += -y ** 2 // (not z)
+x @= a if b else c
+if a < b <= c and (d or e) and not f in g is not h:
+    pass
+elif x:
+    y = [i for i in (1, 2)]
+else:
+    return_ = {**d, 'k': [*x]}
+f(x)[1] = g(*a, **k)
+def fn(p, q=1, *r, s, **t):
+    return
+def fn2():
+    return (p, q)
+class K:
+    attr = ()
+    items: list = []
+'''
+
+
+def _compound_is_exact() -> bool:
+    """Whether the compound visits of :class:`_Rebuilder` make the tree astroid's own visits make (every
+    node's class and attributes in order, children by class and position, and the locals): checked once per
+    process on :data:`_COMPOUND_SAMPLE`; an astroid release that builds any of them otherwise turns them all
+    off."""
+    if not _DIRECT or _BIN_OPS is None:
+        return False
+
+    class Astroids(_Rebuilder):
+        pass
+
+    for name in _COMPOUND:
+        setattr(Astroids, name, getattr(TreeRebuilder, name))
+    try:
+        ours = _Rebuilder(astroid.MANAGER).visit_module(ast.parse(_COMPOUND_SAMPLE, type_comments=True), "m",
+                                                        "m.py", False)
+        theirs = Astroids(astroid.MANAGER).visit_module(ast.parse(_COMPOUND_SAMPLE, type_comments=True), "m",
+                                                        "m.py", False)
+        return _tree_attributes(ours) == _tree_attributes(theirs)
+    except Exception:  # pragma: no cover - another astroid API
+        return False
+
+
+def _tree_attributes(tree) -> list:
+    """Every node's class and attributes in order (child nodes by class and position, a keyword position by
+    line) and every scope's locals, in the tree's pre-order."""
+    def norm(v):
+        if isinstance(v, nodes.NodeNG):
+            return (type(v).__name__, v.lineno, v.col_offset)
+        if isinstance(v, (list, tuple)):
+            return [norm(x) for x in v]
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()}
+        return v
+
+    out = []
+    stack = [tree]
+    while stack:
+        n = stack.pop()
+        out.append((type(n).__name__, [(k, v.lineno if k == "position" and v is not None else norm(v))
+                                       for k, v in n.__dict__.items()]))
+        stack.extend(reversed(list(n.get_children())))
+    return out
+
+
+_COMPOUND_ON = _compound_is_exact()
+if not _COMPOUND_ON:  # pragma: no cover - another astroid release: astroid's own visits
+    for _name in _COMPOUND:
+        delattr(_Rebuilder, _name)
+
 
 # node type -> 0 plain node, 1 function, 2 class, 3 lambda, 4 module (filled as types are met)
 _WALK_SCOPE_KINDS: dict = {}

@@ -3190,6 +3190,20 @@ def add_chains(result, graph=None) -> list:
         return list(result.findings)
 
 
+def may_have_chain_starts(prescans: Sequence) -> bool:
+    """Whether :func:`add_chains` can find a script to start a chain from, told from the pre-scans (before any
+    summary is made): a module with a ``__main__`` block, or a module (not a package ``__init__``) that no project
+    module imports -- :func:`_add_chains`'s test, with the pre-scan's ``program`` (the same ``__main__`` test as the
+    summary's) and ``imports`` (every import of the module, nested ones too, kept to the project's modules and
+    their packages: the same answer for a project module's name as the summary's imports with their prefixes).
+    False: every finding keeps its chain-less form, whatever the call graph holds."""
+    parsed = [pre for pre in prescans if pre.error is None]
+    if any(pre.program for pre in parsed):
+        return True
+    imported = {m for pre in parsed for m in pre.imports}
+    return any(pre.modname not in imported and pre.relpath.rsplit("/", 1)[-1] != "__init__.py" for pre in parsed)
+
+
 def _add_chains(result, graph=None) -> list:
     from analyse.findings import evolve
 

@@ -68,22 +68,32 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         options.extend(("with-thirdparty", file_digest(p)) for p in with_thirdparty)
     settings = pipeline.Settings(jobs=settings.jobs, cache_dir=settings.cache_dir, progress=settings.progress,
                                  options=tuple(settings.options) + tuple(options))
-    from analyse.callgraph import add_chains
+    from analyse.callgraph import add_chains, may_have_chain_starts
     from analyse.entrypoints import discover, given_entries, may_have_programs
     from analyse.reach import Reach, annotate, imported_modules, script_graph, summary_facts
 
+    # the call graph is read for entry points and reach (an entry point is possible) and for the call chains of
+    # findings (a module can start one); a project with neither (a package folder of library modules, as timm's)
+    # makes no call-graph summaries: a seventh of such a run went to summaries, reach facts and a graph nothing read
     result = pipeline.run(list(inputs), kb, mode="script", probe=overlay, configure=configure, settings=settings,
                           admit=policy.admit if policy is not None else None,
-                          programs=lambda prescans: may_have_programs(inputs, entries, prescans))
+                          programs=lambda prescans: may_have_programs(inputs, entries, prescans),
+                          graph_read=lambda prescans, programs: programs or may_have_chain_starts(prescans))
 
-    try:
-        graph = script_graph(result)
-    except RecursionError:  # pragma: no cover - defensive: no graph, no reach
-        graph = None
-    # cross-file chains: script call site -> ... -> offending line
-    findings = add_chains(result, graph=(graph.summaries, graph.cg) if graph is not None else None)
+    graph = None
+    if result.summaries_made:
+        try:
+            graph = script_graph(result)
+        except RecursionError:  # pragma: no cover - defensive: no graph, no reach
+            graph = None
+        # cross-file chains: script call site -> ... -> offending line
+        findings = add_chains(result, graph=(graph.summaries, graph.cg) if graph is not None else None)
+    else:
+        findings = list(result.findings)
     result.findings = []   # the list above replaces them: each generation of a run's findings held until the end
-    if entries:
+    if not result.summaries_made:
+        eps = []   # may_have_programs said no entry point can be found: discover finds none
+    elif entries:
         with _usage():
             eps = given_entries(entries, result.sources, roles)
     else:

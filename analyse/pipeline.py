@@ -99,6 +99,7 @@ class RunResult:
     others: List[Tuple[Path, str]] = field(default_factory=list)  # non-Python files (abspath, relpath)
     timings: Dict[str, float] = field(default_factory=dict)
     cache_hits: int = 0
+    summaries_made: bool = True   # False when *graph_read* said nothing reads them (no summaries, no failed)
 
 
 @dataclass
@@ -427,7 +428,7 @@ class _Worker:
             except Exception as exc:
                 out.errors.append(_internal(sf.relpath, f"pass {p.name}", exc))
         out.facts = dict(ctx.facts)
-        if self.summaries:
+        if self.summaries and self.project.index.summaries:
             from analyse.callgraph import summarise_module
 
             try:
@@ -919,11 +920,14 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
         probe=None, configure: Optional[Callable[[ProjectContext], None]] = None,
         settings: Optional[Settings] = None, extra_suffixes: Tuple[str, ...] = (),
         summaries: Optional[bool] = None, admit=None,
-        programs: Optional[Callable[[Sequence[Prescan]], bool]] = None) -> RunResult:
+        programs: Optional[Callable[[Sequence[Prescan]], bool]] = None,
+        graph_read: Optional[Callable[[Sequence[Prescan], bool], bool]] = None) -> RunResult:
     """Analyse *inputs*. ``summaries``: compute call-graph summaries (default: yes); *admit(abspath, relpath)*
     is asked about every discovered file (configured excludes, see :func:`analyse.files.discover`);
     *programs(pre-scans)*: whether the project may have an entry point (script mode: False leaves the guards
-    out of the reach facts, which only a walk from an entry point reads; default: it may)."""
+    out of the reach facts, which only a walk from an entry point reads; default: it may); *graph_read(pre-scans,
+    programs)*: whether the cross-file steps will read the call-graph summaries (script mode: only for entry points
+    and call chains; False makes none, :attr:`RunResult.summaries_made`; default: they are read)."""
     t0 = time.perf_counter()
     settings = settings or Settings()
     timings = {"hash_s": 0.0, "prescan_s": 0.0, "analyse_s": 0.0, "finish_s": 0.0}
@@ -1023,6 +1027,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
         ordered_pre = [prescans[rel] for rel in order]
         index = _merge_index(ordered_pre)
         index.programs = True if programs is None else bool(programs(ordered_pre))
+        index.summaries = want_summaries and (graph_read is None or bool(graph_read(ordered_pre, index.programs)))
         config_by_module: Dict[str, Dict[str, list]] = {}
         config_options = _config_options(ordered_pre, tasks, inputs, config_by_module)
         if config_options:
@@ -1033,7 +1038,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
         context = digest(rkey, repr([(p.relpath, p.modname, p.digest) for p in ordered_pre]),
                          repr(project.other_files), repr(project.root_names), repr(sorted(config_options.items())),
                          repr(sorted((m, sorted(t.items())) for m, t in config_by_module.items())),
-                         repr(index.programs))
+                         repr(index.programs), repr(index.summaries))
         worker.set_context(index, ordered_pre)
         todo = []
         for rel in order:
@@ -1116,7 +1121,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
             facts.setdefault(name, []).append((rel, value))
         if res.summary is not None:
             summaries_out.append(res.summary)
-        elif want_summaries:
+        elif index.summaries:
             failed[pre.modname] = rel
             if res.summary_error is not None and mode != "script":
                 errors.append(res.summary_error)
@@ -1159,7 +1164,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     return RunResult(findings=findings, errors=errors, files_analysed=n_ok + len(others),
                      lines_analysed=lines, duration_s=time.perf_counter() - t0, project=project,
                      sources=sources, summaries=summaries_out, failed=failed, others=others, timings=timings,
-                     cache_hits=len(entries))
+                     cache_hits=len(entries), summaries_made=index.summaries)
 
 
 class LazySource(SourceFile):

@@ -119,6 +119,7 @@ class ProjectIndex:
     modules: Set[str] = field(default_factory=set)
     import_helpers: Dict[str, "ImportHelper"] = field(default_factory=dict)  # qualname -> helper shape
     programs: bool = True   # script mode: the project may have an entry point (analyse.pipeline.run's *programs*)
+    summaries: bool = True  # whether anything reads the call-graph summaries (analyse.pipeline.run's *graph_read*)
 
     _helper_leaves: Tuple[int, Dict[str, list]] = (-1, {})
     _module_cache: Dict[str, bool] = field(default_factory=dict)

@@ -165,3 +165,67 @@ def test_chain_starts_from_the_prescans_are_those_add_chains_finds(tmp_path, kb)
         scripts = [s for s in res.summaries if s.has_main_guard or (s.modname not in imported and not s.is_package)]
         assert got == [want], name
         assert want or not scripts, name
+
+
+FLAG_BASES = '''\
+import torch
+
+
+class Base(object):
+    def __init__(self):
+        if torch.cuda.is_available():
+            self.fast = True
+        else:
+            self.fast = False
+
+
+class Child(Base, object):
+    def run(self, x):
+        if self.fast:
+            return x
+        return -x
+'''
+
+
+def test_a_branch_flag_of_a_base_class_needs_no_lookup_of_a_base_no_scope_binds(monkeypatch):
+    """VALID: the flag set in the two branches of a test in a base class of the same module holds that test in the
+    subclass (library mode: a parameter-like setting is a choice); the base `object` (bound by no scope of the
+    module: only the builtins could answer, and they are never the module's own class) is not looked up."""
+    import importlib
+
+    import astroid.nodes._base_nodes as base_nodes
+
+    from astroid import nodes
+
+    from analyse import conditions
+    from analyse.conditions import model
+    from analyse.syntax import nodes_of
+
+    monkeypatch.setattr(importlib.import_module("analyse.conditions.build"), "params_are_choices", lambda: True)
+    tree = project.build_module(FLAG_BASES, "m", "m.py")
+    asked = []
+    real = base_nodes.LookupMixIn.lookup
+    monkeypatch.setattr(base_nodes.LookupMixIn, "lookup", lambda self, name: asked.append(name) or real(self, name))
+    test = [n for n in nodes_of(tree, nodes.If) if n.test.as_string() == "self.fast"][0].test
+    got = conditions.build(test)
+    assert got is not None and model.known(got)
+    assert got.kind == model.CUDA and got.values == (True, False)   # the flag holds the base's CUDA test
+    assert "object" not in asked
+
+
+def test_a_flag_set_outside_two_branches_is_no_branch_flag(monkeypatch):
+    """INVALID: set once, without the other branch, the flag holds no test (unknown)."""
+    import importlib
+
+    from astroid import nodes
+
+    from analyse import conditions
+    from analyse.conditions import model
+    from analyse.syntax import nodes_of
+
+    monkeypatch.setattr(importlib.import_module("analyse.conditions.build"), "params_are_choices", lambda: True)
+    text = FLAG_BASES.replace("        else:\n            self.fast = False\n", "")
+    tree = project.build_module(text, "m", "m.py")
+    test = [n for n in nodes_of(tree, nodes.If) if n.test.as_string() == "self.fast"][0].test
+    got = conditions.build(test)
+    assert got is None or not model.known(got)

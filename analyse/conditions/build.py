@@ -1046,8 +1046,8 @@ def _branch_flag(node: nodes.Attribute, depth: int) -> Optional[m.Cond]:
             classes.append(c)
             for b in c.bases:
                 if isinstance(b, nodes.Name):
-                    try:
-                        _scope, defs = b.lookup(b.name)
+                    try:   # only the module's own classes count: a base no scope binds (`object`) needs no lookup
+                        defs = own_bindings(b, b.name)
                     except Exception:
                         defs = ()
                     todo.extend(d for d in defs if isinstance(d, nodes.ClassDef) and d.root() is cls.root())

@@ -285,8 +285,8 @@ def _returned_objects(fn, r: Resolver) -> Tuple[str, ...]:
     """The project names whose call builds what *fn* returns: ``return Cls(...)``, or a local bound to ``Cls(...)``
     and returned (``post = PostProcessor(...); return post``), over every ``return`` of its own body."""
     out: List[str] = []
-    for ret in fn.nodes_of_class(nodes.Return):
-        if ret.scope() is not fn or ret.value is None:
+    for ret in _own_returns(fn):
+        if ret.value is None:
             continue
         calls = []
         if isinstance(ret.value, nodes.Call):
@@ -305,6 +305,20 @@ def _returned_objects(fn, r: Resolver) -> Tuple[str, ...]:
                 if c != fn.qname() and c not in out:
                     out.append(c)
     return tuple(out)
+
+
+def _own_returns(fn) -> Sequence:
+    """The ``return`` statements whose scope is *fn*, in pre-order (``fn.nodes_of_class(Return)`` less those of
+    nested functions): the module's returns grouped by scope once, kept on the module, instead of a walk of every
+    function's whole subtree (each module-level function of a module was walked, nested ones again)."""
+    tree = fn.root()
+    by_scope = tree.__dict__.get("_npu_returns_by_scope")
+    if by_scope is None:
+        by_scope = {}
+        for ret in nodes_of(tree, nodes.Return):
+            by_scope.setdefault(ret.scope(), []).append(ret)
+        tree.__dict__["_npu_returns_by_scope"] = by_scope
+    return by_scope.get(fn, ())
 
 
 def _nested_returns(fn):

@@ -229,3 +229,50 @@ def test_a_flag_set_outside_two_branches_is_no_branch_flag(monkeypatch):
     test = [n for n in nodes_of(tree, nodes.If) if n.test.as_string() == "self.fast"][0].test
     got = conditions.build(test)
     assert got is None or not model.known(got)
+
+
+RETURNS = '''\
+class Made:
+    pass
+
+
+class Other:
+    pass
+
+
+def factory(flag):
+    post = Made()
+    if flag:
+        return post
+
+    def inner():
+        return Other()
+
+    return Made()
+
+
+def builds_nothing():
+    def inner():
+        return Other()
+    return inner
+'''
+
+
+def test_returned_objects_come_from_the_functions_own_returns():
+    """VALID: ``return Cls()`` and a returned local bound to ``Cls()`` make *factory* a builder of ``Made``; the
+    ``return Other()`` of a nested function is no return of it (INVALID: *builds_nothing* builds nothing), and the
+    returns come from one grouping of the module's returns, in the tree's order."""
+    from analyse.callgraph import _own_returns, _returned_objects
+    from analyse.resolve import ProjectIndex, Resolver
+
+    tree = project.build_module(RETURNS, "m", "m.py")
+    index = ProjectIndex()
+    r = Resolver(tree, "m", index)
+    index.add_module("m", tree, r)
+    fns = {f.name: f for f in tree.body if isinstance(f, astroid.nodes.FunctionDef)}
+    assert _returned_objects(fns["factory"], r) == ("m.Made",)
+    assert _returned_objects(fns["builds_nothing"], r) == ()
+    for fn in fns.values():
+        walked = [n for n in fn.nodes_of_class(astroid.nodes.Return) if n.scope() is fn]
+        assert list(_own_returns(fn)) == walked
+    assert [n.lineno for n in _own_returns(fns["factory"])] == [12, 17]

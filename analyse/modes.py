@@ -91,8 +91,8 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
     else:
         findings = list(result.findings)
     result.findings = []   # the list above replaces them: each generation of a run's findings held until the end
-    if not result.summaries_made:
-        eps = []   # may_have_programs said no entry point can be found: discover finds none
+    if not result.summaries_made or not result.project.index.programs:
+        eps = []   # may_have_programs said no entry point can be found: discover finds none (nor reads reach facts)
     elif entries:
         with _usage():
             eps = given_entries(entries, result.sources, roles)

@@ -439,18 +439,16 @@ class _Worker:
                 raise
             except Exception as exc:
                 out.summary_error = _internal(sf.relpath, "call graph", exc)
-            if out.summary is not None and self.project.mode == "script":
+            if out.summary is not None and self.project.mode == "script" and self.project.index.programs:
                 # entry points and reach are script mode's (analyse.modes.run_script); the library statuses
-                # read none of these facts
+                # read none of these facts, and neither does a project without a possible program
+                # (ProjectIndex.programs: no entry point is discovered, no reach walked; the summary serves the
+                # call chains alone)
                 from analyse.reach import call_lines, module_facts
 
-                # the guards of calls and imports are read by the reach walk from an entry point only: a project
-                # without a possible program (ProjectIndex.programs) has none to walk from
-                guards = self.project.index.programs
                 try:
                     out.summary.reach = module_facts(sf.tree, sf.modname, sf.relpath, sf.is_package_init,
-                                                     call_lines(out.summary, self.project.index.modules)
-                                                     if guards else set(), guards=guards)
+                                                     call_lines(out.summary, self.project.index.modules))
                 except MemoryError:   # not one file's problem: the run cannot go on (exit 3)
                     raise
                 except Exception as exc:

@@ -20,10 +20,11 @@ EFFORT_ORDER = ("none", "low", "medium", "high", "blocked")
 
 
 def grade(blockers: int, manual_apis: int, manual: int, auto: int, lib_apis: int = 0, lib_places: int = 0,
-          rework: int = 0, lib_names: int = 0) -> str:
+          rework: int = 0, lib_names: int = 0, kernels: int = 0) -> str:
     """Effort grade from the counts; *manual_apis* counts distinct APIs needing a manual change, *lib_apis* /
     *lib_places* the distinct APIs and places of GPU-only libraries (with a documented replacement) the code uses,
-    *lib_names* how many distinct such libraries (:func:`library_of`).
+    *lib_names* how many distinct such libraries (:func:`library_of`), *kernels* the distinct Triton kernels the
+    code launches that Triton-Ascend compiles after a manual port (:func:`triton_kernel_use`).
 
     The grades have one meaning each (the report's legend): ``blocked`` -- a kernel must be written (a CUDA
     extension with no fallback, an op with no NPU kernel); ``high`` / ``medium`` -- a documented replacement or edit
@@ -31,13 +32,15 @@ def grade(blockers: int, manual_apis: int, manual: int, auto: int, lib_apis: int
     (its calls are swapped for the NPU replacement), high when it is woven through the code, when many distinct
     GPU-only libraries are used (:data:`LIB_HIGH_LIBRARIES`: each is its own replacement to make and validate, and
     together they cover the model's core), or when *rework* of its uses have no drop-in replacement (the knowledge entry's ``rework: high``: the code around them is restructured);
+    a Triton kernel on the path is at least medium (the legend's "fixable Triton kernels": each is ported to
+    Triton-Ascend and validated against a PyTorch reference on the device, or rewritten in torch);
     ``low`` -- what transfer_to_npu rewrites and a few small edits; ``none`` -- nothing GPU-specific."""
     if blockers:
         return "blocked"
     if manual_apis > 15 or manual > 60 or lib_apis >= LIB_HIGH_APIS or lib_places >= LIB_HIGH_PLACES or rework \
             or lib_names >= LIB_HIGH_LIBRARIES:
         return "high"
-    if manual_apis > 4 or manual > 15 or lib_places:
+    if manual_apis > 4 or manual > 15 or lib_places or kernels:
         return "medium"
     if manual or auto:
         return "low"
@@ -81,6 +84,21 @@ def _top(counter: Counter, n: int = 3) -> str:
     return ", ".join(f"{k} ({v})" for k, v in counter.most_common(n))
 
 
+TRITON_KERNEL_CODE = "NPU506"
+
+
+def triton_kernel_use(f: Finding) -> bool:
+    """A Triton kernel (defined or launched) that Triton-Ascend compiles after a manual port: NPU506 at manual
+    severity (a kernel with a violation that blocks is a blocker). On the default path it is at least medium
+    (EFFORT_LEGEND: "fixable Triton kernels"; the practice rule: a Triton kernel is manual work, medium/high)."""
+    return f.code == TRITON_KERNEL_CODE and f.severity == "manual" and f.api.startswith("triton-kernel:")
+
+
+def _kernel_count(sub) -> int:
+    """The distinct Triton kernels among *sub* (:func:`triton_kernel_use`)."""
+    return len({f.api for f in sub if triton_kernel_use(f)})
+
+
 def _triton_kernels(findings: Sequence[Finding]) -> Dict[str, str]:
     """Triton kernel -> its grade (NPU506: blocker or manual) among *findings*."""
     out: Dict[str, str] = {}
@@ -98,7 +116,7 @@ def verdict(findings: Sequence[Finding], files_analysed: int) -> dict:
     manual_apis = Counter(f.api for f in findings if f.severity == "manual")
     blocker_apis = Counter(f.api for f in findings if f.severity == "blocker")
     effort = grade(blockers, len(manual_apis), manual, auto, *_lib_counts(findings)[:2], len(_reworks(findings)),
-                   _lib_counts(findings)[2])
+                   _lib_counts(findings)[2], _kernel_count(findings))
     parts: List[str] = []
     files = len({p for f in findings for p in (f.path, *f.other_paths)})
     if not findings:
@@ -240,13 +258,14 @@ def manifest_dependency(f: Finding) -> bool:
 
 def grade_findings(fs: Sequence[Finding]) -> Tuple[str, int, int, int]:
     """(effort, blockers, manual, auto). Low-confidence findings alone never grade above medium. A counted use
-    of a GPU-only library with a documented replacement makes the grade at least medium (EFFORT_LEGEND)."""
+    of a GPU-only library with a documented replacement, or a counted Triton kernel, makes the grade at least
+    medium (EFFORT_LEGEND)."""
     def g(sub):
         sev = Counter(f.severity for f in sub)
         manual_apis = {f.api for f in sub if f.severity == "manual"}
         apis, places, names = _lib_counts(sub)
         return grade(sev.get("blocker", 0), len(manual_apis), sev.get("manual", 0), sev.get("auto", 0),
-                     apis, places, len(_reworks(sub)), names)
+                     apis, places, len(_reworks(sub)), names, _kernel_count(sub))
 
     sure = g([f for f in fs if f.confidence != "low"])
     every = g(fs)
@@ -577,6 +596,14 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
         libs = sorted({f.api.split(".")[0] for f in setter_fs if gpu_library_use(f)})[:3]
         parts.insert(1 if head else 0, f"Medium because a GPU-only library ({', '.join(libs)}) is used on the default "
                                        "path: its documented NPU replacement has to be made by hand.")
+    elif effort == "medium" and any(triton_kernel_use(f) for f in setter_fs) and \
+            grade(0, len({f.api for f in setter_fs if f.severity == "manual"}),
+                  sum(f.severity == "manual" for f in setter_fs), 0, *_lib_counts(setter_fs)[:2]) == "low":
+        ks = sorted({f.api.split(":", 1)[1].rsplit(".", 1)[-1] for f in setter_fs if triton_kernel_use(f)})
+        more = f" and {len(ks) - 3} more" if len(ks) > 3 else ""
+        parts.insert(1 if head else 0, f"Medium because the default path launches Triton kernel(s) ({', '.join(ks[:3])}"
+                                       f"{more}): each is ported to Triton-Ascend and validated against a PyTorch "
+                                       "reference on the device, or rewritten in torch.")
     v.update({"effort": effort, "explanation": " ".join(parts), "scope": scope, "drivers": drivers,
               "legend": dict(EFFORT_LEGEND)})
     # off-path accounting

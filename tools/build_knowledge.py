@@ -1030,22 +1030,38 @@ TA_TORCH_DTYPES = {
 # Which element types a kernel may name at all, per chip. Restated from the op pages of the snapshot (cast.md:
 # uint16/uint32/uint64, float8 and float64 are not cast targets on Atlas A2/A3) and from the later constraint
 # tables the snapshot README summarises (fp64 on no Ascend chip; uint16/32/64 and fp8 on Ascend 950 only).
+# ``blocks``: whether a kernel using the type on Atlas A2/A3 is blocked (the practice rule: "blocked only for
+# something Triton-Ascend documents as unsupported that has no rewrite"). A type some Ascend chip has, whose
+# A2/A3 rewrite keeps every value (fp8 widened to bf16, uintN held as intN), does not block: the kernel is
+# manual work with that rewrite (``rewrite`` says why it is exact). fp64 exists on no Ascend chip and its fix
+# (fp32) changes the results: it blocks.
 TA_DTYPE_RULES = {
     "fp64": {"a2a3": False, "950": False,
              "why": "64-bit floating point is not supported by the Ascend vector and cube units: no triton.language op accepts "
                     "fp64 on any Ascend chip (every op page lists fp64 as missing, a hardware limit)",
              "fix": "compute in tl.float32 (accumulate in fp32; keep fp64 only on the host / in the PyTorch reference)",
+             "blocks": True,
+             "rewrite": "none that keeps the results: no Ascend chip has fp64, and fp32 changes what the kernel computes, "
+                        "so its numerics are redesigned",
              "source": "docs/zh/triton_api/Creation_Ops/cast.md (fp64 column); README of the snapshot (later per-chip tables)"},
     "uint16": {"a2a3": False, "950": True,
                "why": "unsigned 16/32/64-bit integers are not a cast target on Atlas A2/A3 and almost no op takes them there "
                       "(only atomics, logical and/or, histogram and the random-number ops list uint32); Ascend 950 supports them",
                "fix": "use the signed type of the same width (tl.int32 / tl.int64) and mask the bits you need",
+               "blocks": False,
+               "rewrite": "exact: the signed type of the same width holds the same bits, so loads, stores, additions, "
+                          "multiplications and bit operations give the same results (comparisons, right shifts and "
+                          "divisions spell out the unsigned reading); Ascend 950 has the unsigned types",
                "source": "docs/zh/triton_api/Creation_Ops/cast.md; docs/sources/python-api/outline.md (uint32 column); "
                          "README of the snapshot (later per-chip tables: uint16/uint32/uint64 on Ascend 950 only)"},
     "fp8": {"a2a3": False, "950": True,
             "why": "fp8 element types (float8e4nv, float8e5 ...) are not supported on Atlas A2/A3 (cast and dot_scaled list "
                    "them as missing); Ascend 950 supports fp8",
             "fix": "keep the data in bf16 / fp16 on Atlas A2/A3, or target Ascend 950",
+            "blocks": False,
+            "rewrite": "exact: every float8e4nv / float8e5 value is exact in bf16 and fp16, so fp8 data widened to bf16 "
+                       "before the launch (a kernel that writes fp8 writes bf16) loads the same numbers and the kernel's "
+                       "arithmetic is unchanged, at twice the memory; Ascend 950 has the fp8 types",
             "source": "docs/zh/triton_api/Creation_Ops/cast.md; docs/zh/triton_api/Linear_Algebra_Ops/dot_scaled.md; "
                       "README of the snapshot (later per-chip tables)"},
 }

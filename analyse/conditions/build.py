@@ -1434,6 +1434,19 @@ def _compare_cond(test: nodes.Compare, depth: int) -> Optional[m.Cond]:
         if not ok:
             continue
         val = value_of(a, depth + 1)
+        if val is not None and val.kind == "literal" and isinstance(a, nodes.Name) and not _dispatch_name(a):
+            # a module constant as written (`impl: Literal["bf16", "fp8"] = "bf16"` at module level, never declared
+            # global, tested in a function as `if impl == "bf16":`): the module's default chooses the branch, the
+            # same reading as a bare `if USE_X:` (module_constant); a local literal stays a value, not a setting
+            const = module_constant(a)
+            if const is not None:
+                try:
+                    res = _compare(op, lit, const[1]) if flip else _compare(op, const[1], lit)
+                except (TypeError, KeyError):
+                    res = None
+                if res is not None:
+                    return _choice_atom(m.OPTION, text, res, True, neg_text,
+                                        f"{a.name} = {const[1]!r} as the module sets it")
         if val is None or val.kind == "literal":
             continue
         if _dispatch_name(a):

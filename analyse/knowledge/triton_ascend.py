@@ -40,7 +40,7 @@ class TritonAscend:
     package: Mapping[str, str]
     tl_dtypes: Mapping[str, Tuple[str, int]]      # tl name -> (dtype column, bytes)
     torch_dtypes: Mapping[str, str]               # torch dtype name (float64, float8_e4m3fn ...) -> dtype column
-    dtype_rules: Mapping[str, Mapping[str, object]]
+    dtype_rules: Mapping[str, Mapping[str, object]]   # column -> a2a3/950, why, fix, blocks, rewrite, source
     invalid_calls: Mapping[str, str]
     rules: Mapping[str, Mapping[str, object]]
     config: Mapping[str, Mapping[str, str]]
@@ -107,6 +107,11 @@ def parse_triton_ascend(doc) -> TritonAscend:
         _req(isinstance(v, dict) and all(isinstance(v.get(c), bool) for c in CHIPS)
              and all(isinstance(v.get(x), str) and v[x] for x in ("why", "fix", "source")),
              f"dtype_rules.{k}", "needs a2a3/950 booleans and why, fix, source")
+        # blocks: a kernel using the type on Atlas A2/A3 is blocked (no rewrite keeps its results); rewrite says why
+        _req(isinstance(v.get("blocks"), bool) and isinstance(v.get("rewrite"), str) and v["rewrite"],
+             f"dtype_rules.{k}", "needs blocks (a boolean) and rewrite (why the fix does or does not keep the results)")
+        _req(v["blocks"] or any(v[c] for c in CHIPS), f"dtype_rules.{k}",
+             "a type no Ascend chip has cannot be rewritten away (blocks must be true)")
     inv = doc.get("invalid_calls")
     _req(isinstance(inv, dict) and all(isinstance(k, str) and isinstance(v, str) and v for k, v in inv.items()),
          "invalid_calls", "must map a dotted name to a reason")
@@ -210,6 +215,7 @@ def explain_lines(name: str, kb) -> Optional[list]:
                              f"{'supported' if rule['950'] else 'NOT supported'}")
                 lines.append(f"  why:          {rule['why']}")
                 lines.append(f"  instead:      {rule['fix']}")
+                lines.append(f"  blocks:       {'yes' if rule['blocks'] else 'no'} -- rewrite {rule['rewrite']}")
                 lines.append(f"  rule source:  {rule['source']}")
             return lines + tail
         bad = next((k for k in ta.invalid_calls if name == k or name.startswith(k + ".")), None)

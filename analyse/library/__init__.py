@@ -55,6 +55,7 @@ from analyse.library.cpp import CPP_SUFFIXES, BuildExt, scan_sources
 from analyse.passes.cuda_api import ASSERT_REJECTS_NPU, DEVICE_TABLE, EVERY_CALL, NPU_BRANCH_STOPS
 from analyse.passes.cuda_extension import EXTRA_KEY, prescan_build_file, project_scan
 from analyse.passes.third_party import OWN_PACKAGE_KEY
+from analyse.passes.triton import PORTS_AS_IS
 from analyse.pipeline import Settings, dedupe
 from analyse.pipeline import run as pipeline_run
 from analyse.project import load_source
@@ -525,8 +526,11 @@ def in_npu_backend(path: str) -> bool:
 def _ascend_triton_port(f: Finding, status: Optional[str]) -> bool:
     """A Triton kernel that breaks no documented Triton-Ascend constraint (NPU506, manual), defined and launched in
     the library's own Ascend backend folder (``ops/backends/_ascend/``): it was written for Triton-Ascend, so on an
-    NPU it is the library's NPU implementation, not a GPU kernel to port. A kernel with a hard violation stays."""
-    if f.code != TRITON_KERNEL_CODE or f.severity != "manual" or status != "unsupported":
+    NPU it is the library's NPU implementation, not a GPU kernel to port. A kernel with a hard violation stays, and so
+    does one that is manual only because its element types have an exact rewrite (fp8 / unsigned types, which Atlas
+    A2/A3 lacks): it does not compile there as written."""
+    if f.code != TRITON_KERNEL_CODE or f.severity != "manual" or status != "unsupported" \
+            or PORTS_AS_IS not in (f.base_message or f.message):
         return False
     kernel = f.api.partition(":")[2]
     return in_npu_backend(f.path) and (not kernel or in_npu_backend(kernel))

@@ -47,6 +47,9 @@ from analyse.syntax import own_bindings
 STORE_KEY = "triton"
 CAT = "cuda-extension"
 PORT = "port with Triton-Ascend >= 3.2.0 (pip install triton-ascend) and validate against the PyTorch reference"
+# the words of NPU506's message for a kernel that breaks no documented constraint at all (library mode reads them:
+# only such a kernel in a library's own Ascend backend folder is taken as its NPU implementation)
+PORTS_AS_IS = "no documented Triton-Ascend constraint is broken"
 
 R_KERNEL = Rule(
     code="NPU506", name="triton-kernel", category=CAT, severity="manual",
@@ -313,12 +316,13 @@ def _configs(fn: nodes.FunctionDef, r) -> List[Tuple[nodes.Call, Dict[str, int]]
 
 
 class KernelInfo:
-    __slots__ = ("fn", "qualname", "hard", "findings", "callees", "constexpr")
+    __slots__ = ("fn", "qualname", "hard", "rewrites", "findings", "callees", "constexpr")
 
     def __init__(self, fn, qualname):
         self.fn = fn
         self.qualname = qualname
-        self.hard: List[str] = []          # short texts of hard violations
+        self.hard: List[str] = []          # short texts of hard violations that block the kernel
+        self.rewrites: List[str] = []      # short texts of violations with an exact documented rewrite (manual)
         self.findings: List[Tuple[Rule, object, str, str, Optional[str], Optional[str]]] = []
         self.callees: Set[Tuple[str, str]] = set()   # (qualname, constexpr branch or "")
         self.constexpr: List[str] = []
@@ -328,6 +332,16 @@ def _chip_text(rule) -> str:
     chips = [n for k, n in (("a2a3", "Atlas A2/A3"), ("950", "Ascend 950")) if not rule[k]]
     ok = [n for k, n in (("a2a3", "Atlas A2/A3"), ("950", "Ascend 950")) if rule[k]]
     return "not supported on " + " or ".join(chips) + (f" (supported on {', '.join(ok)})" if ok else "")
+
+
+def _dtype_severity(rule) -> Optional[str]:
+    """NPU511's severity for an element type (``dtype_rules.<col>.blocks``): blocker when no rewrite keeps the
+    kernel's results (fp64), manual when an exact documented one does (fp8 widened to bf16, uintN held as intN)."""
+    return None if rule["blocks"] else "manual"
+
+
+def _rewrite_text(rule) -> str:
+    return "" if rule["blocks"] else f" It does not block the kernel: the rewrite is {rule['rewrite']}."
 
 
 def analyse_kernel(fn: nodes.FunctionDef, r, ta: TritonAscend, mod_ints: Dict[str, int],
@@ -378,9 +392,11 @@ def analyse_kernel(fn: nodes.FunctionDef, r, ta: TritonAscend, mod_ints: Dict[st
                     info.findings.append((R_DTYPE, node, q, f"Triton kernel `{fn.name}` uses `tl.{leaf}`{how}: {col} is "
                                           f"{_chip_text(rule)}. {rule['why']}. {dead}", rule["fix"], "advice"))
                     continue
-                info.hard.append(f"tl.{leaf} ({col}) at line {node.lineno}" + (f" under `if {branch}`" if branch else ""))
+                short = f"tl.{leaf} ({col}) at line {node.lineno}" + (f" under `if {branch}`" if branch else "")
+                (info.hard if rule["blocks"] else info.rewrites).append(short)
                 info.findings.append((R_DTYPE, node, q, f"Triton kernel `{fn.name}` uses `tl.{leaf}`{how}: {col} is "
-                                      f"{_chip_text(rule)}. {rule['why']}.{_branch_text(branch)}", rule["fix"], None))
+                                      f"{_chip_text(rule)}. {rule['why']}.{_branch_text(branch)}{_rewrite_text(rule)}",
+                                      rule["fix"], _dtype_severity(rule)))
             continue
         call = node
         q = _tq(r, call.func)
@@ -600,8 +616,8 @@ def _params(info: KernelInfo, call: nodes.Call, q: str, op, fn) -> None:
 # --------------------------------------------------------------------------- the pass
 
 
-def _summary(info: KernelInfo) -> Tuple[str, Tuple[str, ...], Tuple[Tuple[str, str], ...]]:
-    return (info.qualname, tuple(info.hard), tuple(sorted(info.callees)))
+def _summary(info: KernelInfo) -> Tuple[str, Tuple[str, ...], Tuple[str, ...], Tuple[Tuple[str, str], ...]]:
+    return (info.qualname, tuple(info.hard), tuple(info.rewrites), tuple(sorted(info.callees)))
 
 
 class TritonPass(Pass):
@@ -636,7 +652,7 @@ class TritonPass(Pass):
     )
 
     # ------------------------------------------------------------------ project facts
-    prescan_shape = Optional[Tuple[Tuple[str, Tuple[str, ...], Tuple[Tuple[str, str], ...]], ...]]
+    prescan_shape = Optional[Tuple[Tuple[str, Tuple[str, ...], Tuple[str, ...], Tuple[Tuple[str, str], ...]], ...]]
 
     def prescan(self, ctx: ModuleContext):
         if "triton" not in ctx.source.text:
@@ -645,14 +661,15 @@ class TritonPass(Pass):
         return tuple(out) or None
 
     def combine(self, project: ProjectContext, prescans) -> None:
-        kernels: Dict[str, Tuple[Tuple[str, ...], Tuple[Tuple[str, str], ...]]] = {}
+        kernels: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[Tuple[str, str], ...]]] = {}
         for _rel, data in prescans:
-            for qual, hard, callees in data or ():
-                kernels[qual] = (hard, callees)
+            for qual, hard, rewrites, callees in data or ():
+                kernels[qual] = (hard, rewrites, callees)
         project.store[STORE_KEY] = _closure(kernels)
 
-    def _graded(self, ctx: ModuleContext) -> Dict[str, Tuple[str, ...]]:
-        """qualname -> hard violations (own and of the jit helpers it calls) of every kernel of the project."""
+    def _graded(self, ctx: ModuleContext) -> Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]:
+        """qualname -> (violations that block, violations with an exact rewrite), own and of the jit helpers it
+        calls, of every kernel of the project."""
         g = ctx.project.store.get(STORE_KEY)
         if g is None:   # direct callers without a prescan step: this module only
             g = _closure({i.qualname: _summary(i)[1:] for i in self._kernels(ctx)})
@@ -743,8 +760,8 @@ class TritonPass(Pass):
         graded = self._graded(ctx)
         infos = self._kernels(ctx)
         for info in infos:
-            hard = graded.get(info.qualname, tuple(info.hard))
-            yield self._grade(ctx, info.fn, info.qualname, hard, line=_line(info.fn), at_def=True)
+            hard, rewrites = graded.get(info.qualname, (tuple(info.hard), tuple(info.rewrites)))
+            yield self._grade(ctx, info.fn, info.qualname, hard, rewrites, line=_line(info.fn), at_def=True)
             for rule, node, api, msg, repl, sev in info.findings:
                 yield ctx.finding(rule, node, api, msg, replacement=repl, severity=sev, evidence="knowledge")
         kernels = set(graded) | set(project_scan(ctx.project).triton_kernels)
@@ -753,7 +770,7 @@ class TritonPass(Pass):
             if isinstance(call.func, nodes.Subscript):
                 kq = _kernel_name(call.func.value, r, ctx.source.modname)
                 if kq and kq in kernels:
-                    yield from self._launch(ctx, call, kq, graded.get(kq, ()), ta)
+                    yield from self._launch(ctx, call, kq, graded.get(kq, ((), ())), ta)
                 continue
             f = call.func
             fname = f.attrname if isinstance(f, nodes.Attribute) else f.name if isinstance(f, nodes.Name) else None
@@ -792,23 +809,35 @@ class TritonPass(Pass):
                               f"{what}", replacement="; ".join(ta.config[k]["fix"] for k in keys),
                               evidence="knowledge", line=call0.lineno)
 
-    def _grade(self, ctx, node, qual: str, hard: Tuple[str, ...], *, line: Optional[int] = None,
-               at_def: bool = False, extra: str = "") -> Finding:
+    def _grade(self, ctx, node, qual: str, hard: Tuple[str, ...], rewrites: Tuple[str, ...] = (), *,
+               line: Optional[int] = None, at_def: bool = False, extra: str = "") -> Finding:
         name = qual.rsplit(".", 1)[-1]
         where = "Triton kernel" if at_def else "Launch of the Triton kernel"
+        also = ""
+        if rewrites:
+            shown = "; ".join(rewrites[:5]) + (f"; and {len(rewrites) - 5} more" if len(rewrites) > 5 else "")
+            also = (f" {len(rewrites)} element type(s) Atlas A2/A3 lacks, each with an exact documented rewrite "
+                    f"(the data in a type the chip has; Ascend 950 has them): {shown}.")
         if hard:
             shown = "; ".join(hard[:5]) + (f"; and {len(hard) - 5} more" if len(hard) > 5 else "")
             msg = (f"{where} `{name}`: blocked on Ascend (Atlas A2/A3) by {len(hard)} hard violation(s) of the "
-                   f"Triton-Ascend constraints: {shown}.{extra} Fix those, then {PORT}.")
+                   f"Triton-Ascend constraints: {shown}.{also}{extra} Fix those, then {PORT}.")
             return ctx.finding(R_KERNEL, node, f"triton-kernel:{qual}", msg, severity="blocker",
                                replacement="replace the named ops / dtypes (see the NPU510-NPU513 findings), then " + PORT,
                                evidence="knowledge", line=line)
-        msg = (f"{where} `{name}`: no documented Triton-Ascend constraint is broken, so it ports as it is -- {PORT}."
+        if rewrites:
+            msg = (f"{where} `{name}`: no documented Triton-Ascend constraint blocks it, but it needs rewriting before it "
+                   f"ports: {also.strip()}{extra} Rewrite those (see the NPU511 findings), then {PORT}.")
+            return ctx.finding(R_KERNEL, node, f"triton-kernel:{qual}", msg, severity="manual",
+                               replacement="widen the named element types to ones Atlas A2/A3 has (see the NPU511 "
+                                           "findings), then " + PORT, evidence="knowledge", line=line)
+        msg = (f"{where} `{name}`: {PORTS_AS_IS}, so it ports as it is -- {PORT}."
                f"{extra}")
         return ctx.finding(R_KERNEL, node, f"triton-kernel:{qual}", msg, severity="manual", replacement=PORT,
                            evidence="knowledge", line=line)
 
-    def _launch(self, ctx, call: nodes.Call, kq: str, hard, ta: TritonAscend) -> Iterator[Finding]:
+    def _launch(self, ctx, call: nodes.Call, kq: str, graded, ta: TritonAscend) -> Iterator[Finding]:
+        hard, rewrites = graded
         r = ctx.resolver
         grid = call.func.slice
         dims = _grid_dims(grid, r)
@@ -840,20 +869,22 @@ class TritonPass(Pass):
                                       f"UINT16_MAX) an Ascend launch allows. {rule['text']}", replacement=rule["fix"],
                                       evidence="knowledge")
         ptr_hard: List[str] = []
+        ptr_rewrites: List[str] = []
         for arg, col, dname, where in _pointer_dtypes(call, r, ta):
             rule = ta.dtype_rules[col]
-            ptr_hard.append(f"`{arg}` is torch.{dname} ({col}, line {where})")
+            (ptr_hard if rule["blocks"] else ptr_rewrites).append(f"`{arg}` is torch.{dname} ({col}, line {where})")
             yield ctx.finding(R_DTYPE, call, f"torch.{dname}", f"Launch of `{name}` passes `{arg}`, a torch.{dname} tensor "
                               f"(line {where}): the kernel's pointer element type {col} is {_chip_text(rule)}. "
-                              f"{rule['why']}.", replacement=rule["fix"], evidence="knowledge")
-        if ptr_hard:
-            hard = tuple(hard) + tuple(ptr_hard)
+                              f"{rule['why']}.{_rewrite_text(rule)}", replacement=rule["fix"],
+                              severity=_dtype_severity(rule), evidence="knowledge")
+        hard = tuple(hard) + tuple(ptr_hard)
+        rewrites = tuple(rewrites) + tuple(ptr_rewrites)
         keys = [k.arg for k in call.keywords or () if k.arg in _LAUNCH_KEYS]
         if keys:
             yield ctx.finding(R_TUNING, call, f"triton-launch:{kq}", f"Launch of `{name}` sets {', '.join(keys)}: "
                               + " ".join(ta.config[k]["text"] for k in keys),
                               replacement="; ".join(ta.config[k]["fix"] for k in keys), evidence="knowledge")
-        yield self._grade(ctx, call, kq, tuple(hard), extra=extra)
+        yield self._grade(ctx, call, kq, hard, rewrites, extra=extra)
 
     @staticmethod
     def _chooses_kernel(call, r, kernels) -> bool:
@@ -961,23 +992,25 @@ def _local_ints(call, r, env: Dict[str, int]) -> None:
                 env[name] = iv
 
 
-def _closure(kernels: Dict[str, Tuple[Tuple[str, ...], Tuple[Tuple[str, str], ...]]]) -> Dict[str, Tuple[str, ...]]:
-    """qualname -> own hard violations plus those of the jit helpers it calls (transitively)."""
-    out: Dict[str, Tuple[str, ...]] = {}
+def _closure(kernels: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[Tuple[str, str], ...]]]
+             ) -> Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]:
+    """qualname -> (own violations that block plus those of the jit helpers it calls, transitively; the same for
+    the violations with an exact rewrite)."""
+    out: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]] = {}
 
-    def visit(q: str, stack: Tuple[str, ...]) -> Tuple[str, ...]:
+    def visit(q: str, stack: Tuple[str, ...]) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
         if q in out:
             return out[q]
-        hard, callees = kernels.get(q, ((), ()))
-        acc = list(hard)
+        hard, rewrites, callees = kernels.get(q, ((), (), ()))
+        acc, acc_rw = list(hard), list(rewrites)
         for c, branch in callees:
             if c in stack or c not in kernels:
                 continue
-            sub = visit(c, stack + (q,))
-            if sub:
-                acc.append(f"calls `{c.rsplit('.', 1)[-1]}`" + (f" under `if {branch}`" if branch else "")
-                           + f" ({'; '.join(sub[:2])}{' ...' if len(sub) > 2 else ''})")
-        out[q] = tuple(acc)
+            for mine, sub in zip((acc, acc_rw), visit(c, stack + (q,))):
+                if sub:
+                    mine.append(f"calls `{c.rsplit('.', 1)[-1]}`" + (f" under `if {branch}`" if branch else "")
+                                + f" ({'; '.join(sub[:2])}{' ...' if len(sub) > 2 else ''})")
+        out[q] = (tuple(acc), tuple(acc_rw))
         return out[q]
 
     for q in sorted(kernels):

@@ -18,7 +18,9 @@
   for ``args.x`` / ``cfg.x`` / ``self.args.x`` / ``cfg["x"]`` / ``getattr(args, "x", d)``;
 * environment variables (``os.environ.get``, ``os.getenv``, ``parse_flag_from_env(...)``, ``"X" in
   os.environ``): unset, so the code's default;
-* comparisons of any of these with literals, computed on the default; ``and`` / ``or`` / ``not``;
+* comparisons of any of these with literals, computed on the default, and of a module constant as written
+  (``impl: Literal["bf16", "fp8"] = "bf16"`` bound once at module level, never declared ``global``, tested in a
+  function as ``impl == "bf16"``: :func:`module_constant`); ``and`` / ``or`` / ``not``;
   alternatives ``v = a if t else b`` (the value the default picks);
 * versions and platforms (``sys.platform``, ``platform.system()``, ``os.name``).
 

@@ -10,10 +10,14 @@ and reports
   ``f = triton.heuristics({...})(f)`` at module level count as decorators): ``manual`` when nothing in it breaks a
   documented constraint ("port with Triton-Ascend >= 3.2.0 and validate against the PyTorch
   reference"), ``blocker`` naming each hard violation (its own or of a ``@triton.jit`` helper it calls);
+  ``manual`` too, naming the rewrite, when its only violations are element types with an exact documented rewrite
+  (``dtype_rules.<col>.blocks: false``: fp8 widened to bf16, uintN held as intN; Ascend 950 has them) -- the
+  practice rule blocks a Triton kernel only for what Triton-Ascend documents as unsupported with no rewrite;
 * hard violations, each with op, dtype or value, chip and line: ``triton.language`` ops that Atlas A2/A3
   supports for no dtype (NPU510); element types the chip does not have -- ``tl.float64``, ``tl.uint16`` /
   ``uint32`` / ``uint64``, fp8 types -- ``dtype=`` arguments an op does not take, and launch arguments the wrapper
-  creates with such a dtype (a pointer to fp8 / fp64 data) (NPU511); inline GPU
+  creates with such a dtype (a pointer to fp8 / fp64 data) (NPU511: blocker for fp64, manual for the types with an
+  exact rewrite); inline GPU
   assembly (``tl.inline_asm_elementwise``), NVIDIA ``libdevice`` and ``tl.extra.cuda`` calls (NPU513);
 * advice with the rule and the number: parameter values outside the accepted ones (atomics ``sem`` other
   than ``"acq_rel"``, ``scope`` other than ``"gpu"``: treated as the default; unsupported parameters)
@@ -54,11 +58,13 @@ PORTS_AS_IS = "no documented Triton-Ascend constraint is broken"
 R_KERNEL = Rule(
     code="NPU506", name="triton-kernel", category=CAT, severity="manual",
     summary="A Triton kernel (`@triton.jit`) is defined or launched: graded against the Triton-Ascend constraints "
-            "(manual when it ports as it is, blocker naming the hard violation).",
+            "(manual when it ports as it is or after an exact element-type rewrite, blocker naming the hard violation).",
     why="Triton-Ascend (>= 3.2.0, Atlas A2/A3) compiles GPU Triton kernels for Ascend NPUs, so a kernel is a code change "
         "with documented limits, not a rewrite. A kernel without a hard violation still needs a run on the device "
-        "and a comparison with the PyTorch reference; one with a hard violation (an op or dtype the chip lacks, GPU "
-        "assembly, libdevice) does not compile until that part is rewritten.",
+        "and a comparison with the PyTorch reference; one with a hard violation (an op or dtype the chip lacks with no "
+        "rewrite that keeps its results, GPU assembly, libdevice) does not compile until that part is redone. fp8 and "
+        "unsigned element types (Ascend 950 has them) are manual: widened to bf16 / held as signed ints of the same "
+        "width on Atlas A2/A3 they keep every value.",
     example="@triton.jit\ndef add_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n    ...\nadd_kernel[grid](x, y, n, BLOCK=1024)",
     fix="# pip uninstall triton && pip install triton-ascend; run on device='npu'\n"
         "torch.testing.assert_close(add(x, y), x + y)",
@@ -75,7 +81,9 @@ R_DTYPE = Rule(
     summary="A Triton kernel uses an element type the Ascend chip does not have (tl.float64; tl.uint16/32/64 and fp8 on "
             "Atlas A2/A3) or passes an op a `dtype=` it does not take.",
     why="fp64 exists on no Ascend chip; unsigned 16/32/64-bit integers and fp8 only on Ascend 950. The cast or the op "
-        "fails to compile on Atlas A2/A3.",
+        "fails to compile on Atlas A2/A3. fp64 blocks the kernel (fp32 changes its results); fp8 and the unsigned "
+        "types are manual (data/triton_ascend.yaml dtype_rules.<col>.blocks): every fp8 value is exact in bf16 and a "
+        "signed type of the same width holds the same bits.",
     example="acc = tl.zeros([BLOCK], dtype=tl.float64)\nx = tl.load(p + offs).to(tl.float64)",
     fix="acc = tl.zeros([BLOCK], dtype=tl.float32)\nx = tl.load(p + offs).to(tl.float32)",
 )

@@ -215,7 +215,7 @@ def explain_lines(name: str, kb) -> Optional[list]:
                              f"{'supported' if rule['950'] else 'NOT supported'}")
                 lines.append(f"  why:          {rule['why']}")
                 lines.append(f"  instead:      {rule['fix']}")
-                lines.append(f"  blocks:       {'yes' if rule['blocks'] else 'no'} -- rewrite {rule['rewrite']}")
+                lines.append(f"  blocks:       {'yes' if rule['blocks'] else 'no'} (rewrite: {rule['rewrite']})")
                 lines.append(f"  rule source:  {rule['source']}")
             return lines + tail
         bad = next((k for k in ta.invalid_calls if name == k or name.startswith(k + ".")), None)

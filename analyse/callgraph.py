@@ -199,6 +199,10 @@ class ModuleSummary:
     reach: Dict[str, object] = field(default_factory=dict)
     # function -> what it builds or loads of compiled code (BUILD_CUDA / BUILD_CPP / BUILD_NPU)
     builds: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    # indices in calls of calls that run on host tensors: an argument is a host copy (``x.cpu()``, ``x.to("cpu")``),
+    # or the call sits in the branch of a CPU device test (``if x.device.type == "cpu":``); a CPU-only compiled op
+    # called so runs on the host whatever device the caller's tensors are on (analyse.library)
+    host_calls: Set[int] = field(default_factory=set)
 
     @property
     def module_fn(self) -> str:
@@ -1077,6 +1081,59 @@ def _build_kind(call: nodes.Call, q: str) -> Optional[str]:
     return None
 
 
+def _host_copy(expr) -> bool:
+    """*expr* is a tensor copied to the host: a chain of method calls with ``.cpu()`` or ``.to("cpu")`` /
+    ``.to(device="cpu")`` / ``.to(torch.device("cpu"))`` in it (``x.detach().cpu()``, ``x.cpu().contiguous()``)."""
+    for _ in range(8):
+        if not (isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Attribute)):
+            return False
+        name = expr.func.attrname
+        if name == "cpu" and not expr.args:
+            return True
+        if name == "to":
+            vals = list(expr.args[:1]) + [k.value for k in expr.keywords or () if k.arg == "device"]
+            for v in vals:
+                if isinstance(v, nodes.Call) and isinstance(v.func, (nodes.Attribute, nodes.Name)) and v.args \
+                        and (v.func.attrname if isinstance(v.func, nodes.Attribute) else v.func.name) == "device":
+                    v = v.args[0]
+                if isinstance(v, nodes.Const) and v.value == "cpu":
+                    return True
+        expr = expr.func.expr
+    return False
+
+
+def _cpu_device_test(test) -> bool:
+    """An ``if`` test that holds only for tensors on the host: ``x.device.type == "cpu"`` (either side), ``x.is_cpu``,
+    alone or as a term of an ``and``."""
+    if isinstance(test, nodes.BoolOp) and test.op == "and":
+        return any(_cpu_device_test(v) for v in test.values)
+    if isinstance(test, nodes.Attribute):
+        return test.attrname == "is_cpu"
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0][0] == "==":
+        sides = (test.left, test.ops[0][1])
+        return any(isinstance(a, nodes.Const) and a.value == "cpu" for a in sides) \
+            and any(isinstance(b, nodes.Attribute) and b.attrname == "type" and isinstance(b.expr, nodes.Attribute)
+                    and b.expr.attrname == "device" for b in sides)
+    return False
+
+
+def _host_call(call: nodes.Call, cpu_ifs) -> bool:
+    """The call runs on host tensors (ModuleSummary.host_calls): an argument is a host copy, or the call sits in the
+    body of an ``if`` whose test holds only for host tensors (*cpu_ifs*, the module's such tests)."""
+    args = list(call.args) + [k.value for k in call.keywords or ()]
+    if any(_host_copy(a.value if isinstance(a, nodes.Starred) else a) for a in args):
+        return True
+    if not cpu_ifs:
+        return False
+    cur, parent = call, call.parent
+    while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.Lambda,
+                                                         nodes.ClassDef, nodes.Module)):
+        if isinstance(parent, nodes.If) and cur is not parent.test:
+            return parent in cpu_ifs and cur in parent.body
+        cur, parent = parent, parent.parent
+    return False
+
+
 def _record_list_read(s: "ModuleSummary", node: nodes.Attribute, here) -> None:
     """A method reading a list attribute of its own class on ``self`` / ``cls`` (``self.__class__.REGISTRY``,
     ``type(self).REGISTRY``): ClassSummary.reads."""
@@ -1220,6 +1277,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     # body, then its bases (last first). Childless nodes are skipped.
     leaves = LEAVES
     kinds = _WALK_KINDS
+    cpu_ifs: Set[nodes.If] = set()   # `if x.device.type == "cpu":` tests met so far (visited before their bodies)
     top = (s.module_fn, None, None, None)
     stack = [(tree.get_children(), top)]
     push, pop = stack.append, stack.pop
@@ -1359,12 +1417,20 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             dyn = _dynamic_dispatch(node, r)
             if dyn:
                 s.dynamic.append((caller, node.lineno or 1, dyn))
+            host = None
             for i in range(before, len(s.calls)):
                 c = s.calls[i]
                 if c[2] == K_NAME:
                     bk = _build_kind(node, c[3])
                     if bk:
                         _add_build(s, caller, bk)
+                if c[2] in (K_NAME, K_EXT) and (node.args or node.keywords):
+                    if host is None:
+                        host = _host_call(node, cpu_ifs)
+                    if host:
+                        s.host_calls.add(i)
+        if t is nodes.If and _cpu_device_test(node.test):
+            cpu_ifs.add(node)
         if t is nodes.Attribute and here[1] is not None:
             _record_list_read(s, node, here)
         if kind == 4 and isinstance(node.value, (nodes.Name, nodes.Attribute)):
@@ -2975,6 +3041,8 @@ class CallGraph:
     # ``Loader.load``, its builders with what each builds)
     kernel_loads: List[Tuple[str, int, Optional[str], str, Tuple[Tuple[str, Tuple[str, ...]], ...]]] = \
         field(default_factory=list)
+    # (caller, line, ext qualname) of compiled-op calls on host tensors (ModuleSummary.host_calls)
+    host_ext_calls: Set[Tuple[str, int, str]] = field(default_factory=set)
 
     def guarded_edges(self) -> List[Tuple[str, str, str]]:
         """(caller, callee, condition) of edges taken only under a guard with a fallback."""
@@ -3017,6 +3085,7 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
     ext_calls: List[Tuple[str, int, str, Optional[str]]] = []
     held_uses: List[Tuple[str, int, Optional[str], str, List[List[str]]]] = []
     kernel_loads: List[Tuple[str, int, Optional[str], str, Tuple[Tuple[str, Tuple[str, ...]], ...]]] = []
+    host_ext_calls: Set[Tuple[str, int, str]] = set()
     resolved = unresolved = 0
     dynamic: List[Tuple[str, int, str]] = []
     for s in summaries:
@@ -3100,6 +3169,8 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
                 resolved += 1
             if ext:
                 ext_calls.append((caller, line, ext, cond))
+                if i in (getattr(s, "host_calls", None) or ()):
+                    host_ext_calls.add((caller, line, ext))
             if callees and kind in (K_METHOD, K_RESULT) and linker.builds:
                 for lc in (linker.result_classes(a) if kind == K_RESULT else [linker.canonical(a)[1]]):
                     got = linker.kernel_loader(lc, b)
@@ -3109,7 +3180,8 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
                 values = _held_functions(linker, s.held.get(f"{a}{HELD_SEP}{b}") or (), g)
                 if values:
                     held_uses.append((caller, line, cond, b, values))
-    return CallGraph(g, linker, unknowns, ext_calls, resolved, unresolved, dynamic, held_uses, kernel_loads)
+    return CallGraph(g, linker, unknowns, ext_calls, resolved, unresolved, dynamic, held_uses, kernel_loads,
+                     host_ext_calls)
 
 
 def _held_functions(linker: "Linker", entries, g) -> List[List[str]]:

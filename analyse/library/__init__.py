@@ -366,6 +366,8 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
             cond = cond[len(OFF_BY_DEFAULT):]
         if st == "needs-migration" and cond:
             continue   # a host-only (C++) op behind a guard with a working fallback: the function runs either way
+        if st == "needs-migration" and (caller, _line, ext) in cg.host_ext_calls:
+            continue   # a host-only (C++) op given host copies (`x.cpu()`) or in a CPU-tensor branch: it runs on the host
         if st == "unsupported" and cond:
             add_root(caller, "conditional", f"{reason}{COND_SEP}{cond}")
         else:

@@ -1278,6 +1278,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     leaves = LEAVES
     kinds = _WALK_KINDS
     cpu_ifs: Set[nodes.If] = set()   # `if x.device.type == "cpu":` tests met so far (visited before their bodies)
+    list_attrs: Set[str] = set()     # the list attributes of the module's classes (ClassSummary.lists) met so far
     top = (s.module_fn, None, None, None)
     stack = [(tree.get_children(), top)]
     push, pop = stack.append, stack.pop
@@ -1381,6 +1382,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                     tgts = c.targets if isinstance(c, nodes.Assign) else [c.target]
                     if names is not None and len(tgts) == 1 and isinstance(tgts[0], nodes.AssignName):
                         cs.lists[tgts[0].name] = names
+                        list_attrs.add(tgts[0].name)
             s.classes[q] = cs
             if node.bases:
                 push((reversed(node.bases), here))
@@ -1431,7 +1433,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                         s.host_calls.add(i)
         if t is nodes.If and _cpu_device_test(node.test):
             cpu_ifs.add(node)
-        if t is nodes.Attribute and here[1] is not None:
+        if t is nodes.Attribute and list_attrs and node.attrname in list_attrs and here[1] is not None:
             _record_list_read(s, node, here)
         if kind == 4 and isinstance(node.value, (nodes.Name, nodes.Attribute)):
             _patch_ref(s, r, node, here)

@@ -8,6 +8,10 @@ inference) and reduced to a small, picklable :class:`ModuleSummary`
 * its classes with resolved bases and method names,
 * its module-level bindings (imports, aliases, ``functools.partial``,
   ``X = Fn.apply``), ``from .x import *`` sources and ``__all__``,
+* what each function builds or loads of compiled code (``builds``: a CUDA or C++ extension, a torch_npu
+  kernel) and the class attributes listing classes that methods read (``ClassSummary.lists`` / ``reads``),
+  so the linker can tell kernel builders and the loaders that choose among them
+  (:meth:`Linker.builder_kinds`, :meth:`Linker.kernel_loader`),
 * each call site, with the callee as far as it can be told statically:
   a dotted name, ``self.m()`` / ``cls.m()``, ``super().m()``, a method on a
   receiver whose class is known, a call of a compiled extension module
@@ -2682,7 +2686,7 @@ class Linker:
     def builder_kinds(self, cls: str) -> Tuple[str, ...]:
         """What a class builds or loads of compiled code, over the methods an instance of it runs (each name
         resolved along its MRO, so a subclass's override replaces the base's): a subclass of a C++ builder that
-        overrides its build with a CUDA one (``_CudaExtension(_CppExtension)``) builds CUDA. () for a class that
+        overrides its build with a CUDA one (``GpuBuilder(HostBuilder)``) builds CUDA. () for a class that
         builds nothing (a pure-torch implementation, a third-party kernel)."""
         got = self._builder_kinds.get(cls)
         if got is None:

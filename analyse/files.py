@@ -392,7 +392,7 @@ def package_checkout(root: str) -> Optional[str]:
     """The source checkout the package folder *root* (real path, holding ``__init__.py``) is built from: its parent
     folder, when that holds a build file (:data:`BUILD_FILES`); None otherwise (``site-packages/<pkg>``). Building
     the package there (a wheel, ``pip install .``) copies what the package's symlinks point to into the package
-    (ColossalAI's ``colossalai/kernel/extensions -> ../../extensions``), so a library analysed from its checkout
+    (``pkg/kernel/extensions -> ../../extensions``), so a library analysed from its checkout
     follows those links (``thirdparty``: :func:`discover` with *package_links*)."""
     if not os.path.isfile(os.path.join(root, "__init__.py")):
         return None

@@ -24,7 +24,11 @@ modules, values and build-declared extensions are known to them), then
    option) is ``conditional`` with the condition; a call into a compiled op is
    judged by the C++ scan: the library's own NPU implementation makes it
    supported, CPU-only code ``needs-migration`` (nothing when the call has a
-   working fallback: the function runs either way), CUDA kernels ``unsupported``;
+   working fallback: the function runs either way, or runs on host tensors:
+   ``x.cpu()`` arguments, an ``x.device.type == "cpu"`` branch), CUDA kernels
+   ``unsupported``; a call of a kernel loader (``Loader().load()`` over a class
+   attribute listing builder classes) by what its builders build
+   (:func:`kernel_load_status`);
 5. **propagation** to every transitive caller (:func:`analyse.callgraph.propagate`);
    an unsupported callee reached only through a guarded call makes the caller
    ``conditional``.
@@ -940,7 +944,7 @@ def _every_arm_unsupported(g, guarded, first) -> Dict[str, List[str]]:
 
 
 def kernel_load_status(loader: str, builders) -> Optional[Tuple[str, str]]:
-    """(status, reason) of a call of a kernel loader (``FusedOptimizerLoader().load()``, :meth:`Linker.kernel_loader`)
+    """(status, reason) of a call of a kernel loader (``AdamLoader().load()``, :meth:`Linker.kernel_loader`)
     from what its builders build, the loader taking the one that is usable where it runs: a builder with an NPU
     implementation (torch_npu) serves an NPU host (None: nothing to report); builders that all build CUDA extensions
     leave it none (unsupported); CUDA builders beside C++ ones for the host make it the host's choice

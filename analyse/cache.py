@@ -1060,20 +1060,20 @@ def content_keyed(name: str) -> bool:
     return any(fnmatch.fnmatchcase(low, g) for g in _HASHED_NAMES)
 
 
-def tree_state(inputs: Iterable[Path], admit=None) -> str:
+def tree_state(inputs: Iterable[Path], admit=None, package_links: bool = False) -> str:
     """Hash of every file under *inputs* (any name; the folders discovery skips are skipped here too).
 
     Source and text files and every file a pass reads (:func:`content_keyed`) are hashed by content, other
     files (and any over the size limit) by size and modification time; every file's relative path and module name count, and an unreadable file by its
     error, like a folder discovery cannot enter. Any file counts, not only the ones the passes read, so
     the hash changes whenever anything the analysis could look at changes (a ``.cu`` kernel, a
-    ``setup.py``, a requirements file).
+    ``setup.py``, a requirements file). *package_links*: as :func:`analyse.files.discover` (``thirdparty``).
     """
     from analyse.files import MAX_FILE_BYTES, FileTooLarge, NotRegularFile, discover, read_regular_file
 
     errors: list = []
     h = hashlib.blake2b(digest_size=20)
-    for path, _root, rel, modname in discover(list(inputs), ("",), errors, admit=admit):
+    for path, _root, rel, modname in discover(list(inputs), ("",), errors, admit=admit, package_links=package_links):
         for part in (rel.encode("utf-8", "surrogatepass"), modname.encode("utf-8", "surrogatepass")):
             h.update(len(part).to_bytes(8, "little"))
             h.update(part)

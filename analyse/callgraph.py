@@ -8,6 +8,10 @@ inference) and reduced to a small, picklable :class:`ModuleSummary`
 * its classes with resolved bases and method names,
 * its module-level bindings (imports, aliases, ``functools.partial``,
   ``X = Fn.apply``), ``from .x import *`` sources and ``__all__``,
+* what each function builds or loads of compiled code (``builds``: a CUDA or C++ extension, a torch_npu
+  kernel) and the class attributes listing classes that methods read (``ClassSummary.lists`` / ``reads``),
+  so the linker can tell kernel builders and the loaders that choose among them
+  (:meth:`Linker.builder_kinds`, :meth:`Linker.kernel_loader`),
 * each call site, with the callee as far as it can be told statically:
   a dotted name, ``self.m()`` / ``cls.m()``, ``super().m()``, a method on a
   receiver whose class is known, a call of a compiled extension module
@@ -97,6 +101,16 @@ KIND_SEP = ":"
 _GETTER = re.compile(r"^get_(\w+?)(?:_class|_cls)?$")
 _REGISTER = re.compile(r"^register_(\w+)$")
 
+# What a function builds or loads of compiled code (ModuleSummary.builds), read by the linker to tell what a kernel
+# builder class makes (Linker.builder_kinds): a CUDA extension (``CUDAExtension(...)``, ``cpp_extension.load`` of CUDA
+# sources or with nvcc flags), a C++ one for the host (``CppExtension(...)``, ``load`` of C++ sources only), or a use
+# of torch_npu (an NPU kernel: ``import torch_npu``, ``torch_npu.npu_fusion_attention(...)``)
+BUILD_CUDA, BUILD_CPP, BUILD_NPU = "cuda", "cpp", "npu"
+_CUDA_BUILD_CALLS = {"torch.utils.cpp_extension.CUDAExtension"}
+_CPP_BUILD_CALLS = {"torch.utils.cpp_extension.CppExtension"}
+_JIT_BUILD_CALLS = {"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"}
+_CUDA_JIT_KEYWORDS = {"cuda_sources", "extra_cuda_cflags"}
+
 
 @dataclass
 class ClassSummary:
@@ -113,6 +127,12 @@ class ClassSummary:
     # class attributes set to a call's result in the class body (``OPERATOR = get_operator("lib", "op")``):
     # attribute -> (line, end line) of the assignment; ``Cls.OPERATOR(...)`` / ``self.OPERATOR(...)`` runs that value
     values: Dict[str, Tuple[int, int]] = field(default_factory=dict)
+    # class attributes set in the class body to a list or tuple of names (``REGISTRY = [CudaExt, NpuExt]``, also
+    # ``REGISTRY: List[Ext] = []``): attribute -> the qualified names listed
+    lists: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    # method -> the attributes of :attr:`lists` it reads on its class (``self.REGISTRY``, ``cls.REGISTRY``,
+    # ``self.__class__.REGISTRY``, ``type(self).REGISTRY``): a subclass's own list is what it reads there
+    reads: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -181,6 +201,12 @@ class ModuleSummary:
     held: Dict[str, List[Tuple[Tuple[str, ...], ...]]] = field(default_factory=dict)
     # per-module facts for entry points and reach (analyse.reach.module_facts), made with the summary
     reach: Dict[str, object] = field(default_factory=dict)
+    # function -> what it builds or loads of compiled code (BUILD_CUDA / BUILD_CPP / BUILD_NPU)
+    builds: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    # indices in calls of calls that run on host tensors: an argument is a host copy (``x.cpu()``, ``x.to("cpu")``),
+    # or the call sits in the branch of a CPU device test (``if x.device.type == "cpu":``); a CPU-only compiled op
+    # called so runs on the host whatever device the caller's tensors are on (analyse.library)
+    host_calls: Set[int] = field(default_factory=set)
 
     @property
     def module_fn(self) -> str:
@@ -1014,6 +1040,125 @@ def _decorator_registration(d, target, r: Resolver, s: "ModuleSummary") -> None:
         s.registrations.append(("@" + q, key, target.qname()))
 
 
+def _listed_names(value, r: Resolver) -> Optional[Tuple[str, ...]]:
+    """The qualified names a class attribute lists (``[CudaExt, NpuExt]``, ``(A, B)``, ``[]``), or None when the
+    value is no list / tuple of plain names."""
+    if not isinstance(value, (nodes.List, nodes.Tuple)):
+        return None
+    out: List[str] = []
+    for e in value.elts:
+        if not isinstance(e, (nodes.Name, nodes.Attribute)):
+            return None
+        q = r.qualname(e)
+        if not q:
+            return None
+        out.append(q)
+    return tuple(out)
+
+
+def _add_build(s: "ModuleSummary", fn: str, kind: str) -> None:
+    have = s.builds.get(fn, ())
+    if kind not in have:
+        s.builds[fn] = have + (kind,)
+
+
+def _build_kind(call: nodes.Call, q: str) -> Optional[str]:
+    """BUILD_CUDA / BUILD_CPP / BUILD_NPU when the call *q* builds or loads compiled code, None otherwise."""
+    if q in _CUDA_BUILD_CALLS:
+        return BUILD_CUDA
+    if q in _CPP_BUILD_CALLS:
+        return BUILD_CPP
+    if q in _JIT_BUILD_CALLS:
+        for kw in call.keywords or ():
+            if kw.arg in _CUDA_JIT_KEYWORDS or (kw.arg == "with_cuda" and isinstance(kw.value, nodes.Const)
+                                                 and kw.value.value is True):
+                return BUILD_CUDA
+        srcs = next((kw.value for kw in call.keywords or () if kw.arg == "sources"), None)
+        if srcs is None and len(call.args) > 1:
+            srcs = call.args[1]
+        if srcs is not None and any(isinstance(n, nodes.Const) and isinstance(n.value, str)
+                                    and n.value.strip().lower().endswith((".cu", ".cuh")) for n in walk(srcs)):
+            return BUILD_CUDA
+        return BUILD_CPP
+    if q.startswith("torch_npu."):
+        return BUILD_NPU
+    return None
+
+
+def _host_copy(expr) -> bool:
+    """*expr* is a tensor copied to the host: a chain of method calls with ``.cpu()`` or ``.to("cpu")`` /
+    ``.to(device="cpu")`` / ``.to(torch.device("cpu"))`` in it (``x.detach().cpu()``, ``x.cpu().contiguous()``)."""
+    for _ in range(8):
+        if not (isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Attribute)):
+            return False
+        name = expr.func.attrname
+        if name == "cpu" and not expr.args:
+            return True
+        if name == "to":
+            vals = list(expr.args[:1]) + [k.value for k in expr.keywords or () if k.arg == "device"]
+            for v in vals:
+                if isinstance(v, nodes.Call) and isinstance(v.func, (nodes.Attribute, nodes.Name)) and v.args \
+                        and (v.func.attrname if isinstance(v.func, nodes.Attribute) else v.func.name) == "device":
+                    v = v.args[0]
+                if isinstance(v, nodes.Const) and v.value == "cpu":
+                    return True
+        expr = expr.func.expr
+    return False
+
+
+def _cpu_device_test(test) -> bool:
+    """An ``if`` test that holds only for tensors on the host: ``x.device.type == "cpu"`` (either side), ``x.is_cpu``,
+    alone or as a term of an ``and``."""
+    if isinstance(test, nodes.BoolOp) and test.op == "and":
+        return any(_cpu_device_test(v) for v in test.values)
+    if isinstance(test, nodes.Attribute):
+        return test.attrname == "is_cpu"
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0][0] == "==":
+        sides = (test.left, test.ops[0][1])
+        return any(isinstance(a, nodes.Const) and a.value == "cpu" for a in sides) \
+            and any(isinstance(b, nodes.Attribute) and b.attrname == "type" and isinstance(b.expr, nodes.Attribute)
+                    and b.expr.attrname == "device" for b in sides)
+    return False
+
+
+def _host_call(call: nodes.Call, cpu_ifs) -> bool:
+    """The call runs on host tensors (ModuleSummary.host_calls): an argument is a host copy, or the call sits in the
+    body of an ``if`` whose test holds only for host tensors (*cpu_ifs*, the module's such tests)."""
+    args = list(call.args) + [k.value for k in call.keywords or ()]
+    if any(_host_copy(a.value if isinstance(a, nodes.Starred) else a) for a in args):
+        return True
+    if not cpu_ifs:
+        return False
+    cur, parent = call, call.parent
+    while parent is not None and not isinstance(parent, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.Lambda,
+                                                         nodes.ClassDef, nodes.Module)):
+        if isinstance(parent, nodes.If) and cur is not parent.test:
+            return parent in cpu_ifs and cur in parent.body
+        cur, parent = parent, parent.parent
+    return False
+
+
+def _record_list_read(s: "ModuleSummary", node: nodes.Attribute, here) -> None:
+    """A method reading a list attribute of its own class on ``self`` / ``cls`` (``self.__class__.REGISTRY``,
+    ``type(self).REGISTRY``): ClassSummary.reads."""
+    caller, cls, selfname, clsname = here
+    info = s.classes.get(cls)
+    if info is None or not info.lists or node.attrname not in info.lists or not caller.startswith(cls + "."):
+        return
+    expr = node.expr
+    if isinstance(expr, nodes.Attribute) and expr.attrname == "__class__":
+        expr = expr.expr
+    elif isinstance(expr, nodes.Call) and isinstance(expr.func, nodes.Name) and expr.func.name == "type" \
+            and len(expr.args) == 1:
+        expr = expr.args[0]
+    if not isinstance(expr, nodes.Name) or expr.name not in (selfname, clsname) or expr.name is None:
+        return
+    meth = caller[len(cls) + 1:].partition(".")[0]
+    have = info.reads.get(meth, ())
+    if node.attrname not in have:
+        info.reads[meth] = have + (node.attrname,)
+
+
 def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: Resolver,
                      is_package: bool = False, n_lines: int = 0, guards: bool = True) -> ModuleSummary:
     """Reduce one parsed module to what the call graph needs.
@@ -1106,8 +1251,14 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             base = r.absolute_import(imp.modname, imp.level)
             s.imports.add(base)
             s.imports.update(f"{base}.{m}" for m, _ in imp.names if m != "*")
+            npu = base == "torch_npu" or base.startswith("torch_npu.")
         else:
             s.imports.update(m for m, _ in imp.names)
+            npu = any(m == "torch_npu" or m.startswith("torch_npu.") for m, _ in imp.names)
+        if npu:   # a function that imports torch_npu uses an NPU kernel (a builder's NPU implementation)
+            scope = imp.scope()
+            if isinstance(scope, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+                _add_build(s, scope.qname(), BUILD_NPU)
 
     mentions_npu = _mentions_npu(tree)
     if mentions_npu:
@@ -1130,6 +1281,8 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     # body, then its bases (last first). Childless nodes are skipped.
     leaves = LEAVES
     kinds = _WALK_KINDS
+    cpu_ifs: Set[nodes.If] = set()   # `if x.device.type == "cpu":` tests met so far (visited before their bodies)
+    list_attrs: Set[str] = set()     # the list attributes of the module's classes (ClassSummary.lists) met so far
     top = (s.module_fn, None, None, None)
     stack = [(tree.get_children(), top)]
     push, pop = stack.append, stack.pop
@@ -1228,6 +1381,12 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                     held = _held_callable(c.value, r)
                     if held:
                         cs.attrs[c.target.name] = held
+                if isinstance(c, (nodes.Assign, nodes.AnnAssign)):
+                    names = _listed_names(c.value, r)
+                    tgts = c.targets if isinstance(c, nodes.Assign) else [c.target]
+                    if names is not None and len(tgts) == 1 and isinstance(tgts[0], nodes.AssignName):
+                        cs.lists[tgts[0].name] = names
+                        list_attrs.add(tgts[0].name)
             s.classes[q] = cs
             if node.bases:
                 push((reversed(node.bases), here))
@@ -1264,6 +1423,22 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             dyn = _dynamic_dispatch(node, r)
             if dyn:
                 s.dynamic.append((caller, node.lineno or 1, dyn))
+            host = None
+            for i in range(before, len(s.calls)):
+                c = s.calls[i]
+                if c[2] == K_NAME:
+                    bk = _build_kind(node, c[3])
+                    if bk:
+                        _add_build(s, caller, bk)
+                if c[2] in (K_NAME, K_EXT) and (node.args or node.keywords):
+                    if host is None:
+                        host = _host_call(node, cpu_ifs)
+                    if host:
+                        s.host_calls.add(i)
+        if t is nodes.If and _cpu_device_test(node.test):
+            cpu_ifs.add(node)
+        if t is nodes.Attribute and list_attrs and node.attrname in list_attrs and here[1] is not None:
+            _record_list_read(s, node, here)
         if kind == 4 and isinstance(node.value, (nodes.Name, nodes.Attribute)):
             _patch_ref(s, r, node, here)
         if t is nodes.ExceptHandler and here is not top and _hands_none(node):
@@ -2231,6 +2406,19 @@ class Linker:
         self.custom_ops = {op: fq for op, fq in self.custom_ops.items()
                            if not op.endswith(KERNELS_MARK) and op not in kernels and fq not in kernels}
         self._closure_exts: Optional[Dict[str, Tuple[List[Tuple[str, str]], bool]]] = None
+        # what each function builds or loads of compiled code, a nested function's kinds its enclosing function's too
+        # (a builder's ``load()`` that defines and hands back a function calling torch_npu)
+        self.builds: Dict[str, Set[str]] = {}
+        for s in self.modules.values():
+            for fq, kinds in (getattr(s, "builds", None) or {}).items():
+                q = fq
+                while q:
+                    self.builds.setdefault(q, set()).update(kinds)
+                    q = q.rpartition(".")[0]
+                    if q not in self.functions or q.endswith(PSEUDO_FNS):
+                        break
+        self._builder_kinds: Dict[str, Tuple[str, ...]] = {}
+        self._kernel_loaders: Dict[Tuple[str, str], Optional[Tuple[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]]] = {}
 
     def closure_of(self, factory: str) -> Optional[str]:
         """The inner function a factory (as written at a module-level call) hands back, or None."""
@@ -2493,6 +2681,58 @@ class Linker:
             if attr in (getattr(info, "values", None) or {}):
                 return f"{c}.{attr}"
         return None
+
+    # ---- kernel builders and loaders
+    def builder_kinds(self, cls: str) -> Tuple[str, ...]:
+        """What a class builds or loads of compiled code, over the methods an instance of it runs (each name
+        resolved along its MRO, so a subclass's override replaces the base's): a subclass of a C++ builder that
+        overrides its build with a CUDA one (``GpuBuilder(HostBuilder)``) builds CUDA. () for a class that
+        builds nothing (a pure-torch implementation, a third-party kernel)."""
+        got = self._builder_kinds.get(cls)
+        if got is None:
+            kinds: Set[str] = set()
+            if self.builds:
+                seen: Set[str] = set()
+                for c in self.mro(cls):
+                    info = self.classes.get(c)
+                    for m in (info.methods if info is not None else ()):
+                        if m in seen:
+                            continue
+                        seen.add(m)
+                        owner = self.lookup_method(cls, m)
+                        if owner:
+                            kinds |= self.builds.get(owner, set())
+            got = self._builder_kinds[cls] = tuple(k for k in (BUILD_NPU, BUILD_CUDA, BUILD_CPP) if k in kinds)
+        return got
+
+    def kernel_loader(self, cls: str, meth: str) -> Optional[Tuple[str, Tuple[Tuple[str, Tuple[str, ...]], ...]]]:
+        """``Loader().load()``: when the method *meth* that an instance of *cls* runs reads a class attribute listing
+        classes (``REGISTRY = [FusedCudaExtension]``, the subclass's own list) and some of them build or load
+        compiled code (:meth:`builder_kinds`), the call loads a kernel from one of those builders, chosen where it
+        runs (by device or host): (the attribute, ((builder class, its kinds), ...)). None otherwise."""
+        key = (cls, meth)
+        if key in self._kernel_loaders:
+            return self._kernel_loaders[key]
+        self._kernel_loaders[key] = None
+        found = self.lookup_method(cls, meth)
+        if not found or not self.builds:
+            return None
+        owner = found.rpartition(".")[0]
+        info = self.classes.get(owner)
+        out = None
+        for attr in (getattr(info, "reads", None) or {}).get(meth, ()):
+            listed = next((self.classes[c].lists[attr] for c in self.mro(cls)
+                           if c in self.classes and attr in (getattr(self.classes[c], "lists", None) or {})), ())
+            entries = []
+            for name in listed:
+                k, q = self.canonical(name)
+                if k == "class":
+                    entries.append((q, self.builder_kinds(q)))
+            if any(kinds for _q, kinds in entries):
+                out = (attr, tuple(entries))
+                break
+        self._kernel_loaders[key] = out
+        return out
 
     def is_autograd_function(self, cls: str) -> bool:
         return any(b in AUTOGRAD_FUNCTION_BASES for b in self.mro(cls))
@@ -2803,6 +3043,12 @@ class CallGraph:
     # calls into an instance attribute (K_HELD): (caller, line, condition or None, attribute, one list per value
     # the class assigns to it of the functions that compute that value)
     held_uses: List[Tuple[str, int, Optional[str], str, List[List[str]]]] = field(default_factory=list)
+    # calls of a kernel loader (Linker.kernel_loader): (caller, line, condition or None, the loader's method as
+    # ``Loader.load``, its builders with what each builds)
+    kernel_loads: List[Tuple[str, int, Optional[str], str, Tuple[Tuple[str, Tuple[str, ...]], ...]]] = \
+        field(default_factory=list)
+    # (caller, line, ext qualname) of compiled-op calls on host tensors (ModuleSummary.host_calls)
+    host_ext_calls: Set[Tuple[str, int, str]] = field(default_factory=set)
 
     def guarded_edges(self) -> List[Tuple[str, str, str]]:
         """(caller, callee, condition) of edges taken only under a guard with a fallback."""
@@ -2844,6 +3090,8 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
     unknowns: List[Unknown] = []
     ext_calls: List[Tuple[str, int, str, Optional[str]]] = []
     held_uses: List[Tuple[str, int, Optional[str], str, List[List[str]]]] = []
+    kernel_loads: List[Tuple[str, int, Optional[str], str, Tuple[Tuple[str, Tuple[str, ...]], ...]]] = []
+    host_ext_calls: Set[Tuple[str, int, str]] = set()
     resolved = unresolved = 0
     dynamic: List[Tuple[str, int, str]] = []
     for s in summaries:
@@ -2927,11 +3175,19 @@ def build_graph(summaries: Sequence[ModuleSummary], failed_modules: Iterable[str
                 resolved += 1
             if ext:
                 ext_calls.append((caller, line, ext, cond))
+                if i in (getattr(s, "host_calls", None) or ()):
+                    host_ext_calls.add((caller, line, ext))
+            if callees and kind in (K_METHOD, K_RESULT) and linker.builds:
+                for lc in (linker.result_classes(a) if kind == K_RESULT else [linker.canonical(a)[1]]):
+                    got = linker.kernel_loader(lc, b)
+                    if got is not None:
+                        kernel_loads.append((caller, line, cond, f"{lc}.{b}", got[1]))
             if kind == K_HELD and cond != UNREACHABLE:
                 values = _held_functions(linker, s.held.get(f"{a}{HELD_SEP}{b}") or (), g)
                 if values:
                     held_uses.append((caller, line, cond, b, values))
-    return CallGraph(g, linker, unknowns, ext_calls, resolved, unresolved, dynamic, held_uses)
+    return CallGraph(g, linker, unknowns, ext_calls, resolved, unresolved, dynamic, held_uses, kernel_loads,
+                     host_ext_calls)
 
 
 def _held_functions(linker: "Linker", entries, g) -> List[List[str]]:

@@ -360,7 +360,7 @@ def _cached_report(mode: str, inputs: List[Path], paths: Sequence[str], cfg, opt
 
     # an entry is used only when it fits the report schema field by field (and the renderers' open fields)
     cache = Cache(settings.cache_dir, check=lambda e: report_problem(e) is None, plain=True)
-    state = tree_state(inputs, admit=_report_admit(opts.get("output"), policy))
+    state = tree_state(inputs, admit=_report_admit(opts.get("output"), policy), package_links=mode == "thirdparty")
     key = report_key(state, mode, [os.path.realpath(p) for p in inputs], list(paths), repr(sorted(cfg.values.items())),
                      str(cfg.base), bool(opts.get("show_suppressed")), [(f, file_digest(f)) for f in extra_files],
                      memo=cache)

@@ -384,12 +384,31 @@ def _inside(path: str, root: str) -> bool:
     return path == root or os.path.commonpath([path, root]) == root
 
 
+# the files a Python package is built from (a source checkout holds one next to the package folder)
+BUILD_FILES = ("setup.py", "pyproject.toml", "setup.cfg")
+
+
+def package_checkout(root: str) -> Optional[str]:
+    """The source checkout the package folder *root* (real path, holding ``__init__.py``) is built from: its parent
+    folder, when that holds a build file (:data:`BUILD_FILES`); None otherwise (``site-packages/<pkg>``). Building
+    the package there (a wheel, ``pip install .``) copies what the package's symlinks point to into the package
+    (``pkg/kernel/extensions -> ../../extensions``), so a library analysed from its checkout
+    follows those links (``thirdparty``: :func:`discover` with *package_links*)."""
+    if not os.path.isfile(os.path.join(root, "__init__.py")):
+        return None
+    parent = os.path.dirname(root)
+    if not parent or parent == root:
+        return None
+    return parent if any(os.path.isfile(os.path.join(parent, b)) for b in BUILD_FILES) else None
+
+
 def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError],
-               names: Tuple[str, ...] = ()) -> List[Tuple[str, str, bool]]:
+               names: Tuple[str, ...] = (), links_within: Optional[str] = None) -> List[Tuple[str, str, bool]]:
     """(relpath, real path, reached through a symlink) of the files under the real folder *root*.
 
     Iterative, in os.walk's top-down order with sorted names. Symlinks (to files
-    or folders) are followed only when their target stays inside *root*; a folder
+    or folders) are followed only when their target stays inside *root* (or inside
+    *links_within*, a real folder holding *root*: the package's source checkout); a folder
     is entered once (by device and inode), so symlink cycles end; real paths are
     preferred over symlinked ones when both reach the same file. Only regular
     files are returned; everything refused becomes an ``io`` error entry.
@@ -460,7 +479,7 @@ def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError]
                         err(rel, f"broken symlink: {exc.strerror or exc}")
                     continue
                 real = os.path.realpath(full)
-                if not _inside(real, root):
+                if not _inside(real, root) and not (links_within and _inside(real, links_within)):
                     if stat.S_ISDIR(est.st_mode) or wanted(name):
                         err(rel, f"symlink leaves the tree (points to {real}); not followed")
                     continue
@@ -500,7 +519,7 @@ def _walk_tree(root: str, suffixes: Tuple[str, ...], errors: List[AnalysisError]
 def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
              errors: Optional[List[AnalysisError]] = None,
              admit: Optional[Callable[[Path, str], bool]] = None,
-             names: Tuple[str, ...] = ()) -> List[Tuple[Path, Path, str, str]]:
+             names: Tuple[str, ...] = (), package_links: bool = False) -> List[Tuple[Path, Path, str, str]]:
     """(path, root, relpath, modname) for each file of each input, in a deterministic order.
 
     *path* is the file's absolute path inside the analysed tree (a symlink's own
@@ -509,7 +528,9 @@ def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
     (symlinks leaving the tree, symlink loops, FIFOs and devices, unreadable
     folders) are appended to *errors* as ``io`` entries. *admit(path, relpath)*, when
     given, is asked about every file; a file it rejects (an ``exclude`` glob of the
-    configuration) is left out. *names*: file-name globs taken besides the *suffixes*.
+    configuration) is left out. *names*: file-name globs taken besides the *suffixes*. *package_links*: a package
+    folder given from its source checkout (:func:`package_checkout`) also follows the symlinks that point into
+    that checkout, as building the package would (``thirdparty``).
     """
     inputs = [Path(p) for p in inputs]
     errors = errors if errors is not None else []
@@ -526,7 +547,8 @@ def discover(inputs: Iterable[Path], suffixes: Tuple[str, ...] = (".py",),
         if stat.S_ISDIR(st.st_mode):
             root = Path(os.path.realpath(inp))
             sub: List[AnalysisError] = []
-            found = _walk_tree(str(root), suffixes, sub, names)
+            found = _walk_tree(str(root), suffixes, sub, names,
+                               links_within=package_checkout(str(root)) if package_links else None)
             package = os.path.isfile(os.path.join(root, "__init__.py"))
             for e in sub:
                 if len(inputs) > 1:

@@ -933,7 +933,7 @@ def run(inputs: Sequence[Path], kb, *, mode: str = "script", passes: Optional[Se
     suffixes = (".py", NOTEBOOK_SUFFIX) + tuple(dict.fromkeys(other_suffixes(passes) + tuple(extra_suffixes)))
     names = tuple(dict.fromkeys(g for p in passes for g in getattr(p, "file_names", ())))
     found_errors: List[AnalysisError] = []   # symlinks leaving the tree, loops, FIFOs, unreadable folders
-    files = discover(inputs, suffixes, found_errors, admit=admit, names=names)
+    files = discover(inputs, suffixes, found_errors, admit=admit, names=names, package_links=mode == "thirdparty")
     py = [f for f in files if f[0].suffix in (".py", NOTEBOOK_SUFFIX)]   # notebooks: their code cells
     others = [(abspath, rel) for abspath, _root, rel, _m in files if abspath.suffix not in (".py", NOTEBOOK_SUFFIX)]
 

@@ -24,7 +24,11 @@ modules, values and build-declared extensions are known to them), then
    option) is ``conditional`` with the condition; a call into a compiled op is
    judged by the C++ scan: the library's own NPU implementation makes it
    supported, CPU-only code ``needs-migration`` (nothing when the call has a
-   working fallback: the function runs either way), CUDA kernels ``unsupported``;
+   working fallback: the function runs either way, or runs on host tensors:
+   ``x.cpu()`` arguments, an ``x.device.type == "cpu"`` branch), CUDA kernels
+   ``unsupported``; a call of a kernel loader (``Loader().load()`` over a class
+   attribute listing builder classes) by what its builders build
+   (:func:`kernel_load_status`);
 5. **propagation** to every transitive caller (:func:`analyse.callgraph.propagate`);
    an unsupported callee reached only through a guarded call makes the caller
    ``conditional``.
@@ -46,7 +50,7 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from analyse.callgraph import (FALLBACK_CONDITION, MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, RESULT_CALLED, RESULT_TESTED, STUB_CONDITION,
+from analyse.callgraph import (BUILD_CPP, BUILD_CUDA, BUILD_NPU, FALLBACK_CONDITION, MODULE_FN, OFF_BY_DEFAULT, PSEUDO_FNS, RESULT_CALLED, RESULT_TESTED, STUB_CONDITION,
                                UNREACHABLE, FunctionLocator,
                                ModuleSummary, build_graph, classify, npu_takes_fallback, other_device_only, propagate,
                                STUB_OF, self_dispatch_context, summarise_module, transfer_only_condition)
@@ -367,7 +371,28 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
             cond = cond[len(OFF_BY_DEFAULT):]
         if st == "needs-migration" and cond:
             continue   # a host-only (C++) op behind a guard with a working fallback: the function runs either way
+        if st == "needs-migration" and (caller, _line, ext) in cg.host_ext_calls:
+            continue   # a host-only (C++) op given host copies (`x.cpu()`) or in a CPU-tensor branch: it runs on the host
         if st == "unsupported" and cond:
+            add_root(caller, "conditional", f"{reason}{COND_SEP}{cond}")
+        else:
+            add_root(caller, st, reason)
+    for caller, _line, cond, loader, builders in cg.kernel_loads:
+        if cond == UNREACHABLE:
+            continue
+        got = kernel_load_status(loader, builders)
+        if got is None:
+            continue
+        st, reason = got
+        if cond and cond.startswith(OFF_BY_DEFAULT):
+            if st != "unsupported":
+                continue
+            cond = cond[len(OFF_BY_DEFAULT):]
+        if st == "needs-migration" and cond:
+            continue   # a C++ kernel for the host behind a guard with a working fallback: the function runs either way
+        if st == "conditional":
+            add_root(caller, st, reason if not cond else f"{reason.partition(COND_SEP)[0]}{COND_SEP}{cond}")
+        elif st == "unsupported" and cond:
             add_root(caller, "conditional", f"{reason}{COND_SEP}{cond}")
         else:
             add_root(caller, st, reason)
@@ -502,9 +527,13 @@ def _class_reference(f: Finding) -> Optional[str]:
 
 
 def _inside_tree(inputs: Sequence[Path], files, errors: List[AnalysisError]):
-    """The files whose real path stays inside an analysed folder; the others (symlinks
-    leaving the tree) become ``io`` errors and are not read."""
+    """The files whose real path stays inside an analysed folder (or the source checkout of an analysed package,
+    :func:`analyse.files.package_checkout`: its links are followed, as building the package does); the others
+    (symlinks leaving the tree) become ``io`` errors and are not read."""
+    from analyse.files import package_checkout
+
     roots = [os.path.realpath(p) for p in inputs if os.path.isdir(p)]
+    roots += [c for c in (package_checkout(r) for r in list(roots)) if c]
     keep, escaped = [], set()
     for abspath, rel in files:
         real = os.path.realpath(abspath)
@@ -916,6 +945,31 @@ def _every_arm_unsupported(g, guarded, first) -> Dict[str, List[str]]:
         for arm in sorted(by_arm):
             lst.extend(h for h in by_arm[arm] if h not in lst)
     return out
+
+
+def kernel_load_status(loader: str, builders) -> Optional[Tuple[str, str]]:
+    """(status, reason) of a call of a kernel loader (``AdamLoader().load()``, :meth:`Linker.kernel_loader`)
+    from what its builders build, the loader taking the one that is usable where it runs: a builder with an NPU
+    implementation (torch_npu) serves an NPU host (None: nothing to report); builders that all build CUDA extensions
+    leave it none (unsupported); CUDA builders beside C++ ones for the host make it the host's choice
+    (conditional: reason + COND_SEP + condition); C++ builders alone build for the host (needs-migration)."""
+    if any(BUILD_NPU in kinds for _c, kinds in builders):
+        return None
+    short = lambda cs: ", ".join(c.rpartition(".")[2] for c in cs)   # noqa: E731
+    cuda = [c for c, kinds in builders if BUILD_CUDA in kinds]
+    cpp = [c for c, kinds in builders if kinds and BUILD_CUDA not in kinds and BUILD_CPP in kinds]
+    if cuda and not cpp:
+        return "unsupported", (f"{loader} (a kernel loader whose builders build CUDA extensions only: {short(cuda)}; "
+                               "none builds an NPU kernel)")
+    if cuda:
+        return "conditional", (f"{loader} (a kernel loader choosing its builder where it runs: {short(cuda)} build "
+                               f"CUDA extensions, {short(cpp)} a C++ one for the host){COND_SEP}only where the "
+                               f"loader takes {short(cuda)} (its CUDA builder; the host decides which builder is "
+                               "usable)")
+    if cpp:
+        return "needs-migration", (f"{loader} (a kernel loader whose builders build C++ extensions for the host: "
+                                   f"{short(cpp)}; build them on the Ascend host)")
+    return None
 
 
 def _judge_ext_findings(findings: List[Finding], cpp) -> List[Finding]:

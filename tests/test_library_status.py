@@ -108,17 +108,17 @@ LIB = {
         import torch
         from torch import nn
 
-        POOLS = {nn.MaxPool3d: 'max3d', nn.AvgPool2d: 'avg'}
+        POOLS = {nn.AvgPool3d: 'avg3d', nn.AvgPool2d: 'avg'}
 
 
         class RoIPool(nn.Module):
             def forward(self, x):
-                if isinstance(x, nn.MaxPool3d):
+                if isinstance(x, nn.AvgPool3d):
                     return None
                 return torch.max(x)
 
 
-        class Pool3d(nn.MaxPool3d):
+        class Pool3d(nn.AvgPool3d):
             pass
 
 

@@ -1374,12 +1374,26 @@ def apply_curation(api_tables: dict, aten: dict, transfer: dict, curation: dict)
                 parent = name.rsplit(".", 1)[0]
                 if o.get("requires_parent") and (apis.get(parent) or {}).get("status") not in ("supported", "limited"):
                     continue
-                entry = dict(row or {})
-                entry.pop("hardware", None)  # the per-product answer of the official No row
-                entry["status"] = o["status"]
-                if o["status"] == "limited":
-                    entry["limitations"] = " ".join(o["limitations"].split())
-                    entry["english"] = "original"
+                same = o.get("same_as")
+                if same is not None:
+                    # the status, limitations (text, checks, products) of the row the API's code is: in this release
+                    ref = apis.get(same)
+                    if ref is None or ref.get("curation") or ref["status"] not in ("supported", "limited"):
+                        continue
+                    entry = {k: v for k, v in ref.items() if k != "file"}
+                    if entry.get("checks"):
+                        # the other side's parameters come in another order (a module's constructor has no input,
+                        # F.max_pool3d's ceil_mode precedes return_indices): its checks match by keyword only
+                        entry["checks"] = [{k: v for k, v in c.items() if k != "position"} for c in entry["checks"]]
+                    if row and row.get("file"):
+                        entry["file"] = row["file"]
+                else:
+                    entry = dict(row or {})
+                    entry.pop("hardware", None)  # the per-product answer of the official No row
+                    entry["status"] = o["status"]
+                    if o["status"] == "limited":
+                        entry["limitations"] = " ".join(o["limitations"].split())
+                        entry["english"] = "original"
                 entry["curation"] = {
                     "id": o["id"],
                     "official": o["official"],

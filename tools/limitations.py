@@ -375,6 +375,8 @@ def parse_line(zh_line: str) -> dict | None:
       {"kind": "ndim", "param"?, "max"?, "min"?, "forbidden"?}  number of dimensions of an input
       {"kind": "attribute", "allowed": [...]}            only these attributes of the returned object are filled
                                                          (the others are empty on an NPU: ``get_device_properties``)
+      {"kind": "result"}                                  only creating the returned object is supported: no other
+                                                         operation on it (``torch.nested.nested_tensor``)
     Product-specific lines (Atlas ..., Ascend 950DT) stay text.
     """
     n = norm(zh_line)
@@ -383,6 +385,8 @@ def parse_line(zh_line: str) -> dict | None:
     m = re.fullmatch(rf"(?:仅|只)支持\s*(?P<a>{_PARAMS})\s*属性[，,]\s*原(?:cuda|CUDA)上支持的其余属性均返回空(?:字段|值)?", n)
     if m:
         return {"kind": "attribute", "allowed": re.split(r"\s*(?:[，,、]|和)\s*", m.group("a"))}
+    if re.fullmatch(r"(?:目前|当前)?\S{1,12}(?:只|仅)支持创建[，,]\s*不支持其他(?:操作|计算)", n):
+        return {"kind": "result"}
     m = re.fullmatch(rf"(?:Only )?supports?\s+(?P<d>{_DTLIST})", n.replace("，", ", "), flags=re.I)
     if m:
         return {"kind": "dtype", "allowed": _dtypes(m.group("d"))}
@@ -478,6 +482,8 @@ def render_check(c: dict) -> str:
         return (f"Only the {', '.join(c['allowed'][:-1])} and {c['allowed'][-1]} attributes are filled; the other CUDA "
                 "attributes are empty") if len(c["allowed"]) > 1 else \
             f"Only the {c['allowed'][0]} attribute is filled; the other CUDA attributes are empty"
+    if k == "result":
+        return "Only creating the result is supported; no other operation on it"
     if k == "ndim":
         who = c.get("param", "input")
         if "forbidden" in c:

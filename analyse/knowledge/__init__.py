@@ -60,7 +60,7 @@ DEFAULT_TORCH_VERSION = "2.13.0"
 STATUSES = ("supported", "limited", "unsupported")
 UNVERIFIED = "unverified"
 SEVERITIES = ("blocker", "manual", "info")
-CHECK_KINDS = ("dtype", "arg", "value", "ndim", "attribute")
+CHECK_KINDS = ("dtype", "arg", "value", "ndim", "attribute", "result")
 
 INDEX_FILE = "knowledge_index.json"
 PROVENANCE_KEYS = ("source", "date")

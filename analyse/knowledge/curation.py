@@ -32,11 +32,11 @@ __all__ = ["CURATION_FILE", "EVIDENCE_KINDS", "load_curation", "validate_curatio
            "official_view", "Contradiction"]
 
 CURATION_FILE = "curation.yaml"
-EVIDENCE_KINDS = ("class-row", "sibling-row", "later-release", "earlier-release", "pytorch-source", "op-plugin",
-                  "transfer_to_npu")
+EVIDENCE_KINDS = ("class-row", "sibling-row", "functional-row", "later-release", "earlier-release", "pytorch-source",
+                  "op-plugin", "transfer_to_npu")
 RESULT_STATUSES = ("supported", "limited", "unsupported")
 OFFICIAL = ("unsupported", "absent")
-CONTRADICTION_KINDS = ("class", "sibling", "later-release")
+CONTRADICTION_KINDS = ("class", "sibling", "functional", "later-release")
 
 
 class CurationError(Exception):
@@ -69,7 +69,14 @@ def validate_curation(doc) -> dict:
         w = f"overrides[{o['id']}]"
         _req(_str_list(o.get("apis")), w, "apis must be a non-empty list of names (a trailing * matches a prefix)")
         _req(o.get("official") in OFFICIAL, w, f"official must be one of {OFFICIAL} (the official row it overrides)")
-        _req(o.get("status") in RESULT_STATUSES, w, f"status must be one of {RESULT_STATUSES}")
+        same = o.get("same_as")
+        _req(same is None or (isinstance(same, str) and same.startswith("torch.") and "*" not in same), w,
+             "same_as must name one API row (the row whose status and limitations the APIs take in each release)")
+        if same is None:
+            _req(o.get("status") in RESULT_STATUSES, w, f"status must be one of {RESULT_STATUSES}")
+        else:
+            _req(o.get("status") is None and o.get("limitations") is None, w,
+                 "same_as takes the status and limitations of its row: give neither")
         _req(isinstance(o.get("contradicted_by"), str) and o["contradicted_by"].strip(), w, "contradicted_by must say what")
         ev = o.get("evidence")
         _req(isinstance(ev, list) and ev, w, "evidence must be a non-empty list")
@@ -77,7 +84,7 @@ def validate_curation(doc) -> dict:
             _req(isinstance(e, dict) and e.get("kind") in EVIDENCE_KINDS, w, f"evidence kind must be one of {EVIDENCE_KINDS}")
             _req(isinstance(e.get("source"), str) and e["source"].strip(), w, "each evidence names its source")
             _req(isinstance(e.get("fact"), str) and e["fact"].strip(), w, "each evidence states its fact")
-        _req(o["status"] != "limited" or (isinstance(o.get("limitations"), str) and o["limitations"].strip()), w,
+        _req(o.get("status") != "limited" or (isinstance(o.get("limitations"), str) and o["limitations"].strip()), w,
              "status limited needs a limitations text")
         _req(o.get("requires_parent") in (None, True, False), w, "requires_parent must be a bool")
         for k in ("requires_aten", "requires_transfer", "torch_versions"):
@@ -150,6 +157,26 @@ def official_view(apis: Mapping[str, dict]) -> dict:
 
 
 _LAST_WORD = re.compile(r"[A-Z][a-z0-9]+$")
+_NN = "torch.nn."
+_FUNCTIONAL = "torch.nn.functional."
+_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def functional_pairs(table: Mapping[str, object]) -> dict:
+    """{name: the other side} for the module class / functional pairs of one table, both ways:
+    ``torch.nn.MaxPool3d`` <-> ``torch.nn.functional.max_pool3d`` (``RReLU`` <-> ``rrelu``). A module's ``forward``
+    is its functional form called with the arguments its constructor stored."""
+    out = {}
+    for k in table:
+        if not (k.startswith(_NN) and k.count(".") == 2 and k[len(_NN):][:1].isupper()):
+            continue
+        cls = k[len(_NN):]
+        for short in dict.fromkeys((_CAMEL.sub(r"_\1", cls).lower(), cls.lower())):
+            if _FUNCTIONAL + short in table:
+                out[k] = _FUNCTIONAL + short
+                out[_FUNCTIONAL + short] = k
+                break
+    return out
 
 
 def contradictions(tables: Mapping[str, Mapping[str, str]], versions: list[str]) -> list[Contradiction]:
@@ -158,12 +185,15 @@ def contradictions(tables: Mapping[str, Mapping[str, str]], versions: list[str])
     * class: ``C.m`` is No while the class row ``C`` is Yes (supported or limited);
     * sibling: ``mod.XParallel`` is No while every other ``mod.*Parallel`` row (same module, same last word of
       the class name) is Yes;
+    * functional: a module class row is No while its functional form is Yes (``torch.nn.MaxPool3d`` /
+      ``torch.nn.functional.max_pool3d``), or the other way round (:func:`functional_pairs`);
     * later-release: a row No for one torch version that a later version's table marks Yes.
     """
     out: list[Contradiction] = []
     for i, v in enumerate(versions):
         t = tables[v]
         by_parent: dict = {}
+        pairs = functional_pairs(t)
         for name in t:
             by_parent.setdefault(name.rsplit(".", 1)[0], []).append(name)
         for name, st in t.items():
@@ -177,6 +207,9 @@ def contradictions(tables: Mapping[str, Mapping[str, str]], versions: list[str])
                 sibs = [k for k in by_parent.get(parent, ()) if k != name and k.rsplit(".", 1)[-1].endswith(m.group(0))]
                 if sibs and all(t[k] in ("supported", "limited") for k in sibs):
                     out.append(Contradiction("sibling", v, name, ", ".join(sorted(sibs))))
+            other = pairs.get(name)
+            if other is not None and t[other] in ("supported", "limited"):
+                out.append(Contradiction("functional", v, name, other))
             later = next((w for w in versions[i + 1:] if tables[w].get(name) in ("supported", "limited")), None)
             if later is not None:
                 out.append(Contradiction("later-release", v, name, f"{name} at torch {later}"))

@@ -42,6 +42,9 @@ class LibEntry:
     imports_on_npu: bool = False   # importing the module succeeds on an Ascend host (only some calls fail)
     rework: Optional[str] = None   # "high": no drop-in NPU replacement; the code around each use is restructured
     npu_support: Optional[str] = None   # "native": the library's own NPU support runs it unchanged (NPU_SUPPORT)
+    # decorators (qualified names) that make the function a GPU kernel of the library (``numba.cuda.jit``): a launch
+    # ``kernel[grid](...)`` of such a function is a use of the library where it is written
+    kernel_decorators: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -147,12 +150,15 @@ def parse_libs(doc) -> LibTable:
         _req(e.get("npu_support") in NPU_SUPPORT, w, f"npu_support must be one of {NPU_SUPPORT[1:]}")
         _req(e.get("npu_support") is None or e["severity"] in ("auto", "advice", "info"), w,
              "npu_support: native is for an auto, advice or info entry (nothing to rewrite by hand)")
+        kd = e.get("kernel_decorators")
+        _req(kd is None or (_str_list(kd) and all(any(d == m or d.startswith(m + ".") for m in e["modules"]) for d in kd)),
+             w, "kernel_decorators must be a list of names under the entry's modules")
         entry = LibEntry(id=e["id"], library=e["library"], modules=tuple(e["modules"]), severity=e["severity"],
                          reason=e["reason"].strip(), replacement=" ".join(e["replacement"].split()), source=e["source"],
                          evidence=e.get("evidence", "inferred"), excludes=tuple(e.get("excludes") or ()),
                          params=tuple(params.items()), attention=e.get("attention"),
                          imports_on_npu=e.get("imports_on_npu", False), rework=e.get("rework"),
-                         npu_support=e.get("npu_support"))
+                         npu_support=e.get("npu_support"), kernel_decorators=tuple(kd or ()))
         for m in entry.modules:
             _req(m not in by_prefix and m not in stars, w, f"module {m!r} listed twice")
             _req(all(p.isidentifier() for p in m.rstrip("*").split(".")), w, f"module {m!r} is not a dotted name")

@@ -12,6 +12,10 @@ once to a literal (resolved), a dtype name (``torch.float64``), or unknown. Resu
 An ``attribute`` check limits the object the call returns (``torch.cuda.get_device_properties``: only
 ``name``, ``total_memory`` ... are filled on an NPU): its hits are the attributes the code reads from the
 result, directly (``f(d).major``) or through the one name the result is assigned to in the same scope.
+A ``result`` check says only creating the returned object is supported (``torch.nested.nested_tensor``: no other
+operation on a nested tensor): its hit is the first operation the code runs on the result -- an attribute or
+method read, an argument of a call, an operand -- directly or through the name it is assigned to, up to the
+name's next binding in the same scope; a result only returned or stored is unknown (the caller operates on it).
 """
 
 from __future__ import annotations
@@ -144,6 +148,58 @@ def result_attributes(call: nodes.Call) -> List[Tuple[str, nodes.NodeNG]]:
             if isinstance(a.expr, nodes.Name) and a.expr.name == name and a.scope() is scope]
 
 
+def _operation(node) -> Optional[str]:
+    """The operation *node* (the result, or a name holding it) takes part in, as source text; None when it is only
+    returned, yielded, stored or bound to another name."""
+    parent = node.parent
+    if isinstance(parent, nodes.Attribute) and parent.expr is node:
+        return "." + parent.attrname
+    if isinstance(parent, nodes.Keyword):
+        parent = parent.parent
+    if isinstance(parent, nodes.Call) and node is not parent.func:
+        return _snippet(parent)
+    if isinstance(parent, (nodes.BinOp, nodes.Compare, nodes.UnaryOp)) or \
+            (isinstance(parent, nodes.Subscript) and parent.value is node):
+        return _snippet(parent)
+    return None
+
+
+def _snippet(node) -> str:
+    try:
+        s = " ".join(node.as_string().split())
+    except Exception:  # pragma: no cover - odd trees
+        return "..."
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+def result_operation(call: nodes.Call) -> Optional[str]:
+    """The first operation the code runs on what *call* returns (:func:`_operation`): directly
+    (``nested_tensor(xs).sum()``), or on the one name it is assigned to, between that assignment and the name's next
+    binding in the same scope (``t = nested_tensor(xs)`` then ``y = layer(t)``)."""
+    op = _operation(call)
+    if op is not None:
+        return op
+    parent = call.parent
+    if not (isinstance(parent, (nodes.Assign, nodes.AnnAssign)) and parent.value is call):
+        return None
+    targets = parent.targets if isinstance(parent, nodes.Assign) else [parent.target]
+    if len(targets) != 1 or not isinstance(targets[0], nodes.AssignName):
+        return None
+    name, scope, start = targets[0].name, call.scope(), parent.lineno or 0
+    later = [a.lineno for a in scope.nodes_of_class(nodes.AssignName)
+             if a.name == name and a.scope() is scope and (a.lineno or 0) > start]
+    stop = min(later) if later else None
+    loads = sorted((n for n in scope.nodes_of_class(nodes.Name)
+                    if n.name == name and n.scope() is scope and (n.lineno or 0) > start
+                    and (stop is None or (n.lineno or 0) <= stop)),
+                   key=lambda n: (n.lineno or 0, n.col_offset or 0))
+    for n in loads:
+        op = _operation(n)
+        if op is not None:
+            return op
+    return None
+
+
 def evaluate_checks(checks, call: Optional[nodes.Call], resolver, method: bool = False) -> Tuple[List[tuple], List]:
     """(hits, unknown) for one use. hits: [(check, shown value)]; unknown: [check]."""
     hits: List[tuple] = []
@@ -155,6 +211,13 @@ def evaluate_checks(checks, call: Optional[nodes.Call], resolver, method: bool =
             bad = [a for a in dict.fromkeys(read) if a not in c["allowed"]]
             if bad:
                 hits.append((c, ", ".join(bad)))
+            continue
+        if kind == "result":
+            op = result_operation(call) if call is not None else None
+            if op is not None:
+                hits.append((c, op))
+            else:
+                unknown.append(c)   # returned or stored: what the caller does with it is not seen here
             continue
         if kind == "ndim":
             if _ndim_material(c):

@@ -38,6 +38,7 @@ no finding.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+import os
 import re
 from fnmatch import fnmatchcase, translate
 from typing import Dict, Iterator, List, Optional, Tuple
@@ -47,6 +48,7 @@ from astroid import nodes
 from analyse.conditions.build import default_value, value_of as option_value
 from analyse.findings import SEVERITIES, Finding, Rule
 from analyse.passes import ModuleContext, Pass, nodes_of
+from analyse.passes._configs import built_objects, config_files, config_loads
 
 DATA_FILE = "implicit_gpu_libs.yaml"
 _UNKNOWN = object()     # a value the pass cannot read statically (an option)
@@ -441,6 +443,8 @@ def _spread_values(call: nodes.Call, keyword: str) -> List[Tuple[nodes.NodeNG, n
 class ImplicitGpuLibsPass(Pass):
     name = "implicit-gpu-libs"
     rules = RULES
+    # the configurations the module loads (analyse.passes._configs.config_loads): (line, kind, where, name, guard)
+    facts_shape = List[Tuple[int, str, str, str, Optional[dict]]]
 
     VALID = (
         "from transformers import AutoModelForCausalLM\n"
@@ -492,11 +496,15 @@ class ImplicitGpuLibsPass(Pass):
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
         table = switch_table(ctx.kb)
         text = ctx.source.text
-        if not any(w in text for w in _triggers(table)):
-            return      # no keyword or function of the table in the module: spare resolving its calls
         vias = {s.via for s in table} | {"trl"}     # trl's configs subclass TrainingArguments: its own plumbing
         if any(r.split(".")[0] in vias for r in ctx.project.root_names) or ctx.source.modname.split(".")[0] in vias:
             return   # the library's own source: its keyword plumbing is not a use
+        if ctx.project.mode != "thirdparty":
+            loads = config_loads(ctx.tree, text)
+            if loads:
+                ctx.facts[self.name] = loads   # read with the files in finish (their text is not this module's)
+        if not any(w in text for w in _triggers(table)):
+            return      # no keyword or function of the table in the module: spare resolving its calls
         r = ctx.resolver
         leaf_ok = _leaf_pattern(table).match
         for call in nodes_of(ctx.tree, nodes.Call):
@@ -615,6 +623,63 @@ class ImplicitGpuLibsPass(Pass):
             f = self._judge(ctx, sw, value, st, None, field_default=True)
             if f is not None:
                 yield f
+
+    def finish(self, project) -> Iterator[Finding]:
+        """The switches the configurations of the programs set (:mod:`analyse.passes._configs`): a mapping that
+        builds one of a switch's calls (``_target_: lightning.pytorch.trainer.Trainer``) with the switch's keyword
+        set to a value that switches the library on (``accelerator: gpu``) is a finding where the program names the
+        configuration (the ``@hydra.main`` decorator, the ``OmegaConf.load`` call), under the code's own guard there.
+        Read here, each run: the files' text is no module's."""
+        facts = project.facts.get(self.name) or ()
+        if not facts:
+            return
+        table = [sw for sw in switch_table(project.kb) if sw.keyword and sw.dict_key is None]
+        memo: dict = {}
+        done = set()
+        for rel, loads in facts:
+            sf = project.files.get(rel)
+            path = str(getattr(sf, "path", "") or "")
+            if not path:
+                continue
+            folder = os.path.dirname(path)
+            root = folder
+            for _ in range(rel.count("/")):
+                root = os.path.dirname(root)
+            for line, kind, where, name, guard in loads:
+                files, named = config_files(kind, where, name, folder, root)
+                config_dir = os.path.normpath(os.path.join(folder, where)) if kind == "hydra" else ""
+                for cfg in files:
+                    for shown, target, tline, kws in built_objects(cfg, root, config_dir, memo):
+                        for sw in table:
+                            if sw.keyword not in kws or not sw.applies_to(target):
+                                continue
+                            value, kline = kws[sw.keyword]
+                            if isinstance(value, str) and "${" in value:
+                                continue   # an interpolation: the value is another key's
+                            if not sw.switched_on(value):
+                                continue
+                            key = (rel, line, sw.id, shown, kline)
+                            if key in done:
+                                continue
+                            done.add(key)
+                            yield self._config_finding(project, sw, rel, line, guard, shown, kline, target, value,
+                                                       kind, named)
+
+    def _config_finding(self, project, sw: Switch, rel: str, line: int, guard, shown: str, kline: int, target: str,
+                        value, kind: str, named: bool) -> Finding:
+        how = ("one of the configs shipped where the program looks its config up (Hydra; the default config is not "
+               "in the project, so the command line names one)" if named else
+               "its Hydra default config or a file of its defaults list" if kind == "hydra" else
+               "the configuration it loads by name")
+        msg = (f"the config `{shown}:{kline}` ({how}) builds `{target}` with `{sw.keyword}: {value}`, so {sw.via} "
+               f"uses {sw.library} ({sw.feature}): {sw.reason}.")
+        src = project.files.get(rel)
+        snippet = src.line(line).rstrip() if src is not None and hasattr(src, "line") else ""
+        rule = self.rule(sw.code)
+        return Finding(code=rule.code, category=rule.category, severity=sw.severity, path=rel, line=line, column=0,
+                       api=f"{sw.keyword}={value!r}", message=msg,
+                       replacement=f"in {shown}: {sw.replacement}", confidence="high", evidence="knowledge",
+                       snippet=snippet, guard=guard)
 
     def _finding(self, ctx: ModuleContext, sw: Switch, node, api: str, message: str,
                  severity: Optional[str] = None) -> Finding:

@@ -824,6 +824,7 @@ class ThirdPartyPass(Pass):
                 yield f
         if ctx.project.mode == "thirdparty" and (guarded or self._imports_in_try(ctx)):
             yield from self._required_by_flag(ctx, table)
+        yield from self._kernel_launches(ctx, table)
         names = [item for item in r.outer_names() if not isinstance(item[1], nodes.AssignAttr)]
         for node in merged(names, selection(ctx.tree, nodes.Call)):
             if isinstance(node, (nodes.Name, nodes.Attribute)):
@@ -834,6 +835,40 @@ class ThirdPartyPass(Pass):
                 f = self._dynamic_import(ctx, table, node)
                 if f is not None:
                     yield f
+
+    def _kernel_launches(self, ctx, table: LibTable) -> Iterator[Finding]:
+        """``kernel[grid, block](args)`` where ``kernel`` is a function of this module decorated by a library's kernel
+        decorator (``@numba.cuda.jit``; ``kernel_decorators`` in data/third_party_libs.yaml): the launch runs the
+        GPU kernel, so the function that writes it uses the library as much as the kernel's body does."""
+        decos = {d: e for e in table.entries for d in e.kernel_decorators}
+        if not decos or not any(d.split(".", 1)[0] in ctx.source.text for d in decos):
+            return
+        r = ctx.resolver
+        kernels: Dict[int, Tuple[str, LibEntry, nodes.FunctionDef]] = {}
+        for fn in nodes_of(ctx.tree, nodes.FunctionDef):
+            for d in fn.decorators.nodes if fn.decorators else ():
+                q = r.qualname(d.func if isinstance(d, nodes.Call) else d)
+                if q in decos:
+                    kernels[id(fn)] = (q, decos[q], fn)
+                    break
+        if not kernels:
+            return
+        for call in nodes_of(ctx.tree, nodes.Call):
+            func = call.func
+            if not (isinstance(func, nodes.Subscript) and isinstance(func.value, nodes.Name)):
+                continue
+            try:
+                _scope, defs = lookup(func.value, func.value.name)
+            except Exception:
+                continue
+            hit = next((kernels[id(d)] for d in defs if id(d) in kernels), None)
+            if hit is None or self._own(ctx, hit[0]):
+                continue
+            deco, entry, fn = hit
+            msg = (f"`{func.value.name}[...](...)` launches `{fn.name}`, a {entry.library} kernel (`@{deco}` at "
+                   f"{ctx.path}:{fn.lineno}): {entry.reason}")
+            yield ctx.finding(R_USE, call, deco, msg, replacement=entry.replacement, severity=entry.severity,
+                              evidence="knowledge")
 
     @staticmethod
     def _imports_in_try(ctx) -> bool:

@@ -157,6 +157,10 @@ class UnsupportedApiPass(Pass):
                 if api not in noted:
                     noted.add(api)
                     yield self._contradicted(ctx, use, info)
+                if info.status == "limited" and info.checks and use.kind != "reference":
+                    # a curated row that takes another row's limits (a module and its functional form): its checks
+                    # hold at each call as they do for that row; what they cannot read stays in the note above
+                    yield from self._hits(ctx, use, info)
                 continue
             if info is None or info.status == "supported":
                 continue
@@ -226,18 +230,26 @@ class UnsupportedApiPass(Pass):
             yield ctx.finding(self.rule("NPU201"), call, api, msg, replacement=self.replacement(ctx, api),
                               confidence="medium", evidence="knowledge")
 
-    def _limited(self, ctx: ModuleContext, use, info, noted: set) -> Iterator[Finding]:
-        """Checks first: a hit is NPU203 (manual); unknown values and unparsed text give one NPU202 per API and file."""
-        call = use.node if isinstance(use.node, nodes.Call) else None
-        hits, unknown = evaluate_checks(info.checks, call, ctx.resolver, method=use.kind == "method")
+    def _hits(self, ctx: ModuleContext, use, info, hits=None) -> Iterator[Finding]:
+        """NPU203 (manual) for each limitation check the call breaks."""
+        if hits is None:
+            call = use.node if isinstance(use.node, nodes.Call) else None
+            hits, _unknown = evaluate_checks(info.checks, call, ctx.resolver, method=use.kind == "method")
         for check, shown in hits:
             param = check.get("param") or "dtype"
             passes = f"the code reads `{shown}` from its result" if check["kind"] == "attribute" else \
+                f"the code operates on its result (`{shown}`)" if check["kind"] == "result" else \
                 f"this call passes `{param}={shown}`"
             msg = (f"`{use.api}` on NPU: {check['text'].rstrip('.')} -- {passes}"
                    f" (Ascend support list for torch {ctx.kb.torch_version}).")
             yield ctx.finding(self.rule("NPU203"), use.node, use.api, msg, replacement=_hit_fix(check),
                               confidence=use.confidence, evidence="knowledge")
+
+    def _limited(self, ctx: ModuleContext, use, info, noted: set) -> Iterator[Finding]:
+        """Checks first: a hit is NPU203 (manual); unknown values and unparsed text give one NPU202 per API and file."""
+        call = use.node if isinstance(use.node, nodes.Call) else None
+        hits, unknown = evaluate_checks(info.checks, call, ctx.resolver, method=use.kind == "method")
+        yield from self._hits(ctx, use, info, hits)
         if hits or use.api in noted:
             return
         rest = info.remainder_text()
@@ -324,6 +336,9 @@ def _hit_fix(check) -> str:
         return f"do not pass `{p}={vals}`"
     if kind == "attribute":
         return f"read only {', '.join(check['allowed'])} from the result on an NPU"
+    if kind == "result":
+        return ("keep the data dense on the NPU (pad the sequences and pass a mask, or loop over them), or run this "
+                "step on the CPU")
     if kind == "dtype":
         allowed = check.get("allowed")
         return f"use a supported dtype ({', '.join(allowed)})" if allowed else \

@@ -1963,6 +1963,13 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
                 add((caller, line, K_NAME, f"{t}.{func.attrname}", ""))
             _arg_refs(s, r, call, caller, cls, selfname, clsname)
             return
+    if q is None and isinstance(func, nodes.Name) and s.star_imports and s.__dict__.get("_guards_on") \
+            and func.name not in _BUILTIN_NAMES and not _bound_anywhere(func):
+        # library mode: `from ..kernels import *` then `fast_linear_forward(...)` -- a name no scope binds comes from
+        # a star import; the linker finds the star source that defines it (no edge, and no unknown, when none does)
+        add((caller, line, K_NAME, f"{s.modname}.{func.name}", STAR_MARK))
+        _arg_refs(s, r, call, caller, cls, selfname, clsname)
+        return
     if q is not None:
         add((caller, line, K_NAME, q, ""))
     elif isinstance(func, nodes.Attribute):
@@ -2039,6 +2046,18 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
 
 
 _MAX_HELD_VALUES = 8
+# b of a K_NAME call whose name comes from one of the module's star imports (library mode): resolved when a star
+# source defines it, else dropped without an unknown (:meth:`Linker.resolve_call`)
+STAR_MARK = "*star"
+import builtins as _builtins_module   # noqa: E402  (the names a bare call may mean without any binding)
+_BUILTIN_NAMES = frozenset(dir(_builtins_module))
+
+
+def _bound_anywhere(name: nodes.Name) -> bool:
+    try:
+        return bool(own_bindings(name, name.name))
+    except Exception:
+        return True
 
 
 def _made_by_call(r: Resolver, expr) -> Optional[str]:
@@ -2689,6 +2708,14 @@ class Linker:
         if kind == K_REF and b:
             found = self.lookup_method(a, b)
             return ([found] if found else []), None, None
+        if kind == K_NAME and b == STAR_MARK:
+            k, q = self.canonical(a)
+            if k == "def":
+                return [q], None, None
+            if k == "class":
+                init = self.constructor(q)
+                return ([init] if init else []), None, None
+            return [], None, None
         if kind == K_NAME or kind == K_REF:
             k, q = self.canonical(a)
             if k == "def":

@@ -710,6 +710,17 @@ def attention_replacement(call: nodes.Call, kind: str, qual: str) -> Tuple[str, 
     return f"torch_npu.npu_fusion_attention({', '.join(args)})[0]", notes
 
 
+def _no_alternative(value, tree: nodes.Module) -> bool:
+    """*value* (bound to a module-level name) is no working stand-in for a library function: ``None``, or a
+    function of the module whose body only raises (``def _needs_library(*a, **k): raise RuntimeError(...)``)."""
+    if _is_none(value):
+        return True
+    if not isinstance(value, nodes.Name):
+        return False
+    fns = [d for d in tree.locals.get(value.name, ()) if isinstance(d, (nodes.FunctionDef, nodes.AsyncFunctionDef))]
+    return len(fns) == len(tree.locals.get(value.name, ())) == 1 and _only_raises(fns[0].body)
+
+
 # --------------------------------------------------------------------------- the pass
 
 
@@ -824,6 +835,8 @@ class ThirdPartyPass(Pass):
                 yield f
         if ctx.project.mode == "thirdparty" and (guarded or self._imports_in_try(ctx)):
             yield from self._required_by_flag(ctx, table)
+        if ctx.project.mode == "thirdparty":
+            yield from self._held_library_calls(ctx, table)
         names = [item for item in r.outer_names() if not isinstance(item[1], nodes.AssignAttr)]
         for node in merged(names, selection(ctx.tree, nodes.Call)):
             if isinstance(node, (nodes.Name, nodes.Attribute)):
@@ -834,6 +847,65 @@ class ThirdPartyPass(Pass):
                 f = self._dynamic_import(ctx, table, node)
                 if f is not None:
                     yield f
+
+    def _held_library_calls(self, ctx, table) -> Iterator[Finding]:
+        """Library mode: a call, inside a function, of a module-level name that the module binds more than once
+        (so the resolver names none of its values), one binding a GPU-only library's function
+        (``cfunc = bnb_functional.lib.cdequantize_blockwise_fp32``) and every other one no working alternative: a
+        function of this module that only raises (``cfunc = _needs_library``), ``None``, or another GPU-only
+        function. Whichever binding the module made, the call needs the library: it is a use of it, where the
+        function makes it (its own tests -- ``if quant_state is None: return W`` -- decide when it runs)."""
+        held = self._held_libraries(ctx, table)
+        if not held:
+            return
+        for call in nodes_of(ctx.tree, nodes.Call):
+            func = call.func
+            if not isinstance(func, nodes.Name) or func.name not in held:
+                continue
+            scope = call.scope()
+            if not isinstance(scope, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.Lambda)):
+                continue   # the module's own level: the binding's branch is the import's, reported there
+            try:
+                bound_scope, _defs = lookup(func, func.name)
+            except Exception:
+                continue
+            if bound_scope is not ctx.tree:
+                continue   # a local of the same name
+            q, info, line = held[func.name]
+            msg = (f"`{func.name}` holds `{q}` ({info['library']}, bound at {ctx.path}:{line}); the module's other "
+                   f"binding of it is no working alternative (it raises or is None), so this call needs the library. "
+                   f"{info['reason']}")
+            yield ctx.finding(R_USE, call, q, msg, replacement=info["replacement"], severity=info["severity"],
+                              confidence="medium", evidence="knowledge")
+
+    def _held_libraries(self, ctx, table) -> Dict[str, Tuple[str, dict, int]]:
+        """Module-level names bound twice or more, one binding a GPU-only library's function and none a working
+        alternative (:meth:`_held_library_calls`): name -> (the library qualname, its facts, the binding's line)."""
+        memo = ctx.cache.get("third-party-held")
+        if memo is not None:
+            return memo  # type: ignore[return-value]
+        out: Dict[str, Tuple[str, dict, int]] = {}
+        r = ctx.resolver
+        tree = ctx.tree
+        for name, defs in tree.locals.items():
+            if len(defs) < 2 or not all(isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Assign)
+                                        and d.scope() is tree for d in defs):
+                continue
+            lib = None
+            working = False
+            for d in defs:
+                value = d.parent.value
+                q = r.qualname(value) if isinstance(value, (nodes.Name, nodes.Attribute)) else None
+                info = self._lookup(ctx, table, q) if q else None
+                if info is not None and info["severity"] in ("blocker", "manual"):
+                    lib = lib or (q, info, d.lineno)
+                elif not _no_alternative(value, tree):
+                    working = True
+                    break
+            if lib is not None and not working:
+                out[name] = lib
+        ctx.cache["third-party-held"] = out
+        return out
 
     @staticmethod
     def _imports_in_try(ctx) -> bool:

@@ -356,6 +356,9 @@ def _raising_stand_ins(handler, imp) -> bool:
         return False
     names = [(alias or name).split(".")[0] for name, alias in imp.names if name != "*"]
     defs = {st.name: st for st in handler.body if isinstance(st, nodes.FunctionDef)}
+    for st in handler.body:   # `make_q4 = error_raiser` beside `def error_raiser(*a, **k): raise ...`
+        if isinstance(st, nodes.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], nodes.AssignName):
+            defs.setdefault(st.targets[0].name, st.targets[0])
     return bool(names) and all(n in defs and raising_stand_in(defs[n]) for n in names)
 
 
@@ -710,6 +713,20 @@ def attention_replacement(call: nodes.Call, kind: str, qual: str) -> Tuple[str, 
     return f"torch_npu.npu_fusion_attention({', '.join(args)})[0]", notes
 
 
+def _other_vendor_op(q: str) -> Optional[dict]:
+    """The facts of ``torch.ops.<ns>.<op>`` when ``<ns>`` is another accelerator's device (``torch.ops.hpu.*``, the
+    ``torch.hpu`` namespace of data/noise.yaml other_vendor_namespaces): an operator registered only by that
+    vendor's extension, absent on an Ascend host. None otherwise."""
+    parts = q.split(".")
+    if len(parts) < 4 or parts[0] != "torch" or parts[1] != "ops" or not load_noise().other_vendor(f"torch.{parts[2]}"):
+        return None
+    return dict(severity="manual", library=f"torch.ops.{parts[2]}", entry=None, evidence="inferred",
+                source=load_noise().vendor_source,
+                reason=f"`torch.ops.{parts[2]}` operators are registered by another accelerator vendor's extension; "
+                       "they do not exist on an Ascend host",
+                replacement="the torch_npu counterpart of the operation (or the plain PyTorch path) on the NPU")
+
+
 def _no_alternative(value, tree: nodes.Module) -> bool:
     """*value* (bound to a module-level name) is no working stand-in for a library function: ``None``, or a
     function of the module whose body only raises (``def _needs_library(*a, **k): raise RuntimeError(...)``)."""
@@ -896,7 +913,7 @@ class ThirdPartyPass(Pass):
             for d in defs:
                 value = d.parent.value
                 q = r.qualname(value) if isinstance(value, (nodes.Name, nodes.Attribute)) else None
-                info = self._lookup(ctx, table, q) if q else None
+                info = (self._lookup(ctx, table, q) or _other_vendor_op(q)) if q else None
                 if info is not None and info["severity"] in ("blocker", "manual"):
                     lib = lib or (q, info, d.lineno)
                 elif not _no_alternative(value, tree):

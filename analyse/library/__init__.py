@@ -73,6 +73,7 @@ TRITON_KERNEL_CODE = "NPU506"    # triton-kernel: manual when it breaks no docum
 # a folder of the library's own Ascend backend: `npu/`, `ascend/`, `_ascend/`, `npu_ops/`, `kernels_ascend/`
 _NPU_BACKEND_DIR = re.compile(r"^_*(?:npu|ascend)(?:_\w*)?$|^\w*_(?:npu|ascend)$", re.I)
 DEVICE_TYPE_CHECK = "NPU004"     # `x.device.type == 'cuda'`: the other branch runs on an NPU
+LIMIT_HIT_CODE = "NPU203"        # limitation-hit: a documented limit of a supported API that the call reaches
 
 
 class LibraryAnalysis:
@@ -294,6 +295,9 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
             continue   # the call graph's compiled-op call (full module name) is the root
         if st == "unknown" and _known_enough(f.api, library_methods):
             continue
+        if f.code == LIMIT_HIT_CODE and f.confidence != "high":
+            continue   # a limitation the support list words for another argument, on an API it marks supported: not certain
+
         host = _host_only_cuda(f.api)
         if host == "skip":
             continue

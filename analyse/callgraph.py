@@ -207,6 +207,13 @@ class ModuleSummary:
     # or the call sits in the branch of a CPU device test (``if x.device.type == "cpu":``); a CPU-only compiled op
     # called so runs on the host whatever device the caller's tensors are on (analyse.library)
     host_calls: Set[int] = field(default_factory=set)
+    # decorated functions -> the dotted names of their decorators as written (``@dispatch("op")`` -> the name
+    # ``dispatch`` resolves to); read with :attr:`name_dispatchers` (:meth:`Linker.name_dispatched`)
+    decorated: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    # functions of the module that dispatch a decorated function by its own name: somewhere inside (a nested
+    # wrapper) they look the wrapped function's name up on another object, ``getattr(backend, func.__name__)``
+    # (or a local bound to ``func.__name__``), and call what they find instead of the function's own body
+    name_dispatchers: Set[str] = field(default_factory=set)
 
     @property
     def module_fn(self) -> str:
@@ -230,6 +237,63 @@ def _decorator_names(fn) -> Set[str]:
             elif isinstance(d, nodes.Attribute):
                 out.add(d.attrname)
     return out
+
+
+def _decorator_targets(fn, r: Resolver) -> Tuple[str, ...]:
+    """The dotted names *fn*'s decorators resolve to (``@dispatch("op")`` and ``@dispatch`` -> ``dispatch``'s)."""
+    out: List[str] = []
+    for d in fn.decorators.nodes:
+        target = d.func if isinstance(d, nodes.Call) else d
+        if isinstance(target, (nodes.Name, nodes.Attribute)):
+            q = r.qualname(target)
+            if q and q not in out:
+                out.append(q)
+    return tuple(out)
+
+
+def _names_wrapped_function(node) -> bool:
+    """*node* is the name of a function handed to an enclosing function: ``func.__name__`` with ``func`` a
+    parameter of a function around it, or a local bound once to such an expression (``name = func.__name__``)."""
+    if isinstance(node, nodes.Name):
+        try:
+            defs = own_bindings(node, node.name)
+        except Exception:
+            return False
+        if len(defs) != 1 or not isinstance(defs[0], nodes.AssignName) or not isinstance(defs[0].parent, nodes.Assign):
+            return False
+        node = defs[0].parent.value
+    if not (isinstance(node, nodes.Attribute) and node.attrname == "__name__" and isinstance(node.expr, nodes.Name)):
+        return False
+    try:
+        defs = own_bindings(node.expr, node.expr.name)
+    except Exception:
+        return False
+    return len(defs) == 1 and isinstance(defs[0], nodes.AssignName) and isinstance(defs[0].parent, nodes.Arguments)
+
+
+def _find_name_dispatchers(tree: nodes.Module, s: "ModuleSummary") -> None:
+    """:attr:`ModuleSummary.name_dispatchers`: the outermost function (module level or a method) around a
+    ``getattr(obj, <the wrapped function's name>)`` inside a nested function -- a decorator (factory) whose wrapper
+    runs ``obj``'s method of the decorated function's name (a backend registry's implementation) in its place."""
+    for call in nodes_of(tree, nodes.Call):
+        func = call.func
+        if not (isinstance(func, nodes.Name) and func.name == "getattr" and len(call.args) >= 2):
+            continue
+        if not _names_wrapped_function(call.args[1]):
+            continue
+        scope = call.scope()
+        depth = 0
+        outer = None
+        while isinstance(scope, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.Lambda)):
+            depth += 1
+            if isinstance(scope, (nodes.FunctionDef, nodes.AsyncFunctionDef)):
+                outer = scope
+            parent = scope.parent
+            if parent is None:
+                break
+            scope = parent.scope()
+        if outer is not None and depth >= 2 and isinstance(scope, (nodes.Module, nodes.ClassDef)):
+            s.name_dispatchers.add(outer.qname())
 
 
 def _is_stub(fn) -> bool:
@@ -1338,6 +1402,9 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
                 outside.reverse()
             if node.decorators:
                 outside.append(node.decorators)
+                decos = _decorator_targets(node, r)
+                if decos:
+                    s.decorated[q] = decos
                 op, kernel = _custom_op_name(node)
                 if op:
                     s.custom_ops.setdefault(op, q)
@@ -1452,6 +1519,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
         it = node.get_children()
         push((it, here))
     _registrations(tree, r, s)
+    _find_name_dispatchers(tree, s)
     s.__dict__.pop("_containers_read", None)   # _container_of's memo: not part of the summary
     s.__dict__.pop("_attr_candidates", None)
     s.__dict__.pop("_guards_on", None)
@@ -2070,6 +2138,13 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
                 add((caller, line, K_NAME, f"{t}.{func.attrname}", ""))
             _arg_refs(s, r, call, caller, cls, selfname, clsname)
             return
+    if q is None and isinstance(func, nodes.Name) and s.star_imports and s.__dict__.get("_guards_on") \
+            and func.name not in _BUILTIN_NAMES and not _bound_anywhere(func):
+        # library mode: `from ..kernels import *` then `fast_linear_forward(...)` -- a name no scope binds comes from
+        # a star import; the linker finds the star source that defines it (no edge, and no unknown, when none does)
+        add((caller, line, K_NAME, f"{s.modname}.{func.name}", STAR_MARK))
+        _arg_refs(s, r, call, caller, cls, selfname, clsname)
+        return
     if q is not None:
         add((caller, line, K_NAME, q, ""))
     elif isinstance(func, nodes.Attribute):
@@ -2146,6 +2221,18 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
 
 
 _MAX_HELD_VALUES = 8
+# b of a K_NAME call whose name comes from one of the module's star imports (library mode): resolved when a star
+# source defines it, else dropped without an unknown (:meth:`Linker.resolve_call`)
+STAR_MARK = "*star"
+import builtins as _builtins_module   # noqa: E402  (the names a bare call may mean without any binding)
+_BUILTIN_NAMES = frozenset(dir(_builtins_module))
+
+
+def _bound_anywhere(name: nodes.Name) -> bool:
+    try:
+        return bool(own_bindings(name, name.name))
+    except Exception:
+        return True
 
 
 def _made_by_call(r: Resolver, expr) -> Optional[str]:
@@ -2634,6 +2721,24 @@ class Linker:
         # pkg.something that is neither a module nor a known name: a compiled module or a dynamic attribute
         return True
 
+    def name_dispatched(self) -> Dict[str, str]:
+        """The functions decorated by one of the library's name dispatchers (:attr:`ModuleSummary.name_dispatchers`):
+        function -> the name the dispatcher looks up in its place (the function's own name)."""
+        dispatchers: Set[str] = set()
+        for s in self.modules.values():
+            dispatchers.update(getattr(s, "name_dispatchers", None) or ())
+        if not dispatchers:
+            return {}
+        out: Dict[str, str] = {}
+        for s in self.modules.values():
+            for q, decos in (getattr(s, "decorated", None) or {}).items():
+                for d in decos:
+                    k, dq = self.canonical(d)
+                    if k == "def" and dq in dispatchers:
+                        out[q] = q.rpartition(".")[2]
+                        break
+        return out
+
     # ---- classes
     def mro(self, cls: str) -> List[str]:
         hit = self._mro.get(cls)
@@ -2843,6 +2948,14 @@ class Linker:
         if kind == K_REF and b:
             found = self.lookup_method(a, b)
             return ([found] if found else []), None, None
+        if kind == K_NAME and b == STAR_MARK:
+            k, q = self.canonical(a)
+            if k == "def":
+                return [q], None, None
+            if k == "class":
+                init = self.constructor(q)
+                return ([init] if init else []), None, None
+            return [], None, None
         if kind == K_NAME or kind == K_REF:
             k, q = self.canonical(a)
             if k == "def":

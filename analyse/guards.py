@@ -1057,13 +1057,20 @@ def _branch_cond(test, in_body: bool):
 def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
     got = _classified(ifnode)
     if got is None:
+        if params_are_choices() and _required_param_none_test(ifnode.test):
+            # library mode: `if quant_state is None: <torch> else: <GPU-only>` on a parameter without a default --
+            # each side runs for the callers that pass (or not) the argument; the other side is its fallback
+            other = ifnode.orelse if in_body else ifnode.body
+            if _branch_fallback(other):
+                return Guard("option", ifnode.lineno or 1, True, _condition_text(ifnode.test, in_body))
         return None
     kind, pol, cuda = got
     if pol == BODY and not in_body or pol == ORELSE and in_body:
         # the node is on the ordinary path of this test, unless the test is decided on an NPU host: the `else` of
         # `if self.flash:` with `self.flash = hasattr(F, "scaled_dot_product_attention")` never runs there
         bc = _branch_cond(ifnode.test, in_body)
-        if bc is not None and params_are_choices() and kind == "option" and C.model.off_by_default(bc) \
+        if bc is not None and params_are_choices() and kind == "option" \
+                and (C.model.off_by_default(bc) or _required_param_none_test(ifnode.test)) \
                 and all(a.kind == C.model.PARAM for a in C.model.atoms(bc)):
             # library mode: `if scaling_vector is None: <torch> else: <GPU-only kernel>` -- the else runs only for a
             # caller that passes the argument, and the default branch is its fallback
@@ -1465,6 +1472,10 @@ def _early_exit_guard(block, idx: int, exits: Optional[List] = None) -> Optional
     for prev in (exits if exits is not None else _early_exits(block, idx)):
         got = _classified(prev)
         if got is None:
+            if params_are_choices() and _required_param_none_test(prev.test) and not _only_raises(prev.body):
+                # library mode: `def fast_gemv(X, W, quant_state): if quant_state is None: return X @ W` -- the rest
+                # runs for a caller that passes the argument, the early return is the fallback
+                return Guard("option", prev.lineno or 1, True, _condition_text(prev.test, False))
             continue
         kind, pol, cuda = got
         if pol in (ORELSE, BOTH):
@@ -1473,7 +1484,45 @@ def _early_exit_guard(block, idx: int, exits: Optional[List] = None) -> Optional
                 continue   # `if args.x is None: raise ...` validates the options; it guards nothing
             return Guard(kind, prev.lineno or 1, fallback, _condition_text(prev.test, False),
                          npu_fallback=fallback and _off_without_transfer(prev.test, False))
+        if kind == "option" and params_are_choices() and not _only_raises(prev.body):
+            # library mode, the early-exit form of `if quant_state is None: <torch> else: <GPU-only kernel>`
+            # (:func:`_if_guard`): `if quant_state is None: return W` -- the rest runs only for a caller that passes
+            # the argument, and the early return is its fallback
+            bc = _branch_cond(prev.test, False)
+            if bc is not None and (C.model.off_by_default(bc) or _required_param_none_test(prev.test)) \
+                    and all(a.kind == C.model.PARAM for a in C.model.atoms(bc)):
+                return Guard("option", prev.lineno or 1, True, _condition_text(prev.test, False))
     return None
+
+
+def _required_param_none_test(test) -> bool:
+    """``quant_state is None`` (``is not None``, ``== None``) on a parameter of the enclosing function that has no
+    default: whether the argument is None is the caller's choice at every call, so neither side is the default path
+    and the side that needs a GPU-only library is a choice of the caller (library mode)."""
+    if not (isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0][0] in ("is", "is not", "==", "!=")
+            and isinstance(test.left, nodes.Name) and _is_none_const(test.ops[0][1])):
+        return False
+    fn = test.scope()
+    if not isinstance(fn, (nodes.FunctionDef, nodes.AsyncFunctionDef)) or fn.args is None:
+        return False
+    args = list(fn.args.posonlyargs or []) + list(fn.args.args or [])
+    required = [a.name for a in args[:len(args) - len(fn.args.defaults or [])]]
+    required += [a.name for a, d in zip(fn.args.kwonlyargs or [], fn.args.kw_defaults or []) if d is None]
+    name = test.left.name
+    return name in required and name not in ("self", "cls") and _only_param_binding(test.left, fn)
+
+
+def _is_none_const(node) -> bool:
+    return isinstance(node, nodes.Const) and node.value is None
+
+
+def _only_param_binding(name: nodes.Name, fn) -> bool:
+    """The parameter *name* is not rebound in *fn* before the test (``x = x or default`` makes it no choice)."""
+    for d in fn.locals.get(name.name, ()):
+        if not (isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Arguments)) \
+                and (d.lineno or 0) < (name.lineno or 0):
+            return False
+    return True
 
 
 def _early_exit_cond(block, idx: int, exits: Optional[List] = None):

@@ -1174,6 +1174,13 @@ class Resolver:
 def raising_stand_in(fd, _seen=None) -> bool:
     """*fd* is a function defined in an ImportError handler whose body only raises, or only calls another such
     stand-in of the same handler (``def g(**kw): f(**kw)``): a placeholder for a missing library, not an alternative."""
+    if isinstance(fd, nodes.AssignName) and isinstance(fd.parent, nodes.Assign) \
+            and isinstance(fd.parent.parent, nodes.ExceptHandler) and isinstance(fd.parent.value, nodes.Name):
+        # `make_q4 = error_raiser` in the handler, `def error_raiser(*a, **k): raise ...` beside it
+        handler = fd.parent.parent
+        target = fd.parent.value.name
+        return any(isinstance(st, nodes.FunctionDef) and st.name == target and raising_stand_in(st, _seen)
+                   for st in handler.body)
     if not isinstance(fd, nodes.FunctionDef) or not isinstance(fd.parent, nodes.ExceptHandler):
         return False
     body = [st for st in fd.body if not (isinstance(st, nodes.Expr) and isinstance(st.value, nodes.Const))]

@@ -467,7 +467,8 @@ def _validate_reexports(doc: Any, where: str) -> list:
             _require(isinstance(r.get(k), list) and r[k] and all(isinstance(x, str) and x for x in r[k]), w,
                      f"{k} must be a non-empty list of strings")
         for m in r["modules"]:
-            _require(m.startswith(r["package"] + ".") or m.startswith("torch."), w, f"module {m!r} must be a torch module")
+            _require(m.startswith(r["package"] + ".") or m == "torch" or m.startswith("torch."), w,
+                     f"module {m!r} must be a torch module")
             _require(all(p == "*" or re.fullmatch(r"\w+", p) for p in m.split(".")), w,
                      f"module {m!r}: dotted names, a `*` for one submodule")
         _require(isinstance(r.get("source"), str) and r["source"].strip(), w, "source must name the import line")

@@ -78,6 +78,7 @@ TRITON_KERNEL_CODE = "NPU506"    # triton-kernel: manual when it breaks no docum
 # a folder of the library's own Ascend backend: `npu/`, `ascend/`, `_ascend/`, `npu_ops/`, `kernels_ascend/`
 _NPU_BACKEND_DIR = re.compile(r"^_*(?:npu|ascend)(?:_\w*)?$|^\w*_(?:npu|ascend)$", re.I)
 DEVICE_TYPE_CHECK = "NPU004"     # `x.device.type == 'cuda'`: the other branch runs on an NPU
+LIMIT_HIT_CODE = "NPU203"        # limitation-hit: a documented limit of a supported API that the call reaches
 
 
 class LibraryAnalysis:
@@ -258,6 +259,9 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
     cg = build_graph(res.summaries, failed_modules=failed.keys(), ext_modules=ext_names,
                      module_aliases={**outer_package_names(inputs), **_module_aliases(inputs)})
     res.callgraph = cg
+    dispatched = served_by_backend_dispatch(cg.linker)
+    if dispatched:
+        _run_backend_instead(cg, dispatched)
     t["callgraph_s"] += time.perf_counter() - t0
 
     # ---- roots and propagation
@@ -290,12 +294,15 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
         if st is None:
             continue
         fn = locator.locate(f.path, f.line)
-        if fn is None:
-            continue
+        if fn is None or fn in dispatched:
+            continue   # (a function the library's NPU backend implements in its place: its body is not run there)
         if f.code in EXT_FINDING_CODES and (fn, f.line) in ext_sites:
             continue   # the call graph's compiled-op call (full module name) is the root
         if st == "unknown" and _known_enough(f.api, library_methods):
             continue
+        if f.code == LIMIT_HIT_CODE and f.confidence != "high":
+            continue   # a limitation the support list words for another argument, on an API it marks supported: not certain
+
         host = _host_only_cuda(f.api)
         if host == "skip":
             continue
@@ -397,6 +404,7 @@ def analyse_library_data(inputs: Sequence[Path], kb, passes=None, settings: Opti
         else:
             add_root(caller, st, reason)
     _drop_redundant(roots)
+    _drop_kernel_helper_edges(cg.graph, res.findings)
     none_on_failure = {q for s in res.summaries for q in getattr(s, "none_on_failure", ())}
     res.statuses = _propagate_with_defaults(cg, roots, none_on_failure)
     t["propagation_s"] += time.perf_counter() - t0
@@ -550,6 +558,76 @@ def in_npu_backend(path: str) -> bool:
     NPU backend: a folder named ``npu`` / ``ascend`` (``_ascend``, ``npu_ops``, ``kernels_npu``)."""
     parts = re.split(r"[/\\]", path) if ("/" in path or "\\" in path) else path.split(".")
     return any(_NPU_BACKEND_DIR.match(p) for p in parts[:-1])
+
+
+def npu_backend_owner(qualname: str) -> Optional[str]:
+    """The package whose code an NPU backend class serves: the part of *qualname* above its NPU backend folder,
+    less a ``backends`` folder that holds it (``pkg.ops.gla.backends.triton_ascend.GLABackend`` -> ``pkg.ops.gla``);
+    None for a class outside such a folder."""
+    parts = qualname.split(".")
+    for i, part in enumerate(parts[:-1]):
+        if _NPU_BACKEND_DIR.match(part):
+            head = parts[:i]
+            if head and head[-1] in ("backends", "backend", "_backends"):
+                head = head[:-1]
+            return ".".join(head) or None
+    return None
+
+
+def served_by_backend_dispatch(linker) -> Dict[str, str]:
+    """Functions that a name dispatcher (:meth:`analyse.callgraph.Linker.name_dispatched`: ``@dispatch("op")``
+    whose wrapper runs ``getattr(backend, func.__name__)``) hands to the library's own NPU backend: a class in an
+    NPU backend folder (:func:`in_npu_backend`) of the function's package or a parent package that defines a method
+    of the function's name -> that method. On an NPU the backend's method runs instead of the function's body (the
+    generic, GPU-written implementation), so the function answers for what the method does. A backend's verifier
+    may still hand some calls (shapes it does not take) back to the body; that is the library's NPU path's own
+    limit, not a CUDA dependency."""
+    named = linker.name_dispatched()
+    if not named:
+        return {}
+    by_name: Dict[str, List[Tuple[str, str]]] = {}
+    for cq, info in linker.classes.items():
+        owner = npu_backend_owner(cq)
+        if owner is None:
+            continue
+        for m in info.methods:
+            mq = f"{cq}.{m}"
+            if m not in info.stubs and mq in linker.functions:
+                by_name.setdefault(m, []).append((owner, mq))
+    out: Dict[str, str] = {}
+    for fq, name in named.items():
+        for owner, mq in sorted(by_name.get(name, ()), key=lambda om: -len(om[0])):
+            if fq.startswith(owner + ".") and mq != fq and not in_npu_backend(fq):
+                out[fq] = mq
+                break
+    return out
+
+
+def _run_backend_instead(cg, dispatched: Dict[str, str]) -> None:
+    """A dispatched function (:func:`served_by_backend_dispatch`) calls its NPU backend's method, nothing of its
+    own body: its call edges, unresolved calls and compiled-op calls give way to one edge into the method."""
+    g = cg.graph
+    for fq, mq in dispatched.items():
+        if fq not in g or mq not in g:
+            continue
+        g.remove_edges_from(list(g.out_edges(fq)))
+        g.add_edge(fq, mq, line=g.nodes[fq].get("line"), cond=None, use=None, passed=[None])
+    cg.unknowns = [u for u in cg.unknowns if u.caller not in dispatched]
+    cg.ext_calls = [c for c in cg.ext_calls if c[0] not in dispatched]
+    cg.held_uses = [h for h in cg.held_uses if h[0] not in dispatched]
+
+
+def _drop_kernel_helper_edges(g, findings: Sequence[Finding]) -> None:
+    """Calls from one Triton kernel into another (``@triton.jit`` helpers: ``exp2(x)`` inside a kernel) compile into
+    the calling kernel, whose own NPU506 finding already grades them (its hard violations include its helpers'):
+    the edge would only add the helper's "port it" to a kernel the library wrote for Triton-Ascend."""
+    kernels = {f.api.partition(":")[2] for f in findings
+               if f.code == TRITON_KERNEL_CODE and f.api.startswith("triton-kernel:")}
+    kernels.discard("")
+    if not kernels:
+        return
+    drop = [(u, v) for u in kernels if u in g for v in g.successors(u) if v in kernels]
+    g.remove_edges_from(drop)
 
 
 def _ascend_triton_port(f: Finding, status: Optional[str]) -> bool:

@@ -356,6 +356,9 @@ def _raising_stand_ins(handler, imp) -> bool:
         return False
     names = [(alias or name).split(".")[0] for name, alias in imp.names if name != "*"]
     defs = {st.name: st for st in handler.body if isinstance(st, nodes.FunctionDef)}
+    for st in handler.body:   # `make_q4 = error_raiser` beside `def error_raiser(*a, **k): raise ...`
+        if isinstance(st, nodes.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], nodes.AssignName):
+            defs.setdefault(st.targets[0].name, st.targets[0])
     return bool(names) and all(n in defs and raising_stand_in(defs[n]) for n in names)
 
 
@@ -710,6 +713,31 @@ def attention_replacement(call: nodes.Call, kind: str, qual: str) -> Tuple[str, 
     return f"torch_npu.npu_fusion_attention({', '.join(args)})[0]", notes
 
 
+def _other_vendor_op(q: str) -> Optional[dict]:
+    """The facts of ``torch.ops.<ns>.<op>`` when ``<ns>`` is another accelerator's device (``torch.ops.hpu.*``, the
+    ``torch.hpu`` namespace of data/noise.yaml other_vendor_namespaces): an operator registered only by that
+    vendor's extension, absent on an Ascend host. None otherwise."""
+    parts = q.split(".")
+    if len(parts) < 4 or parts[0] != "torch" or parts[1] != "ops" or not load_noise().other_vendor(f"torch.{parts[2]}"):
+        return None
+    return dict(severity="manual", library=f"torch.ops.{parts[2]}", entry=None, evidence="inferred",
+                source=load_noise().vendor_source,
+                reason=f"`torch.ops.{parts[2]}` operators are registered by another accelerator vendor's extension; "
+                       "they do not exist on an Ascend host",
+                replacement="the torch_npu counterpart of the operation (or the plain PyTorch path) on the NPU")
+
+
+def _no_alternative(value, tree: nodes.Module) -> bool:
+    """*value* (bound to a module-level name) is no working stand-in for a library function: ``None``, or a
+    function of the module whose body only raises (``def _needs_library(*a, **k): raise RuntimeError(...)``)."""
+    if _is_none(value):
+        return True
+    if not isinstance(value, nodes.Name):
+        return False
+    fns = [d for d in tree.locals.get(value.name, ()) if isinstance(d, (nodes.FunctionDef, nodes.AsyncFunctionDef))]
+    return len(fns) == len(tree.locals.get(value.name, ())) == 1 and _only_raises(fns[0].body)
+
+
 # --------------------------------------------------------------------------- the pass
 
 
@@ -825,6 +853,8 @@ class ThirdPartyPass(Pass):
         if ctx.project.mode == "thirdparty" and (guarded or self._imports_in_try(ctx)):
             yield from self._required_by_flag(ctx, table)
         yield from self._kernel_launches(ctx, table)
+        if ctx.project.mode == "thirdparty":
+            yield from self._held_library_calls(ctx, table)
         names = [item for item in r.outer_names() if not isinstance(item[1], nodes.AssignAttr)]
         for node in merged(names, selection(ctx.tree, nodes.Call)):
             if isinstance(node, (nodes.Name, nodes.Attribute)):
@@ -869,6 +899,64 @@ class ThirdPartyPass(Pass):
                    f"{ctx.path}:{fn.lineno}): {entry.reason}")
             yield ctx.finding(R_USE, call, deco, msg, replacement=entry.replacement, severity=entry.severity,
                               evidence="knowledge")
+    def _held_library_calls(self, ctx, table) -> Iterator[Finding]:
+        """Library mode: a call, inside a function, of a module-level name that the module binds more than once
+        (so the resolver names none of its values), one binding a GPU-only library's function
+        (``cfunc = bnb_functional.lib.cdequantize_blockwise_fp32``) and every other one no working alternative: a
+        function of this module that only raises (``cfunc = _needs_library``), ``None``, or another GPU-only
+        function. Whichever binding the module made, the call needs the library: it is a use of it, where the
+        function makes it (its own tests -- ``if quant_state is None: return W`` -- decide when it runs)."""
+        held = self._held_libraries(ctx, table)
+        if not held:
+            return
+        for call in nodes_of(ctx.tree, nodes.Call):
+            func = call.func
+            if not isinstance(func, nodes.Name) or func.name not in held:
+                continue
+            scope = call.scope()
+            if not isinstance(scope, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.Lambda)):
+                continue   # the module's own level: the binding's branch is the import's, reported there
+            try:
+                bound_scope, _defs = lookup(func, func.name)
+            except Exception:
+                continue
+            if bound_scope is not ctx.tree:
+                continue   # a local of the same name
+            q, info, line = held[func.name]
+            msg = (f"`{func.name}` holds `{q}` ({info['library']}, bound at {ctx.path}:{line}); the module's other "
+                   f"binding of it is no working alternative (it raises or is None), so this call needs the library. "
+                   f"{info['reason']}")
+            yield ctx.finding(R_USE, call, q, msg, replacement=info["replacement"], severity=info["severity"],
+                              confidence="medium", evidence="knowledge")
+
+    def _held_libraries(self, ctx, table) -> Dict[str, Tuple[str, dict, int]]:
+        """Module-level names bound twice or more, one binding a GPU-only library's function and none a working
+        alternative (:meth:`_held_library_calls`): name -> (the library qualname, its facts, the binding's line)."""
+        memo = ctx.cache.get("third-party-held")
+        if memo is not None:
+            return memo  # type: ignore[return-value]
+        out: Dict[str, Tuple[str, dict, int]] = {}
+        r = ctx.resolver
+        tree = ctx.tree
+        for name, defs in tree.locals.items():
+            if len(defs) < 2 or not all(isinstance(d, nodes.AssignName) and isinstance(d.parent, nodes.Assign)
+                                        and d.scope() is tree for d in defs):
+                continue
+            lib = None
+            working = False
+            for d in defs:
+                value = d.parent.value
+                q = r.qualname(value) if isinstance(value, (nodes.Name, nodes.Attribute)) else None
+                info = (self._lookup(ctx, table, q) or _other_vendor_op(q)) if q else None
+                if info is not None and info["severity"] in ("blocker", "manual"):
+                    lib = lib or (q, info, d.lineno)
+                elif not _no_alternative(value, tree):
+                    working = True
+                    break
+            if lib is not None and not working:
+                out[name] = lib
+        ctx.cache["third-party-held"] = out
+        return out
 
     @staticmethod
     def _imports_in_try(ctx) -> bool:

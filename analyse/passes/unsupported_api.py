@@ -242,8 +242,15 @@ class UnsupportedApiPass(Pass):
                 f"this call passes `{param}={shown}`"
             msg = (f"`{use.api}` on NPU: {check['text'].rstrip('.')} -- {passes}"
                    f" (Ascend support list for torch {ctx.kb.torch_version}).")
+            confidence = use.confidence
+            if not names_param(check):
+                # "Does not support scale_factors": the list names the ATen overload's argument, not this Python
+                # parameter, on an API it marks supported -- whether this call reaches that overload is not certain
+                msg += (f" Not certain: the list's text does not name `{param}` itself, and it marks the API "
+                        "supported; confirm on a device (`npu-analyse probe`).")
+                confidence = "medium" if confidence == "high" else confidence
             yield ctx.finding(self.rule("NPU203"), use.node, use.api, msg, replacement=_hit_fix(check),
-                              confidence=use.confidence, evidence="knowledge")
+                              confidence=confidence, evidence="knowledge")
 
     def _limited(self, ctx: ModuleContext, use, info, noted: set) -> Iterator[Finding]:
         """Checks first: a hit is NPU203 (manual); unknown values and unparsed text give one NPU202 per API and file."""
@@ -316,6 +323,16 @@ REPLACEMENTS = {
     "torch.poisson": "sample on the CPU: torch.poisson(rates.cpu()).to(device)",
     "torch.jit.ScriptModule": "plain torch.nn.Module (TorchScript is disabled by transfer_to_npu); use torch.compile if needed",
 }
+
+
+def names_param(check) -> bool:
+    """An ``arg`` limitation whose text names its parameter as written (``dropout``, ``proj_size``); False for one
+    the list words differently (``scale_factors`` for ``scale_factor``: the ATen overload's argument). Other kinds
+    (dtype, value, ndim, attribute) are concrete and count as named."""
+    p = check.get("param")
+    if check.get("kind") != "arg" or not p:
+        return True
+    return re.search(r"(?<!\w)" + re.escape(p) + r"(?!\w)", check.get("text") or "") is not None
 
 
 def _hit_fix(check) -> str:

@@ -2114,6 +2114,13 @@ def _may_look_up(func) -> bool:
     return False
 
 
+# builtins that call none of their arguments (nor the entries of a container they are handed): type tests and
+# conversions
+_INERT_BUILTINS = frozenset(("isinstance", "issubclass", "tuple", "list", "set", "frozenset", "len", "sorted",
+                             "reversed", "iter", "enumerate", "zip", "print", "repr", "str", "id", "hash", "type",
+                             "hasattr", "callable", "vars", "dir"))
+
+
 def _arg_refs(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, cls: Optional[str],
               selfname: Optional[str], clsname: Optional[str]) -> None:
     add = s.calls.append
@@ -2122,6 +2129,14 @@ def _arg_refs(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, cls:
     leaf = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", "") or ""
     if leaf.startswith(("register", "_register")) or leaf.endswith(("_hook", "_hooks")):
         return
+    if leaf in _INERT_BUILTINS and isinstance(func, nodes.Name) and r.qualname(func) == f"builtins.{leaf}":
+        # a type test or a conversion (``isinstance(m, (Linear, Conv))``, ``tuple(types)``) calls nothing it is
+        # handed: a class named there is tested against, not built
+        return
+    if isinstance(call.parent, nodes.Decorators) and isinstance(call.parent.parent, (nodes.FunctionDef, nodes.ClassDef)):
+        # what a decorator factory is handed (``@copy_signature(other)``, ``@retry(on_error=handler)``) runs, if at
+        # all, when the decorated function does: the wrapper holds it; defining the function runs none of it
+        caller = call.parent.parent.qname()
     _container_args(s, r, call, caller)
     for a in list(call.args) + [k.value for k in (call.keywords or ())]:
         if isinstance(a, (nodes.Name, nodes.Attribute)):

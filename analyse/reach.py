@@ -452,6 +452,39 @@ def config_targets(folder: str, rel: str, root: str) -> List[Tuple[str, str]]:
     return out
 
 
+def _runpy_target(call: nodes.Call, relpath: str) -> Optional[Tuple[str, bool, bool]]:
+    """``runpy.run_path(path, run_name="__main__")`` / ``runpy.run_module("pkg.mod", run_name="__main__")``: (the
+    file it runs, relative to the root, or the module's dotted name; True for a path; True when it runs as the
+    program, whose main block then runs), None for another call or a target that cannot be told."""
+    func = call.func
+    leaf = func.attrname if isinstance(func, nodes.Attribute) else func.name if isinstance(func, nodes.Name) else ""
+    if leaf not in ("run_path", "run_module") or not call.args:
+        return None
+    if isinstance(func, nodes.Attribute) and not (isinstance(func.expr, nodes.Name) and func.expr.name == "runpy"):
+        return None
+    if isinstance(func, nodes.Name):
+        defs = func.root().locals.get(leaf, ())
+        if not any(isinstance(d, nodes.ImportFrom) and d.modname == "runpy" for d in defs):
+            return None
+    run_name = next((k.value for k in call.keywords or () if k.arg == "run_name"), None)
+    if run_name is None and len(call.args) > 2:
+        run_name = call.args[2]
+    as_main = isinstance(run_name, nodes.Const) and run_name.value == "__main__"
+    if leaf == "run_module":
+        a = call.args[0]
+        if isinstance(a, nodes.Const) and isinstance(a.value, str) and all(p.isidentifier() for p in a.value.split(".")):
+            return a.value, False, as_main
+        return None
+    # a path is evaluated for the running file (``os.path.join(os.path.dirname(__file__), "train.py")``)
+    value = _path_value(call.args[0], relpath, 0)
+    if value is None or not value.endswith(".py"):
+        return None
+    value = posixpath.normpath(value)
+    if value.startswith("../") or value.startswith("/"):
+        return None
+    return value, True, as_main
+
+
 def _defines_tests(tree: nodes.Module) -> bool:
     """What a test runner collects: a module-level ``test*`` function or a class ``Test*`` / ``*TestCase``."""
     for st in tree.body:
@@ -538,6 +571,8 @@ class ModuleFacts(TypedDict):
     plain_decorated: List[str]   # decorated only by wrappers that register nothing
     served: List[str]   # functions the module's web application serves (routes, startup handlers)
     getattr: List[Tuple[str, str]]
+    # runpy: (function that runs it, line, the file (relative to the root) or module it runs, run as __main__?, guard)
+    runs: List[Tuple[str, int, str, bool, bool, _GuardDict]]
     call_guards: Dict[int, List[Tuple[str, _GuardDict]]]
     # callers' arguments: line -> [(called name, ((keyword, flag value), ...))]; function -> {flag parameter: default}
     # (a flag value is a nested tuple that :meth:`Reach._evaluate` reads defensively)
@@ -580,6 +615,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     decorated = []
     plain_decorated = []   # decorated only by wrappers that register nothing (a cache, a property, no_grad)
     dyn = []
+    runs: list = []
     calls: Dict[int, list] = {}
     flag_args: Dict[int, list] = {}
     flag_params: Dict[str, dict] = {}
@@ -627,6 +663,9 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
             lits = _string_arguments(n)
             if lits:
                 str_args.setdefault(n.lineno or 1, []).append((_func_leaf(n.func), lits))
+            ran = _runpy_target(n, relpath)
+            if ran is not None:
+                runs.append((_scope_fn(n, modname), n.lineno or 1, ran[0], ran[1], ran[2], gd(n)))
             if (isinstance(n.func, nodes.Name) and n.func.name == "getattr" and len(n.args) >= 2
                     and isinstance(n.args[0], nodes.Name) and not isinstance(n.args[1], nodes.Const)):
                 dyn.append((_scope_fn(n, modname), n.args[0].name))
@@ -676,6 +715,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         "decorated": decorated,
         "plain_decorated": plain_decorated,
         "getattr": dyn,
+        "runs": runs,
         "call_guards": {line: lst for line, lst in calls.items() if any(g is not None for _l, g in lst)},
         "flag_args": flag_args,
         "flag_params": flag_params,
@@ -1042,6 +1082,7 @@ class Reach:
         if SRC_LAYOUT in self._dir_prefix and not any(s.relpath == f"{SRC_LAYOUT}/__init__.py" for s in self.sg.summaries) \
                 and SRC_LAYOUT not in every_dir:
             every_dir.append(SRC_LAYOUT)
+        by_path = {su.relpath: su.modname for su in self.sg.summaries}
         # imports: importing a module runs its top level (and its parent packages')
         for summ in self.sg.summaries:
             facts = self.facts_by_path.get(summ.relpath) or {}
@@ -1051,6 +1092,14 @@ class Reach:
             if facts.get("served"):
                 self.served[summ.modname] = list(facts["served"])
             self.plain_decorated.update(facts.get("plain_decorated") or ())
+            for caller, line, target, is_path, as_main, guard in facts.get("runs") or ():
+                # runpy runs the target's top level, and its main block when it runs as the program
+                mod = by_path.get(target) if is_path else target if target in lk.modules else None
+                if mod is None or mod == summ.modname:
+                    continue
+                self._import_edge(caller, f"{mod}.{MODULE_FN}", line, summ.relpath, guard)
+                if as_main and f"{mod}.{MAIN_FN}" in lk.functions:
+                    self._import_edge(caller, f"{mod}.{MAIN_FN}", line, summ.relpath, guard)
             for caller, name in facts.get("getattr") or ():
                 target = summ.bindings.get(name)
                 if target in lk.modules or target in lk.classes:
@@ -1457,9 +1506,11 @@ class Reach:
                 strong.append((n, c, line, g))
             else:
                 parent[c] = (n, line)
-                # the first guard on the path, unless a later one keeps the code off an NPU host's path where the
-                # first only makes it conditional (`if backend == "hf":` -> ... -> `if not is_zero3_enabled(): return`)
-                inherited[c] = inh if inh is not None and not (_off(g) and not _off(inh)) else g
+                # the first guard on the path, unless a later one narrows it: keeps the code off an NPU host's path
+                # where the first only makes it conditional (`if backend == "hf":` -> ... -> `if not
+                # is_zero3_enabled(): return`), or depends on a choice where the first holds with the defaults
+                # (`if runner is None:` -> ... -> `elif cfg.strategy == "megatron": import megatron_workers`)
+                inherited[c] = inh if inh is not None and not _narrower(g, inh) else g
                 q.append(c)
 
         def _waits(n: str, c: str, line: int, g: Optional[dict]) -> bool:
@@ -1498,7 +1549,7 @@ class Reach:
             for c, (line, _g) in edges.get(n, {}).items():
                 # below a guard with a way around, a call whose own guard keeps it off an NPU host's path (where the
                 # inherited one only makes it conditional) passes that guard on instead
-                g = _g if _off(_g) and not _off(inherited[n]) else inherited[n]
+                g = _g if _narrower(_g, inherited[n]) else inherited[n]
                 if c not in parent and not _waits(n, c, line, g):
                     parent[c] = (n, line)
                     inherited[c] = g
@@ -1712,6 +1763,20 @@ def _hashable(v) -> bool:
 def _off(g: Optional[dict]) -> bool:
     """The guard keeps its code off an NPU host's path (with transfer_to_npu)."""
     return g is not None and (g.get("on_path") or {}).get("transfer_to_npu") == "off"
+
+
+_PATH_RANK = {"on": 0, "conditional": 1, "off": 2}
+
+
+def _narrower(g: Optional[dict], than: Optional[dict]) -> bool:
+    """Guard *g* keeps its code off an NPU host's path more than guard *than* does (with transfer_to_npu): off
+    over conditional over on (a guard that holds with the defaults, which narrows nothing)."""
+    if g is None:
+        return False
+    rank = _PATH_RANK.get((g.get("on_path") or {}).get("transfer_to_npu"), 0)
+    if than is None:
+        return True
+    return rank > _PATH_RANK.get((than.get("on_path") or {}).get("transfer_to_npu"), 0)
 
 
 def _no_way_around(g: dict) -> bool:

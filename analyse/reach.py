@@ -941,6 +941,8 @@ class _EPReach:
     # unknown nodes whose only seed is a helper class the program never names (not a model a config could build):
     # a guess, which gives the program none of the work another program reaches there
     guessed: Set[str] = field(default_factory=set)
+    # unknown nodes whose seeds all come from modules the program imports only under a guard: that guard
+    unknown_guard: Dict[str, dict] = field(default_factory=dict)
     roots: Set[str] = field(default_factory=set)
     switched: Dict[str, str] = field(default_factory=dict)      # node -> the caller's argument that turned it on
 
@@ -1795,6 +1797,7 @@ class Reach:
         lk = self.linker
         seeds: List[Tuple[str, str]] = []
         guessed_seeds: Set[Tuple[str, str]] = set()   # (node, reason) of the seeds that are guesses
+        seed_mod: Dict[Tuple[str, str], str] = {}       # a seed of an imported module -> that module's top level
         for n in list(parent):
             if n.endswith("." + MODULE_FN):
                 mod = n[: -len(MODULE_FN) - 1]
@@ -1802,11 +1805,13 @@ class Reach:
                     if cls not in parent and cls not in self.kept_named:
                         seeds.append((cls, f"{cls} is defined in imported code ({mod}) but never named by "
                                            f"reached code: a registry, a config or dynamic dispatch may build it"))
+                        seed_mod[seeds[-1]] = n
                         if not self._buildable_by_config(cls):
                             guessed_seeds.add(seeds[-1])
                 for fq in self.decorated.get(mod, ()):
                     if fq not in parent:
                         seeds.append((fq, f"{fq} is decorated (possibly registered) in imported code ({mod})"))
+                        seed_mod[seeds[-1]] = n
                         if fq in self.plain_decorated:
                             guessed_seeds.add(seeds[-1])
                 if mod in self.loose:
@@ -1840,11 +1845,21 @@ class Reach:
         unknown = st.unknown
         # the seeds of a real call the analysis cannot follow spread first, so that code both reach is not a guess
         # (code that only may run may run any override: no class is waited for here)
+        # a class or decorated function of a module the program imports only under a guard (`try: from .megatron
+        # import Engine / except ImportError:`) may be built only where that import ran: under its guard
+        seed_guard: Dict[str, Optional[dict]] = {}
+        for seed in seeds:
+            node = seed[0]
+            g = inherited.get(seed_mod[seed]) if seed in seed_mod else None
+            seed_guard[node] = g if node not in seed_guard or seed_guard[node] == g else None
+        unknown_guard = st.unknown_guard
         for guess in (False, True):
             q = deque()
             for node, reason in seeds:
                 if ((node, reason) in guessed_seeds) is guess and node not in parent and node not in unknown:
                     unknown[node] = reason
+                    if seed_guard.get(node) is not None:
+                        unknown_guard[node] = seed_guard[node]
                     q.append(node)
             while q:
                 n = q.popleft()
@@ -1853,6 +1868,8 @@ class Reach:
                 for c in edges.get(n, {}):
                     if c not in parent and c not in unknown:
                         unknown[c] = unknown[n]
+                        if n in unknown_guard:
+                            unknown_guard[c] = unknown_guard[n]
                         q.append(c)
         return st
 
@@ -2050,6 +2067,11 @@ def _narrower(g: Optional[dict], than: Optional[dict]) -> bool:
     return rank > _PATH_RANK.get((than.get("on_path") or {}).get("transfer_to_npu"), 0)
 
 
+def _holds(g: Optional[dict]) -> bool:
+    """The guard holds with the defaults on an NPU host (with transfer_to_npu): it narrows nothing."""
+    return g is not None and (g.get("on_path") or {}).get("transfer_to_npu") == "on"
+
+
 def _no_way_around(g: dict) -> bool:
     """A guard that neither has a working alternative nor keeps the code off an NPU host's path."""
     return not g.get("fallback") and (g.get("on_path") or {}).get("transfer_to_npu") != "off"
@@ -2163,11 +2185,15 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
                              or all((g.get("on_path") or {}).get("transfer_to_npu") == "off" for g in inh)):
                     guard = dict(inh[0])
             if ep_guards is not None and not _off(guard) and f.severity in EVIDENCE_SEVERITIES:
+                for ep in [ep for _d, ep in best[UNKNOWN]]:
+                    own = reach.per_ep[ep.id].unknown_guard.get(fn)
+                    if own is not None and (not _narrower(guard, None) or _holds(guard) or _off(own)):
+                        ep_guards.setdefault(ep.id, {})[finding_key(f)] = dict(own)
                 for _d, ep in eps:
                     own = reach.per_ep[ep.id].inherited.get(fn)
                     # the program's own path: a guard that keeps it off the path decides over the finding's own
-                    # test; any other only where the finding has none
-                    if own is not None and (guard is None or _off(own)):
+                    # test; any other only where the finding has none or one that holds by default
+                    if own is not None and (not _narrower(guard, None) or _holds(guard) or _off(own)):
                         ep_guards.setdefault(ep.id, {})[finding_key(f)] = dict(own)
         elif best[UNKNOWN]:
             eps = sorted((ep for _d, ep in best[UNKNOWN]), key=lambda ep: (ep.role != "product", ep.id))

@@ -521,3 +521,63 @@ def test_invalid_a_plain_project_falls_back_likewise(tmp_path, kb):
     rep = run_script([tmp_path], kb)
     imp = next(f for f in rep["findings"] if f["api"].startswith("apex"))
     assert imp["severity"] in ("advice", "info")
+
+
+# ---------------------------------------------------------------- unknown code of a module imported under a guard
+
+def _optional_engine_project(guarded: bool) -> dict:
+    imp = ("""
+            try:
+                from .mega import MegaEngine
+            except ImportError:
+                MegaEngine = None
+    """ if guarded else """
+            from .mega import MegaEngine
+    """)
+    return {
+        "engines/__init__.py": imp,
+        "engines/registry.py": """
+            ENGINES = {}
+
+
+            def register(cls):
+                ENGINES[cls.__name__] = cls
+                return cls
+        """,
+        "engines/mega.py": """
+            from engines.registry import register
+
+
+            @register
+            class MegaEngine:
+                def run(self):
+                    from megatron.core import parallel_state
+
+                    return parallel_state.get_tensor_model_parallel_rank()
+        """,
+        "mega_tool.py": """
+            from engines.mega import MegaEngine
+
+            if __name__ == "__main__":
+                MegaEngine().run()
+        """,
+        "train.py": """
+            import engines
+
+            if __name__ == "__main__":
+                print(engines)
+        """,
+    }
+
+
+def test_valid_unknown_code_of_a_guarded_import_keeps_the_guard_for_that_program(tmp_path, kb):
+    write_files(tmp_path, _optional_engine_project(guarded=True))
+    rep = run_script([tmp_path], kb)
+    assert any("megatron" in d for d in _drivers(rep, "mega_tool.py"))
+    assert not any("megatron" in d for d in _drivers(rep, "train.py"))
+
+
+def test_invalid_unknown_code_of_a_plain_import_counts_where_another_program_runs_it(tmp_path, kb):
+    write_files(tmp_path, _optional_engine_project(guarded=False))
+    rep = run_script([tmp_path], kb)
+    assert any("megatron" in d for d in _drivers(rep, "train.py"))

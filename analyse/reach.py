@@ -27,7 +27,12 @@ From each entry point the walk follows, on the static call graph of
   ``compose(config_name=args.config)``) builds the targets of the configs the project ships under
   Hydra's search path (the finding's reach ``reason`` names the shipped file);
 * a live class's instance methods run; its static and class methods only where
-  code names them.
+  code names them; a method only the class's own code calls, each time under
+  an option, runs through those calls;
+* what code only keeps runs where it is used: the references a module-level
+  binding's constructor call holds (``spec = Spec(module=Layer)``) where
+  reached code reads the binding, those of a return expression where a call
+  takes the result (the ``<result>`` nodes; ``callgraph.ModuleSummary.kept_refs``).
 
 Each entry point also says how many calls of the code it reaches cannot be
 followed (:meth:`Reach.unresolved`: computed ``getattr``, ``eval``, a container

@@ -199,6 +199,17 @@ class ModuleSummary:
     # value that needs none of them (a literal, a parameter, an outside object); ``None`` values and
     # ``self.<other>`` values are left out / followed (analyse.library: a call into the attribute needs one of them)
     held: Dict[str, List[Tuple[Tuple[str, ...], ...]]] = field(default_factory=dict)
+    # script mode (analyse.reach): references handed to calls whose value is kept for later rather than used where
+    # it is made -- in the value of a module-level binding (keeper "<module path>.NAME", run where code reads NAME) or
+    # in a function's return expression (keeper "<function>" + RESULT_MARK, run where a caller takes the result):
+    # (keeper, line, kind, a, b); and index in calls -> keeper, for a call made there (its callee runs, what the
+    # callee hands back is kept)
+    kept_refs: List[Tuple[str, int, str, str, str]] = field(default_factory=list)
+    kept_calls: Dict[int, str] = field(default_factory=dict)
+    # script mode: index in calls -> the guard (a dict, analyse.guards.Guard.to_dict) of the binding that makes a
+    # local one of several classes (``if use_fsdp: DP = FSDP`` / ``else: DP = DDP``, then ``DP(...)``): the call
+    # builds that class only where the binding's guard holds
+    alt_guards: Dict[int, dict] = field(default_factory=dict)
     # per-module facts for entry points and reach (analyse.reach.module_facts), made with the summary
     reach: Dict[str, object] = field(default_factory=dict)
     # function -> what it builds or loads of compiled code (BUILD_CUDA / BUILD_CPP / BUILD_NPU)
@@ -462,6 +473,33 @@ def _class_names(func, r: Resolver) -> List[str]:
                 return []
             if vq not in out:
                 out.append(vq)
+    return out
+
+
+def _binding_guards(func: nodes.Name, r: Resolver) -> Dict[str, Optional[dict]]:
+    """Script mode: class -> the guard (as a dict) of the binding that makes the local *func* that class (None for
+    a class bound unguarded somewhere); see :attr:`ModuleSummary.alt_guards`."""
+    out: Dict[str, Optional[dict]] = {}
+    try:
+        defs = own_bindings(func, func.name)
+    except Exception:
+        return out
+    memo = tree_memo(func.root())
+    for d in defs:
+        value = r.assigned_value(d) if isinstance(d, nodes.AssignName) else None
+        vals = [value.body, value.orelse] if isinstance(value, nodes.IfExp) else [value]
+        for v in vals:
+            vq = r.qualname(v) if isinstance(v, (nodes.Name, nodes.Attribute)) else None
+            if not vq:
+                continue
+            g = guard_of(v, memo)
+            gd = g.to_dict() if g is not None else None
+            if gd is not None:
+                gd["path"] = func.root().file or ""
+            if vq in out and (out[vq] is None or gd is None):
+                out[vq] = None
+            elif vq not in out:
+                out[vq] = gd
     return out
 
 
@@ -1224,18 +1262,21 @@ def _record_list_read(s: "ModuleSummary", node: nodes.Attribute, here) -> None:
 
 
 def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: Resolver,
-                     is_package: bool = False, n_lines: int = 0, guards: bool = True) -> ModuleSummary:
+                     is_package: bool = False, n_lines: int = 0, guards: bool = True,
+                     kept: bool = False) -> ModuleSummary:
     """Reduce one parsed module to what the call graph needs.
 
     *guards* False leaves :attr:`ModuleSummary.guards` empty: the conditions of the call edges are read by the
     library statuses only (:meth:`CallGraph.guarded_edges`, :attr:`CallGraph.ext_calls`); script mode's reach
     keeps its own guards (:func:`analyse.reach.module_facts`), and building one per call was a tenth of a
-    script run."""
+    script run. *kept* (script mode) records what a module-level binding or a return expression keeps
+    (:attr:`ModuleSummary.kept_refs`) apart from the calls."""
     r = resolver
     s = ModuleSummary(modname=modname, relpath=relpath, is_package=is_package,
                       n_lines=n_lines or (tree.tolineno or 1))
     s.functions[s.module_fn] = (1, max(1, s.n_lines))
     s.__dict__["_guards_on"] = guards
+    s.__dict__["_kept_on"] = kept
 
     # ---- module level: bindings, star imports, __all__, ext modules
     alt_defs: Dict[str, List[Tuple[str, object]]] = {}
@@ -1464,6 +1505,12 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
             caller, cls, selfname, clsname = here
             before = len(s.calls)
             _record_call(s, r, node, caller, cls, selfname, clsname)
+            if len(s.calls) > before and s.__dict__.get("_kept_on"):
+                keeper = _keeper(node, caller, s)
+                if keeper is not None:
+                    for i in range(before, len(s.calls)):
+                        if s.calls[i][2] != K_REF:
+                            s.kept_calls[i] = keeper
             if len(s.calls) > before:
                 info = _passed(node)
                 for i in range(before, len(s.calls)):
@@ -1523,6 +1570,7 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
     s.__dict__.pop("_containers_read", None)   # _container_of's memo: not part of the summary
     s.__dict__.pop("_attr_candidates", None)
     s.__dict__.pop("_guards_on", None)
+    s.__dict__.pop("_kept_on", None)
     return s
 
 
@@ -2082,6 +2130,11 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
                if isinstance(d, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef))]
         if len(top) == 1 and func.scope() is not func.root() and func.name not in func.scope().locals:
             q = top[0].qname()
+    if q is None and isinstance(func, nodes.Name) and s.__dict__.get("_kept_on"):
+        # script mode: a parameter whose default is a project class or function (`def config_from_args(args,
+        # config_cls=GPTConfig): return config_cls(**kw)`): with the defaults the call runs that default (a caller
+        # that passes another hands it over as a reference of its own)
+        q = _param_default_callable(func, r)
     if q is None and isinstance(func, nodes.Name) and cls and clsname and func.name == clsname:
         # `cls(...)` in a classmethod builds the class it is called on (`Model.from_pretrained(...)`)
         q = cls
@@ -2093,12 +2146,15 @@ def _record_call(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, c
         cands = _class_names(func, r)
         if len(cands) > 1:
             conds = _binding_conditions(s, r, func) if s.__dict__.get("_guards_on") else {}
+            held = _binding_guards(func, r) if s.__dict__.get("_kept_on") else {}
             for c in cands:
                 cond = conds.get(c)
                 if cond == UNREACHABLE:
                     continue   # `if x.is_cuda: fn = fused else: fn = plain`: an NPU binds the other one
                 if cond:
                     s.guards[len(s.calls)] = cond
+                if held.get(c) is not None:
+                    s.alt_guards[len(s.calls)] = held[c]
                 add((caller, line, K_NAME, c, ""))
             _arg_refs(s, r, call, caller, cls, selfname, clsname)
             return
@@ -2376,6 +2432,94 @@ def _may_look_up(func) -> bool:
     return False
 
 
+RESULT_MARK = "<result>"
+_STORING_METHODS = frozenset(("append", "extend", "insert", "add"))
+PARTIAL_LEAVES = ("partial", "partialmethod")
+
+
+def _keeper(call: nodes.Call, caller: str, s: ModuleSummary) -> Optional[str]:
+    """Where the value of *call* is kept, when it is kept rather than used where it is made: the binding of a
+    module-level assignment whose value holds the call (``hybrid_spec = ModuleSpec(...)``, outside the main block):
+    "<module>.NAME"; a function's return expression: "<function>.<result>". None for any other place (a statement of
+    its own, a test, an assignment to a local, an argument of a call made for its effect)."""
+    cur, parent = call, call.parent
+    while parent is not None:
+        t = type(parent)
+        if t is nodes.Return:
+            if caller.endswith(PSEUDO_FNS) or caller not in s.functions:
+                return None
+            return f"{caller}.{RESULT_MARK}"
+        if t in (nodes.Assign, nodes.AnnAssign):
+            targets = parent.targets if t is nodes.Assign else [parent.target]
+            if parent.value is not cur or len(targets) != 1 or not isinstance(targets[0], nodes.AssignName):
+                return None
+            if caller != s.module_fn:
+                # a local the function only hands back (``experts = partial(MLP, ...)`` ... ``return
+                # Spec(experts=experts)``): kept with the result
+                return f"{caller}.{RESULT_MARK}" if _only_returned(targets[0], parent) else None
+            holder = parent.parent
+            while isinstance(holder, (nodes.If, nodes.Try)) and not is_main_guard(holder):
+                holder = holder.parent
+            if not isinstance(holder, nodes.Module):
+                return None
+            return f"{s.modname}.{targets[0].name}"
+        if parent.is_statement or isinstance(parent, (nodes.Lambda, nodes.Comprehension, nodes.ListComp,
+                                                      nodes.DictComp, nodes.SetComp, nodes.GeneratorExp)):
+            return None
+        cur, parent = parent, parent.parent
+    return None
+
+
+def _param_default_callable(name: nodes.Name, r: Resolver) -> Optional[str]:
+    """The qualified name of the default of the enclosing function's parameter *name* when that default is a name
+    (``config_cls=GPTConfig``) and the function never rebinds the parameter; None otherwise."""
+    fn = name.scope()
+    if not isinstance(fn, (nodes.FunctionDef, nodes.AsyncFunctionDef)) or fn.args is None:
+        return None
+    args = fn.args
+    pos = list(args.posonlyargs or []) + list(args.args or [])
+    defaults = list(args.defaults or [])
+    default = None
+    for i, a in enumerate(pos):
+        if a.name == name.name:
+            off = len(pos) - len(defaults)
+            default = defaults[i - off] if i >= off else None
+            break
+    else:
+        for a, d in zip(args.kwonlyargs or [], args.kw_defaults or []):
+            if a.name == name.name:
+                default = d
+                break
+    if not isinstance(default, (nodes.Name, nodes.Attribute)) or len(fn.locals.get(name.name, ())) != 1:
+        return None
+    return r.qualname(default)
+
+
+def _only_returned(target: nodes.AssignName, assign) -> bool:
+    """The local *target* (bound once, by *assign*, in a function) is read only inside the function's return
+    expressions, or handed to a constructor there (a class by Python's naming convention, or functools.partial)."""
+    fn = assign.scope()
+    if not isinstance(fn, (nodes.FunctionDef, nodes.AsyncFunctionDef)) or len(fn.locals.get(target.name, ())) != 1:
+        return False
+    reads = [n for n in fn.nodes_of_class(nodes.Name) if n.name == target.name]
+    if not reads:
+        return False
+    for n in reads:
+        cur = n.parent
+        while cur is not None and cur is not fn and not cur.is_statement:
+            cur = cur.parent
+        if not isinstance(cur, nodes.Return) or n.scope() is not fn:
+            return False
+    return True
+
+
+# builtins that call none of their arguments (nor the entries of a container they are handed): type tests and
+# conversions
+_INERT_BUILTINS = frozenset(("isinstance", "issubclass", "tuple", "list", "set", "frozenset", "len", "sorted",
+                             "reversed", "iter", "enumerate", "zip", "print", "repr", "str", "id", "hash", "type",
+                             "hasattr", "callable", "vars", "dir"))
+
+
 def _arg_refs(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, cls: Optional[str],
               selfname: Optional[str], clsname: Optional[str]) -> None:
     add = s.calls.append
@@ -2384,6 +2528,41 @@ def _arg_refs(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, cls:
     leaf = func.attrname if isinstance(func, nodes.Attribute) else getattr(func, "name", "") or ""
     if leaf.startswith(("register", "_register")) or leaf.endswith(("_hook", "_hooks")):
         return
+    if leaf in _INERT_BUILTINS and isinstance(func, nodes.Name) and r.qualname(func) == f"builtins.{leaf}":
+        # a type test or a conversion (``isinstance(m, (Linear, Conv))``, ``tuple(types)``) calls nothing it is
+        # handed: a class named there is tested against, not built
+        return
+    if leaf in _STORING_METHODS and isinstance(func, nodes.Attribute) and isinstance(func.expr, nodes.Name) \
+            and func.expr.name not in (selfname, clsname) and func.expr.name in func.scope().locals:
+        # a local list of types grown for a type test (``types.extend([TELinear, TENorm])``): the classes are kept in
+        # it, not built; callables of another kind handed to it stay references
+        first = len(s.calls)
+        _arg_refs_of(s, r, call, caller, cls, selfname, clsname, line)
+        s.calls[first:] = [c for c in s.calls[first:] if c[2] != K_REF or not c[3].rpartition(".")[2][:1].isupper()]
+        return
+    if isinstance(call.parent, nodes.Decorators) and isinstance(call.parent.parent, (nodes.FunctionDef, nodes.ClassDef)):
+        # what a decorator factory is handed (``@copy_signature(other)``, ``@retry(on_error=handler)``) runs, if at
+        # all, when the decorated function does: the wrapper holds it; defining the function runs none of it
+        caller = call.parent.parent.qname()
+    first = len(s.calls)
+    _arg_refs_of(s, r, call, caller, cls, selfname, clsname, line)
+    if len(s.calls) > first and s.__dict__.get("_kept_on"):
+        keeper = _keeper(call, caller, s)
+        if keeper is not None:
+            # handed to a call whose value is kept (``spec = ModuleSpec(module=MambaMixer)`` at module level, ``return
+            # partial(MLP, linear=ColumnLinear)``): the references run where the kept value is used. A constructor (a
+            # class by Python's naming convention, or functools.partial) keeps whatever it is handed; another call
+            # there keeps the classes it is handed (``spec = make_layer_spec(TELinear)``), which it has no instance of
+            keeps_all = leaf[:1].isupper() or leaf in PARTIAL_LEAVES
+            moved = [c for c in s.calls[first:] if keeps_all or c[3].rpartition(".")[2][:1].isupper()]
+            if moved:
+                s.kept_refs.extend((keeper,) + tuple(c[1:]) for c in moved)
+                s.calls[first:] = [c for c in s.calls[first:] if c not in moved]
+
+
+def _arg_refs_of(s: ModuleSummary, r: Resolver, call: nodes.Call, caller: str, cls: Optional[str],
+                 selfname: Optional[str], clsname: Optional[str], line: int) -> None:
+    add = s.calls.append
     _container_args(s, r, call, caller)
     for a in list(call.args) + [k.value for k in (call.keywords or ())]:
         if isinstance(a, (nodes.Name, nodes.Attribute)):

@@ -365,8 +365,22 @@ def _needs_gpu_only(body) -> bool:
                   st.nodes_of_class((nodes.Import, nodes.ImportFrom))):
             names = [m for m, _as in n.names] if isinstance(n, nodes.Import) else \
                 ([n.modname] if n.modname and not n.level else [])
-            if any(gpu_only_module(m) for m in names) and not _import_caught_within(n, st):
+            if any(gpu_only_module(m) for m in names) and not _import_caught_within(n, st) \
+                    and not _type_checking_block(n, st):
                 return True
+    return False
+
+
+def _type_checking_block(node, top) -> bool:
+    """*node* sits in the body of an ``if TYPE_CHECKING:`` (``typing.TYPE_CHECKING``) at or below *top*: it never
+    runs (only a type checker reads it)."""
+    cur, parent = node, node.parent
+    while parent is not None:
+        if isinstance(parent, nodes.If) and cur in parent.body and _leaf(parent.test) == "TYPE_CHECKING":
+            return True
+        if cur is top:
+            break
+        cur, parent = parent, parent.parent
     return False
 
 
@@ -1110,11 +1124,19 @@ def _if_guard(ifnode, in_body: bool) -> Optional[Guard]:
                  npu_fallback=fallback and _off_without_transfer(ifnode.test, in_body))
 
 
-def _bool_flag_test(test) -> bool:
+def _bool_flag_test(test, depth: int = 0) -> bool:
     """*test* is ``flag`` or ``not flag`` for a parameter of the enclosing function whose default is a bool literal
-    (``def segments(path, quick=True)``): a switch the caller sets, not data it passes."""
+    (``def segments(path, quick=True)``): a switch the caller sets, not data it passes. So is a combination of such
+    tests with ``and`` / ``or`` and a comparison of the flag with None or a bool (``use_te is not None and use_te``,
+    ``fused is True``): every name it reads is such a switch."""
     while isinstance(test, nodes.UnaryOp) and test.op == "not":
         test = test.operand
+    if isinstance(test, nodes.BoolOp) and depth < 4:
+        return all(_bool_flag_test(v, depth + 1) for v in test.values)
+    if isinstance(test, nodes.Compare) and len(test.ops) == 1 and test.ops[0][0] in ("is", "is not", "==", "!=") \
+            and isinstance(test.ops[0][1], nodes.Const) and (test.ops[0][1].value is None
+                                                            or isinstance(test.ops[0][1].value, bool)):
+        test = test.left
     if not isinstance(test, nodes.Name):
         return False
     is_param, default = _param_default(test.name, test)

@@ -103,7 +103,9 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
     reach = Reach(graph, result.sources, eps) if graph is not None and eps else None
     ep_paths: dict = {}
     ep_unknown: dict = {}
-    findings, members = annotate(findings, reach, eps, roles, ep_paths=ep_paths, ep_unknown=ep_unknown)
+    ep_guards: dict = {}
+    findings, members = annotate(findings, reach, eps, roles, ep_paths=ep_paths, ep_unknown=ep_unknown,
+                                 ep_guards=ep_guards)
     ep_unresolved = {ep.id: reach.unresolved(ep.id) for ep in eps} if reach is not None else None
     cpu_fallback = list(result.project.store.get("cpu_fallback") or [])
     # the call graph, the summaries and the sources are done with: the memory they hold (about 4 KB a file) serves
@@ -125,6 +127,7 @@ def run_script(inputs: Sequence[Path], kb, *, with_thirdparty: Sequence[str] = (
         ep_members=members,
         ep_paths=ep_paths,
         ep_unknown=ep_unknown,
+        ep_guards=ep_guards,
         ep_unresolved=ep_unresolved,
         roles=roles,
         policy=policy,

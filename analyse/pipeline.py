@@ -403,7 +403,12 @@ class _Worker:
 
     def set_context(self, index: ProjectIndex, prescans: Sequence[Prescan]) -> None:
         self.project.index = index
-        configure_conditions(index.option_defaults, self.project.mode, gpu_only=_gpu_only_modules(self.kb),
+        # a GPU-only library the project is itself (Megatron-LM's own `megatron` package) is the project's code there:
+        # its modules are read, not judged by the knowledge entry
+        gpu_only = _gpu_only_modules(self.kb)
+        if self.project.mode == "script":
+            gpu_only = tuple(m for m in gpu_only if not index.has_root(m.partition(".")[0]))
+        configure_conditions(index.option_defaults, self.project.mode, gpu_only=gpu_only,
                              torch_api=self.kb.documented_names(), config_keys=index.config_keys,
                              config_by_module=index.config_by_module,
                              import_helpers=index.helpers_by_leaf(),
@@ -434,7 +439,8 @@ class _Worker:
             try:
                 # script mode reads no call-edge conditions (only the library statuses do)
                 out.summary = summarise_module(sf.tree, sf.modname, sf.relpath, resolver, sf.is_package_init,
-                                               len(sf.lines), guards=self.project.mode != "script")
+                                               len(sf.lines), guards=self.project.mode != "script",
+                                               kept=self.project.mode == "script")
             except MemoryError:   # not one file's problem: the run cannot go on (exit 3)
                 raise
             except Exception as exc:
@@ -540,7 +546,13 @@ def _merge_index(prescans: Iterable[Prescan]) -> ProjectIndex:
             src = handed.get(src)
             if src is None:
                 break
-    index.option_defaults = merge_options(pre.options for pre in prescans if pre.error is None)
+    # a test's own settings (a test dataclass with `transformer_impl: str = "local"`) are no default of the programs
+    # the project runs; a project made only of tests keeps them
+    from analyse.roles import role_of
+
+    usable = [pre for pre in prescans if pre.error is None]
+    product = [pre for pre in usable if role_of(pre.relpath) != "test"]
+    index.option_defaults = merge_options(pre.options for pre in (product or usable))
     return index
 
 

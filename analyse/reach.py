@@ -27,7 +27,12 @@ From each entry point the walk follows, on the static call graph of
   ``compose(config_name=args.config)``) builds the targets of the configs the project ships under
   Hydra's search path (the finding's reach ``reason`` names the shipped file);
 * a live class's instance methods run; its static and class methods only where
-  code names them.
+  code names them; a method only the class's own code calls, each time under
+  an option, runs through those calls;
+* what code only keeps runs where it is used: the references a module-level
+  binding's constructor call holds (``spec = Spec(module=Layer)``) where
+  reached code reads the binding, those of a return expression where a call
+  takes the result (the ``<result>`` nodes; ``callgraph.ModuleSummary.kept_refs``).
 
 Each entry point also says how many calls of the code it reaches cannot be
 followed (:meth:`Reach.unresolved`: computed ``getattr``, ``eval``, a container
@@ -66,13 +71,14 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import deque
+from itertools import chain
 from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypedDict
 
 from astroid import nodes
 
-from analyse.callgraph import (K_INST, K_LOOKUP, K_RESULT, K_METHOD, METH_SEP, K_NAME, K_REF, K_SELF, MAIN_FN, MODULE_FN, PSEUDO_FNS, FunctionLocator, ModuleSummary,
-                               build_graph)
+from analyse.callgraph import (K_INST, K_LOOKUP, K_RESULT, K_METHOD, METH_SEP, K_NAME, K_REF, K_SELF, MAIN_FN, MODULE_FN, PSEUDO_FNS, RESULT_MARK,
+                               FunctionLocator, ModuleSummary, build_graph)
 from analyse.findings import evolve
 from analyse.guards import guard_of, tree_memo
 from analyse.resolve import dynamic_import
@@ -452,6 +458,128 @@ def config_targets(folder: str, rel: str, root: str) -> List[Tuple[str, str]]:
     return out
 
 
+def _binding_reads(tree: nodes.Module, modname: str, is_package: bool, gd) -> List[Tuple[str, int, str, object]]:
+    """(function, line, qualified name, guard) of the reads of names that may be module-level bindings holding kept
+    values: the module's own names bound at module level to a call's value, and names imported with ``from m import
+    name``; a name called directly (``name(...)``) is a call, not a read of data. One per function and name."""
+    own: Set[str] = set()
+    for st in tree.body:
+        stmts = [st] if not isinstance(st, (nodes.If, nodes.Try)) or is_main_guard(st) else list(st.get_children())
+        for x in stmts:
+            if isinstance(x, (nodes.Assign, nodes.AnnAssign)) and isinstance(x.value, nodes.Call):
+                tgts = x.targets if isinstance(x, nodes.Assign) else [x.target]
+                if len(tgts) == 1 and isinstance(tgts[0], nodes.AssignName):
+                    own.add(tgts[0].name)
+    imported: Set[str] = set()
+    for imp in nodes_of(tree, nodes.ImportFrom):
+        for n, alias in imp.names:
+            if n != "*":
+                imported.add(alias or n)
+    names = own | imported
+    if not names:
+        return []
+    out: List[Tuple[str, int, str, object]] = []
+    seen: Set[Tuple[str, str]] = set()
+    for n in nodes_of(tree, nodes.Name):
+        if n.name not in names:
+            continue
+        parent = n.parent
+        if isinstance(parent, nodes.Call) and parent.func is n:
+            continue
+        try:
+            _scope, stmts = n.lookup(n.name)
+        except Exception:   # astroid's lookup on an odd tree: no read
+            continue
+        if len(stmts) != 1:
+            continue
+        d = stmts[0]
+        q = None
+        if isinstance(d, nodes.ImportFrom):
+            base = _absolute(modname, is_package, d.modname, d.level)
+            real = next((orig for orig, alias in d.names if (alias or orig) == n.name), None)
+            q = f"{base}.{real}" if base and real else None
+        elif isinstance(d, nodes.AssignName) and n.name in own and d.scope() is tree:
+            q = f"{modname}.{n.name}"
+        if q is None:
+            continue
+        if isinstance(parent, (nodes.Assign, nodes.AnnAssign)) and parent.value is n \
+                and isinstance(parent.scope(), nodes.Module):
+            continue   # a module-level alias (`old_spec = spec`): its own readers resolve through the binding
+        fn = _scope_fn(n, modname)
+        if fn.endswith(MODULE_FN):
+            fn = _kept_by(n, modname) or fn
+        if (fn, q) in seen:
+            continue
+        seen.add((fn, q))
+        out.append((fn, n.lineno or 1, q, gd(n)))
+    return out
+
+
+def _kept_by(node, modname: str) -> Optional[str]:
+    """The module-level binding that keeps *node* (a name handed to a constructor in the binding's value:
+    ``spec = ModuleSpec(mlp=moe)`` keeps ``moe``): "<module>.NAME", None elsewhere (as
+    :func:`analyse.callgraph._keeper` reads the references the binding keeps)."""
+    cur, parent = node, node.parent
+    while (isinstance(parent, nodes.Attribute) and parent.expr is cur) \
+            or (isinstance(parent, nodes.Subscript) and parent.value is cur):
+        cur, parent = parent, parent.parent   # `spec.submodules.mlp` hands on a part of the kept value
+    if isinstance(parent, nodes.Keyword):
+        parent = parent.parent
+    if not isinstance(parent, nodes.Call) or parent.func is cur:
+        return None
+    func = parent.func
+    leaf = func.attrname if isinstance(func, nodes.Attribute) else func.name if isinstance(func, nodes.Name) else ""
+    if not (leaf[:1].isupper() or leaf in ("partial", "partialmethod")):
+        return None   # handed to a function at import time (`model = build(spec)`): used there
+    cur, up = parent, parent.parent
+    while up is not None and not isinstance(up, (nodes.Assign, nodes.AnnAssign)):
+        if up.is_statement or isinstance(up, (nodes.Lambda, nodes.ComprehensionScope)):
+            return None
+        cur, up = up, up.parent
+    if up is None or up.value is not cur:
+        return None
+    targets = up.targets if isinstance(up, nodes.Assign) else [up.target]
+    if len(targets) != 1 or not isinstance(targets[0], nodes.AssignName):
+        return None
+    holder = up.parent
+    while isinstance(holder, (nodes.If, nodes.Try)) and not is_main_guard(holder):
+        holder = holder.parent
+    return f"{modname}.{targets[0].name}" if isinstance(holder, nodes.Module) else None
+
+
+def _runpy_target(call: nodes.Call, relpath: str) -> Optional[Tuple[str, bool, bool]]:
+    """``runpy.run_path(path, run_name="__main__")`` / ``runpy.run_module("pkg.mod", run_name="__main__")``: (the
+    file it runs, relative to the root, or the module's dotted name; True for a path; True when it runs as the
+    program, whose main block then runs), None for another call or a target that cannot be told."""
+    func = call.func
+    leaf = func.attrname if isinstance(func, nodes.Attribute) else func.name if isinstance(func, nodes.Name) else ""
+    if leaf not in ("run_path", "run_module") or not call.args:
+        return None
+    if isinstance(func, nodes.Attribute) and not (isinstance(func.expr, nodes.Name) and func.expr.name == "runpy"):
+        return None
+    if isinstance(func, nodes.Name):
+        defs = func.root().locals.get(leaf, ())
+        if not any(isinstance(d, nodes.ImportFrom) and d.modname == "runpy" for d in defs):
+            return None
+    run_name = next((k.value for k in call.keywords or () if k.arg == "run_name"), None)
+    if run_name is None and len(call.args) > 2:
+        run_name = call.args[2]
+    as_main = isinstance(run_name, nodes.Const) and run_name.value == "__main__"
+    if leaf == "run_module":
+        a = call.args[0]
+        if isinstance(a, nodes.Const) and isinstance(a.value, str) and all(p.isidentifier() for p in a.value.split(".")):
+            return a.value, False, as_main
+        return None
+    # a path is evaluated for the running file (``os.path.join(os.path.dirname(__file__), "train.py")``)
+    value = _path_value(call.args[0], relpath, 0)
+    if value is None or not value.endswith(".py"):
+        return None
+    value = posixpath.normpath(value)
+    if value.startswith("../") or value.startswith("/"):
+        return None
+    return value, True, as_main
+
+
 def _defines_tests(tree: nodes.Module) -> bool:
     """What a test runner collects: a module-level ``test*`` function or a class ``Test*`` / ``*TestCase``."""
     for st in tree.body:
@@ -538,6 +666,11 @@ class ModuleFacts(TypedDict):
     plain_decorated: List[str]   # decorated only by wrappers that register nothing
     served: List[str]   # functions the module's web application serves (routes, startup handlers)
     getattr: List[Tuple[str, str]]
+    # runpy: (function that runs it, line, the file (relative to the root) or module it runs, run as __main__?, guard)
+    runs: List[Tuple[str, int, str, bool, bool, _GuardDict]]
+    # reads of names that may be module-level bindings holding kept values (callgraph.ModuleSummary.kept_refs):
+    # (function that reads it, line, the name's qualified name where it is bound, guard); one per function and name
+    reads: List[Tuple[str, int, str, _GuardDict]]
     call_guards: Dict[int, List[Tuple[str, _GuardDict]]]
     # callers' arguments: line -> [(called name, ((keyword, flag value), ...))]; function -> {flag parameter: default}
     # (a flag value is a nested tuple that :meth:`Reach._evaluate` reads defensively)
@@ -580,6 +713,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
     decorated = []
     plain_decorated = []   # decorated only by wrappers that register nothing (a cache, a property, no_grad)
     dyn = []
+    runs: list = []
     calls: Dict[int, list] = {}
     flag_args: Dict[int, list] = {}
     flag_params: Dict[str, dict] = {}
@@ -627,6 +761,9 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
             lits = _string_arguments(n)
             if lits:
                 str_args.setdefault(n.lineno or 1, []).append((_func_leaf(n.func), lits))
+            ran = _runpy_target(n, relpath)
+            if ran is not None:
+                runs.append((_scope_fn(n, modname), n.lineno or 1, ran[0], ran[1], ran[2], gd(n)))
             if (isinstance(n.func, nodes.Name) and n.func.name == "getattr" and len(n.args) >= 2
                     and isinstance(n.args[0], nodes.Name) and not isinstance(n.args[1], nodes.Const)):
                 dyn.append((_scope_fn(n, modname), n.args[0].name))
@@ -648,6 +785,13 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
                 if isinstance(stmt, (nodes.Assign, nodes.AnnAssign)) and stmt.value is not None:
                     for ln in range(stmt.lineno or 0, (stmt.end_lineno or stmt.lineno or 0) + 1):
                         class_defaults[ln] = n.qname()
+                    v = stmt.value
+                    if isinstance(v, nodes.Const) and isinstance(v.value, str) and len(v.value) < 200 \
+                            and _DOTTED.fullmatch(v.value):
+                        # a config class naming the class that builds it by its path (`builder: ClassVar[str] =
+                        # "pkg.models.gpt.GPTModelBuilder"`, imported by name where it is used): its instances
+                        # build that class
+                        literal_targets.append((n.qname(), stmt.lineno or 1, v.value))
         if isinstance(n, (nodes.FunctionDef, nodes.AsyncFunctionDef, nodes.ClassDef)) and n.decorators:
             if isinstance(n.parent, nodes.Module):
                 decorated.append(n.qname())
@@ -656,6 +800,7 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
             hydra = _hydra_config(n)
             if hydra:
                 configs.append((n.qname(), n.lineno or 1, hydra))
+    reads = _binding_reads(tree, modname, is_package, gd)
     apps = web_app_names(tree)
     served = [st.qname() for st in tree.body if apps and isinstance(st, (nodes.FunctionDef, nodes.AsyncFunctionDef))
               and st.decorators and any(_served_by(d, apps) for d in st.decorators.nodes)]
@@ -676,6 +821,8 @@ def module_facts(tree: nodes.Module, modname: str, relpath: str, is_package: boo
         "decorated": decorated,
         "plain_decorated": plain_decorated,
         "getattr": dyn,
+        "runs": runs,
+        "reads": reads,
         "call_guards": {line: lst for line, lst in calls.items() if any(g is not None for _l, g in lst)},
         "flag_args": flag_args,
         "flag_params": flag_params,
@@ -799,6 +946,8 @@ class _EPReach:
     # unknown nodes whose only seed is a helper class the program never names (not a model a config could build):
     # a guess, which gives the program none of the work another program reaches there
     guessed: Set[str] = field(default_factory=set)
+    # unknown nodes whose seeds all come from modules the program imports only under a guard: that guard
+    unknown_guard: Dict[str, dict] = field(default_factory=dict)
     roots: Set[str] = field(default_factory=set)
     switched: Dict[str, str] = field(default_factory=dict)      # node -> the caller's argument that turned it on
 
@@ -859,8 +1008,19 @@ class Reach:
         (``use_kernel=True at path:line``); None otherwise."""
         if (g.get("on_path") or {}).get("transfer_to_npu") != "off":
             return None
-        m = _FLAG_TEST.fullmatch((g.get("condition") or "").strip())
+        text = (g.get("condition") or "").strip()
+        m = _FLAG_TEST.fullmatch(text)
         if m is None:
+            # a combination of tests of one flag parameter (`use_te is None or not use_te`): valued with what each
+            # reached call passes
+            test = _flag_combination(text)
+            params = self.flag_params.get(fn) or {}
+            if test is None or len(test[1]) != 1 or not test[1] <= set(params):
+                return None
+            name = next(iter(test[1]))
+            for value, where in self._passed(fn, name, reached, 0):
+                if value is not _UNREAD and _value_flag_test(test[0], {name: value}) is True:
+                    return f"{name}={value!r} from the call at {where}"
             return None
         want, name = not m.group(1), m.group(2)
         if name not in (self.flag_params.get(fn) or {}):
@@ -980,12 +1140,16 @@ class Reach:
         if old is None or g is None:
             out[target_fn] = (line, g)
 
-    def _edge(self, caller: str, callee: str, line: int, relpath: str, leaf: str = "") -> None:
+    def _edge(self, caller: str, callee: str, line: int, relpath: str, leaf: str = "", bound: Optional[dict] = None) -> None:
+        """An edge under the call's guard; *bound*: the guard of the binding that made the called local this callee
+        (``if use_fsdp: DP = FSDP``), which the call's own guard, when it has one, takes precedence over."""
         out = self.edges.setdefault(caller, {})
         old = out.get(callee)
         if old is not None and old[1] is None:
             return   # already reached by an unguarded call
         g = self._call_guard(relpath, line, leaf)
+        if g is None and bound is not None:
+            g = dict(bound, path=relpath)
         if old is None or g is None:
             out[callee] = (line, g)
 
@@ -1042,6 +1206,7 @@ class Reach:
         if SRC_LAYOUT in self._dir_prefix and not any(s.relpath == f"{SRC_LAYOUT}/__init__.py" for s in self.sg.summaries) \
                 and SRC_LAYOUT not in every_dir:
             every_dir.append(SRC_LAYOUT)
+        by_path = {su.relpath: su.modname for su in self.sg.summaries}
         # imports: importing a module runs its top level (and its parent packages')
         for summ in self.sg.summaries:
             facts = self.facts_by_path.get(summ.relpath) or {}
@@ -1051,6 +1216,14 @@ class Reach:
             if facts.get("served"):
                 self.served[summ.modname] = list(facts["served"])
             self.plain_decorated.update(facts.get("plain_decorated") or ())
+            for caller, line, target, is_path, as_main, guard in facts.get("runs") or ():
+                # runpy runs the target's top level, and its main block when it runs as the program
+                mod = by_path.get(target) if is_path else target if target in lk.modules else None
+                if mod is None or mod == summ.modname:
+                    continue
+                self._import_edge(caller, f"{mod}.{MODULE_FN}", line, summ.relpath, guard)
+                if as_main and f"{mod}.{MAIN_FN}" in lk.functions:
+                    self._import_edge(caller, f"{mod}.{MAIN_FN}", line, summ.relpath, guard)
             for caller, name in facts.get("getattr") or ():
                 target = summ.bindings.get(name)
                 if target in lk.modules or target in lk.classes:
@@ -1090,11 +1263,23 @@ class Reach:
         if rebased:
             lk._mro.clear()
             lk._subclasses = None
+        kept: Set[str] = set()
+        # methods called on the class's own instance (`self.m()`, `super().m()`) -> the guard of each such call; and
+        # what any other call or reference names
+        self_calls: Dict[str, List[Optional[dict]]] = {}
+        elsewhere: Set[str] = set()
+        results: List[Tuple[str, str, int, str, str]] = []
+        took: Set[str] = set()
         for s in self.sg.summaries:
             for q, info in s.classes.items():
                 self.classes_of.setdefault(s.modname, []).append(q)
             aliases = self.aliases.get(s.modname) or {}
-            for caller, line, kind, a, b in s.calls:
+            n_calls = len(s.calls)
+            kept_calls = getattr(s, "kept_calls", None) or {}
+            alt_guards = getattr(s, "alt_guards", None) or {}
+            for i, (caller, line, kind, a, b) in enumerate(chain(s.calls, getattr(s, "kept_refs", None) or ())):
+                if i >= n_calls:
+                    kept.add(caller)   # a reference a module-level binding or a return expression keeps
                 if aliases and kind in (K_NAME, K_REF, K_METHOD, K_INST, K_RESULT):
                     a = _unalias(a, aliases)
                 if kind == K_LOOKUP:
@@ -1120,9 +1305,18 @@ class Reach:
                 for c in callees:
                     if c and c in g and not (c == caller and kind == K_REF):
                         fresh = c not in self.edges.get(caller, {})
-                        self._edge(caller, c, line, s.relpath, leaf)
+                        self._edge(caller, c, line, s.relpath, leaf, bound=alt_guards.get(i) if i < n_calls else None)
+                        if kind in (K_SELF, "super") and i < n_calls:
+                            self_calls.setdefault(c, []).append(self._call_guard(s.relpath, line, leaf))
+                        else:
+                            elsewhere.add(c)
                         if kind != K_REF:
                             self.callers_of.setdefault(c, []).append((caller, line, s.relpath))
+                            if i < n_calls:
+                                # what the callee hands back goes to the caller, or to the binding / return
+                                # expression that keeps the call's value
+                                results.append((kept_calls.get(i, caller), f"{c}.{RESULT_MARK}", line, s.relpath, leaf))
+                                took.add(c)
                         owner = c.rpartition(".")[0]
                         if kind == K_SELF and c != found and owner != a and owner in lk.classes and a in lk.mro(owner)[1:]:
                             if fresh:
@@ -1154,7 +1348,7 @@ class Reach:
                     if k == "class":
                         cls = q
                 if cls is not None and cls != caller:
-                    self._edge(caller, cls, line, s.relpath, leaf)
+                    self._edge(caller, cls, line, s.relpath, leaf, bound=alt_guards.get(i) if i < n_calls else None)
                 if unknown and unknown.startswith("dynamic getattr on "):
                     self.dyn.setdefault(caller, []).append(unknown[len("dynamic getattr on "):])
                 elif unknown:
@@ -1162,6 +1356,25 @@ class Reach:
             for caller, line, expr in s.dynamic:
                 if (s.relpath, line) not in self._followed:
                     self.unresolved_at.setdefault(caller, []).append((s.relpath, line, expr))
+        # what bindings and return expressions keep (callgraph.ModuleSummary.kept_refs): a function's kept result
+        # runs where a call takes it (a function no project code calls hands it to whoever calls it: a framework),
+        # a module-level binding's value where code reads the binding
+        for src, res, line, relpath, leaf in results:
+            if res in kept:
+                self._edge(src, res, line, relpath, leaf)
+        for res in kept:
+            fn = res[: -len(RESULT_MARK) - 1] if res.endswith("." + RESULT_MARK) else None
+            if fn is not None and fn not in took:
+                self.edges.setdefault(fn, {}).setdefault(res, (lk.functions.get(fn, ("", 1))[1], None))
+        for summ in self.sg.summaries:
+            for reader, line, q, guard in (self.facts_by_path.get(summ.relpath) or {}).get("reads") or ():
+                key = self._kept_binding(q, kept)
+                if key is not None and key != reader:
+                    self._import_edge(reader, key, line, summ.relpath, guard)
+        self.kept = kept
+        # what kept values name (a module-level spec's classes): named by the project's code, built where the value
+        # is used; not a class a registry or a config may build out of sight
+        self.kept_named: Set[str] = {c for k in kept for c in self.edges.get(k, ())}
         # live classes: every instance method and project base class (a static or class method runs only where
         # code names it: building an instance does not call it). A private method (``_name``, not a dunder) that
         # project code calls runs through those calls and under their guards: by convention only the class's own
@@ -1176,6 +1389,13 @@ class Reach:
                 fq = f"{q}.{m}"
                 if fq in called and m.startswith("_") and not m.endswith("__"):
                     continue
+                if not m.startswith("__") and fq not in elsewhere and fq in self_calls \
+                        and all(_narrower(g, None) and (g.get("on_path") or {}).get("transfer_to_npu") != "on"
+                                for g in self_calls[fq]):
+                    # a method only the class's own code calls, each time under an option or a test that keeps it off
+                    # the default path (`if config.cuda_graph_impl == "local": self.create_graph_manager(config)`):
+                    # it runs through those calls and under their guards, not because an instance exists
+                    continue
                 if fq in lk.functions:
                     out.setdefault(fq, (info.line, None))
             for base in lk.mro(q)[1:]:
@@ -1186,6 +1406,24 @@ class Reach:
             parent = fq.rpartition(".")[0]
             if parent in lk.functions and not fq.endswith(MODULE_FN):
                 self.edges.setdefault(parent, {}).setdefault(fq, (fa, None))
+
+    def _kept_binding(self, q: str, kept: Set[str], depth: int = 0) -> Optional[str]:
+        """The module-level binding that keeps values (one of *kept*) which the read name *q* is, through
+        re-exports (``from .specs import spec`` in a package ``__init__``); None when it is none."""
+        lk = self.linker
+        if depth > 8:
+            return None
+        m = lk.module_prefix(q)
+        if m is None:
+            return None
+        first, _, tail = q[len(m) + 1:].partition(".")
+        key = f"{m}.{first}"
+        if key in kept:
+            return key
+        target = lk.modules[m].bindings.get(first)
+        if target is None or target == key:
+            return None
+        return self._kept_binding(target + (f".{tail}" if tail else ""), kept, depth + 1)
 
     def _launch_dirs(self) -> List[str]:
         """The folders the project's launch scripts put on PYTHONPATH (:func:`launch_path_dirs`), from the root."""
@@ -1341,10 +1579,15 @@ class Reach:
         (``if self.num_experts > 1: self.mlp = MoE(...)``). The calls are read once per run, on the first question."""
         built = self.__dict__.get("_built")
         if built is None:
+            from analyse.roles import role_of
+
             lk = self.linker
             built = {}
             memo: Dict[str, Optional[str]] = {}
+            guarded_only = self._self_called_under_guards()
             for su in self.sg.summaries:
+                if role_of(su.relpath) == "test":
+                    continue   # a test builds every class it tests: no program's way in
                 aliases = self.aliases.get(su.modname) or {}
                 for _caller, line, kind, a, _b in su.calls:
                     if kind != K_NAME:
@@ -1358,9 +1601,35 @@ class Reach:
                         memo[a] = q if k == "class" else None
                     q = memo[a]
                     if q is not None and built.get(q, True):
-                        built[q] = self._call_guard(su.relpath, line, a.rpartition(".")[2]) is not None
+                        built[q] = self._call_guard(su.relpath, line, a.rpartition(".")[2]) is not None \
+                            or (_caller.rpartition(".")[0] in lk.classes and _caller.rpartition(".")[2] in guarded_only)
             self._built = built
         return built.get(cls, False)
+
+    def _self_called_under_guards(self) -> Set[str]:
+        """Names of the methods that project code calls only on its own instance (``self.m()``, ``super().m()``),
+        each time under a guard that keeps the call off the default path or makes it a choice (``if
+        config.cuda_graph_impl == "local": self.create_graph_manager(config)``); read by name, over every class: a
+        call of that name anywhere else (``obj.m()``, ``m()``, a reference) keeps it out."""
+        out: Set[str] = set()
+        other: Set[str] = set()
+        for su in self.sg.summaries:
+            for _caller, line, kind, a, b in su.calls:
+                if kind in (K_SELF, "super"):
+                    leaf = b.partition("|")[0]
+                    if leaf in other or not leaf:
+                        continue
+                    g = self._call_guard(su.relpath, line, leaf)
+                    if g is None or (g.get("on_path") or {}).get("transfer_to_npu") == "on":
+                        other.add(leaf)
+                        out.discard(leaf)
+                    else:
+                        out.add(leaf)
+                else:
+                    leaf = b if kind == K_METHOD else a.rpartition(".")[2]
+                    other.add(leaf)
+                    out.discard(leaf)
+        return {m for m in out if not m.startswith("__")}
 
     def _constructed(self, called: str, found: str) -> Optional[str]:
         """``Sub.from_pretrained(...)`` where the classmethod (here or inherited) builds ``cls(...)``: the class
@@ -1457,9 +1726,11 @@ class Reach:
                 strong.append((n, c, line, g))
             else:
                 parent[c] = (n, line)
-                # the first guard on the path, unless a later one keeps the code off an NPU host's path where the
-                # first only makes it conditional (`if backend == "hf":` -> ... -> `if not is_zero3_enabled(): return`)
-                inherited[c] = inh if inh is not None and not (_off(g) and not _off(inh)) else g
+                # the first guard on the path, unless a later one narrows it: keeps the code off an NPU host's path
+                # where the first only makes it conditional (`if backend == "hf":` -> ... -> `if not
+                # is_zero3_enabled(): return`), or depends on a choice where the first holds with the defaults
+                # (`if runner is None:` -> ... -> `elif cfg.strategy == "megatron": import megatron_workers`)
+                inherited[c] = inh if inh is not None and not _narrower(g, inh) else g
                 q.append(c)
 
         def _waits(n: str, c: str, line: int, g: Optional[dict]) -> bool:
@@ -1498,7 +1769,7 @@ class Reach:
             for c, (line, _g) in edges.get(n, {}).items():
                 # below a guard with a way around, a call whose own guard keeps it off an NPU host's path (where the
                 # inherited one only makes it conditional) passes that guard on instead
-                g = _g if _off(_g) and not _off(inherited[n]) else inherited[n]
+                g = _g if _narrower(_g, inherited[n]) else inherited[n]
                 if c not in parent and not _waits(n, c, line, g):
                     parent[c] = (n, line)
                     inherited[c] = g
@@ -1531,18 +1802,21 @@ class Reach:
         lk = self.linker
         seeds: List[Tuple[str, str]] = []
         guessed_seeds: Set[Tuple[str, str]] = set()   # (node, reason) of the seeds that are guesses
+        seed_mod: Dict[Tuple[str, str], str] = {}       # a seed of an imported module -> that module's top level
         for n in list(parent):
             if n.endswith("." + MODULE_FN):
                 mod = n[: -len(MODULE_FN) - 1]
                 for cls in self.classes_of.get(mod, ()):
-                    if cls not in parent:
+                    if cls not in parent and cls not in self.kept_named:
                         seeds.append((cls, f"{cls} is defined in imported code ({mod}) but never named by "
                                            f"reached code: a registry, a config or dynamic dispatch may build it"))
+                        seed_mod[seeds[-1]] = n
                         if not self._buildable_by_config(cls):
                             guessed_seeds.add(seeds[-1])
                 for fq in self.decorated.get(mod, ()):
                     if fq not in parent:
                         seeds.append((fq, f"{fq} is decorated (possibly registered) in imported code ({mod})"))
+                        seed_mod[seeds[-1]] = n
                         if fq in self.plain_decorated:
                             guessed_seeds.add(seeds[-1])
                 if mod in self.loose:
@@ -1576,11 +1850,21 @@ class Reach:
         unknown = st.unknown
         # the seeds of a real call the analysis cannot follow spread first, so that code both reach is not a guess
         # (code that only may run may run any override: no class is waited for here)
+        # a class or decorated function of a module the program imports only under a guard (`try: from .megatron
+        # import Engine / except ImportError:`) may be built only where that import ran: under its guard
+        seed_guard: Dict[str, Optional[dict]] = {}
+        for seed in seeds:
+            node = seed[0]
+            g = inherited.get(seed_mod[seed]) if seed in seed_mod else None
+            seed_guard[node] = g if node not in seed_guard or seed_guard[node] == g else None
+        unknown_guard = st.unknown_guard
         for guess in (False, True):
             q = deque()
             for node, reason in seeds:
                 if ((node, reason) in guessed_seeds) is guess and node not in parent and node not in unknown:
                     unknown[node] = reason
+                    if seed_guard.get(node) is not None:
+                        unknown_guard[node] = seed_guard[node]
                     q.append(node)
             while q:
                 n = q.popleft()
@@ -1589,6 +1873,8 @@ class Reach:
                 for c in edges.get(n, {}):
                     if c not in parent and c not in unknown:
                         unknown[c] = unknown[n]
+                        if n in unknown_guard:
+                            unknown_guard[c] = unknown_guard[n]
                         q.append(c)
         return st
 
@@ -1696,6 +1982,64 @@ _PLAIN_BASE_NAMES = frozenset(("object", "ABC", "Exception", "BaseException", "R
 # how many values are kept
 _FLAG_TEST = re.compile(r"(not\s+)?([A-Za-z_][A-Za-z0-9_]*)")
 _STR_TEST = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*==\s*(?:'([^'\\]*)'|\"([^\"\\]*)\")")
+def _flag_combination(text: str):
+    """(expression, names) of a guard's condition text that only combines names with ``not`` / ``and`` / ``or`` and
+    compares them with None or a bool (``use_te is None or not use_te``); None for any other text."""
+    import ast
+
+    if not text or len(text) > 200:
+        return None
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    names: Set[str] = set()
+
+    def ok(n, depth: int) -> bool:
+        if depth > 8:
+            return False
+        if isinstance(n, ast.Name):
+            names.add(n.id)
+            return True
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
+            return ok(n.operand, depth + 1)
+        if isinstance(n, ast.BoolOp):
+            return all(ok(v, depth + 1) for v in n.values)
+        if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) \
+                and isinstance(n.comparators[0], ast.Constant) and (n.comparators[0].value is None
+                                                                     or isinstance(n.comparators[0].value, bool)):
+            return isinstance(n.left, ast.Name) and ok(n.left, depth + 1)
+        return False
+
+    return (tree, names) if ok(tree, 0) and names else None
+
+
+def _value_flag_test(n, values: Dict[str, object]) -> Optional[bool]:
+    """The value of a :func:`_flag_combination` expression with *values* for its names."""
+    import ast
+
+    if isinstance(n, ast.Name):
+        return bool(values[n.id]) if n.id in values else None
+    if isinstance(n, ast.UnaryOp):
+        v = _value_flag_test(n.operand, values)
+        return None if v is None else not v
+    if isinstance(n, ast.BoolOp):
+        vals = [_value_flag_test(v, values) for v in n.values]
+        if isinstance(n.op, ast.And):
+            return False if False in vals else None if None in vals else True
+        return True if True in vals else None if None in vals else False
+    if isinstance(n, ast.Compare):
+        if n.left.id not in values:
+            return None
+        left, right, op = values[n.left.id], n.comparators[0].value, n.ops[0]
+        if isinstance(op, ast.Is):
+            return left is right
+        if isinstance(op, ast.IsNot):
+            return left is not right
+        return (left == right) if isinstance(op, ast.Eq) else (left != right)
+    return None
+
+
 MAX_SWITCH_DEPTH = 4
 MAX_SWITCH_VALUES = 16
 _UNREAD = object()
@@ -1714,6 +2058,25 @@ def _off(g: Optional[dict]) -> bool:
     return g is not None and (g.get("on_path") or {}).get("transfer_to_npu") == "off"
 
 
+_PATH_RANK = {"on": 0, "conditional": 1, "off": 2}
+
+
+def _narrower(g: Optional[dict], than: Optional[dict]) -> bool:
+    """Guard *g* keeps its code off an NPU host's path more than guard *than* does (with transfer_to_npu): off
+    over conditional over on (a guard that holds with the defaults, which narrows nothing)."""
+    if g is None:
+        return False
+    rank = _PATH_RANK.get((g.get("on_path") or {}).get("transfer_to_npu"), 0)
+    if than is None:
+        return True
+    return rank > _PATH_RANK.get((than.get("on_path") or {}).get("transfer_to_npu"), 0)
+
+
+def _holds(g: Optional[dict]) -> bool:
+    """The guard holds with the defaults on an NPU host (with transfer_to_npu): it narrows nothing."""
+    return g is not None and (g.get("on_path") or {}).get("transfer_to_npu") == "on"
+
+
 def _no_way_around(g: dict) -> bool:
     """A guard that neither has a working alternative nor keeps the code off an NPU host's path."""
     return not g.get("fallback") and (g.get("on_path") or {}).get("transfer_to_npu") != "off"
@@ -1726,14 +2089,20 @@ def finding_key(f) -> Tuple[str, int, str, str]:
 
 def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence, roles=None,
              ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None,
-             ep_unknown: Optional[Dict[str, Set[tuple]]] = None):
+             ep_unknown: Optional[Dict[str, Set[tuple]]] = None,
+             ep_guards: Optional[Dict[str, Dict[tuple, dict]]] = None):
     """Findings with ``reach``, ``role`` and (inherited) ``guard``; and for each entry point id the
     indexes of the findings it reaches (entry-point, reachable or unknown). *ep_paths*, when given, is
     filled with each entry point's own chain to each blocker / manual / auto finding it reaches
     (entry point id -> :func:`finding_key` -> qualified names, the entry point's root first): the
     evidence of an entry point's verdict names a path that starts at that entry point. *ep_unknown*, when given,
     is filled with the :func:`finding_key` of each blocker / manual / auto finding an entry point reaches only
-    through calls the analysis could not follow (its own status ``unknown``, whatever another program's is)."""
+    through calls the analysis could not follow (its own status ``unknown``, whatever another program's is).
+    *ep_guards*, when given, is filled with the guard each entry point reaches a blocker / manual / auto finding
+    under where the finding itself has none, or where that guard keeps the code off the program's path (another
+    program reaches it unguarded): entry point id ->
+    :func:`finding_key` -> the guard inherited on that program's own path (``try: from .te import TELinear /
+    except ImportError:`` in one program, a plain call in another)."""
     from analyse.roles import role_of
 
     members: Dict[str, List[int]] = {ep.id: [] for ep in entry_points}
@@ -1820,6 +2189,17 @@ def annotate(findings: Sequence, reach: Optional[Reach], entry_points: Sequence,
                         and (guard is None or _no_way_around(guard)
                              or all((g.get("on_path") or {}).get("transfer_to_npu") == "off" for g in inh)):
                     guard = dict(inh[0])
+            if ep_guards is not None and not _off(guard) and f.severity in EVIDENCE_SEVERITIES:
+                for ep in [ep for _d, ep in best[UNKNOWN]]:
+                    own = reach.per_ep[ep.id].unknown_guard.get(fn)
+                    if own is not None and (not _narrower(guard, None) or _holds(guard) or _off(own)):
+                        ep_guards.setdefault(ep.id, {})[finding_key(f)] = dict(own)
+                for _d, ep in eps:
+                    own = reach.per_ep[ep.id].inherited.get(fn)
+                    # the program's own path: a guard that keeps it off the path decides over the finding's own
+                    # test; any other only where the finding has none or one that holds by default
+                    if own is not None and (not _narrower(guard, None) or _holds(guard) or _off(own)):
+                        ep_guards.setdefault(ep.id, {})[finding_key(f)] = dict(own)
         elif best[UNKNOWN]:
             eps = sorted((ep for _d, ep in best[UNKNOWN]), key=lambda ep: (ep.role != "product", ep.id))
             rs = {"status": UNKNOWN, "entry_points": [ep.id for ep in eps[:MAX_LISTED_ENTRY_POINTS]],

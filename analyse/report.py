@@ -441,8 +441,11 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
                    lines_analysed: int = 1, baselined: Sequence[int] = (),
                    ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None,
                    ep_unresolved: Optional[Dict[str, Tuple[int, List[dict]]]] = None,
-                   ep_unknown: Optional[Dict[str, set]] = None) -> dict:
-    """The verdict over *findings* (see above). *ep_unknown* (entry point id -> finding keys) holds what an entry
+                   ep_unknown: Optional[Dict[str, set]] = None,
+                   ep_guards: Optional[Dict[str, Dict[tuple, dict]]] = None) -> dict:
+    """The verdict over *findings* (see above). *ep_guards* (entry point id -> finding key -> guard) holds the guard an
+    entry point reaches a finding under where the finding has none of its own (another program reaches it
+    unguarded): the entry point counts it as that guard says. *ep_unknown* (entry point id -> finding keys) holds what an entry
     point reaches only through calls not followed: such a finding still counts when another program surely reaches
     it (its listed status ``reachable``; a config may build it here too), and the entry point's explanation says it
     is reached only through calls not followed when it does not count. Each entry point row gets ``unresolved_calls`` (and the first
@@ -457,9 +460,12 @@ def scoped_verdict(findings: Sequence[Finding], errors: Sequence[AnalysisError],
     ep_counted: Dict[str, List[int]] = {}
     for ep in eps:
         own_unknown = (ep_unknown or {}).get(ep.id) or ()
+        own_guards = (ep_guards or {}).get(ep.id) or {}
         idx = [i for i in ep_members.get(ep.id, ())
                if (findings[i].reach or {}).get("status", "unknown") in COUNTED_REACH
-               and not excused(findings[i]) and role_counts_for(findings[i], ep)]
+               and not excused(findings[i]) and role_counts_for(findings[i], ep)
+               and not (own_guards and _key(findings[i]) in own_guards
+                        and excused(evolve(findings[i], guard=own_guards[_key(findings[i])])))]
         ep_counted[ep.id] = idx
         fs = [findings[i] for i in idx]
         effort, b, m, a = grade_findings(fs)
@@ -876,7 +882,8 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
                  roles: Optional[Dict[str, str]] = None, policy=None,
                  ep_paths: Optional[Dict[str, Dict[tuple, List[str]]]] = None,
                  ep_unresolved: Optional[Dict[str, Tuple[int, List[dict]]]] = None,
-                 ep_unknown: Optional[Dict[str, set]] = None) -> dict:
+                 ep_unknown: Optional[Dict[str, set]] = None,
+                 ep_guards: Optional[Dict[str, Dict[tuple, dict]]] = None) -> dict:
     """The report object. *ep_unresolved*: entry point id -> (how many calls of the code it reaches the
     analysis could not follow, the first of them as ``{path, line, expression}``). *entry_points* (:class:`analyse.entrypoints.EntryPoint`) and *ep_members*
     (entry point id -> indexes into *findings* it reaches) scope the verdict; without them it covers
@@ -918,7 +925,7 @@ def build_report(*, mode: str, inputs: Iterable[str], torch_version: str, torch_
     findings, baselined, ep_members, extras = group_findings(findings, baselined, ep_members)
     scoped = scoped_verdict(findings, errors, files_analysed, entry_points or (), ep_members or {}, roles,
                             lines_analysed, baselined=[i for i, b in enumerate(baselined) if b], ep_paths=ep_paths,
-                            ep_unresolved=ep_unresolved, ep_unknown=ep_unknown)
+                            ep_unresolved=ep_unresolved, ep_unknown=ep_unknown, ep_guards=ep_guards)
     listed = [i for i, b in enumerate(baselined) if not b]
     rows = []
     for i in listed:

@@ -503,6 +503,14 @@ def value_of(node, depth: int = 0) -> Optional[_Val]:
                 if got is not None:
                     return got
             else:
+                bound = _single_assignment(root)
+                inner = _root_of(bound) if isinstance(bound, nodes.Attribute) else None
+                if inner is not None and (inner.name in _OPTION_ROOTS or inner.name == "self"
+                                          or _param_default(inner.name, inner)[0]):
+                    # `tcfg = config.transformer` then `tcfg.transformer_impl`: a part of the option object
+                    got = _option_name_value(node.attrname, "")
+                    if got is not None:
+                        return got
                 return _instance_attr_value(root, node.attrname, depth)
         elif _held_options(root):
             # self.cfg.x where the constructor keeps a parameter (self.cfg = cfg): the same option object

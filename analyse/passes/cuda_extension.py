@@ -365,6 +365,11 @@ class CudaExtensionPass(Pass):
         cands = []
         if isinstance(node, nodes.ImportFrom) and r.absolute_import(node.modname, node.level) == "torch.utils.cpp_extension":
             homes = [n for n, _as in node.names if f"torch.utils.cpp_extension.{n}" in _CUDA_HOME]
+            bound = {(_as or n) for n, _as in node.names if n in homes}
+            if homes and any(u.name in bound for u in nodes_of(ctx.tree, nodes.Name)):
+                # the module reads the name: each use is reported where it is made (and counted where that code
+                # runs); importing a path that is None on an Ascend host stops nothing
+                return None
             if homes:
                 return ctx.finding(R_TOOLCHAIN, node, f"torch.utils.cpp_extension.{homes[0]}",
                                    f"`{homes[0]}` points at the CUDA toolkit; it is None on an Ascend host.",

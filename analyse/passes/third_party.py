@@ -143,6 +143,28 @@ def _placeholder_fallback(defs, name: str) -> bool:
     return False
 
 
+_MOCKS = ("MagicMock", "Mock", "NonCallableMock", "NonCallableMagicMock")
+
+
+def _mock_placeholder(defs, name: str) -> bool:
+    """The except branch of the guarded import binds *name* to a mock object (``te = MagicMock()``, also under an
+    ``if`` there): the import then works without the library, and every use of the name runs the mock, not the
+    library, so no use has a fallback."""
+    for d in defs:
+        t = d.parent
+        while t is not None and not isinstance(t, (nodes.Try, nodes.Module, nodes.FunctionDef)):
+            t = t.parent
+        if not isinstance(t, nodes.Try):
+            continue
+        for h in t.handlers:
+            for st in h.nodes_of_class(nodes.Assign):
+                if any(isinstance(x, nodes.AssignName) and x.name == name for x in st.targets):
+                    v = st.value
+                    return isinstance(v, nodes.Call) and isinstance(v.func, (nodes.Name, nodes.Attribute)) \
+                        and (v.func.name if isinstance(v.func, nodes.Name) else v.func.attrname) in _MOCKS
+    return False
+
+
 def _runs_only_after_import(node, defs) -> bool:
     """*node* sits in the body or the ``else`` of the ``try`` that holds its guarded import (one of *defs*):
     an import that fails jumps to the handler, so on an Ascend host this line never runs
@@ -253,6 +275,7 @@ UNBOUND = "unbound-after-failure"       # library mode: a function uses the name
 AFTER_IMPORT = "after-import"           # a use in the body / else of the try that holds its guarded import
 GUARDED_CLASS = "guarded-class"         # library mode: a use in a class defined only when the optional import works
 REQUIRED = "required"                   # a presence test that stops the code (assert / raise) when the library is missing
+MOCKED = "mocked"                       # the except branch binds the module to a mock: the import works, the uses do not
 
 
 def _in_guarded_class(node) -> bool:
@@ -1217,7 +1240,13 @@ class ThirdPartyPass(Pass):
         entry: Optional[LibEntry] = info["entry"]
         call = parent if isinstance(parent, nodes.Call) and parent.func is node else None
         suffix = ""
-        if guard is not None and guard.fallback and ctx.project.mode == "thirdparty" and _in_guarded_class(node):
+        if guard is not None and guard.fallback and isinstance(root, nodes.Name) \
+                and isinstance(node.scope(), (nodes.FunctionDef, nodes.AsyncFunctionDef)) \
+                and _mock_placeholder(defs, root.name):
+            # `except ImportError: te = MagicMock()`: the import works, and this function runs the mock, not the
+            # library (a module-level class statement over the mock still runs: it builds nothing)
+            guard = Guard(fallback=False, line=guard.line, condition=MOCKED)
+        elif guard is not None and guard.fallback and ctx.project.mode == "thirdparty" and _in_guarded_class(node):
             # `try: import bnb / class QuantLinear: ... bnb.matmul(...)`: the class exists only with the library,
             # and once it is built its methods call it with no fallback
             guard = Guard(fallback=False, line=guard.line, condition=GUARDED_CLASS)
@@ -1263,6 +1292,10 @@ class ThirdPartyPass(Pass):
                 suffix = (f" No working fallback here: the import is guarded (except branch at {ctx.path}:{guard.line}), "
                           "but this test stops the code (assert / raise) when the library is missing, so on an Ascend "
                           "host this code needs it.")
+            elif guard.condition == MOCKED:
+                suffix = (f" No working fallback here: the except branch at {ctx.path}:{guard.line} binds the module to a "
+                          "mock, so the import works on an Ascend host but this code runs the mock instead of the "
+                          "library.")
             elif guard.condition == UNBOUND:
                 suffix = (f" No working fallback here: the except branch at {ctx.path}:{guard.line} leaves the name "
                           "unbound (or None), and this function uses it without checking, so it fails on an Ascend "

@@ -542,11 +542,13 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
     split_m: list = []
     plain: dict = {mid: plain_m}     # scope id -> its nodes, lambdas inline
     split: dict = {mid: split_m}     # lambdas are scopes of their own
+    spans: dict = {}                 # function -> (start, end) of its subtree in the pre-order list
     # a stack of the open nodes' child iterators: pre-order in child order, and the depth of the
     # nodes the top iterator yields is len(stack) - 1; beside it the (plain, split) lists the nodes the
     # iterator yields go to (None in a class body) and what its own node adds when it is done
-    # (the node for an ordinary one, (node,) for a lambda, which goes to the plain list only, None
-    # for a function, a class or the module)
+    # (the node for an ordinary one, (node,) for a lambda, which goes to the plain list only, the
+    # function's own position for a function, whose subtree span is then known, None for a class or
+    # the module)
     top: Iterator[nodes.NodeNG] = iter((module,))
     stack = [top]
     push, pop = stack.append, stack.pop
@@ -572,9 +574,12 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
             a, d = cur
             done = epop()
             if done is not None:
-                if type(done) is tuple:
+                dt = type(done)
+                if dt is tuple:
                     if a is not None:
                         a.append(done[0])
+                elif dt is int:   # a function's position: its subtree ends here
+                    spans[order[done]] = (done, at)
                 else:
                     if a is not None:
                         a.append(done)
@@ -610,7 +615,7 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
             a = plain[id(node)] = []
             d = split[id(node)] = []
             cur = (a, d)
-            epush(None)
+            epush(at - 1)
         elif kind == 2:
             a = d = None
             cur = (None, None)
@@ -639,6 +644,7 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
     module._npu_scope_nodes = (plain, split)
     module._npu_preorder = order
     module._npu_types = by_type
+    module._npu_spans = spans
     for from_node in imports:
         if from_node.modname == "__future__":
             for symbol, _ in from_node.names:

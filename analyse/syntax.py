@@ -5,7 +5,7 @@ messages). Depends on astroid only, so the resolver and the passes can share it.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 import re
 from operator import itemgetter
@@ -76,7 +76,31 @@ def walk(node) -> Iterator:
             cached = _preorder(node)
             node._npu_preorder = cached
         return iter(cached)
+    span = _function_span(node)
+    if span is not None:
+        module, start, end = span
+        return iter(module._npu_preorder[start:end])
     return iter(_preorder(node))
+
+
+def _function_span(node):
+    """(module, start, end) of a function's subtree in its module's pre-order list, kept by the parse
+    walk (:func:`analyse.project._fill_syntactic_locals`); None for any other node, or a tree that walk
+    did not make. A subtree's pre-order is its slice of the module's: the passes walk 1,700 functions of
+    DeepSpeed (a fifth of its nodes), each walk a list of its children per node before."""
+    if type(node) not in _SPANNED:
+        return None
+    module = node.root()
+    spans = module.__dict__.get("_npu_spans")
+    if spans is None:
+        return None
+    got = spans.get(node)
+    if got is None:
+        return None
+    return module, got[0], got[1]
+
+
+_SPANNED = frozenset((nodes.FunctionDef, nodes.AsyncFunctionDef))
 
 
 def nodes_of(node, *classes) -> Sequence:
@@ -85,9 +109,15 @@ def nodes_of(node, *classes) -> Sequence:
     For a whole module this is one shared traversal: the pre-order list (see
     :func:`walk`) is indexed by node type once, and each selection of types is
     memoised on the module, so a pass asking for the calls does not visit (or
-    test) every other node of the tree.
+    test) every other node of the tree. A function's selection is the part of
+    the module's selection that lies in the function's span (:func:`_function_span`).
     """
     if not isinstance(node, nodes.Module):
+        span = _function_span(node)
+        if span is not None:
+            module, start, end = span
+            positions, found = _selection(module, classes)
+            return list(found[bisect_left(positions, start):bisect_left(positions, end)])
         return [n for n in walk(node) if isinstance(n, classes)]
     return _selection(node, classes)[1]
 

@@ -518,7 +518,12 @@ def frame_binding(node, name: str):
         return None
     if len(binds) != 1:
         return _straight_line(node, frame, binds)
-    binding = binds[0]
+    return _one_binding(node, frame, binds[0])
+
+
+def _one_binding(node, frame, binding):
+    """:func:`frame_binding` for a use whose frame binds the name once (or whose only binding astroid's filter
+    reaches: :func:`_before_later_bindings`)."""
     kind = type(binding)
     if kind is nodes.Arguments:   # *args / **kwargs
         return (frame, [binding]) if binding.parent is frame else None
@@ -557,7 +562,11 @@ def _straight_line(node, frame, binds):
     quadratic (every use walked every binding)."""
     prepared = _bindings_in_order(frame, binds)
     if prepared is None:
-        return None
+        return _before_later_bindings(node, frame, binds)
+    return _last_before(node, frame, binds, prepared)
+
+
+def _last_before(node, frame, binds, prepared):
     lines, statements, first_of = prepared
     stmt = node.statement()
     line = stmt.fromlineno
@@ -573,6 +582,47 @@ def _straight_line(node, frame, binds):
             break
         seen = b
     return (frame, [seen]) if seen is not None else None
+
+
+def _before_later_bindings(node, frame, binds):
+    """:func:`frame_binding` for a name bound several times in *frame*, some binding not a parameter or an
+    assignment of the function's own statement list (``x = f(x)`` at the top, ``x = x[:, 0]`` inside an
+    ``if`` further down): astroid's filter goes through the bindings in their order and stops at the first
+    whose statement starts on a line after the use's statement (``filter_statements._filter_stmts``: the
+    use's frame is the bindings' frame, so the line filter is on), so the bindings from there on never
+    count, and its answer is its answer for the bindings before it alone. When those are one binding, or
+    parameters and own-list assignments, they are answered as above; None otherwise (ask astroid), and when
+    no binding comes before the stop (astroid then looks further out).
+
+    The bindings' statement lines are worked out once per function and name (:func:`_bindings_in_order`'s
+    memo); timm asks astroid 3,700 times for such a use, a parameter rebound in a nested block below it."""
+    memo = frame.__dict__.get("_npu_straight")
+    if memo is None:
+        memo = frame.__dict__["_npu_straight"] = {}
+    key = ("lines", id(binds))
+    hit = memo.get(key)
+    if hit is None or hit[0] is not binds:
+        lines = [b.statement().fromlineno for b in binds]
+        hit = memo[key] = (binds, lines if all(lines) else None)
+    lines = hit[1]
+    if lines is None:
+        return None
+    line = node.statement().fromlineno
+    if not line:
+        return None
+    stop = next((i for i, at in enumerate(lines) if at > line), None)
+    if not stop:   # no binding after the use (the whole list counts) or none before it
+        return None
+    if stop == 1:
+        return _one_binding(node, frame, binds[0])
+    key = ("prefix", id(binds), stop)
+    hit = memo.get(key)
+    if hit is None or hit[0] is not binds:
+        hit = memo[key] = (binds, _prepare_bindings(frame, binds[:stop]))
+    prepared = hit[1]
+    if prepared is None:
+        return None
+    return _last_before(node, frame, binds[:stop], prepared)
 
 
 def _bindings_in_order(frame, binds):

@@ -81,3 +81,76 @@ def test_other_subtrees_and_foreign_trees_are_walked_as_before():
     foreign = astroid.parse(FUNCTIONS).body[1]
     assert syntax._function_span(foreign) is None
     assert [n.lineno for n in syntax.nodes_of(foreign, nodes.Return)] == [7, 10, 15]
+
+
+REBOUND_BELOW = '''\
+def f(x, y, flag):
+    a = x + 1
+    b = y
+    c = a + b
+    if flag:
+        x = x[:, 0]
+        y = 2
+    d = x
+    for i in range(3):
+        e = i + y
+        i = 0
+    return a, b, c, d, e
+
+
+def g(x):
+    print(z)
+    if x:
+        z = 1
+    z = 2
+    return z
+'''
+
+
+def test_a_use_above_a_nested_rebinding_is_answered_as_astroids_lookup():
+    """VALID: a local bound again further down in a nested block (``x = x[:, 0]`` under an ``if``) is answered
+    without astroid's search for the uses above that block -- astroid's filter stops at the first binding on a
+    later line -- and the answer is astroid's, name by name (the parameter, or the own-list assignment before).
+    INVALID: a use at or below the nested rebinding, a use in the loop that rebinds its variable below it, and a
+    use before any binding (astroid looks further out) are left to astroid."""
+    tree = _tree(REBOUND_BELOW)
+    answered = {}
+    for n in tree._npu_preorder:
+        if type(n) is not nodes.Name:
+            continue
+        want = n.lookup(n.name)
+        got = syntax.frame_binding(n, n.name)
+        if got is not None:
+            assert got[0] is want[0] and [id(d) for d in got[1]] == [id(d) for d in want[1]], (n.lineno, n.name)
+            answered[(n.lineno, n.name)] = got[1][0].lineno
+    # x and y on lines 2-3 see the parameters
+    assert answered[(2, "x")] == 1 and answered[(3, "y")] == 1
+    assert answered[(4, "a")] == 2 and answered[(4, "b")] == 3
+    # in the nested rebinding's own statement and below it: astroid's filter reaches that binding, so it is asked
+    assert (6, "x") not in answered and (8, "x") not in answered and (10, "y") not in answered
+    # the loop variable rebound in the loop's body below its use
+    assert answered.get((10, "i")) in (None, 9)
+    assert (16, "z") not in answered   # no binding before the use
+
+
+def test_the_bindings_lines_are_worked_out_once_per_function_and_name(monkeypatch):
+    """Each use bisects the lines prepared once (a long function rebinding a parameter in a nested block below
+    many uses did the statement climb for every binding at every use)."""
+    import astroid
+
+    n = 200
+    src = ("def train(x, flag):\n" + "".join(f"    y{i} = x + {i}\n" for i in range(n))
+           + "    if flag:\n        x = x * 2\n    return x\n")
+    fn = astroid.parse(src).body[0]
+    calls = [0]
+    real = nodes.AssignName.statement
+
+    def counting(self, *a, **k):
+        calls[0] += 1
+        return real(self, *a, **k)
+
+    uses = [u for u in fn.nodes_of_class(nodes.Name) if u.name == "x"]
+    monkeypatch.setattr(nodes.AssignName, "statement", counting)
+    got = [syntax.frame_binding(u, "x") for u in uses]
+    assert [b[1][0].lineno if b else None for b in got] == [1] * n + [None, None]
+    assert calls[0] == 2   # the two bindings' statements, once

@@ -545,6 +545,16 @@ def _one_binding(node, frame, binding):
         return None
     under = _child_towards(stmt, owner.parent, frame)
     if under is None or not _same_block(under, owner):
+        return _lone_binding_kept(node, frame, binding)
+    return (frame, [binding])
+
+
+def _lone_binding_kept(node, frame, binding):
+    """A use below a lone assignment in another block (``try: out = run() / except ...: return`` and ``out``
+    after the ``try``): astroid's filter keeps the one binding it reaches -- on a line not after the use's, not
+    in the use's own statement -- unless the two are in exclusive branches (an ``if``'s body and its ``else``,
+    a ``try``'s body and a handler ...), which it asks ``nodes.are_exclusive``, as here."""
+    if nodes.are_exclusive(node, binding):
         return None
     return (frame, [binding])
 
@@ -602,16 +612,32 @@ def _before_later_bindings(node, frame, binds):
     key = ("lines", id(binds))
     hit = memo.get(key)
     if hit is None or hit[0] is not binds:
-        lines = [b.statement().fromlineno for b in binds]
-        hit = memo[key] = (binds, lines if all(lines) else None)
-    lines = hit[1]
-    if lines is None:
+        statements = [b.statement() for b in binds]
+        lines = [st.fromlineno for st in statements]
+        hit = memo[key] = (binds, (lines, statements) if all(lines) else None)
+    if hit[1] is None:
         return None
-    line = node.statement().fromlineno
+    lines, statements = hit[1]
+    stmt = node.statement()
+    line = stmt.fromlineno
     if not line:
         return None
-    stop = next((i for i, at in enumerate(lines) if at > line), None)
-    if not stop:   # no binding after the use (the whole list counts) or none before it
+    stop = len(binds)
+    for i, at in enumerate(lines):
+        if at > line:
+            stop = i
+            break
+        if statements[i] is stmt:   # a binding in the use's own statement (``x = f(x)``): the filter stops there
+            owner = _binder(binds[i])[1]
+            if owner is not stmt or type(owner) not in _OWN_STATEMENT_STOPS:
+                return None
+            stop = i
+            break
+    if not stop:   # no binding before the use: astroid looks further out
+        return None
+    if _resets(binds[stop - 1], stmt):
+        return (frame, [binds[stop - 1]])
+    if stop == len(binds):   # no binding after the use: the whole list counts
         return None
     if stop == 1:
         return _one_binding(node, frame, binds[0])
@@ -623,6 +649,26 @@ def _before_later_bindings(node, frame, binds):
     if prepared is None:
         return None
     return _last_before(node, frame, binds[:stop], prepared)
+
+
+_OWN_STATEMENT_STOPS = frozenset((nodes.Assign, nodes.AugAssign))
+
+
+def _resets(last, stmt) -> bool:
+    """The last binding astroid's filter reaches (*last*) is a target of an ``=`` / ``+=`` statement of the use's
+    own statement list (``cfg = cfg["pretrained"]`` after an ``if`` that bound ``cfg`` too): the filter resets its
+    list there and keeps only that binding (``filter_statements._filter_stmts``: an assignment whose statement
+    has the use's statement's parent, in the same list, so in no branch exclusive to the use)."""
+    if type(last) is not nodes.AssignName:
+        return False
+    top, owner = _binder(last)
+    kind = type(owner)
+    if kind is nodes.Assign:
+        if not any(t is top for t in owner.targets):
+            return False
+    elif kind is not nodes.AugAssign or owner.target is not last:
+        return False
+    return owner is not stmt and owner.parent is stmt.parent and _same_block(owner, stmt)
 
 
 def _bindings_in_order(frame, binds):

@@ -126,8 +126,10 @@ def test_a_use_above_a_nested_rebinding_is_answered_as_astroids_lookup():
     # x and y on lines 2-3 see the parameters
     assert answered[(2, "x")] == 1 and answered[(3, "y")] == 1
     assert answered[(4, "a")] == 2 and answered[(4, "b")] == 3
-    # in the nested rebinding's own statement and below it: astroid's filter reaches that binding, so it is asked
-    assert (6, "x") not in answered and (8, "x") not in answered and (10, "y") not in answered
+    # the nested rebinding's own statement: the filter stops at that binding and keeps the parameter
+    assert answered[(6, "x")] == 1
+    # below the nested rebinding: astroid's filter keeps both bindings of x, so it is asked
+    assert (8, "x") not in answered and (10, "y") not in answered
     # the loop variable rebound in the loop's body below its use
     assert answered.get((10, "i")) in (None, 9)
     assert (16, "z") not in answered   # no binding before the use
@@ -152,5 +154,53 @@ def test_the_bindings_lines_are_worked_out_once_per_function_and_name(monkeypatc
     uses = [u for u in fn.nodes_of_class(nodes.Name) if u.name == "x"]
     monkeypatch.setattr(nodes.AssignName, "statement", counting)
     got = [syntax.frame_binding(u, "x") for u in uses]
-    assert [b[1][0].lineno if b else None for b in got] == [1] * n + [None, None]
     assert calls[0] == 2   # the two bindings' statements, once
+    monkeypatch.undo()
+    # the uses above the nested rebinding and the one in it see the parameter; the one below is astroid's to answer
+    assert [b[1][0].lineno if b else None for b in got] == [1] * n + [1, None]
+    assert all(b is None or b[1] == u.lookup("x")[1] for u, b in zip(uses, got))
+
+
+FILTER_STOPS = '''\
+def f(cfg, flag):
+    if flag:
+        cfg = dict(cfg)
+        n = 1
+    cfg = cfg["inner"]
+    cfg.update(x=1)
+    if flag:
+        n = n + 1
+        m = n
+    try:
+        out = run()
+    except ValueError:
+        return None
+    print(out)
+    if flag:
+        only = 1
+    else:
+        print(only)
+    return cfg, m
+'''
+
+
+def test_resets_own_statement_stops_and_lone_bindings_are_answered_as_astroids_lookup():
+    """VALID: an ``=`` of the use's own statement list after a binding in a nested block resets astroid's filter
+    (``cfg`` on line 6 sees line 5's alone); a binding in the use's own statement stops it (``n = n + 1`` sees line
+    4's); a lone assignment in another block is kept where no branch excludes it (``out`` after its ``try``).
+    INVALID: a use in the ``else`` of the ``if`` whose body binds the name (exclusive branches) is left to astroid.
+    Every answer given is astroid's, checked name by name."""
+    tree = _tree(FILTER_STOPS)
+    answered = {}
+    for n in tree._npu_preorder:
+        if type(n) is not nodes.Name:
+            continue
+        want = n.lookup(n.name)
+        got = syntax.frame_binding(n, n.name)
+        if got is not None:
+            assert got[0] is want[0] and [id(d) for d in got[1]] == [id(d) for d in want[1]], (n.lineno, n.name)
+            answered[(n.lineno, n.name)] = got[1][0].lineno
+    assert answered[(6, "cfg")] == 5 and answered[(19, "cfg")] == 5
+    assert answered[(8, "n")] == 4
+    assert answered[(14, "out")] == 11
+    assert (18, "only") not in answered

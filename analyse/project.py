@@ -510,6 +510,9 @@ if not _COMPOUND_ON:  # pragma: no cover - another astroid release: astroid's ow
 
 # node type -> 0 plain node, 1 function, 2 class, 3 lambda, 4 module (filled as types are met)
 _WALK_SCOPE_KINDS: dict = {}
+# node types with exactly one child, in .expr (attributes) or .value (keywords): a third of the nodes with children,
+# whose child is mostly a name or a constant
+_ONE_CHILD = frozenset((nodes.Attribute, nodes.AssignAttr, nodes.DelAttr, nodes.Keyword))
 
 
 class NestingTooDeep(Exception):
@@ -534,6 +537,7 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
     imports: List[nodes.ImportFrom] = []
     assattrs: List[nodes.AssignAttr] = []
     import_from, assign_attr, handler = nodes.ImportFrom, nodes.AssignAttr, nodes.ExceptHandler
+    one_child, keyword = _ONE_CHILD, nodes.Keyword
     leaves = LEAVES
     kinds = _WALK_SCOPE_KINDS
     by_type: Dict[type, List[int]] = {}   # the node-type index of analyse.syntax.nodes_of, made on the way
@@ -604,6 +608,26 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
             continue
         if cls is assign_attr and type(node.parent) is not handler:
             assattrs.append(node)
+        if cls in one_child:   # an attribute or keyword: its one child, when a leaf, is done here (no iterator)
+            child = node.value if cls is keyword else node.expr
+            ccls = type(child)
+            if ccls in leaves:
+                if depth >= limit:   # the child would be nested deeper than allowed
+                    raise NestingTooDeep(depth)
+                hit = by_type.get(ccls)
+                if hit is None:
+                    by_type[ccls] = [at]
+                else:
+                    hit.append(at)
+                append(child)
+                at += 1
+                if a is not None:   # post-order: the child, then the node
+                    a.append(child)
+                    a.append(node)
+                if d is not None:
+                    d.append(child)
+                    d.append(node)
+                continue
         kind = kinds.get(cls)
         if kind is None:
             kind = kinds[cls] = (1 if issubclass(cls, nodes.FunctionDef) else 2 if issubclass(cls, nodes.ClassDef)

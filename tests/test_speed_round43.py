@@ -204,3 +204,36 @@ def test_resets_own_statement_stops_and_lone_bindings_are_answered_as_astroids_l
     assert answered[(8, "n")] == 4
     assert answered[(14, "out")] == 11
     assert (18, "only") not in answered
+
+
+def test_attributes_and_keywords_of_a_leaf_keep_the_parse_walks_tables_and_its_depth_limit():
+    """VALID: the parse walk does an attribute's or keyword's leaf child in place; its pre-order list, type index
+    and scope lists stay those of a plain walk, and the nesting limit still counts the child (an attribute of a
+    name at the last allowed level is refused as before, a plain name there is not)."""
+    from analyse import project
+
+    tree = _tree(FUNCTIONS + "x = obj.attr.other(k=1, j=obj.attr)\nobj.field = f(v=name)\ndel obj.field\n")
+    pre = syntax._preorder(tree)
+    assert tree._npu_preorder == pre
+    by_type = {}
+    for i, n in enumerate(pre):
+        by_type.setdefault(type(n), []).append(i)
+    assert tree._npu_types == by_type
+    got, want = tree._npu_scope_nodes, syntax._scope_lists(tree)
+    assert got[0] == want[0] and got[1] == want[1]
+
+    limit = project.MAX_NESTING
+
+    def outcome(inner: str, n: int):
+        try:
+            return len(project.build_module("y = " + inner + " + c" * n + "\n", "m", "m.py")._npu_preorder)
+        except project.NestingTooDeep as exc:
+            return ("deep", exc.depth)
+
+    def check():
+        assert outcome("x", limit - 2) == 2 * (limit - 2) + 4
+        assert outcome("a.b", limit - 3) == 2 * (limit - 3) + 5
+        assert outcome("a.b", limit - 2) == ("deep", limit + 1)
+        assert outcome("f(k=1)", limit - 3) == ("deep", limit + 1)
+
+    project.with_deep_stack(check)

@@ -1409,7 +1409,10 @@ def summarise_module(tree: nodes.Module, modname: str, relpath: str, resolver: R
         if kind is None:
             kind = kinds[t] = (1 if issubclass(t, nodes.FunctionDef)
                                else 2 if issubclass(t, nodes.ClassDef) else 3 if issubclass(t, nodes.Call)
-                               else 4 if issubclass(t, nodes.Assign) else 0)
+                               else 4 if issubclass(t, nodes.Assign)
+                               else 5 if t in _ONE_EXPR else 6 if t is nodes.Keyword else 0)
+        if kind > 4 and type(node.expr if kind == 5 else node.value) in leaves:
+            continue   # an attribute of a name (self.x, torch.cuda), a keyword of a name or constant: nothing below
         if kind == 1:
             caller, cls, selfname, clsname = here
             q = node.qname()
@@ -1626,8 +1629,10 @@ def _may_take_edge(call: Tuple[str, int, str, str, str], builtins_own: bool) -> 
     return not (kind == K_NAME and not builtins_own and call[3].startswith("builtins."))
 
 
-# node type -> 1 function, 2 class, 3 call, 0 any other node with children (filled as types are met)
+# node type -> 1 function, 2 class, 3 call, 4 assignment, 5 attribute (its one child in .expr), 6 keyword (its one
+# child in .value), 0 any other node with children (filled as types are met)
 _WALK_KINDS: Dict[type, int] = {}
+_ONE_EXPR = frozenset((nodes.Attribute, nodes.AssignAttr, nodes.DelAttr))
 _NPU_AVAIL = re.compile(r"^(is_npu_available|is_torch_npu_available|npu_is_available|is_npu)$")
 
 

@@ -510,6 +510,9 @@ if not _COMPOUND_ON:  # pragma: no cover - another astroid release: astroid's ow
 
 # node type -> 0 plain node, 1 function, 2 class, 3 lambda, 4 module (filled as types are met)
 _WALK_SCOPE_KINDS: dict = {}
+# node types with exactly one child, in .expr (attributes) or .value (keywords): a third of the nodes with children,
+# whose child is mostly a name or a constant
+_ONE_CHILD = frozenset((nodes.Attribute, nodes.AssignAttr, nodes.DelAttr, nodes.Keyword))
 
 
 class NestingTooDeep(Exception):
@@ -534,6 +537,7 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
     imports: List[nodes.ImportFrom] = []
     assattrs: List[nodes.AssignAttr] = []
     import_from, assign_attr, handler = nodes.ImportFrom, nodes.AssignAttr, nodes.ExceptHandler
+    one_child, keyword = _ONE_CHILD, nodes.Keyword
     leaves = LEAVES
     kinds = _WALK_SCOPE_KINDS
     by_type: Dict[type, List[int]] = {}   # the node-type index of analyse.syntax.nodes_of, made on the way
@@ -542,11 +546,13 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
     split_m: list = []
     plain: dict = {mid: plain_m}     # scope id -> its nodes, lambdas inline
     split: dict = {mid: split_m}     # lambdas are scopes of their own
+    spans: dict = {}                 # function -> (start, end) of its subtree in the pre-order list
     # a stack of the open nodes' child iterators: pre-order in child order, and the depth of the
     # nodes the top iterator yields is len(stack) - 1; beside it the (plain, split) lists the nodes the
     # iterator yields go to (None in a class body) and what its own node adds when it is done
-    # (the node for an ordinary one, (node,) for a lambda, which goes to the plain list only, None
-    # for a function, a class or the module)
+    # (the node for an ordinary one, (node,) for a lambda, which goes to the plain list only, the
+    # function's own position for a function, whose subtree span is then known, None for a class or
+    # the module)
     top: Iterator[nodes.NodeNG] = iter((module,))
     stack = [top]
     push, pop = stack.append, stack.pop
@@ -572,9 +578,12 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
             a, d = cur
             done = epop()
             if done is not None:
-                if type(done) is tuple:
+                dt = type(done)
+                if dt is tuple:
                     if a is not None:
                         a.append(done[0])
+                elif dt is int:   # a function's position: its subtree ends here
+                    spans[order[done]] = (done, at)
                 else:
                     if a is not None:
                         a.append(done)
@@ -599,6 +608,26 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
             continue
         if cls is assign_attr and type(node.parent) is not handler:
             assattrs.append(node)
+        if cls in one_child:   # an attribute or keyword: its one child, when a leaf, is done here (no iterator)
+            child = node.value if cls is keyword else node.expr
+            ccls = type(child)
+            if ccls in leaves:
+                if depth >= limit:   # the child would be nested deeper than allowed
+                    raise NestingTooDeep(depth)
+                hit = by_type.get(ccls)
+                if hit is None:
+                    by_type[ccls] = [at]
+                else:
+                    hit.append(at)
+                append(child)
+                at += 1
+                if a is not None:   # post-order: the child, then the node
+                    a.append(child)
+                    a.append(node)
+                if d is not None:
+                    d.append(child)
+                    d.append(node)
+                continue
         kind = kinds.get(cls)
         if kind is None:
             kind = kinds[cls] = (1 if issubclass(cls, nodes.FunctionDef) else 2 if issubclass(cls, nodes.ClassDef)
@@ -610,7 +639,7 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
             a = plain[id(node)] = []
             d = split[id(node)] = []
             cur = (a, d)
-            epush(None)
+            epush(at - 1)
         elif kind == 2:
             a = d = None
             cur = (None, None)
@@ -639,6 +668,7 @@ def _fill_syntactic_locals(module: nodes.Module) -> None:
     module._npu_scope_nodes = (plain, split)
     module._npu_preorder = order
     module._npu_types = by_type
+    module._npu_spans = spans
     for from_node in imports:
         if from_node.modname == "__future__":
             for symbol, _ in from_node.names:

@@ -46,7 +46,8 @@ from analyse.conditions.model import off_whatever_set_in_code
 from analyse.conditions.options import config_values, params_are_choices
 from analyse.guards import block_position, block_tables, cuda_probe_settled, guard_of, stopping_chain_arm, tree_memo
 from analyse.resolve import Resolver, _const_str, dynamic_import, unpacked_import
-from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, mentions_npu, nodes_of, own_bindings, walk
+from analyse.syntax import LEAVES, NPU_WORD, is_main_guard, mentions_npu, nodes_of, own_bindings, \
+    sole_assigned_value, walk
 
 if TYPE_CHECKING:  # networkx is imported where a graph is built: the per-file summaries (worker processes) need none
     import networkx as nx
@@ -266,13 +267,7 @@ def _names_wrapped_function(node) -> bool:
     """*node* is the name of a function handed to an enclosing function: ``func.__name__`` with ``func`` a
     parameter of a function around it, or a local bound once to such an expression (``name = func.__name__``)."""
     if isinstance(node, nodes.Name):
-        try:
-            defs = own_bindings(node, node.name)
-        except Exception:
-            return False
-        if len(defs) != 1 or not isinstance(defs[0], nodes.AssignName) or not isinstance(defs[0].parent, nodes.Assign):
-            return False
-        node = defs[0].parent.value
+        node = sole_assigned_value(node)
     if not (isinstance(node, nodes.Attribute) and node.attrname == "__name__" and isinstance(node.expr, nodes.Name)):
         return False
     try:

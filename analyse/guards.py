@@ -61,7 +61,7 @@ from analyse.conditions.build import dotted_name as _dotted, imported_flag, leaf
 from analyse.conditions import classify as classify_condition
 from analyse.conditions import model as _CM
 from analyse.conditions.options import import_helper_name, params_are_choices
-from analyse.syntax import own_bindings, whole_test
+from analyse.syntax import own_bindings, sole_assigned_value, whole_test
 
 GUARD_KINDS = ("import-fallback", "availability-check", "device-branch", "option", "version-check",
                "platform-check")
@@ -1218,13 +1218,7 @@ def _cuda_type_flag(test) -> bool:
         test = test.operand
     if not isinstance(test, nodes.Name):
         return False
-    try:
-        defs = own_bindings(test, test.name)
-    except Exception:
-        return False
-    if len(defs) != 1 or not isinstance(defs[0], nodes.AssignName) or not isinstance(defs[0].parent, nodes.Assign):
-        return False
-    value = defs[0].parent.value
+    value = sole_assigned_value(test)
     if not isinstance(value, nodes.BoolOp) or value.op != "and":
         return False
     for v in value.values:

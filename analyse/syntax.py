@@ -379,6 +379,19 @@ def own_bindings(node, name: str):
     return lookup(node, name)[1]
 
 
+def sole_assigned_value(node: nodes.Name):
+    """The value of the one binding of *node*'s name that its use sees, when that binding is a plain assignment
+    (``name = <value>``); None for no binding, several, or one of another kind (a parameter, an import, a loop
+    target, a tuple target)."""
+    try:
+        defs = own_bindings(node, node.name)
+    except Exception:
+        return None
+    if len(defs) != 1 or not isinstance(defs[0], nodes.AssignName) or not isinstance(defs[0].parent, nodes.Assign):
+        return None
+    return defs[0].parent.value
+
+
 def lookup(node, name: str):
     """``node.lookup(name)`` (astroid: the scope and the bindings a use of *name* at *node* sees),
     memoised on the node: trees do not change after parsing, and the passes and the resolver ask

@@ -126,14 +126,20 @@ class Guard:
     condition: str = ""   # GPU_ONLY_HANDLER: the except branch imports GPU-only code too
 
 
+def _enclosing_try(node) -> Optional[nodes.Try]:
+    """The ``try`` statement whose body or handlers hold *node* in the same function or module, or None."""
+    t = node.parent
+    while t is not None and not isinstance(t, (nodes.Try, nodes.Module, nodes.FunctionDef)):
+        t = t.parent
+    return t if isinstance(t, nodes.Try) else None
+
+
 def _placeholder_fallback(defs, name: str) -> bool:
     """The except branch of the guarded import binds *name* to a placeholder (None / False) and to nothing
     usable: a later unconditional use calls the placeholder."""
     for d in defs:
-        t = d.parent
-        while t is not None and not isinstance(t, (nodes.Try, nodes.Module, nodes.FunctionDef)):
-            t = t.parent
-        if not isinstance(t, nodes.Try):
+        t = _enclosing_try(d)
+        if t is None:
             continue
         for h in t.handlers:
             for st in h.body:
@@ -151,10 +157,8 @@ def _mock_placeholder(defs, name: str) -> bool:
     ``if`` there): the import then works without the library, and every use of the name runs the mock, not the
     library, so no use has a fallback."""
     for d in defs:
-        t = d.parent
-        while t is not None and not isinstance(t, (nodes.Try, nodes.Module, nodes.FunctionDef)):
-            t = t.parent
-        if not isinstance(t, nodes.Try):
+        t = _enclosing_try(d)
+        if t is None:
             continue
         for h in t.handlers:
             for st in h.nodes_of_class(nodes.Assign):
@@ -207,10 +211,8 @@ def _unbound_after_failure(defs, name: str) -> bool:
                 or st.value.value not in (None, False):
             return False
     for d in imports:
-        t = d.parent
-        while t is not None and not isinstance(t, (nodes.Try, nodes.Module, nodes.FunctionDef)):
-            t = t.parent
-        if not isinstance(t, nodes.Try):
+        t = _enclosing_try(d)
+        if t is None:
             return False
         for h in t.handlers:
             for n in h.nodes_of_class((nodes.AssignName, nodes.Import, nodes.ImportFrom, nodes.FunctionDef,
